@@ -1,0 +1,34 @@
+# DxPU: the two commands of the README, and a few for developers.
+#   make demo   set up, build, and run the main job
+#   make test   set up, build (release and ASan/UBSan), and run every test
+JOBS ?= $(shell nproc)
+
+.PHONY: all demo test bench bootstrap release asan debug format tidy clean
+
+all: release
+
+bootstrap:
+	@tools/bootstrap
+
+release debug asan: bootstrap
+	cmake --preset $@ >/dev/null
+	cmake --build --preset $@ -j $(JOBS)
+
+demo: release
+	build/release/tools/dxpu demo
+
+test: release asan
+	ctest --preset release -j $(JOBS)
+	ctest --preset asan -j $(JOBS)
+
+bench: release
+	build/release/bench/dxpu_bench_tlp
+
+format:
+	tools/lint format --fix
+
+tidy: release
+	tools/lint tidy build/release
+
+clean:
+	rm -rf build

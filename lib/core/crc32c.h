@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * crc32c.h - CRC32C (Castagnoli; polynomial 0x1EDC6F41, reflected 0x82F63B78,
+ * initial value and final XOR 0xFFFFFFFF), as iSCSI (RFC 3720), SCTP and
+ * ext4 use it. DxFP protects every frame with it.
+ */
+#ifndef DXPU_CORE_CRC32C_H
+#define DXPU_CORE_CRC32C_H
+
+#include <dxpu/compat.h>
+
+DXPU_EXTERN_C_BEGIN
+
+/*
+ * Continue a CRC32C over len more bytes. Start with crc = 0; the result of
+ * one call is the crc argument of the next, so
+ * dxpu_crc32c(dxpu_crc32c(0, a, n), b, m) is the CRC of a followed by b.
+ * dxpu_crc32c(0, "123456789", 9) == 0xE3069283.
+ */
+uint32_t dxpu_crc32c(uint32_t crc, const void *data, size_t len);
+
+DXPU_EXTERN_C_END
+
+#endif /* DXPU_CORE_CRC32C_H */
