@@ -12,6 +12,11 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <linux/types.h>
+#elif defined(__cplusplus)
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 #else
 #include <stdbool.h>
 #include <stddef.h>

@@ -54,12 +54,12 @@ DXPU_EXTERN_C_BEGIN
 #define DXPU_TLP_MAX_SIZE (DXPU_TLP_HDR4_SIZE + DXPU_TLP_MAX_PAYLOAD + DXPU_TLP_DIGEST_SIZE)
 #define DXPU_TLP_MAX_LENGTH_DW 1024u
 #define DXPU_TLP_PAGE_SIZE 4096u /* requests must not cross a 4 KiB boundary */
-#define DXPU_TLP_MIN_RCB 64u     /* smallest Read Completion Boundary */
+#define DXPU_TLP_MIN_RCB 64u	 /* smallest Read Completion Boundary */
 
 /* Fmt[2:0] (byte 0, bits 7:5) */
 enum dxpu_tlp_fmt {
-	DXPU_TLP_FMT_3DW = 0x0,      /* 3 DW header, no data */
-	DXPU_TLP_FMT_4DW = 0x1,      /* 4 DW header, no data */
+	DXPU_TLP_FMT_3DW = 0x0,	     /* 3 DW header, no data */
+	DXPU_TLP_FMT_4DW = 0x1,	     /* 4 DW header, no data */
 	DXPU_TLP_FMT_3DW_DATA = 0x2, /* 3 DW header, with data */
 	DXPU_TLP_FMT_4DW_DATA = 0x3, /* 4 DW header, with data */
 	DXPU_TLP_FMT_PREFIX = 0x4,   /* TLP Prefix; 101b..111b are reserved */
@@ -80,8 +80,8 @@ enum dxpu_tlp_type {
 	DXPU_TLP_TYPE_FETCHADD = 0x0c, /* AtomicOps (not carried) */
 	DXPU_TLP_TYPE_SWAP = 0x0d,
 	DXPU_TLP_TYPE_CAS = 0x0e,
-	DXPU_TLP_TYPE_MSG = 0x10,      /* 1 0 r2 r1 r0: Msg / MsgD, r = routing */
-	DXPU_TLP_TYPE_TCFG = 0x1b,     /* deprecated trusted configuration (not carried) */
+	DXPU_TLP_TYPE_MSG = 0x10,  /* 1 0 r2 r1 r0: Msg / MsgD, r = routing */
+	DXPU_TLP_TYPE_TCFG = 0x1b, /* deprecated trusted configuration (not carried) */
 };
 
 #define DXPU_TLP_TYPE_MSG_MASK 0x18u
@@ -102,10 +102,10 @@ enum dxpu_tlp_at {
 
 /* Completion Status[2:0] */
 enum dxpu_tlp_cpl_status {
-	DXPU_TLP_CPL_SC = 0x0,  /* Successful Completion */
-	DXPU_TLP_CPL_UR = 0x1,  /* Unsupported Request */
+	DXPU_TLP_CPL_SC = 0x0,	/* Successful Completion */
+	DXPU_TLP_CPL_UR = 0x1,	/* Unsupported Request */
 	DXPU_TLP_CPL_CRS = 0x2, /* Configuration Request Retry Status */
-	DXPU_TLP_CPL_CA = 0x4,  /* Completer Abort; 011b, 101b..111b reserved */
+	DXPU_TLP_CPL_CA = 0x4,	/* Completer Abort; 011b, 101b..111b reserved */
 };
 
 /* Message routing r[2:0] (low bits of Type) */
@@ -133,11 +133,11 @@ enum dxpu_tlp_msg_code {
 };
 
 /* Routing IDs: Bus[15:8] Device[7:3] Function[2:0] */
-#define DXPU_BDF(bus, dev, fn) \
-	((uint16_t)((((bus) & 0xffu) << 8) | (((dev) & 0x1fu) << 3) | ((fn) & 0x7u)))
+#define DXPU_BDF(bus, dev, fn)                                                                     \
+	((uint16_t)((((bus)&0xffu) << 8) | (((dev)&0x1fu) << 3) | ((fn)&0x7u)))
 #define DXPU_BDF_BUS(id) (((id) >> 8) & 0xffu)
 #define DXPU_BDF_DEV(id) (((id) >> 3) & 0x1fu)
-#define DXPU_BDF_FN(id) ((id) & 0x7u)
+#define DXPU_BDF_FN(id) ((id)&0x7u)
 
 /* DW0 bit positions */
 #define DXPU_TLP_B1_T9 0x80u

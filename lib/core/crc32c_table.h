@@ -3,6 +3,7 @@
 #ifndef DXPU_CORE_CRC32C_TABLE_H
 #define DXPU_CORE_CRC32C_TABLE_H
 
+/* clang-format off */
 static const uint32_t dxpu_crc32c_table[8][256] = {
 	{
 		0x00000000, 0xf26b8303, 0xe13b70f7, 0x1350f3f4, 0xc79a971f, 0x35f1141c,
@@ -365,5 +366,6 @@ static const uint32_t dxpu_crc32c_table[8][256] = {
 		0xc451b7cc, 0x8d6dcaeb, 0x56294d82, 0x1f1530a5,
 	},
 };
+/* clang-format on */
 
 #endif /* DXPU_CORE_CRC32C_TABLE_H */

@@ -18,8 +18,8 @@ static enum dxpu_tlp_err classify_mem(uint8_t fmt, uint8_t *kind)
 }
 
 /* Types that only have 3DW forms: configuration and completions. */
-static enum dxpu_tlp_err classify_3dw_only(uint8_t fmt, uint8_t kind_nodata,
-					   uint8_t kind_data, uint8_t *kind)
+static enum dxpu_tlp_err classify_3dw_only(uint8_t fmt, uint8_t kind_nodata, uint8_t kind_data,
+					   uint8_t *kind)
 {
 	if (fmt & DXPU_TLP_FMT_4DW_BIT)
 		return DXPU_TLP_ERR_RESERVED_TYPE;
@@ -99,8 +99,10 @@ static enum dxpu_tlp_err measure(const uint8_t *buf, size_t len, struct tlp_shap
 		return err;
 	s->hdr4 = fmt & DXPU_TLP_FMT_4DW_BIT;
 	s->hdr_len = s->hdr4 ? DXPU_TLP_HDR4_SIZE : DXPU_TLP_HDR3_SIZE;
-	s->data_len = (fmt & DXPU_TLP_FMT_DATA_BIT) ? (uint32_t)dxpu_tlp_hdr_length_dw(buf) * 4u : 0u;
-	s->total = s->hdr_len + s->data_len + ((buf[2] & DXPU_TLP_B2_TD) ? DXPU_TLP_DIGEST_SIZE : 0u);
+	s->data_len =
+		(fmt & DXPU_TLP_FMT_DATA_BIT) ? (uint32_t)dxpu_tlp_hdr_length_dw(buf) * 4u : 0u;
+	s->total =
+		s->hdr_len + s->data_len + ((buf[2] & DXPU_TLP_B2_TD) ? DXPU_TLP_DIGEST_SIZE : 0u);
 	return DXPU_TLP_OK;
 }
 
@@ -126,8 +128,8 @@ static bool be_contiguous_low(uint8_t be) /* enabled bytes start at byte 0 */
 	return be == 0x1 || be == 0x3 || be == 0x7 || be == 0xf;
 }
 
-static enum dxpu_tlp_err check_byte_enables(uint16_t length_dw, uint8_t first_be,
-					    uint8_t last_be, uint64_t addr)
+static enum dxpu_tlp_err check_byte_enables(uint16_t length_dw, uint8_t first_be, uint8_t last_be,
+					    uint64_t addr)
 {
 	if (length_dw == 1) /* any First BE, including 0000b (zero-length) */
 		return last_be ? DXPU_TLP_ERR_LAST_BE_1DW : DXPU_TLP_OK;
@@ -151,7 +153,8 @@ static enum dxpu_tlp_err validate_mem(const struct dxpu_tlp *t)
 	err = check_byte_enables(t->length_dw, t->first_be, t->last_be, t->addr);
 	if (err)
 		return err;
-	if ((t->addr & (DXPU_TLP_PAGE_SIZE - 1u)) + (uint32_t)t->length_dw * 4u > DXPU_TLP_PAGE_SIZE)
+	if ((t->addr & (DXPU_TLP_PAGE_SIZE - 1u)) + (uint64_t)t->length_dw * 4u >
+	    DXPU_TLP_PAGE_SIZE)
 		return DXPU_TLP_ERR_CROSSES_4K;
 	return DXPU_TLP_OK;
 }
@@ -472,8 +475,7 @@ static void put_msg(uint8_t *h, const struct dxpu_tlp *t)
 	memcpy(&h[8], t->msg_hdr, sizeof(t->msg_hdr));
 }
 
-enum dxpu_tlp_err dxpu_tlp_encode(const struct dxpu_tlp *t, uint8_t *buf, size_t cap,
-				  size_t *len)
+enum dxpu_tlp_err dxpu_tlp_encode(const struct dxpu_tlp *t, uint8_t *buf, size_t cap, size_t *len)
 {
 	enum dxpu_tlp_err err = dxpu_tlp_validate(t);
 	uint32_t hdr_len, data_len, total;

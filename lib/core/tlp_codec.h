@@ -24,16 +24,16 @@ DXPU_EXTERN_C_BEGIN
 
 enum dxpu_tlp_kind {
 	DXPU_TLP_INVALID = 0,
-	DXPU_TLP_MRD,    /* Memory Read Request (3DW or 4DW) */
-	DXPU_TLP_MWR,    /* Memory Write Request (3DW or 4DW) */
+	DXPU_TLP_MRD,	 /* Memory Read Request (3DW or 4DW) */
+	DXPU_TLP_MWR,	 /* Memory Write Request (3DW or 4DW) */
 	DXPU_TLP_CFGRD0, /* Configuration Read Type 0 */
 	DXPU_TLP_CFGWR0, /* Configuration Write Type 0 */
 	DXPU_TLP_CFGRD1, /* Configuration Read Type 1 */
 	DXPU_TLP_CFGWR1, /* Configuration Write Type 1 */
-	DXPU_TLP_CPL,    /* Completion without data */
-	DXPU_TLP_CPLD,   /* Completion with data */
-	DXPU_TLP_MSG,    /* Message without data */
-	DXPU_TLP_MSGD,   /* Message with data */
+	DXPU_TLP_CPL,	 /* Completion without data */
+	DXPU_TLP_CPLD,	 /* Completion with data */
+	DXPU_TLP_MSG,	 /* Message without data */
+	DXPU_TLP_MSGD,	 /* Message with data */
 	DXPU_TLP_KIND_COUNT
 };
 
@@ -61,16 +61,16 @@ enum dxpu_tlp_err {
 	DXPU_TLP_ERR_BE_NONCONTIG,     /* non-contiguous BE where not permitted */
 	DXPU_TLP_ERR_CROSSES_4K,       /* memory request crossing a 4 KiB boundary */
 	DXPU_TLP_ERR_CFG_LENGTH,       /* configuration request with Length != 1 */
-	DXPU_TLP_ERR_CFG_ATTR,         /* configuration request with TC != 0 or RO/NS set */
+	DXPU_TLP_ERR_CFG_ATTR,	       /* configuration request with TC != 0 or RO/NS set */
 	DXPU_TLP_ERR_RESERVED_STATUS,  /* completion status 011b, 101b..111b */
 	DXPU_TLP_ERR_CPLD_STATUS,      /* completion with data and status other than SC */
 	DXPU_TLP_ERR_CPL_BYTE_COUNT,   /* Byte Count / Lower Address disagree with Length */
 	DXPU_TLP_ERR_CPL_SPLIT_ALIGN,  /* partial completion not ending on an RCB boundary */
 	DXPU_TLP_ERR_RESERVED_ROUTING, /* message routing 110b, 111b */
-	DXPU_TLP_ERR_MSG_FORM,         /* known message code with wrong routing, data or TC */
+	DXPU_TLP_ERR_MSG_FORM,	       /* known message code with wrong routing, data or TC */
 	DXPU_TLP_ERR_FIELD_RANGE,      /* encoder: a field outside its range */
-	DXPU_TLP_ERR_NO_SPACE,         /* encoder: output buffer too small */
-	DXPU_TLP_ERR_BAD_PARAM,        /* helper: invalid MPS, MRRS, RCB or range */
+	DXPU_TLP_ERR_NO_SPACE,	       /* encoder: output buffer too small */
+	DXPU_TLP_ERR_BAD_PARAM,	       /* helper: invalid MPS, MRRS, RCB or range */
 	DXPU_TLP_ERR_COUNT
 };
 
@@ -89,33 +89,33 @@ enum dxpu_tlp_err {
  * encoder writes them as zero.
  */
 struct dxpu_tlp {
-	uint8_t kind;          /* enum dxpu_tlp_kind */
-	uint8_t tc;            /* Traffic Class 0..7 */
-	uint8_t attr;          /* DXPU_TLP_ATTR_* */
-	uint8_t at;            /* Address Type (memory requests) */
-	uint8_t flags;         /* DXPU_TLP_F_* */
-	uint8_t ph;            /* Processing Hint (memory requests with TH) */
+	uint8_t kind;	       /* enum dxpu_tlp_kind */
+	uint8_t tc;	       /* Traffic Class 0..7 */
+	uint8_t attr;	       /* DXPU_TLP_ATTR_* */
+	uint8_t at;	       /* Address Type (memory requests) */
+	uint8_t flags;	       /* DXPU_TLP_F_* */
+	uint8_t ph;	       /* Processing Hint (memory requests with TH) */
 	uint16_t length_dw;    /* 1..1024; 0 for Cpl and Msg, whose Length is reserved */
 	uint16_t requester_id; /* requests and completions */
-	uint16_t tag;          /* 10-bit tag; for MWr with TH it carries ST[7:0] */
+	uint16_t tag;	       /* 10-bit tag; for MWr with TH it carries ST[7:0] */
 	uint8_t first_be;      /* requests */
 	uint8_t last_be;       /* requests */
 
-	uint64_t addr;         /* memory requests: DW-aligned address */
+	uint64_t addr; /* memory requests: DW-aligned address */
 
-	uint16_t cfg_target;   /* configuration: completer Bus/Device/Function */
-	uint16_t cfg_reg;      /* configuration: byte offset 0..0xffc (Ext:Register:00) */
+	uint16_t cfg_target; /* configuration: completer Bus/Device/Function */
+	uint16_t cfg_reg;    /* configuration: byte offset 0..0xffc (Ext:Register:00) */
 
 	uint16_t completer_id; /* completions */
 	uint16_t byte_count;   /* completions: 1..4096 */
 	uint8_t cpl_status;    /* completions: enum dxpu_tlp_cpl_status */
 	uint8_t lower_addr;    /* completions: 0..127 */
 
-	uint8_t msg_code;      /* messages */
-	uint8_t msg_routing;   /* messages: enum dxpu_tlp_msg_routing */
-	uint8_t msg_hdr[8];    /* messages: header bytes 8..15, as on the wire */
+	uint8_t msg_code;    /* messages */
+	uint8_t msg_routing; /* messages: enum dxpu_tlp_msg_routing */
+	uint8_t msg_hdr[8];  /* messages: header bytes 8..15, as on the wire */
 
-	uint32_t digest;       /* ECRC when DXPU_TLP_F_TD (carried, not checked) */
+	uint32_t digest;	/* ECRC when DXPU_TLP_F_TD (carried, not checked) */
 	const uint8_t *payload; /* length_dw * 4 bytes for kinds with data, else NULL */
 };
 
@@ -199,8 +199,7 @@ enum dxpu_tlp_err dxpu_tlp_validate(const struct dxpu_tlp *t);
  * Encode a TLP into buf[0..cap). Validates first: nothing is written for an
  * invalid TLP. On success *len is dxpu_tlp_wire_len(t).
  */
-enum dxpu_tlp_err dxpu_tlp_encode(const struct dxpu_tlp *t, uint8_t *buf, size_t cap,
-				  size_t *len);
+enum dxpu_tlp_err dxpu_tlp_encode(const struct dxpu_tlp *t, uint8_t *buf, size_t cap, size_t *len);
 
 /* Short stable identifier ("short-header") and a sentence for an error code. */
 const char *dxpu_tlp_err_name(enum dxpu_tlp_err err);
@@ -247,8 +246,8 @@ uint8_t dxpu_tlp_read_lower_addr(uint64_t addr, uint8_t first_be);
  * bytes (the completer's Max Payload Size).
  */
 struct dxpu_tlp_cpl_split {
-	uint64_t next;      /* byte address of the next byte to complete */
-	uint64_t end;       /* byte address one past the last enabled byte */
+	uint64_t next;	    /* byte address of the next byte to complete */
+	uint64_t end;	    /* byte address one past the last enabled byte */
 	uint64_t dw_base;   /* DW-aligned address of the request */
 	uint32_t remaining; /* bytes still to complete */
 	uint32_t rcb;
@@ -267,8 +266,8 @@ struct dxpu_tlp_cpl_piece {
  * must itself be valid (length_dw 1..1024, byte enables, no 4 KiB crossing).
  */
 enum dxpu_tlp_err dxpu_tlp_cpl_split_init(struct dxpu_tlp_cpl_split *s, uint64_t addr,
-					  uint16_t length_dw, uint8_t first_be,
-					  uint8_t last_be, uint32_t rcb, uint32_t max_payload);
+					  uint16_t length_dw, uint8_t first_be, uint8_t last_be,
+					  uint32_t rcb, uint32_t max_payload);
 bool dxpu_tlp_cpl_split_next(struct dxpu_tlp_cpl_split *s, struct dxpu_tlp_cpl_piece *p);
 
 /* ---- requester helpers ---- */
@@ -282,13 +281,13 @@ bool dxpu_tlp_cpl_split_next(struct dxpu_tlp_cpl_split *s, struct dxpu_tlp_cpl_p
  */
 struct dxpu_tlp_req_split {
 	uint64_t start; /* first byte of the transfer */
-	uint64_t next;  /* first byte not yet covered */
-	uint64_t end;   /* one past the last byte */
+	uint64_t next;	/* first byte not yet covered */
+	uint64_t end;	/* one past the last byte */
 	uint32_t max_bytes;
 };
 
 struct dxpu_tlp_req_piece {
-	uint64_t addr;      /* DW-aligned request address */
+	uint64_t addr;	    /* DW-aligned request address */
 	uint64_t offset;    /* offset of the piece's first byte within the transfer */
 	uint32_t nbytes;    /* enabled bytes in this piece */
 	uint16_t length_dw; /* Length field */

@@ -44,8 +44,8 @@ uint8_t dxpu_tlp_read_lower_addr(uint64_t addr, uint8_t first_be)
 }
 
 enum dxpu_tlp_err dxpu_tlp_cpl_split_init(struct dxpu_tlp_cpl_split *s, uint64_t addr,
-					  uint16_t length_dw, uint8_t first_be,
-					  uint8_t last_be, uint32_t rcb, uint32_t max_payload)
+					  uint16_t length_dw, uint8_t first_be, uint8_t last_be,
+					  uint32_t rcb, uint32_t max_payload)
 {
 	struct dxpu_tlp req;
 	uint32_t lead;
@@ -82,7 +82,7 @@ bool dxpu_tlp_cpl_split_next(struct dxpu_tlp_cpl_split *s, struct dxpu_tlp_cpl_p
 	dw_start = s->next & ~(uint64_t)0x3u;
 	if (s->end - dw_start <= s->max_payload)
 		piece_end = s->end; /* the rest fits: last completion */
-	else /* end on the last RCB boundary this completion's MPS reaches */
+	else			    /* end on the last RCB boundary this completion's MPS reaches */
 		piece_end = (dw_start + s->max_payload) & ~(uint64_t)(s->rcb - 1u);
 
 	p->offset_dw = (uint16_t)((dw_start - s->dw_base) / 4u);

@@ -25,7 +25,8 @@ static const struct err_desc err_descs[DXPU_TLP_ERR_COUNT] = {
 	[DXPU_TLP_ERR_ADDR64_BELOW_4G] = { "addr64-below-4g",
 					   "4DW memory request header carries an address below 4 GiB" },
 	[DXPU_TLP_ERR_LAST_BE_1DW] = { "last-be-1dw", "1-DW request with Last DW BE not 0000b" },
-	[DXPU_TLP_ERR_FIRST_BE_ZERO] = { "first-be-zero", "multi-DW request with First DW BE 0000b" },
+	[DXPU_TLP_ERR_FIRST_BE_ZERO] = { "first-be-zero",
+					 "multi-DW request with First DW BE 0000b" },
 	[DXPU_TLP_ERR_LAST_BE_ZERO] = { "last-be-zero", "multi-DW request with Last DW BE 0000b" },
 	[DXPU_TLP_ERR_BE_NONCONTIG] = { "be-noncontiguous",
 					"non-contiguous byte enables in a request that must be contiguous" },
@@ -67,12 +68,10 @@ const char *dxpu_tlp_err_text(enum dxpu_tlp_err err)
 }
 
 static const char *const kind_names[DXPU_TLP_KIND_COUNT] = {
-	[DXPU_TLP_INVALID] = "?",	  [DXPU_TLP_MRD] = "MRd",
-	[DXPU_TLP_MWR] = "MWr",		  [DXPU_TLP_CFGRD0] = "CfgRd0",
-	[DXPU_TLP_CFGWR0] = "CfgWr0",	  [DXPU_TLP_CFGRD1] = "CfgRd1",
-	[DXPU_TLP_CFGWR1] = "CfgWr1",	  [DXPU_TLP_CPL] = "Cpl",
-	[DXPU_TLP_CPLD] = "CplD",	  [DXPU_TLP_MSG] = "Msg",
-	[DXPU_TLP_MSGD] = "MsgD",
+	[DXPU_TLP_INVALID] = "?",     [DXPU_TLP_MRD] = "MRd",	    [DXPU_TLP_MWR] = "MWr",
+	[DXPU_TLP_CFGRD0] = "CfgRd0", [DXPU_TLP_CFGWR0] = "CfgWr0", [DXPU_TLP_CFGRD1] = "CfgRd1",
+	[DXPU_TLP_CFGWR1] = "CfgWr1", [DXPU_TLP_CPL] = "Cpl",	    [DXPU_TLP_CPLD] = "CplD",
+	[DXPU_TLP_MSG] = "Msg",	      [DXPU_TLP_MSGD] = "MsgD",
 };
 
 const char *dxpu_tlp_kind_name(uint8_t kind)
@@ -104,19 +103,23 @@ int dxpu_tlp_format(const struct dxpu_tlp *t, char *buf, size_t size)
 	const char *name = dxpu_tlp_kind_name(t->kind);
 
 	if (dxpu_tlp_kind_is_mem(t->kind))
-		return snprintf(buf, size,
-				"%s%s req=" BDF_FMT " tag=0x%03x addr=0x%llx len=%u fbe=0x%x lbe=0x%x tc=%u attr=0x%x%s",
-				name, (t->addr >> 32) ? "64" : "32", BDF_ARGS(t->requester_id),
-				t->tag, (unsigned long long)t->addr, t->length_dw, t->first_be,
-				t->last_be, t->tc, t->attr, (t->flags & DXPU_TLP_F_EP) ? " EP" : "");
+		return snprintf(
+			buf, size,
+			"%s%s req=" BDF_FMT
+			" tag=0x%03x addr=0x%llx len=%u fbe=0x%x lbe=0x%x tc=%u attr=0x%x%s",
+			name, (t->addr >> 32) ? "64" : "32", BDF_ARGS(t->requester_id), t->tag,
+			(unsigned long long)t->addr, t->length_dw, t->first_be, t->last_be, t->tc,
+			t->attr, (t->flags & DXPU_TLP_F_EP) ? " EP" : "");
 	if (dxpu_tlp_kind_is_cfg(t->kind))
 		return snprintf(buf, size,
-				"%s req=" BDF_FMT " tag=0x%03x target=" BDF_FMT " reg=0x%03x fbe=0x%x",
+				"%s req=" BDF_FMT " tag=0x%03x target=" BDF_FMT
+				" reg=0x%03x fbe=0x%x",
 				name, BDF_ARGS(t->requester_id), t->tag, BDF_ARGS(t->cfg_target),
 				t->cfg_reg, t->first_be);
 	if (dxpu_tlp_kind_is_cpl(t->kind))
 		return snprintf(buf, size,
-				"%s cpl=" BDF_FMT " req=" BDF_FMT " tag=0x%03x status=%s bc=%u la=0x%02x len=%u%s",
+				"%s cpl=" BDF_FMT " req=" BDF_FMT
+				" tag=0x%03x status=%s bc=%u la=0x%02x len=%u%s",
 				name, BDF_ARGS(t->completer_id), BDF_ARGS(t->requester_id), t->tag,
 				cpl_status_name(t->cpl_status), t->byte_count, t->lower_addr,
 				t->length_dw, (t->flags & DXPU_TLP_F_EP) ? " EP" : "");

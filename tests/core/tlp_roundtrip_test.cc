@@ -13,7 +13,7 @@ namespace dxpu::test {
 namespace {
 
 uint64_t iterations() {
-  const char* env = std::getenv("DXPU_ROUNDTRIP_N");
+  const char* env = std::getenv("DXPU_ROUNDTRIP_N");  // NOLINT(concurrency-mt-unsafe)
   return env != nullptr ? std::strtoull(env, nullptr, 0) : 100000;
 }
 

@@ -97,16 +97,18 @@ bool same_tlp(const dxpu_tlp& a, const dxpu_tlp& b, std::string* why) {
     return false;
   }
   uint32_t n = dxpu_tlp_payload_len(&a);
-  if ((a.payload == nullptr) != (b.payload == nullptr) ||
-      (n != 0 && std::memcmp(a.payload, b.payload, n) != 0)) {
-    if (why != nullptr) *why = "payload";
-    return false;
+  bool same_payload = (a.payload == nullptr) == (b.payload == nullptr);
+  if (same_payload && n != 0) {
+    same_payload = a.payload != nullptr && std::memcmp(a.payload, b.payload, n) == 0;
   }
-  return true;
+  if (!same_payload && why != nullptr) *why = "payload";
+  return same_payload;
 }
 
 uint64_t test_seed() {
-  if (const char* env = std::getenv("DXPU_SEED"); env != nullptr && *env != '\0') {
+  // Tests read the environment before any thread starts.
+  if (const char* env = std::getenv("DXPU_SEED");  // NOLINT(concurrency-mt-unsafe)
+       env != nullptr && *env != '\0') {
     return std::strtoull(env, nullptr, 0);
   }
   return std::random_device{}() | (static_cast<uint64_t>(std::random_device{}()) << 32);

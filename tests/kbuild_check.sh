@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds lib/core into a kernel module with Kbuild against the installed
+# Debian kernel headers (the kernel's own flags, -Werror), from a copy of the
+# tree under $1 so no objects land in the sources. Also checks that
+# driver/Kbuild and lib/core/CMakeLists.txt list the same core sources.
+set -euo pipefail
+out=${1:?usage: kbuild_check.sh BUILD_DIR}
+src=$(cd "$(dirname "$0")/.." && pwd)
+
+kdir=${DXPU_KDIR:-}
+if [ -z "$kdir" ]; then
+  kdir=$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1 || true)
+fi
+if [ -z "$kdir" ] || [ ! -f "$kdir/Makefile" ]; then
+  echo "FAIL: no kernel headers (run tools/bootstrap, or set DXPU_KDIR)" >&2
+  exit 1
+fi
+
+cmake_srcs=$(grep -oE '^\s+[a-z0-9_]+\.c' "$src/lib/core/CMakeLists.txt" | tr -d ' \t' | sed 's/\.c$//' | sort)
+kbuild_srcs=$(sed -n 's/^DXPU_CORE_OBJS := //p' "$src/driver/Kbuild" | tr ' ' '\n' | sed 's/\.o$//' | sort)
+if [ "$cmake_srcs" != "$kbuild_srcs" ]; then
+  echo "FAIL: lib/core sources differ between CMake and driver/Kbuild:" >&2
+  diff <(echo "$cmake_srcs") <(echo "$kbuild_srcs") >&2 || true
+  exit 1
+fi
+
+rm -rf "$out"
+mkdir -p "$out/lib"
+cp -r "$src/include" "$out/include"
+cp -r "$src/lib/core" "$out/lib/core"
+cp -r "$src/driver" "$out/driver"
+echo "kbuild: $kdir"
+make -s -C "$kdir" M="$out/driver" modules
+ko="$out/driver/dxpu_core_check.ko"
+test -f "$ko"
+modinfo "$ko" | grep -E '^(description|vermagic):'
+echo "PASS: lib/core builds as a kernel module ($(basename "$kdir"))"
