@@ -160,7 +160,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
   void Finalize() override {
     ConsoleReporter::Finalize();
     std::printf("\nTLP codec summary (one core):\n");
-    std::printf("  %-10s %-7s %9s %12s %16s\n", "case", "op", "ns/TLP", "M TLP/s", "x baseline copy");
+    std::printf("  %-10s %-7s %9s %12s %16s\n", "case", "op", "ns/TLP", "M TLP/s",
+                "x baseline copy");
     bool aim_met = true;
     for (int i = 0; i < 3; ++i) {
       std::string base = "BM_BaselineCopyHeader/" + std::to_string(i);

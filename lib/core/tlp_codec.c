@@ -34,8 +34,10 @@ static enum dxpu_tlp_err classify_not_carried(uint8_t fmt, uint8_t type)
 	case DXPU_TLP_TYPE_MEM_LK: /* MRdLk: 3DW/4DW without data */
 		return (fmt & DXPU_TLP_FMT_DATA_BIT) ? DXPU_TLP_ERR_RESERVED_TYPE
 						     : DXPU_TLP_ERR_UNSUPPORTED;
-	case DXPU_TLP_TYPE_IO: /* IORd/IOWr, TCfgRd/TCfgWr, CplLk/CplDLk: 3DW only */
-	case DXPU_TLP_TYPE_TCFG:
+	case DXPU_TLP_TYPE_TCFG: /* TCfgRd, TCfgWr (3DW); Deferrable MWr (3DW/4DW, data) */
+		return (fmt == DXPU_TLP_FMT_4DW) ? DXPU_TLP_ERR_RESERVED_TYPE
+						 : DXPU_TLP_ERR_UNSUPPORTED;
+	case DXPU_TLP_TYPE_IO: /* IORd/IOWr, CplLk/CplDLk: 3DW only */
 	case DXPU_TLP_TYPE_CPL_LK:
 		return (fmt & DXPU_TLP_FMT_4DW_BIT) ? DXPU_TLP_ERR_RESERVED_TYPE
 						    : DXPU_TLP_ERR_UNSUPPORTED;
@@ -236,6 +238,14 @@ static bool is_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* With TH, ST[7:0] displaces Tag[7:0] (MWr) or the byte enables (MRd). */
+static bool th_fields_consistent(const struct dxpu_tlp *t)
+{
+	if (t->kind == DXPU_TLP_MWR)
+		return !(t->tag & 0xffu);
+	return t->first_be == 0xfu && t->last_be == (t->length_dw > 1 ? 0xfu : 0u);
+}
+
 /*
  * Fields outside their range, or set on a kind they do not apply to. The
  * decoder never produces these; they catch a caller building a bad struct,
@@ -260,9 +270,11 @@ static bool fields_in_range(const struct dxpu_tlp *t)
 		return false;
 	if (!(t->flags & DXPU_TLP_F_TD) && t->digest)
 		return false;
-	if (!mem && (t->at || t->ph || t->addr || (t->flags & only_mem)))
+	if (!mem && (t->at || t->ph || t->st || t->addr || (t->flags & only_mem)))
 		return false;
-	if (!(t->flags & DXPU_TLP_F_TH) && t->ph)
+	if (!(t->flags & DXPU_TLP_F_TH) && (t->ph || t->st))
+		return false;
+	if ((t->flags & DXPU_TLP_F_TH) && !th_fields_consistent(t))
 		return false;
 	if (!mem && !cpl && (t->flags & mem_or_cpl))
 		return false;
@@ -317,6 +329,14 @@ static void parse_mem(const uint8_t *h, bool hdr4, struct dxpu_tlp *t)
 	if (h[1] & DXPU_TLP_B1_TH) {
 		t->flags |= DXPU_TLP_F_TH;
 		t->ph = lo[3] & 0x3u;
+		if (t->kind == DXPU_TLP_MWR) {
+			t->st = h[6];
+			t->tag &= 0x300u;
+		} else {
+			t->st = h[7];
+			t->first_be = 0xfu;
+			t->last_be = t->length_dw > 1 ? 0xfu : 0u;
+		}
 	}
 	if (h[1] & DXPU_TLP_B1_LN)
 		t->flags |= DXPU_TLP_F_LN;
@@ -441,6 +461,8 @@ static void put_mem(uint8_t *h, const struct dxpu_tlp *t)
 	uint8_t *lo = (t->addr >> 32) ? &h[12] : &h[8];
 
 	put_request_dw1(h, t);
+	if (t->flags & DXPU_TLP_F_TH)
+		h[t->kind == DXPU_TLP_MWR ? 6 : 7] = t->st;
 	if (t->addr >> 32)
 		dxpu_put_be32(&h[8], (uint32_t)(t->addr >> 32));
 	dxpu_put_be32(lo, (uint32_t)t->addr | t->ph);

@@ -87,6 +87,11 @@ enum dxpu_tlp_err {
  * and must be zero for encode. Reserved header bits are not represented: the
  * decoder ignores them, as the specification requires of a receiver, and the
  * encoder writes them as zero.
+ *
+ * TLP Processing Hints (TH set): the Steering Tag ST[7:0] takes the place of
+ * Tag[7:0] in a memory write (tag then keeps only T9/T8, and its low byte is
+ * zero) and of the byte-enable byte in a memory read, whose byte enables are
+ * then implied: first_be 1111b, last_be 1111b (0000b for a 1-DW read).
  */
 struct dxpu_tlp {
 	uint8_t kind;	       /* enum dxpu_tlp_kind */
@@ -95,9 +100,10 @@ struct dxpu_tlp {
 	uint8_t at;	       /* Address Type (memory requests) */
 	uint8_t flags;	       /* DXPU_TLP_F_* */
 	uint8_t ph;	       /* Processing Hint (memory requests with TH) */
+	uint8_t st;	       /* Steering Tag[7:0] (memory requests with TH), see above */
 	uint16_t length_dw;    /* 1..1024; 0 for Cpl and Msg, whose Length is reserved */
 	uint16_t requester_id; /* requests and completions */
-	uint16_t tag;	       /* 10-bit tag; for MWr with TH it carries ST[7:0] */
+	uint16_t tag;	       /* 10-bit tag (T9, T8, Tag[7:0]) */
 	uint8_t first_be;      /* requests */
 	uint8_t last_be;       /* requests */
 

@@ -36,10 +36,11 @@ TEST(TlpRoundTrip, RandomValidTlpsSurviveEncodeDecodeEncode) {
     ASSERT_EQ(peek, wire.size());
 
     dxpu_tlp back{};
-    ASSERT_EQ(decode(wire, &back), DXPU_TLP_OK) << "i=" << i << " seed=" << seed << " " << to_hex(wire);
+    ASSERT_EQ(decode(wire, &back), DXPU_TLP_OK)
+        << "i=" << i << " seed=" << seed << " " << to_hex(wire);
     std::string why;
-    ASSERT_TRUE(same_tlp(t, back, &why)) << "field " << why << " differs at i=" << i << " seed=" << seed
-                                         << " " << to_hex(wire);
+    ASSERT_TRUE(same_tlp(t, back, &why))
+        << "field " << why << " differs at i=" << i << " seed=" << seed << " " << to_hex(wire);
     ASSERT_EQ(encode_ok(back), wire) << "re-encode differs at i=" << i << " seed=" << seed;
     ++per_kind[t.kind];
   }

@@ -32,7 +32,7 @@ TEST(TlpSplit, ByteCountOneDwTable) {
 // of the first DW and after the last enabled byte of the last DW.
 TEST(TlpSplit, ByteCountMultiDw) {
   EXPECT_EQ(dxpu_tlp_read_byte_count(2, 0xf, 0xf), 8u);
-  EXPECT_EQ(dxpu_tlp_read_byte_count(2, 0xe, 0x1), 4u);  // 3 + 1
+  EXPECT_EQ(dxpu_tlp_read_byte_count(2, 0xe, 0x1), 4u);   // 3 + 1
   EXPECT_EQ(dxpu_tlp_read_byte_count(4, 0x8, 0x7), 12u);  // 1 + 4 + 4 + 3
   EXPECT_EQ(dxpu_tlp_read_byte_count(1024, 0xf, 0xf), 4096u);
   EXPECT_EQ(dxpu_tlp_read_byte_count(1024, 0xc, 0x3), 4092u);
@@ -238,8 +238,8 @@ TEST(TlpSplit, RandomCompletionSplitsAreValidAndComplete) {
       t.lower_addr = c.lower_addr;
       t.payload = payload.data();
       ASSERT_EQ(encode_err(t), DXPU_TLP_OK) << "seed=" << seed << " i=" << i << " k=" << k;
-      uint32_t bytes = last ? remaining
-                            : static_cast<uint32_t>(c.length_dw * 4u - (c.lower_addr & 3u));
+      uint32_t bytes =
+          last ? remaining : static_cast<uint32_t>(c.length_dw * 4u - (c.lower_addr & 3u));
       remaining -= bytes;
       next_dw = static_cast<uint16_t>(next_dw + c.length_dw);
     }

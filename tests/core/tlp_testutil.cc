@@ -65,10 +65,10 @@ dxpu_tlp_err decode(const std::vector<uint8_t>& bytes, dxpu_tlp* out) {
 }
 
 bool same_tlp(const dxpu_tlp& a, const dxpu_tlp& b, std::string* why) {
-#define DXPU_SAME(f)                 \
-  if (a.f != b.f) {                  \
-    if (why != nullptr) *why = #f;   \
-    return false;                    \
+#define DXPU_SAME(f)               \
+  if (a.f != b.f) {                \
+    if (why != nullptr) *why = #f; \
+    return false;                  \
   }
   DXPU_SAME(kind)
   DXPU_SAME(tc)
@@ -76,6 +76,7 @@ bool same_tlp(const dxpu_tlp& a, const dxpu_tlp& b, std::string* why) {
   DXPU_SAME(at)
   DXPU_SAME(flags)
   DXPU_SAME(ph)
+  DXPU_SAME(st)
   DXPU_SAME(length_dw)
   DXPU_SAME(requester_id)
   DXPU_SAME(tag)
@@ -108,7 +109,7 @@ bool same_tlp(const dxpu_tlp& a, const dxpu_tlp& b, std::string* why) {
 uint64_t test_seed() {
   // Tests read the environment before any thread starts.
   if (const char* env = std::getenv("DXPU_SEED");  // NOLINT(concurrency-mt-unsafe)
-       env != nullptr && *env != '\0') {
+      env != nullptr && *env != '\0') {
     return std::strtoull(env, nullptr, 0);
   }
   return std::random_device{}() | (static_cast<uint64_t>(std::random_device{}()) << 32);
@@ -139,8 +140,9 @@ void RandomTlpGenerator::fill_payload(dxpu_tlp* t) {
 // A memory request built from a random byte range that does not cross 4 KiB,
 // so Length, byte enables and address agree by construction.
 void RandomTlpGenerator::fill_mem(dxpu_tlp* t) {
-  uint64_t page = coin() ? uniform(0, 0xfffff) : (static_cast<uint64_t>(uniform(1, 0xffffffff)) << 20) |
-                                                     uniform(0, 0xfffff);
+  uint64_t page = coin()
+                      ? uniform(0, 0xfffff)
+                      : (static_cast<uint64_t>(uniform(1, 0xffffffff)) << 20) | uniform(0, 0xfffff);
   // Mostly small requests, sometimes up to a whole page.
   uint32_t max_len = uniform(0, 3) == 0 ? 4096 : 256;
   uint32_t off = uniform(0, 4095);
@@ -160,9 +162,16 @@ void RandomTlpGenerator::fill_mem(dxpu_tlp* t) {
     t->last_be = static_cast<uint8_t>(uniform(1, 15));
   }
   t->at = static_cast<uint8_t>(uniform(0, 2));
-  if (coin()) {
+  if (coin()) {  // TPH: ST[7:0] displaces Tag[7:0] (MWr) or the byte enables (MRd)
     t->flags |= DXPU_TLP_F_TH;
     t->ph = static_cast<uint8_t>(uniform(0, 3));
+    t->st = static_cast<uint8_t>(uniform(0, 255));
+    if (t->kind == DXPU_TLP_MWR) {
+      t->tag &= 0x300;
+    } else {
+      t->first_be = 0xf;
+      t->last_be = t->length_dw > 1 ? 0xf : 0;
+    }
   }
   if (uniform(0, 7) == 0) t->flags |= DXPU_TLP_F_LN;
   if (t->kind == DXPU_TLP_MWR) fill_payload(t);
@@ -215,7 +224,8 @@ void RandomTlpGenerator::fill_msg(dxpu_tlp* t) {
   switch (uniform(0, 2)) {
     case 0:  // INTx
       t->kind = DXPU_TLP_MSG;
-      t->msg_code = static_cast<uint8_t>(uniform(DXPU_TLP_MSG_ASSERT_INTA, DXPU_TLP_MSG_DEASSERT_INTD));
+      t->msg_code =
+          static_cast<uint8_t>(uniform(DXPU_TLP_MSG_ASSERT_INTA, DXPU_TLP_MSG_DEASSERT_INTD));
       t->msg_routing = DXPU_TLP_ROUTE_LOCAL;
       t->tc = 0;
       break;
