@@ -214,6 +214,12 @@ const char *dxpu_tlp_err_text(enum dxpu_tlp_err err);
 /* "MRd", "CplD", ... ("?" for an invalid kind). */
 const char *dxpu_tlp_kind_name(uint8_t kind);
 
+/* "SC", "UR", "CRS", "CA" ("reserved" otherwise). */
+const char *dxpu_tlp_cpl_status_name(uint8_t status);
+
+/* "to-rc", "by-address", "by-id", "broadcast", "local", "gather" ("reserved" otherwise). */
+const char *dxpu_tlp_routing_name(uint8_t routing);
+
 /* One-line human description; returns what snprintf returns. */
 int dxpu_tlp_format(const struct dxpu_tlp *t, char *buf, size_t size);
 

@@ -79,7 +79,7 @@ const char *dxpu_tlp_kind_name(uint8_t kind)
 	return kind < DXPU_TLP_KIND_COUNT ? kind_names[kind] : "?";
 }
 
-static const char *cpl_status_name(uint8_t status)
+const char *dxpu_tlp_cpl_status_name(uint8_t status)
 {
 	switch (status) {
 	case DXPU_TLP_CPL_SC:
@@ -95,37 +95,84 @@ static const char *cpl_status_name(uint8_t status)
 	}
 }
 
+const char *dxpu_tlp_routing_name(uint8_t routing)
+{
+	switch (routing) {
+	case DXPU_TLP_ROUTE_TO_RC:
+		return "to-rc";
+	case DXPU_TLP_ROUTE_BY_ADDR:
+		return "by-address";
+	case DXPU_TLP_ROUTE_BY_ID:
+		return "by-id";
+	case DXPU_TLP_ROUTE_BROADCAST:
+		return "broadcast";
+	case DXPU_TLP_ROUTE_LOCAL:
+		return "local";
+	case DXPU_TLP_ROUTE_GATHER:
+		return "gather";
+	default:
+		return "reserved";
+	}
+}
+
 #define BDF_FMT "%02x:%02x.%x"
 #define BDF_ARGS(id) DXPU_BDF_BUS(id), DXPU_BDF_DEV(id), DXPU_BDF_FN(id)
+
+/* " TD EP TH(ph=.. st=..) LN BCM" for what is set: what a log line needs beyond the fields. */
+static void flag_words(const struct dxpu_tlp *t, char *buf, size_t size)
+{
+	char th[24] = "";
+
+	if (t->flags & DXPU_TLP_F_TH)
+		snprintf(th, sizeof(th), " TH(ph=%u st=0x%02x)", t->ph, t->st);
+	snprintf(buf, size, "%s%s%s%s%s", (t->flags & DXPU_TLP_F_TD) ? " TD" : "",
+		 (t->flags & DXPU_TLP_F_EP) ? " EP" : "", th,
+		 (t->flags & DXPU_TLP_F_LN) ? " LN" : "",
+		 (t->flags & DXPU_TLP_F_BCM) ? " BCM" : "");
+}
 
 int dxpu_tlp_format(const struct dxpu_tlp *t, char *buf, size_t size)
 {
 	const char *name = dxpu_tlp_kind_name(t->kind);
+	char fl[48];
 
+	flag_words(t, fl, sizeof(fl));
 	if (dxpu_tlp_kind_is_mem(t->kind))
 		return snprintf(
 			buf, size,
 			"%s%s req=" BDF_FMT
-			" tag=0x%03x addr=0x%llx len=%u fbe=0x%x lbe=0x%x tc=%u attr=0x%x%s",
+			" tag=0x%03x addr=0x%llx len=%u fbe=0x%x lbe=0x%x tc=%u attr=0x%x at=%u%s",
 			name, (t->addr >> 32) ? "64" : "32", BDF_ARGS(t->requester_id), t->tag,
 			(unsigned long long)t->addr, t->length_dw, t->first_be, t->last_be, t->tc,
-			t->attr, (t->flags & DXPU_TLP_F_EP) ? " EP" : "");
+			t->attr, t->at, fl);
 	if (dxpu_tlp_kind_is_cfg(t->kind))
 		return snprintf(buf, size,
 				"%s req=" BDF_FMT " tag=0x%03x target=" BDF_FMT
-				" reg=0x%03x fbe=0x%x",
+				" reg=0x%03x fbe=0x%x attr=0x%x%s",
 				name, BDF_ARGS(t->requester_id), t->tag, BDF_ARGS(t->cfg_target),
-				t->cfg_reg, t->first_be);
-	if (dxpu_tlp_kind_is_cpl(t->kind))
+				t->cfg_reg, t->first_be, t->attr, fl);
+	if (t->kind == DXPU_TLP_CPL)
 		return snprintf(buf, size,
-				"%s cpl=" BDF_FMT " req=" BDF_FMT
-				" tag=0x%03x status=%s bc=%u la=0x%02x len=%u%s",
-				name, BDF_ARGS(t->completer_id), BDF_ARGS(t->requester_id), t->tag,
-				cpl_status_name(t->cpl_status), t->byte_count, t->lower_addr,
-				t->length_dw, (t->flags & DXPU_TLP_F_EP) ? " EP" : "");
-	if (dxpu_tlp_kind_is_msg(t->kind))
-		return snprintf(buf, size, "%s req=" BDF_FMT " code=0x%02x routing=%u len=%u", name,
-				BDF_ARGS(t->requester_id), t->msg_code, t->msg_routing,
-				t->length_dw);
+				"Cpl cpl=" BDF_FMT " req=" BDF_FMT
+				" tag=0x%03x status=%s bc=%u la=0x%02x tc=%u attr=0x%x%s",
+				BDF_ARGS(t->completer_id), BDF_ARGS(t->requester_id), t->tag,
+				dxpu_tlp_cpl_status_name(t->cpl_status), t->byte_count,
+				t->lower_addr, t->tc, t->attr, fl);
+	if (t->kind == DXPU_TLP_CPLD)
+		return snprintf(buf, size,
+				"CplD cpl=" BDF_FMT " req=" BDF_FMT
+				" tag=0x%03x status=%s bc=%u la=0x%02x len=%u tc=%u attr=0x%x%s",
+				BDF_ARGS(t->completer_id), BDF_ARGS(t->requester_id), t->tag,
+				dxpu_tlp_cpl_status_name(t->cpl_status), t->byte_count,
+				t->lower_addr, t->length_dw, t->tc, t->attr, fl);
+	if (t->kind == DXPU_TLP_MSG)
+		return snprintf(buf, size, "Msg req=" BDF_FMT " code=0x%02x routing=%s tc=%u%s",
+				BDF_ARGS(t->requester_id), t->msg_code,
+				dxpu_tlp_routing_name(t->msg_routing), t->tc, fl);
+	if (t->kind == DXPU_TLP_MSGD)
+		return snprintf(buf, size,
+				"MsgD req=" BDF_FMT " code=0x%02x routing=%s len=%u tc=%u%s",
+				BDF_ARGS(t->requester_id), t->msg_code,
+				dxpu_tlp_routing_name(t->msg_routing), t->length_dw, t->tc, fl);
 	return snprintf(buf, size, "?");
 }

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# cli_test.sh - end-to-end checks of the dxpu CLI. Usage: cli_test.sh PATH/TO/dxpu
+# Exercises decode of a hand-derived vector, encode->decode round trips, error handling
+# (bad hex, truncated TLPs, codec rule violations, usage errors), crc32c, the demo, and
+# --help of every command. Prints each failure and exits 1 if there was any.
+set -uo pipefail
+
+DXPU=${1:?usage: cli_test.sh PATH/TO/dxpu}
+failures=0
+checks=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# run NAME EXPECTED_RC CMD...: runs CMD, stdout to $tmp/out, stderr to $tmp/err.
+run() {
+  local name=$1 want=$2
+  shift 2
+  checks=$((checks + 1))
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    fail "$name: exit $rc, want $want"
+    sed 's/^/  stdout: /' "$tmp/out" >&2
+    sed 's/^/  stderr: /' "$tmp/err" >&2
+    return 1
+  fi
+  return 0
+}
+
+# json_check NAME PYTHON_EXPR: evaluates EXPR with d = the JSON on stdout of the last run.
+json_check() {
+  local name=$1 expr=$2
+  checks=$((checks + 1))
+  if ! python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($expr) else 1)" \
+      "$tmp/out"; then
+    fail "$name: JSON check failed: $expr"
+    sed 's/^/  stdout: /' "$tmp/out" >&2
+  fi
+}
+
+# grep_check NAME FILE PATTERN: FILE (out or err) of the last run matches PATTERN.
+grep_check() {
+  local name=$1 file=$2 pattern=$3
+  checks=$((checks + 1))
+  if ! grep -q -- "$pattern" "$tmp/$file"; then
+    fail "$name: $file does not match '$pattern'"
+    sed "s/^/  $file: /" "$tmp/$file" >&2
+  fi
+}
+
+# --- decode of a hand-derived vector --------------------------------------------------
+# DW0 00 00 00 01: Fmt 000b (3DW, no data), Type 00000b (MRd), Length 1.
+# DW1 01 00 07 0f: Requester 01:00.0, Tag 7, Last BE 0000b, First BE 1111b.
+# DW2 f0 00 00 10: Address 0xf0000010.
+MRD="00 00 00 01 01 00 07 0f f0 00 00 10"
+if run "decode mrd json" 0 "$DXPU" tlp decode --json $MRD; then
+  json_check "decode mrd json" \
+    'd["kind"] == "MRd" and d["fmt"] == 0 and d["type"] == 0 and d["header_len"] == 12 and
+     d["length_dw"] == 1 and d["requester_id"] == "01:00.0" and d["tag"] == 7 and
+     d["first_be"] == 0xf and d["last_be"] == 0 and d["addr"] == 0xf0000010 and
+     d["class"] == "non-posted" and d["payload_len"] == 0'
+fi
+if run "decode mrd text" 0 "$DXPU" tlp decode "00:00:00:01" "0x0100070f" "f0000010"; then
+  grep_check "decode mrd text" out "requester *01:00.0"
+  grep_check "decode mrd text" out "address *0xf0000010"
+fi
+if run "decode stdin" 0 sh -c "echo '$MRD' | '$DXPU' tlp decode --json -"; then
+  json_check "decode stdin" 'd["tag"] == 7'
+fi
+
+# --- encode -> decode round trips -------------------------------------------------------
+if run "encode mrd" 0 "$DXPU" tlp encode mrd --addr 0xf0000010 --req 01:00.0 --tag 7; then
+  grep_check "encode mrd" out "^00000001 0100070f f0000010$"
+fi
+roundtrip() {
+  local name=$1 expr=$2
+  shift 2
+  run "encode $name" 0 "$DXPU" tlp encode "$@" || return
+  local hex
+  hex=$(cat "$tmp/out")
+  run "decode $name" 0 "$DXPU" tlp decode --json $hex || return
+  json_check "round trip $name" "$expr"
+}
+roundtrip mrd4 'd["kind"] == "MRd" and d["addr"] == 0x1000 and d["length_dw"] == 4 and
+  d["first_be"] == 0xf and d["last_be"] == 0xf and d["requester_id"] == "01:00.0" and d["tag"] == 7' \
+  mrd --addr 0x1000 --len 4 --req 01:00.0 --tag 7
+roundtrip mwr64 'd["kind"] == "MWr" and d["header_len"] == 16 and d["addr"] == 0x400000010 and
+  d["payload_hex"] == "7856341211223344" and d["last_be"] == 0xf' \
+  mwr --addr 0x4_0000_0010 --data "78563412 11223344"
+roundtrip mwr-th 'd["kind"] == "MWr" and "TH" in d["flags"] and d["st"] == 0x42 and d["ph"] == 1' \
+  mwr --addr 0x2000 --th --st 0x42 --ph 1 --data 00112233
+roundtrip cfgrd0 'd["kind"] == "CfgRd0" and d["cfg_target"] == "01:00.0" and d["cfg_reg"] == 0x10' \
+  cfgrd0 --target 01:00.0 --reg 0x10
+roundtrip cpld 'd["kind"] == "CplD" and d["completer_id"] == "01:00.0" and
+  d["requester_id"] == "00:00.0" and d["tag"] == 7 and d["byte_count"] == 4 and
+  d["lower_addr"] == 0x10 and d["cpl_status_name"] == "SC" and d["payload_hex"] == "78563412"' \
+  cpld --completer 01:00.0 --req 00:00.0 --tag 7 --byte-count 4 --lower-addr 0x10 --data 78563412
+roundtrip cpl-ur 'd["kind"] == "Cpl" and d["cpl_status_name"] == "UR"' \
+  cpl --completer 01:00.0 --status ur
+roundtrip msg 'd["kind"] == "Msg" and d["msg_code"] == 0x20 and d["msg_routing"] == 4 and
+  d["msg_code_name"] == "Assert_INTA"' msg --code 0x20 --routing 4
+if run "encode json" 0 "$DXPU" tlp encode mrd --addr 0x1000 --json; then
+  json_check "encode json" 'd["length"] == 12 and d["hex"] == "00000001 0000000f 00001000"'
+fi
+
+# --- errors -----------------------------------------------------------------------------
+if run "bad hex" 1 "$DXPU" tlp decode 00 0g; then
+  grep_check "bad hex" err "bad-hex"
+fi
+if run "odd hex" 1 "$DXPU" tlp decode 000; then
+  grep_check "odd hex" err "odd"
+fi
+if run "truncated" 1 "$DXPU" tlp decode --json 00 00 00 01 01 00 07 0f f0 00; then
+  json_check "truncated" 'd["error"] == "short-header" and "header" in d["message"]'
+fi
+if run "truncated text" 1 "$DXPU" tlp decode 00 00 00; then
+  grep_check "truncated text" err "short-header"
+fi
+if run "short payload" 1 "$DXPU" tlp decode --json 40 00 00 01 00 00 00 0f 00 00 10 00; then
+  json_check "short payload" 'd["error"] == "short-payload"'
+fi
+if run "encode crosses 4k" 1 "$DXPU" tlp encode mrd --addr 0xffc --len 2; then
+  grep_check "encode crosses 4k" err "crosses-4k"
+fi
+if run "encode field range" 1 "$DXPU" tlp encode mrd --tag 2000 --json; then
+  json_check "encode field range" 'd["error"] == "field-range"'
+fi
+run "encode bad kind" 2 "$DXPU" tlp encode frobnicate
+run "encode bad number" 2 "$DXPU" tlp encode mrd --addr 12zz
+run "decode no args" 2 "$DXPU" tlp decode
+# Whatever the bytes, decode answers 0 or 1 and never crashes.
+for v in "" "ff" "ffffffff" "20000000 00000000 00000000 00000000" "7f" "e0000000" \
+    "0a000000 00000000 00000000" "3000ffff 00000000 00000000 00000000"; do
+  checks=$((checks + 1))
+  echo "$v" | "$DXPU" tlp decode - >/dev/null 2>&1
+  rc=$?
+  [ "$rc" -le 1 ] || fail "decode '$v': exit $rc"
+done
+
+# --- crc32c -----------------------------------------------------------------------------
+if run "crc32c stdin" 0 sh -c "printf 123456789 | '$DXPU' crc32c"; then
+  grep_check "crc32c stdin" out "^0xe3069283$"
+fi
+if run "crc32c hex" 0 "$DXPU" crc32c --hex 313233343536373839 --json; then
+  json_check "crc32c hex" 'd["crc32c"] == "0xe3069283" and d["length"] == 9'
+fi
+printf 123456789 >"$tmp/check.bin"
+if run "crc32c file" 0 "$DXPU" crc32c "$tmp/check.bin"; then
+  grep_check "crc32c file" out "^0xe3069283$"
+fi
+run "crc32c missing file" 1 "$DXPU" crc32c "$tmp/does-not-exist"
+
+# --- demo -------------------------------------------------------------------------------
+if run "demo json" 0 "$DXPU" demo --json; then
+  json_check "demo json" 'd["ok"] and d["checks"]["failed"] == 0 and
+    0 < d["dma_read"]["efficiency"] < 1 and 0 < d["posted_write"]["efficiency"] < 1 and
+    all(0 < r["efficiency"] < 1 for r in d["dma_read_sweep"]) and
+    len(d["dma_read_sweep"]) == 6 and d["mmio_read"]["value"] == "0x12345678" and
+    d["dma_read"]["tlp_failures"] == 0 and d["dma_read"]["data_errors"] == 0'
+fi
+if run "demo text" 0 "$DXPU" demo; then
+  grep_check "demo text" out "foundation stage"
+fi
+
+# --- help and version -------------------------------------------------------------------
+for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "version"; do
+  # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
+  if run "help '$cmd'" 0 "$DXPU" $cmd --help; then
+    grep_check "help '$cmd'" out "Usage\|USAGE\|usage"
+  fi
+done
+if run "version" 0 "$DXPU" version; then
+  grep_check "version" out "^dxpu [0-9]"
+fi
+
+echo "cli_test: $checks checks, $failures failed"
+[ "$failures" -eq 0 ]
