@@ -149,10 +149,12 @@ BENCHMARK(BM_BaselineMemcpy)->Arg(1500)->Arg(9000);
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
+    // Plain runs, or the mean when --benchmark_repetitions asks for aggregates.
     for (const Run& r : runs) {
-      if (r.run_type != Run::RT_Iteration || r.error_occurred) continue;
-      ns_[r.benchmark_name()] = r.GetAdjustedRealTime();
-      label_[r.benchmark_name()] = r.report_label;
+      bool mean = r.run_type == Run::RT_Aggregate && r.aggregate_name == "mean";
+      if (r.error_occurred || (r.run_type != Run::RT_Iteration && !mean)) continue;
+      ns_[r.run_name.str()] = r.GetAdjustedRealTime();
+      label_[r.run_name.str()] = r.report_label;
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -162,6 +164,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     std::printf("\nTLP codec summary (one core):\n");
     std::printf("  %-10s %-7s %9s %12s %16s\n", "case", "op", "ns/TLP", "M TLP/s",
                 "x baseline copy");
+    int decodes = 0;
     bool aim_met = true;
     for (int i = 0; i < 3; ++i) {
       std::string base = "BM_BaselineCopyHeader/" + std::to_string(i);
@@ -171,10 +174,15 @@ class SummaryReporter : public benchmark::ConsoleReporter {
         double ns = ns_[key];
         std::printf("  %-10s %-7s %9.2f %12.1f %16.1f\n", label_[key].c_str(), op, ns, 1e3 / ns,
                     ns / ns_[base]);
-        if (std::string(op) == "Decode" && 1e3 / ns < 30.0) aim_met = false;
+        if (std::string(op) == "Decode") {
+          ++decodes;
+          aim_met = aim_met && 1e3 / ns >= 30.0;
+        }
       }
     }
-    std::printf("  aim: decode >= 30 M headers/s on one core: %s\n", aim_met ? "met" : "NOT met");
+    if (decodes > 0) {
+      std::printf("  aim: decode >= 30 M headers/s on one core: %s\n", aim_met ? "met" : "NOT met");
+    }
     for (const char* n : {"1500", "9000"}) {
       std::string crc = std::string("BM_Crc32c/") + n;
       std::string cpy = std::string("BM_BaselineMemcpy/") + n;
