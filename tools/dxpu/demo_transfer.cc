@@ -48,6 +48,12 @@ Bytes Unfilled(uint64_t nbytes, uint64_t base) {
 }
 
 // One DMA read: the GPU (requester) and the host (completer) exchanging real TLPs.
+// A TLP that failed to encode, decode or round-trip: counted and logged.
+void CountFailure(TransferStats& st, const char* what, const Error& e) {
+  ++st.tlp_failures;
+  spdlog::error("{}: {}: {}", what, e.name, e.message);
+}
+
 class DmaRead {
  public:
   explicit DmaRead(const DmaReadConfig& c)
@@ -154,10 +160,7 @@ class DmaRead {
     return n;
   }
 
-  void Fail(const char* what, const Error& e) {
-    ++st_.tlp_failures;
-    spdlog::error("{}: {}: {}", what, e.name, e.message);
-  }
+  void Fail(const char* what, const Error& e) { CountFailure(st_, what, e); }
 
   const DmaReadConfig& c_;
   TransferStats st_;
@@ -229,10 +232,7 @@ class PostedWrite {
     }
   }
 
-  void Fail(const char* what, const Error& e) {
-    ++st_.tlp_failures;
-    spdlog::error("{}: {}: {}", what, e.name, e.message);
-  }
+  void Fail(const char* what, const Error& e) { CountFailure(st_, what, e); }
 
   const PostedWriteConfig& c_;
   TransferStats st_;
