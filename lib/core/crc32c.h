@@ -19,6 +19,12 @@ DXPU_EXTERN_C_BEGIN
  */
 uint32_t dxpu_crc32c(uint32_t crc, const void *data, size_t len);
 
+/* The portable implementation alone (the reference the fast path is tested against). */
+uint32_t dxpu_crc32c_portable(uint32_t crc, const void *data, size_t len);
+
+/* Whether dxpu_crc32c() uses the CPU's CRC32C instruction (never in the kernel build). */
+bool dxpu_crc32c_hw_available(void);
+
 DXPU_EXTERN_C_END
 
 #endif /* DXPU_CORE_CRC32C_H */
