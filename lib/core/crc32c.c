@@ -56,12 +56,10 @@ bool dxpu_crc32c_hw_available(void)
 
 uint32_t dxpu_crc32c(uint32_t crc, const void *data, size_t len)
 {
-	static int use_hw = -1; /* decided once; a benign race writes the same value */
-
-	if (use_hw < 0)
-		use_hw = dxpu_crc32c_hw_available() ? 1 : 0;
-	return use_hw ? crc32c_hw(crc, (const uint8_t *)data, len)
-		      : crc32c_sw(crc, (const uint8_t *)data, len);
+	/* One load of the CPU model libgcc filled in at start-up: no state of our own. */
+	if (dxpu_crc32c_hw_available())
+		return crc32c_hw(crc, (const uint8_t *)data, len);
+	return crc32c_sw(crc, (const uint8_t *)data, len);
 }
 #else
 bool dxpu_crc32c_hw_available(void)
