@@ -1,0 +1,38 @@
+// ethernet_io.h - sending and receiving one DxFP frame in one Ethernet-framed datagram, for
+// the links whose datagrams carry an Ethernet header (AF_UNIX in QEMU framing, AF_PACKET).
+#ifndef DXPU_LIB_LINK_ETHERNET_IO_H_
+#define DXPU_LIB_LINK_ETHERNET_IO_H_
+
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "link/ethernet_header.h"
+#include "link/link_address.h"
+
+namespace dxpu::link {
+
+struct EthernetReceive {
+  enum Outcome { kFrame, kWouldBlock, kDropped, kError };
+  Outcome outcome = kWouldBlock;
+  size_t size = 0;  // DxFP payload bytes in the caller's buffer (kFrame)
+  MacAddress source{};
+  int error = 0;  // errno (kError)
+};
+
+// Receives one datagram: the Ethernet header apart, the payload straight into buf. kDropped
+// (logged) for a datagram larger than header + buf, shorter than a header, or of another
+// EtherType than 0x88B5 after an optional 802.1Q tag (which is removed).
+EthernetReceive ReceiveEthernet(int fd, std::span<uint8_t> buf, std::string_view who);
+
+// Sends header + frame as one datagram to dest (null: the socket's connected peer).
+// Returns the byte count sendmsg returned, or -1 with errno set.
+ssize_t SendEthernet(int fd, const EthernetHeader& header, std::span<const uint8_t> frame,
+                     const sockaddr* dest, socklen_t dest_len);
+
+}  // namespace dxpu::link
+
+#endif  // DXPU_LIB_LINK_ETHERNET_IO_H_

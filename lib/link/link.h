@@ -1,0 +1,98 @@
+// link.h - a non-blocking datagram endpoint that carries one DxFP frame per datagram
+// (docs/protocol.md, section 4.1). Each link adds and strips its own encapsulation.
+#ifndef DXPU_LIB_LINK_LINK_H_
+#define DXPU_LIB_LINK_LINK_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <system_error>
+
+#include "link/link_address.h"
+
+namespace dxpu::link {
+
+// What Receive() returns: the size of a DxFP frame written to the caller's buffer; or
+// would_block (nothing to read now); or an error from the operating system.
+struct LinkResult {
+  size_t size = 0;
+  std::error_code error;
+  bool would_block = false;
+
+  bool ok() const { return !error && !would_block; }
+  static LinkResult Frame(size_t n) { return {n, {}, false}; }
+  static LinkResult WouldBlock() { return {0, {}, true}; }
+  static LinkResult Error(std::error_code ec) { return {0, ec, false}; }
+};
+
+// What an Open() returns: a link, or the error that stopped it opening.
+template <typename T>
+struct OpenResult {
+  std::unique_ptr<T> link;
+  std::error_code error;
+
+  bool ok() const { return link != nullptr; }
+};
+
+// A snapshot of a link's counters.
+struct LinkCounters {
+  uint64_t frames_sent = 0;
+  uint64_t bytes_sent = 0;  // DxFP bytes, without encapsulation
+  uint64_t frames_received = 0;
+  uint64_t bytes_received = 0;
+  uint64_t send_errors = 0;     // the OS refused a send, or the frame was too large
+  uint64_t receive_errors = 0;  // the OS reported an error on receive
+  uint64_t dropped = 0;         // sends dropped for want of buffer space; datagrams discarded on
+                                // receive (truncated, too short, wrong EtherType, too large)
+};
+
+class Link {
+ public:
+  Link() = default;
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+  Link(Link&&) = delete;
+  Link& operator=(Link&&) = delete;
+  virtual ~Link() = default;
+
+  // Sends one DxFP frame to `to`. Never blocks: when the link has no room the frame is
+  // dropped (counted) and the error is std::errc::no_buffer_space or
+  // std::errc::operation_would_block. A frame over max_frame() is refused
+  // (std::errc::message_size).
+  virtual std::error_code Send(const LinkAddress& to, std::span<const uint8_t> frame) = 0;
+
+  // Receives one DxFP frame into buf and, if from is not null, its sender. Datagrams that
+  // do not fit buf or are not DxFP for this link are dropped and counted, never delivered
+  // in part.
+  virtual LinkResult Receive(std::span<uint8_t> buf, LinkAddress* from) = 0;
+
+  // A descriptor that polls readable while Receive() may have a frame.
+  virtual int fd() const = 0;
+
+  // The largest DxFP frame this link carries (the MTU less encapsulation).
+  virtual size_t max_frame() const = 0;
+
+  LinkCounters counters() const;
+
+ protected:
+  void CountSent(size_t bytes);
+  void CountReceived(size_t bytes);
+  void CountSendError() { send_errors_.fetch_add(1, std::memory_order_relaxed); }
+  void CountReceiveError() { receive_errors_.fetch_add(1, std::memory_order_relaxed); }
+  void CountDropped() { dropped_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> frames_sent_{0};
+  std::atomic<uint64_t> bytes_sent_{0};
+  std::atomic<uint64_t> frames_received_{0};
+  std::atomic<uint64_t> bytes_received_{0};
+  std::atomic<uint64_t> send_errors_{0};
+  std::atomic<uint64_t> receive_errors_{0};
+  std::atomic<uint64_t> dropped_{0};
+};
+
+}  // namespace dxpu::link
+
+#endif  // DXPU_LIB_LINK_LINK_H_

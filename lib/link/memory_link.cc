@@ -1,0 +1,108 @@
+// memory_link.cc - a connected pair of in-memory links.
+#include "link/memory_link.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "link/os_error.h"
+#include "link/unique_fd.h"
+
+namespace dxpu::link {
+
+// One direction: the frames in flight and the receiver's eventfd, which is kept readable
+// exactly while frames is non-empty (both changed under mu).
+struct MemoryLink::Queue {
+  std::mutex mu;
+  std::deque<std::vector<uint8_t>> frames;
+  size_t capacity = 0;
+  UniqueFd event;
+};
+
+namespace {
+
+std::shared_ptr<MemoryLink::Queue> MakeQueue(size_t capacity, std::error_code* ec) {
+  auto q = std::make_shared<MemoryLink::Queue>();
+  q->capacity = capacity;
+  q->event.Reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!q->event.valid()) {
+    *ec = LastOsError("memory link: eventfd");
+    return nullptr;
+  }
+  return q;
+}
+
+}  // namespace
+
+MemoryLink::PairResult MemoryLink::Pair(size_t capacity_frames, size_t max_frame) {
+  PairResult r;
+  if (capacity_frames == 0 || max_frame == 0) {
+    r.error = std::make_error_code(std::errc::invalid_argument);
+    return r;
+  }
+  auto a_rx = MakeQueue(capacity_frames, &r.error);
+  if (!a_rx) return r;
+  auto b_rx = MakeQueue(capacity_frames, &r.error);
+  if (!b_rx) return r;
+  r.a.reset(new MemoryLink(a_rx, b_rx, max_frame));  // private constructor
+  r.b.reset(new MemoryLink(b_rx, a_rx, max_frame));
+  return r;
+}
+
+std::error_code MemoryLink::Send(const LinkAddress& /*to*/, std::span<const uint8_t> frame) {
+  if (frame.size() > max_frame_) {
+    CountSendError();
+    return std::make_error_code(std::errc::message_size);
+  }
+  std::vector<uint8_t> copy(frame.begin(), frame.end());
+  const std::lock_guard lock(tx_->mu);
+  if (tx_->frames.size() >= tx_->capacity) {
+    CountDropped();
+    return std::make_error_code(std::errc::no_buffer_space);
+  }
+  if (tx_->frames.empty()) {
+    const uint64_t one = 1;
+    if (::write(tx_->event.get(), &one, sizeof(one)) != sizeof(one)) {
+      CountSendError();
+      return LastOsError("memory link: eventfd write");
+    }
+  }
+  tx_->frames.push_back(std::move(copy));
+  CountSent(frame.size());
+  return {};
+}
+
+LinkResult MemoryLink::Receive(std::span<uint8_t> buf, LinkAddress* from) {
+  std::vector<uint8_t> frame;
+  {
+    const std::lock_guard lock(rx_->mu);
+    while (true) {
+      if (rx_->frames.empty()) return LinkResult::WouldBlock();
+      frame = std::move(rx_->frames.front());
+      rx_->frames.pop_front();
+      if (rx_->frames.empty()) {
+        uint64_t count = 0;
+        if (::read(rx_->event.get(), &count, sizeof(count)) != sizeof(count)) {
+          // The frame is still delivered; readiness may be stale until the next send.
+          CountReceiveError();
+          LastOsError("memory link: eventfd read");
+        }
+      }
+      if (frame.size() <= buf.size()) break;
+      CountDropped();  // never deliver part of a frame
+    }
+  }
+  if (!frame.empty()) std::memcpy(buf.data(), frame.data(), frame.size());
+  if (from != nullptr) *from = LinkAddress();
+  CountReceived(frame.size());
+  return LinkResult::Frame(frame.size());
+}
+
+int MemoryLink::fd() const { return rx_->event.get(); }
+
+}  // namespace dxpu::link

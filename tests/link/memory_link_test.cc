@@ -1,0 +1,135 @@
+// Tests for MemoryLink: round trips, drops when full, eventfd readiness, two threads.
+#include "link/memory_link.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <array>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace dxpu::link {
+namespace {
+
+bool Readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) != 0;
+}
+
+TEST(MemoryLink, RoundTripBothWays) {
+  auto pair = MemoryLink::Pair(4);
+  ASSERT_TRUE(pair.ok()) << pair.error.message();
+  const std::vector<uint8_t> ping = {1, 2, 3, 4, 5};
+  const std::vector<uint8_t> pong = {9, 8, 7};
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), ping));
+  ASSERT_FALSE(pair.b->Send(LinkAddress(), pong));
+
+  std::array<uint8_t, 64> buf{};
+  LinkAddress from = LinkAddress::Unix("/x");
+  LinkResult r = pair.b->Receive(buf, &from);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(std::vector<uint8_t>(buf.begin(), buf.begin() + static_cast<long>(r.size)), ping);
+  EXPECT_TRUE(from.empty());
+  r = pair.a->Receive(buf, nullptr);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(std::vector<uint8_t>(buf.begin(), buf.begin() + static_cast<long>(r.size)), pong);
+  EXPECT_TRUE(pair.a->Receive(buf, nullptr).would_block);
+  EXPECT_TRUE(pair.b->Receive(buf, nullptr).would_block);
+
+  const LinkCounters ca = pair.a->counters();
+  EXPECT_EQ(ca.frames_sent, 1u);
+  EXPECT_EQ(ca.bytes_sent, 5u);
+  EXPECT_EQ(ca.frames_received, 1u);
+  EXPECT_EQ(ca.bytes_received, 3u);
+  EXPECT_EQ(ca.dropped, 0u);
+}
+
+TEST(MemoryLink, FullQueueDropsAndCounts) {
+  auto pair = MemoryLink::Pair(2);
+  ASSERT_TRUE(pair.ok());
+  const std::array<uint8_t, 40> frame{};
+  EXPECT_FALSE(pair.a->Send(LinkAddress(), frame));
+  EXPECT_FALSE(pair.a->Send(LinkAddress(), frame));
+  EXPECT_EQ(pair.a->Send(LinkAddress(), frame), std::errc::no_buffer_space);
+  EXPECT_EQ(pair.a->counters().dropped, 1u);
+  EXPECT_EQ(pair.a->counters().frames_sent, 2u);
+  std::array<uint8_t, 64> buf{};
+  EXPECT_TRUE(pair.b->Receive(buf, nullptr).ok());
+  EXPECT_FALSE(pair.a->Send(LinkAddress(), frame));  // room again
+}
+
+TEST(MemoryLink, OversizedFramesAreRefusedOrDropped) {
+  auto pair = MemoryLink::Pair(4, 64);
+  ASSERT_TRUE(pair.ok());
+  EXPECT_EQ(pair.a->max_frame(), 64u);
+  const std::array<uint8_t, 65> too_big{};
+  EXPECT_EQ(pair.a->Send(LinkAddress(), too_big), std::errc::message_size);
+  EXPECT_EQ(pair.a->counters().send_errors, 1u);
+
+  // A frame larger than the receive buffer is dropped whole; the next one still arrives.
+  const std::array<uint8_t, 48> big{};
+  const std::array<uint8_t, 8> small{1};
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), big));
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), small));
+  std::array<uint8_t, 16> buf{};
+  const LinkResult r = pair.b->Receive(buf, nullptr);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.size, 8u);
+  EXPECT_EQ(pair.b->counters().dropped, 1u);
+  EXPECT_EQ(pair.b->counters().frames_received, 1u);
+}
+
+TEST(MemoryLink, EventFdReadableExactlyWhileFramesWait) {
+  auto pair = MemoryLink::Pair(4);
+  ASSERT_TRUE(pair.ok());
+  ASSERT_GE(pair.b->fd(), 0);
+  EXPECT_FALSE(Readable(pair.b->fd()));
+  const std::array<uint8_t, 36> frame{};
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), frame));
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), frame));
+  EXPECT_TRUE(Readable(pair.b->fd()));
+  EXPECT_FALSE(Readable(pair.a->fd()));
+  std::array<uint8_t, 64> buf{};
+  ASSERT_TRUE(pair.b->Receive(buf, nullptr).ok());
+  EXPECT_TRUE(Readable(pair.b->fd()));
+  ASSERT_TRUE(pair.b->Receive(buf, nullptr).ok());
+  EXPECT_FALSE(Readable(pair.b->fd()));
+}
+
+TEST(MemoryLink, ProducerAndConsumerThreadsDeliverInOrder) {
+  auto pair = MemoryLink::Pair(16);
+  ASSERT_TRUE(pair.ok());
+  constexpr uint32_t kFrames = 20000;
+  std::thread producer([&] {
+    for (uint32_t i = 0; i < kFrames;) {
+      const std::array<uint8_t, 4> f = {static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8),
+                                        static_cast<uint8_t>(i >> 16), 0};
+      if (!pair.a->Send(LinkAddress(), f)) {
+        ++i;
+      } else {
+        std::this_thread::yield();
+      }
+    }
+  });
+  uint32_t next = 0;
+  std::array<uint8_t, 8> buf{};
+  while (next < kFrames) {
+    pollfd p{pair.b->fd(), POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 5000), 1) << "no readiness at frame " << next;
+    while (true) {
+      const LinkResult r = pair.b->Receive(buf, nullptr);
+      if (r.would_block) break;
+      ASSERT_TRUE(r.ok());
+      ASSERT_EQ(r.size, 4u);
+      const uint32_t got = buf[0] | (buf[1] << 8) | (buf[2] << 16);
+      ASSERT_EQ(got, next);
+      ++next;
+    }
+  }
+  producer.join();
+  EXPECT_EQ(pair.b->counters().frames_received, kFrames);
+}
+
+}  // namespace
+}  // namespace dxpu::link
