@@ -6,8 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "dxpu/dxfp.h"
+#include "link/os_error.h"
 
 namespace dxpu::link {
 
@@ -66,6 +68,28 @@ ssize_t SendEthernet(int fd, const EthernetHeader& header, std::span<const uint8
   msg.msg_iov = iov;
   msg.msg_iovlen = 2;
   return ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+}
+
+LinkResult EthernetLink::Receive(std::span<uint8_t> buf, LinkAddress* from) {
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const EthernetReceive r = ReceiveEthernet(fd(), buf, kind());
+    switch (r.outcome) {
+      case EthernetReceive::kWouldBlock:
+        return LinkResult::WouldBlock();
+      case EthernetReceive::kError:
+        if (r.error == EINTR) continue;
+        CountReceiveError();
+        return LinkResult::Error(OsError(r.error, std::string(kind()) + ": recvmsg"));
+      case EthernetReceive::kDropped:
+        CountDropped();
+        continue;
+      case EthernetReceive::kFrame:
+        if (from != nullptr) *from = LinkAddress::Mac(r.source);
+        CountReceived(r.size);
+        return LinkResult::Frame(r.size);
+    }
+  }
+  return LinkResult::WouldBlock();
 }
 
 }  // namespace dxpu::link

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "link/ethernet_header.h"
+#include "link/link.h"
 #include "link/link_address.h"
 
 namespace dxpu::link {
@@ -32,6 +33,18 @@ EthernetReceive ReceiveEthernet(int fd, std::span<uint8_t> buf, std::string_view
 // Returns the byte count sendmsg returned, or -1 with errno set.
 ssize_t SendEthernet(int fd, const EthernetHeader& header, std::span<const uint8_t> frame,
                      const sockaddr* dest, socklen_t dest_len);
+
+// A link whose datagrams are Ethernet frames (AF_UNIX in QEMU framing, AF_PACKET): one
+// Receive for both. At most 64 discarded datagrams per call, so a flood of bad ones cannot
+// hold the caller; the socket stays readable for the next call.
+class EthernetLink : public Link {
+ public:
+  LinkResult Receive(std::span<uint8_t> buf, LinkAddress* from) final;
+
+ protected:
+  // "unix", "packet": names the link in logs and errors.
+  virtual std::string_view kind() const = 0;
+};
 
 }  // namespace dxpu::link
 

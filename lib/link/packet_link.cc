@@ -123,26 +123,4 @@ std::error_code PacketLink::Send(const LinkAddress& to, std::span<const uint8_t>
   return {};
 }
 
-LinkResult PacketLink::Receive(std::span<uint8_t> buf, LinkAddress* from) {
-  for (int attempt = 0; attempt < 64; ++attempt) {
-    const EthernetReceive r = ReceiveEthernet(fd_.get(), buf, "packet");
-    switch (r.outcome) {
-      case EthernetReceive::kWouldBlock:
-        return LinkResult::WouldBlock();
-      case EthernetReceive::kError:
-        if (r.error == EINTR) continue;
-        CountReceiveError();
-        return LinkResult::Error(OsError(r.error, "packet: recvmsg"));
-      case EthernetReceive::kDropped:
-        CountDropped();
-        continue;
-      case EthernetReceive::kFrame:
-        if (from != nullptr) *from = LinkAddress::Mac(r.source);
-        CountReceived(r.size);
-        return LinkResult::Frame(r.size);
-    }
-  }
-  return LinkResult::WouldBlock();
-}
-
 }  // namespace dxpu::link

@@ -7,8 +7,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <system_error>
 
+#include "link/ethernet_io.h"
 #include "link/link.h"
 #include "link/unique_fd.h"
 
@@ -18,7 +20,7 @@ namespace dxpu::link {
 // socket sends are not looped back to it (PACKET_IGNORE_OUTGOING). Received frames that
 // do not fit the buffer, are shorter than an Ethernet header or carry another EtherType are
 // dropped and counted; Ethernet padding stays with the payload.
-class PacketLink final : public Link {
+class PacketLink final : public EthernetLink {
  public:
   struct Options {
     std::string interface = {};
@@ -29,13 +31,13 @@ class PacketLink final : public Link {
   static OpenResult<PacketLink> Open(const Options& options);
 
   std::error_code Send(const LinkAddress& to, std::span<const uint8_t> frame) override;
-  LinkResult Receive(std::span<uint8_t> buf, LinkAddress* from) override;
   int fd() const override { return fd_.get(); }
   size_t max_frame() const override { return max_frame_; }
 
   const MacAddress& mac() const { return mac_; }
 
  private:
+  std::string_view kind() const override { return "packet"; }
   PacketLink(UniqueFd fd, int ifindex, const MacAddress& mac, size_t max_frame)
       : fd_(std::move(fd)), ifindex_(ifindex), mac_(mac), max_frame_(max_frame) {}
 

@@ -89,28 +89,4 @@ std::error_code UnixDgramLink::Send(const LinkAddress& to, std::span<const uint8
   return {};
 }
 
-LinkResult UnixDgramLink::Receive(std::span<uint8_t> buf, LinkAddress* from) {
-  // Bounded, so that a flood of bad datagrams cannot hold the caller here; the socket
-  // stays readable for the next call.
-  for (int attempt = 0; attempt < 64; ++attempt) {
-    const EthernetReceive r = ReceiveEthernet(fd_.get(), buf, "unix");
-    switch (r.outcome) {
-      case EthernetReceive::kWouldBlock:
-        return LinkResult::WouldBlock();
-      case EthernetReceive::kError:
-        if (r.error == EINTR) continue;
-        CountReceiveError();
-        return LinkResult::Error(OsError(r.error, "unix: recvmsg"));
-      case EthernetReceive::kDropped:
-        CountDropped();
-        continue;
-      case EthernetReceive::kFrame:
-        if (from != nullptr) *from = LinkAddress::Mac(r.source);
-        CountReceived(r.size);
-        return LinkResult::Frame(r.size);
-    }
-  }
-  return LinkResult::WouldBlock();
-}
-
 }  // namespace dxpu::link

@@ -7,8 +7,10 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <system_error>
 
+#include "link/ethernet_io.h"
 #include "link/link.h"
 #include "link/unique_fd.h"
 
@@ -22,7 +24,7 @@ namespace dxpu::link {
 //
 // QEMU's end: -netdev dgram,id=n0,local.type=unix,local.path=<remote_path>,
 //             remote.type=unix,remote.path=<local_path>
-class UnixDgramLink final : public Link {
+class UnixDgramLink final : public EthernetLink {
  public:
   struct Options {
     std::string local_path;
@@ -35,13 +37,13 @@ class UnixDgramLink final : public Link {
   ~UnixDgramLink() override;
 
   std::error_code Send(const LinkAddress& to, std::span<const uint8_t> frame) override;
-  LinkResult Receive(std::span<uint8_t> buf, LinkAddress* from) override;
   int fd() const override { return fd_.get(); }
   size_t max_frame() const override { return max_frame_; }
 
   const MacAddress& mac() const { return options_.mac; }
 
  private:
+  std::string_view kind() const override { return "unix"; }
   UnixDgramLink(UniqueFd fd, Options options, size_t max_frame)
       : fd_(std::move(fd)), options_(std::move(options)), max_frame_(max_frame) {}
 
