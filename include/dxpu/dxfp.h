@@ -69,6 +69,7 @@ enum dxfp_close_reason {
 	DXFP_CLOSE_UNSUPPORTED_VERSION = 3,
 	DXFP_CLOSE_PROTOCOL_ERROR = 4,
 	DXFP_CLOSE_RELEASED = 5,
+	DXFP_CLOSE_LINK_TIMEOUT = 6, /* the sender's link-down timer expired */
 };
 
 DXPU_EXTERN_C_END

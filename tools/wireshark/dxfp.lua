@@ -10,7 +10,7 @@ local frame_types = { [1] = "HELLO", [2] = "WELCOME", [3] = "DATA", [4] = "CLOSE
 local record_types = { [1] = "TLP", [2] = "CREDIT", [3] = "HELLO", [4] = "CLOSE" }
 local close_reasons = {
   [1] = "shutdown", [2] = "unknown-session", [3] = "unsupported-version",
-  [4] = "protocol-error", [5] = "released",
+  [4] = "protocol-error", [5] = "released", [6] = "link-timeout",
 }
 local cpl_status = { [0] = "SC", [1] = "UR", [2] = "CRS", [4] = "CA" }
 local routing = {

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * dxfp_session.h - one DxFP session as a sans-IO state machine
+ * (docs/protocol.md, 4.4 to 4.8).
+ *
+ * Time and frames go in; frames to send, TLPs delivered and the next timer
+ * deadline come out. The session never allocates, never blocks and never
+ * reads a clock: the caller passes "now" (nanoseconds, any monotonic origin)
+ * to every call, hands it the memory it needs once (dxfp_session_mem_size()),
+ * and drives it like this:
+ *
+ *	on a received frame:   dxfp_session_receive(s, now, buf, len);
+ *	on new TLPs to send:   dxfp_session_send(s, now, &tlp) until it refuses;
+ *	then, and when the deadline dxfp_session_next_deadline() passes:
+ *	                       while (dxfp_session_poll(s, now, out, cap, &len))
+ *	                               transmit(out, len);
+ *
+ * Delivered TLPs and link down are reported through struct dxfp_session_ops
+ * callbacks, from inside receive() and poll(). A delivered TLP's payload
+ * points into the received frame and is valid only during the callback; the
+ * user frees its credit with dxfp_session_release() once it has consumed it.
+ *
+ * Ordering between classes (a posted TLP may pass a request waiting for
+ * credit) is the user's: dxfp_session_send() refuses a TLP without side
+ * effects when its class lacks credit, and the user keeps the refused TLP and
+ * offers the next class. Everything the session accepts is sent in order.
+ */
+#ifndef DXPU_CORE_DXFP_SESSION_H
+#define DXPU_CORE_DXFP_SESSION_H
+
+#include "dxfp_credit.h"
+#include "dxfp_frame.h"
+#include "dxfp_rtt.h"
+
+DXPU_EXTERN_C_BEGIN
+
+#define DXFP_NS_PER_US 1000ull
+#define DXFP_NS_PER_MS 1000000ull
+#define DXFP_NO_DEADLINE (~0ull)
+
+enum dxfp_session_role {
+	DXFP_ROLE_INITIATOR = 0, /* the host proxy: sends HELLO */
+	DXFP_ROLE_RESPONDER = 1, /* the bridge: answers HELLO with WELCOME */
+};
+
+enum dxfp_session_state {
+	DXFP_STATE_IDLE = 0,	/* initialised, not started */
+	DXFP_STATE_CONNECTING,	/* initiator: HELLO sent, waiting for WELCOME */
+	DXFP_STATE_ACCEPTING,	/* responder: WELCOME sent, waiting for the first DATA */
+	DXFP_STATE_ESTABLISHED, /* TLPs flow */
+	DXFP_STATE_DOWN,	/* final: link down reported */
+	DXFP_STATE_COUNT
+};
+
+/* Why a session went down (the link_down callback's reason). */
+enum dxfp_down_reason {
+	DXFP_DOWN_NONE = 0,
+	DXFP_DOWN_NO_PROGRESS,	     /* nothing acknowledged / heard for link_down_ns */
+	DXFP_DOWN_HANDSHAKE_TIMEOUT, /* no WELCOME (or first DATA) within link_down_ns */
+	DXFP_DOWN_PEER_CLOSED,	     /* the peer sent CLOSE (peer_close_reason says why) */
+	DXFP_DOWN_LOCAL_CLOSE,	     /* dxfp_session_close() */
+	DXFP_DOWN_COUNT
+};
+
+/* What dxfp_session_send() says. Refusals have no side effects. */
+enum dxfp_send_result {
+	DXFP_SEND_OK = 0,
+	DXFP_SEND_NOT_READY,   /* not established yet */
+	DXFP_SEND_DOWN,	       /* the session is down */
+	DXFP_SEND_NO_CREDIT,   /* the class has no header or data credit left: try another class */
+	DXFP_SEND_REPLAY_FULL, /* replay buffer full (TLPs or bytes) until an ack frees it */
+	DXFP_SEND_NP_FULL,     /* non-posted request table full until completions arrive */
+	DXFP_SEND_TOO_BIG,     /* the TLP can never fit a frame or the replay buffer */
+	DXFP_SEND_INVALID,     /* the TLP does not encode (dxpu_tlp_validate) */
+	DXFP_SEND_COUNT
+};
+
+/* What dxfp_session_receive() did with a frame: DXFP_RX_OK or the counter it went to. */
+enum dxfp_rx_result {
+	DXFP_RX_OK = 0,
+	DXFP_RX_BAD_CRC,
+	DXFP_RX_TRUNCATED,
+	DXFP_RX_BAD_LENGTH,
+	DXFP_RX_BAD_VERSION,
+	DXFP_RX_BAD_TYPE,
+	DXFP_RX_MALFORMED,
+	DXFP_RX_UNKNOWN_SESSION, /* destination session is not this one */
+	DXFP_RX_STALE_EPOCH,	 /* an epoch is not the current one */
+	DXFP_RX_UNEXPECTED, /* a frame type this state does not take (e.g. DATA before WELCOME) */
+	DXFP_RX_BAD_ACK,    /* acknowledges a sequence number never sent */
+	DXFP_RX_WINDOW_VIOLATION, /* TLPs beyond the peer's replay window */
+	DXFP_RX_CREDIT_VIOLATION, /* TLPs beyond the credit this end advertised */
+	DXFP_RX_DOWN,		  /* the session is down */
+	DXFP_RX_COUNT
+};
+
+/*
+ * Configuration. dxfp_session_config_defaults() fills sensible values for a
+ * datacenter fabric; the caller then sets the identity fields.
+ */
+struct dxfp_session_config {
+	enum dxfp_session_role role;
+	uint64_t node_id;     /* this endpoint's stable identity (HELLO) */
+	uint32_t session_id;  /* this end's session ID, non-zero */
+	uint32_t epoch;	      /* this endpoint's epoch, non-zero, random per start */
+	uint32_t initial_seq; /* first sequence number this end sends (random is best) */
+	uint32_t max_frame;   /* largest frame the link carries, DXFP_MIN_FRAME..DXFP_MAX_FRAME */
+
+	uint32_t replay_window; /* TLPs in flight: power of two, 1..DXFP_MAX_REPLAY_WINDOW */
+	uint32_t replay_bytes;	/* bytes of encoded TLPs the replay buffer holds */
+	uint32_t max_np;	/* non-posted requests awaiting completion, 1..DXFP_MAX_NP */
+
+	/* Receive buffers per class (enum dxpu_tlp_class): TLPs and 16-byte data units. */
+	uint32_t rx_hdr_cap[DXFP_CLASSES];
+	uint32_t rx_data_cap[DXFP_CLASSES];
+
+	uint64_t ack_delay_ns;	 /* longest wait before a standalone acknowledgement */
+	uint64_t keepalive_ns;	 /* idle time before a keepalive */
+	uint64_t link_down_ns;	 /* time without progress before link down */
+	uint64_t initial_rto_ns; /* RTO before the first RTT sample; also the first HELLO retry */
+	uint64_t min_rto_ns;
+	uint64_t max_rto_ns;
+	uint64_t timer_granularity_ns; /* resolution of the caller's timer (RFC 6298 G) */
+};
+
+#define DXFP_MAX_REPLAY_WINDOW (1u << 20)
+#define DXFP_MAX_NP (1u << 16)
+#define DXFP_MIN_SESSION_FRAME 128u /* room for a CREDIT record and a small TLP */
+#define DXFP_MAX_RX_CAP (1u << 30)  /* keeps credit counters comparable (4.6) */
+
+/* Every counter of a session; dxfp_session_counter_name() names them in order. */
+struct dxfp_session_counters {
+	/* frames and TLPs */
+	uint64_t frames_tx;
+	uint64_t bytes_tx;
+	uint64_t frames_rx;
+	uint64_t bytes_rx;
+	uint64_t tlps_tx;   /* first transmissions */
+	uint64_t tlps_retx; /* retransmissions */
+	uint64_t tlps_delivered;
+	uint64_t acks_tx; /* standalone acknowledgements */
+	uint64_t keepalives_tx;
+	uint64_t naks_tx;
+	uint64_t naks_rx;
+	uint64_t rto_expiries;
+	uint64_t hellos_tx;
+	uint64_t welcomes_tx;
+	uint64_t credit_refusals; /* dxfp_session_send() said NO_CREDIT */
+	uint64_t unexpected_cpl;  /* completion matching no outstanding request (delivered) */
+	/* drops, one per enum dxfp_rx_result after DXFP_RX_OK (frames) ... */
+	uint64_t bad_crc;
+	uint64_t truncated;
+	uint64_t bad_length;
+	uint64_t bad_version;
+	uint64_t bad_type;
+	uint64_t malformed;
+	uint64_t unknown_session;
+	uint64_t stale_epoch;
+	uint64_t unexpected;
+	uint64_t bad_ack;
+	uint64_t window_violation;
+	uint64_t credit_violation;
+	uint64_t rx_down;
+	/* ... and per TLP record */
+	uint64_t duplicate; /* TLP records before the expected sequence number */
+	uint64_t gap;	    /* TLP records after it (dropped; a NAK follows) */
+};
+
+#define DXFP_SESSION_COUNTER_COUNT (sizeof(struct dxfp_session_counters) / sizeof(uint64_t))
+
+struct dxfp_session_ops {
+	/* A TLP arrived in order. tlp->payload is valid only during the call. */
+	void (*deliver)(void *ctx, const struct dxpu_tlp *tlp);
+	/*
+	 * The session went down (once; it is DXFP_STATE_DOWN during the call).
+	 * unanswered: the non-posted requests this end sent that no final
+	 * completion answered, headers only (payload NULL), oldest first.
+	 */
+	void (*link_down)(void *ctx, enum dxfp_down_reason reason,
+			  const struct dxpu_tlp *unanswered, size_t n_unanswered);
+	/* Optional: the session became established. */
+	void (*established)(void *ctx);
+};
+
+/* Replay buffer descriptor, one per TLP in flight (internal). */
+struct dxfp_replay_desc {
+	uint64_t tx_time; /* first transmission, for RTT samples */
+	uint32_t off;	  /* encoded TLP in the byte ring */
+	uint16_t len;
+	uint8_t retx; /* retransmitted: no RTT sample (Karn) */
+	uint8_t rsvd;
+};
+
+/* Outstanding non-posted request (internal). */
+struct dxfp_np_entry {
+	uint32_t key; /* (requester ID << 10 | tag) + 1; 0 = empty slot */
+	uint32_t order;
+	struct dxpu_tlp hdr;
+};
+
+/* Sort key of an unanswered request (internal). */
+struct dxfp_np_order {
+	uint32_t order;
+	uint32_t slot;
+};
+
+/* The session. Fields are internal: use the functions. */
+struct dxfp_session {
+	struct dxfp_session_config cfg;
+	struct dxfp_session_ops ops;
+	void *ctx;
+	enum dxfp_session_state state;
+	enum dxfp_down_reason down_reason;
+	uint16_t peer_close_reason;
+
+	/* negotiated */
+	uint32_t max_frame;
+	uint32_t peer_session;
+	uint32_t peer_epoch;
+	uint64_t peer_node_id;
+	uint32_t peer_window;
+
+	/* transmit: sequence numbers [una, send_ptr) sent, [send_ptr, next_seq) waiting */
+	uint32_t una;
+	uint32_t send_ptr;
+	uint32_t next_seq;
+	uint32_t replay_end; /* a replay is in progress until send_ptr reaches this */
+	bool replaying;
+	struct dxfp_replay_desc *desc; /* replay_window entries, indexed by seq mod window */
+	uint8_t *ring;		       /* replay_bytes */
+	uint32_t ring_head;
+	uint32_t ring_tail;
+	uint32_t ring_count; /* TLPs in the ring */
+	struct dxfp_tx_credits tx_credits;
+	struct dxfp_rtt rtt;
+	uint64_t rto_deadline; /* DXFP_NO_DEADLINE when nothing is in flight */
+	uint64_t last_tx;      /* last frame sent */
+	uint32_t last_nak_seq; /* last NAK acted on */
+	uint64_t last_nak_time;
+	bool nak_acted;
+	uint64_t credit_blocked_since; /* a send was refused for credit; DXFP_NO_DEADLINE if not */
+	uint64_t probe_deadline;
+
+	/* receive */
+	uint32_t expected;
+	struct dxfp_rx_credits rx_credits;
+	struct dxfp_credits advertised; /* limits last sent */
+	bool ack_pending;		/* TLPs arrived that no frame has acknowledged */
+	bool ack_now;			/* acknowledge at the next poll */
+	bool credit_now;		/* a credit limit moved far enough to announce at once */
+	bool probe_now;			/* send ACK_REQ */
+	uint32_t rx_unacked_tlps;	/* TLPs received since the last frame sent */
+	uint64_t ack_deadline;
+	bool nak_pending;
+	bool nak_outstanding;
+	uint32_t nak_seq;
+	uint64_t nak_time;
+
+	/* handshake and liveness */
+	uint64_t started;
+	uint64_t hello_deadline;
+	uint64_t hello_interval;
+	bool welcome_pending;
+	bool close_pending;
+	uint64_t last_progress;
+
+	/* outstanding non-posted requests: open addressing, np_slots entries */
+	struct dxfp_np_entry *np;
+	uint32_t np_slots;
+	uint32_t np_count;
+	uint32_t np_order;
+	struct dxpu_tlp *np_report;    /* max_np entries: the link_down list */
+	struct dxfp_np_order *np_sort; /* max_np entries */
+
+	struct dxfp_session_counters counters;
+};
+
+/* Defaults: 9216-byte frames, 1024-TLP window, 1 MiB replay, 256 NP, 50 us ack delay,
+ * 1 ms keepalive, 20 ms link down, RTO 1 ms initial, 200 us .. 5 ms. */
+void dxfp_session_config_defaults(struct dxfp_session_config *cfg);
+
+/*
+ * Size the replay buffer from the bandwidth-delay product: the bytes a link
+ * of bandwidth_bps carries in one round trip (rtt_ns) plus the RTO headroom,
+ * and the TLP window to match for TLPs of avg_tlp_bytes.
+ */
+void dxfp_session_config_size_replay(struct dxfp_session_config *cfg, uint64_t bandwidth_bps,
+				     uint64_t rtt_ns, uint32_t avg_tlp_bytes);
+
+/* 0 when the configuration is valid, else a static sentence saying what is wrong. */
+const char *dxfp_session_config_check(const struct dxfp_session_config *cfg);
+
+/* Bytes of memory (8-byte aligned) a session with this configuration needs; 0 if invalid. */
+size_t dxfp_session_mem_size(const struct dxfp_session_config *cfg);
+
+/*
+ * Set up a session in the caller's memory (mem_size bytes, 8-byte aligned,
+ * kept until the session is no longer used). False if cfg is invalid or
+ * mem_size too small. The session starts IDLE.
+ */
+bool dxfp_session_init(struct dxfp_session *s, const struct dxfp_session_config *cfg, void *mem,
+		       size_t mem_size, const struct dxfp_session_ops *ops, void *ctx);
+
+/* Initiator: start the handshake (the next poll sends HELLO). */
+void dxfp_session_connect(struct dxfp_session *s, uint64_t now);
+
+/*
+ * Responder: take a HELLO frame (parsed by dxfp_frame_parse) that opens this
+ * session. DXFP_RX_OK: the next poll sends WELCOME. Otherwise the frame is
+ * counted and the session stays IDLE (DXFP_RX_BAD_VERSION: answer with
+ * dxfp_write_close(..., DXFP_CLOSE_UNSUPPORTED_VERSION)).
+ */
+enum dxfp_rx_result dxfp_session_accept(struct dxfp_session *s, uint64_t now,
+					const struct dxfp_frame *hello);
+
+/* Read the identity of a HELLO frame (for a responder's demultiplexer). */
+bool dxfp_hello_identity(const struct dxfp_frame *f, struct dxfp_hello *hello);
+
+/* A received frame, raw (parsed and checked here) or already parsed. */
+enum dxfp_rx_result dxfp_session_receive(struct dxfp_session *s, uint64_t now, const uint8_t *buf,
+					 size_t len);
+enum dxfp_rx_result dxfp_session_receive_frame(struct dxfp_session *s, uint64_t now,
+					       const struct dxfp_frame *f);
+
+/* Whether a TLP of this class, payload and wire size could be sent now (no side effects). */
+enum dxfp_send_result dxfp_session_can_send(struct dxfp_session *s, int cls, uint32_t payload_bytes,
+					    uint32_t wire_len);
+
+/* Queue a TLP for sending (encoded into the replay buffer at once). */
+enum dxfp_send_result dxfp_session_send(struct dxfp_session *s, uint64_t now,
+					const struct dxpu_tlp *tlp);
+
+/* The user has consumed a delivered TLP of this class: its receive credit is free. */
+void dxfp_session_release(struct dxfp_session *s, int cls, uint32_t payload_bytes);
+
+/*
+ * Run the timers due at now, then write the next frame to send into
+ * buf[0..cap) (cap >= the session's max_frame, or at least the negotiated
+ * one). True and *len set when there is a frame; call again until false.
+ */
+bool dxfp_session_poll(struct dxfp_session *s, uint64_t now, uint8_t *buf, size_t cap, size_t *len);
+
+/* When poll() must next be called even if nothing else happens; DXFP_NO_DEADLINE: never. */
+uint64_t dxfp_session_next_deadline(const struct dxfp_session *s);
+
+/* Close: the next poll sends CLOSE(reason) once; link_down(LOCAL_CLOSE) is reported now. */
+void dxfp_session_close(struct dxfp_session *s, uint64_t now, enum dxfp_close_reason reason);
+
+static inline enum dxfp_session_state dxfp_session_get_state(const struct dxfp_session *s)
+{
+	return s->state;
+}
+
+static inline const struct dxfp_session_counters *
+dxfp_session_get_counters(const struct dxfp_session *s)
+{
+	return &s->counters;
+}
+
+/* TLPs sent and not yet acknowledged, and TLPs accepted and not yet sent. */
+static inline uint32_t dxfp_session_in_flight(const struct dxfp_session *s)
+{
+	return s->send_ptr - s->una;
+}
+
+static inline uint32_t dxfp_session_queued(const struct dxfp_session *s)
+{
+	return s->next_seq - s->send_ptr;
+}
+
+/*
+ * A stateless CLOSE for a frame no session takes (unknown session, version):
+ * addressed back to the frame's sender. Returns the frame length, 0 if cap
+ * is too small.
+ */
+size_t dxfp_write_close(uint8_t *buf, size_t cap, const struct dxfp_header *cause,
+			uint32_t my_epoch, enum dxfp_close_reason reason);
+
+const char *dxfp_session_state_name(enum dxfp_session_state st);
+const char *dxfp_down_reason_name(enum dxfp_down_reason r);
+const char *dxfp_send_result_name(enum dxfp_send_result r);
+const char *dxfp_rx_result_name(enum dxfp_rx_result r);
+/* "frames-tx", "bad-crc", ...: the i-th counter of struct dxfp_session_counters. */
+const char *dxfp_session_counter_name(size_t i);
+
+DXPU_EXTERN_C_END
+
+#endif /* DXPU_CORE_DXFP_SESSION_H */
