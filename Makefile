@@ -23,6 +23,8 @@ test: release asan
 
 bench: release
 	build/release/bench/dxpu_bench_tlp
+	build/release/bench/dxpu_bench_link
+	build/release/bench/dxpu_bench_fabric
 
 format:
 	tools/lint format --fix

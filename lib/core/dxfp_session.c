@@ -45,13 +45,17 @@ static uint32_t round_up_pow2(uint64_t v)
 void dxfp_session_config_size_replay(struct dxfp_session_config *cfg, uint64_t bandwidth_bps,
 				     uint64_t rtt_ns, uint32_t avg_tlp_bytes)
 {
-	/* One round trip of data, plus what the link carries while an RTO runs. */
-	uint64_t span_ns = rtt_ns + cfg->min_rto_ns;
+	/*
+	 * Twice what the link carries in a round trip plus the ack delay: enough to
+	 * keep it busy while acknowledgements come back, and no more, because
+	 * go-back-N replays everything in flight after a loss.
+	 */
+	uint64_t span_ns = 2u * (rtt_ns + cfg->ack_delay_ns);
 	uint64_t bytes = bandwidth_bps / 8u * span_ns / 1000000000ull;
 
-	bytes += 2u * cfg->max_frame;
-	if (bytes < 2u * DXPU_TLP_MAX_SIZE)
-		bytes = 2u * DXPU_TLP_MAX_SIZE;
+	bytes += 2ull * cfg->max_frame;
+	if (bytes < 2ull * DXPU_TLP_MAX_SIZE)
+		bytes = 2ull * DXPU_TLP_MAX_SIZE;
 	if (bytes > (1u << 30))
 		bytes = 1u << 30;
 	cfg->replay_bytes = (uint32_t)bytes;

@@ -204,20 +204,47 @@ struct dxfp_np_order {
 	uint32_t slot;
 };
 
-/* The session. Fields are internal: use the functions. */
+/*
+ * The session. Fields are internal: use the functions. Grouped by size (64-bit,
+ * then pointers, then 32-bit, then flags) so the struct carries no padding.
+ */
 struct dxfp_session {
 	struct dxfp_session_config cfg;
 	struct dxfp_session_ops ops;
+	struct dxfp_tx_credits tx_credits;
+	struct dxfp_rtt rtt;
+	struct dxfp_rx_credits rx_credits;
+	struct dxfp_credits advertised; /* limits last sent */
+	struct dxfp_session_counters counters;
+
+	/* times (ns), DXFP_NO_DEADLINE when not armed */
+	uint64_t peer_node_id;
+	uint64_t rto_deadline;	       /* retransmission timer, while TLPs are in flight */
+	uint64_t last_tx;	       /* last frame sent */
+	uint64_t last_nak_time;	       /* last NAK acted on */
+	uint64_t credit_blocked_since; /* a send was refused for credit */
+	uint64_t probe_deadline;       /* next credit probe */
+	uint64_t ack_deadline;	       /* standalone acknowledgement */
+	uint64_t nak_time;	       /* last NAK sent */
+	uint64_t started;	       /* connect / accept */
+	uint64_t hello_deadline;
+	uint64_t hello_interval;
+	uint64_t last_progress;
+
 	void *ctx;
+	struct dxfp_replay_desc *desc; /* replay_window entries, indexed by seq mod window */
+	uint8_t *ring;		       /* replay_bytes of encoded TLPs */
+	struct dxfp_np_entry *np;      /* outstanding non-posted requests, np_slots entries */
+	struct dxpu_tlp *np_report;    /* max_np entries: the link_down list */
+	struct dxfp_np_order *np_sort; /* max_np entries */
+
 	enum dxfp_session_state state;
 	enum dxfp_down_reason down_reason;
-	uint16_t peer_close_reason;
 
 	/* negotiated */
 	uint32_t max_frame;
 	uint32_t peer_session;
 	uint32_t peer_epoch;
-	uint64_t peer_node_id;
 	uint32_t peer_window;
 
 	/* transmit: sequence numbers [una, send_ptr) sent, [send_ptr, next_seq) waiting */
@@ -225,54 +252,32 @@ struct dxfp_session {
 	uint32_t send_ptr;
 	uint32_t next_seq;
 	uint32_t replay_end; /* a replay is in progress until send_ptr reaches this */
-	bool replaying;
-	struct dxfp_replay_desc *desc; /* replay_window entries, indexed by seq mod window */
-	uint8_t *ring;		       /* replay_bytes */
 	uint32_t ring_head;
 	uint32_t ring_tail;
-	uint32_t ring_count; /* TLPs in the ring */
-	struct dxfp_tx_credits tx_credits;
-	struct dxfp_rtt rtt;
-	uint64_t rto_deadline; /* DXFP_NO_DEADLINE when nothing is in flight */
-	uint64_t last_tx;      /* last frame sent */
+	uint32_t ring_count;   /* TLPs in the ring */
 	uint32_t last_nak_seq; /* last NAK acted on */
-	uint64_t last_nak_time;
-	bool nak_acted;
-	uint64_t credit_blocked_since; /* a send was refused for credit; DXFP_NO_DEADLINE if not */
-	uint64_t probe_deadline;
 
 	/* receive */
 	uint32_t expected;
-	struct dxfp_rx_credits rx_credits;
-	struct dxfp_credits advertised; /* limits last sent */
-	bool ack_pending;		/* TLPs arrived that no frame has acknowledged */
-	bool ack_now;			/* acknowledge at the next poll */
-	bool credit_now;		/* a credit limit moved far enough to announce at once */
-	bool probe_now;			/* send ACK_REQ */
-	uint32_t rx_unacked_tlps;	/* TLPs received since the last frame sent */
-	uint64_t ack_deadline;
-	bool nak_pending;
-	bool nak_outstanding;
+	uint32_t rx_unacked_tlps; /* TLPs received since the last frame sent */
 	uint32_t nak_seq;
-	uint64_t nak_time;
 
-	/* handshake and liveness */
-	uint64_t started;
-	uint64_t hello_deadline;
-	uint64_t hello_interval;
-	bool welcome_pending;
-	bool close_pending;
-	uint64_t last_progress;
-
-	/* outstanding non-posted requests: open addressing, np_slots entries */
-	struct dxfp_np_entry *np;
+	/* outstanding non-posted requests: open addressing */
 	uint32_t np_slots;
 	uint32_t np_count;
 	uint32_t np_order;
-	struct dxpu_tlp *np_report;    /* max_np entries: the link_down list */
-	struct dxfp_np_order *np_sort; /* max_np entries */
 
-	struct dxfp_session_counters counters;
+	uint16_t peer_close_reason;
+	bool replaying;
+	bool nak_acted;
+	bool ack_pending;     /* TLPs arrived that no frame has acknowledged */
+	bool ack_now;	      /* acknowledge at the next poll */
+	bool credit_now;      /* a credit limit moved far enough to announce at once */
+	bool probe_now;	      /* send ACK_REQ */
+	bool nak_pending;     /* send a NAK */
+	bool nak_outstanding; /* a NAK for nak_seq was sent and the gap is still open */
+	bool welcome_pending;
+	bool close_pending;
 };
 
 /* Defaults: 9216-byte frames, 1024-TLP window, 1 MiB replay, 256 NP, 50 us ack delay,
@@ -280,9 +285,9 @@ struct dxfp_session {
 void dxfp_session_config_defaults(struct dxfp_session_config *cfg);
 
 /*
- * Size the replay buffer from the bandwidth-delay product: the bytes a link
- * of bandwidth_bps carries in one round trip (rtt_ns) plus the RTO headroom,
- * and the TLP window to match for TLPs of avg_tlp_bytes.
+ * Size the replay buffer from the bandwidth-delay product: twice what a link
+ * of bandwidth_bps carries in a round trip (rtt_ns) plus the ack delay, plus
+ * two frames; and the TLP window to match for TLPs of avg_tlp_bytes.
  */
 void dxfp_session_config_size_replay(struct dxfp_session_config *cfg, uint64_t bandwidth_bps,
 				     uint64_t rtt_ns, uint32_t avg_tlp_bytes);

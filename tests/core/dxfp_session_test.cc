@@ -88,10 +88,10 @@ TEST(DxfpSessionConfig, DefaultsAreValidAndEachBadFieldIsNamed) {
 TEST(DxfpSessionConfig, ReplaySizedFromBandwidthDelayProduct) {
   dxfp_session_config c;
   dxfp_session_config_defaults(&c);
-  // 100 Gb/s, 10 us RTT, + 200 us min RTO: 12.5 GB/s * 210 us = 2.625 MB, + 2 frames.
+  // 100 Gb/s, 10 us RTT + 50 us ack delay, twice: 12.5 GB/s * 120 us = 1.5 MB, + 2 frames.
   dxfp_session_config_size_replay(&c, 100'000'000'000ull, 10 * kUs, 256);
-  EXPECT_EQ(c.replay_bytes, 2'625'000u + 2 * DXFP_MAX_FRAME);
-  EXPECT_EQ(c.replay_window, 16384u);  // 2.64 MB / 256 rounded up to a power of two
+  EXPECT_EQ(c.replay_bytes, 1'500'000u + 2 * DXFP_MAX_FRAME);
+  EXPECT_EQ(c.replay_window, 8192u);  // 1.52 MB / 256 rounded up to a power of two
   EXPECT_EQ(dxfp_session_config_check(&c), nullptr);
   // A slow link still holds two largest TLPs.
   dxfp_session_config_size_replay(&c, 1000, 1000, 64);
@@ -497,7 +497,9 @@ TEST(DxfpSession, ReplayBufferBoundsTlpsInFlight) {
 TEST(DxfpSession, ReplayRingWrapsAroundWithoutCorruption) {
   SessionPair p;
   p.Establish();
-  std::mt19937 rng(7);
+  const uint64_t seed = test_seed();
+  std::printf("DXPU_SEED=%llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
   std::vector<std::vector<uint8_t>> sent;
   uint64_t addr = 0x1000;
   for (int round = 0; round < 50; round++) {

@@ -60,7 +60,7 @@ dxfp_session_config TestConfig(dxfp_session_role role) {
 SessionPair::SessionPair(const dxfp_session_config& a_cfg, const dxfp_session_config& b_cfg)
     : a(a_cfg), b(b_cfg) {}
 
-dxfp_rx_result SessionPair::Deliver(SessionNode& to, const Frame& frame) {
+dxfp_rx_result SessionPair::Deliver(SessionNode& to, const Frame& frame) const {
   if (to.state() == DXFP_STATE_IDLE && to.s()->cfg.role == DXFP_ROLE_RESPONDER) {
     dxfp_frame f{};
     if (dxfp_frame_parse(frame.data(), frame.size(), DXFP_MAX_FRAME, &f) != DXFP_OK ||

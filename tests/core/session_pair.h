@@ -74,7 +74,7 @@ class SessionPair {
   // connect + pump until both ends are established (asserts).
   void Establish();
   // Hand one frame to a node as it would arrive (the responder accepts a HELLO when idle).
-  dxfp_rx_result Deliver(SessionNode& to, const Frame& frame);
+  dxfp_rx_result Deliver(SessionNode& to, const Frame& frame) const;
   uint64_t NextDeadline();
 
  private:

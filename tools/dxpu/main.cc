@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "bench_command.h"
 #include "command.h"
 #include "crc_command.h"
 #include "demo.h"
+#include "sim_command.h"
 #include "tlp_commands.h"
 
 #ifndef DXPU_VERSION
@@ -55,6 +57,8 @@ int Main(int argc, char** argv) {
   std::vector<Command> commands = AddTlpCommands(app);
   commands.push_back(AddCrcCommand(app));
   commands.push_back(AddDemoCommand(app));
+  commands.push_back(AddSimCommand(app));
+  commands.push_back(AddBenchCommand(app));
   commands.push_back(AddVersionCommand(app));
   // After the subcommands: CLI11 copies a parent's footer into subcommands made later.
   app.footer(
@@ -63,6 +67,8 @@ int Main(int argc, char** argv) {
       "  dxpu tlp encode mrd --addr 0x1000 --len 4 --req 01:00.0 --tag 7\n"
       "  printf 123456789 | dxpu crc32c\n"
       "  dxpu demo --json\n"
+      "  dxpu sim fabric --seeds 2000\n"
+      "  dxpu bench fabric\n"
       "Run 'dxpu COMMAND --help' for a command's arguments.");
 
   try {

@@ -1,0 +1,115 @@
+// Raw link baselines: the links moving the bytes a DxFP session would, with no protocol.
+// One thread sends a burst of 1, 8 or 64 datagrams the size of a full DATA frame (TLP
+// records of 64 B, 256 B or 4 KiB payload packed into DXFP_MAX_FRAME, see
+// fabric::PlanRawFrames) and then receives them at the other end. Session goodput is read
+// against these figures: bytes/s is what the link moved, payload_Bps the TLP payload those
+// frames stand for (the ceiling for goodput once DxFP's record and TLP headers are paid).
+// Results and how to read them: docs/performance.md, "Raw link baselines".
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "fabric/raw_link_load.h"
+#include "fabric/raw_link_pair.h"
+
+namespace {
+
+using dxpu::fabric::RawLinkKind;
+
+void BM_RawLink(benchmark::State& state) {
+  const auto kind = static_cast<RawLinkKind>(state.range(0));
+  const auto payload = static_cast<size_t>(state.range(1));
+  // Frames per burst; the receiving end is sized to hold a burst (the UDP socket buffer
+  // only up to net.core.rmem_max: beyond it frames are lost, and counted).
+  const auto burst = static_cast<size_t>(state.range(2));
+  dxpu::fabric::RawLinkPair pair = dxpu::fabric::OpenRawLinkPair(kind, burst);
+  if (!pair.ok()) {
+    state.SkipWithError(("cannot open links: " + pair.error.message()).c_str());
+    return;
+  }
+  const dxpu::fabric::RawFramePlan plan =
+      dxpu::fabric::PlanRawFrames(std::min(pair.tx->max_frame(), pair.rx->max_frame()), payload);
+  dxpu::fabric::RawLinkLoad load(*pair.tx, pair.to, *pair.rx, plan);
+  dxpu::fabric::RawLinkLoadResult total;
+  for (auto _ : state) load.Burst(burst, &total);
+  load.Finish(std::chrono::milliseconds(20), &total);
+  if (total.error) {
+    state.SkipWithError(("link error: " + total.error.message()).c_str());
+    return;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(total.bytes));
+  state.SetItemsProcessed(static_cast<int64_t>(total.frames));  // frames/s
+  state.counters["payload_Bps"] =
+      benchmark::Counter(static_cast<double>(total.payload_bytes), benchmark::Counter::kIsRate);
+  state.counters["lost"] = static_cast<double>(total.lost);
+  state.counters["frame_B"] = static_cast<double>(plan.frame_bytes);
+  state.counters["tlps/frame"] = static_cast<double>(plan.tlps_per_frame);
+  state.SetLabel(std::string(dxpu::fabric::RawLinkKindName(kind)) + " " + std::to_string(payload) +
+                 "B x" + std::to_string(burst));
+}
+
+BENCHMARK(BM_RawLink)
+    ->ArgNames({"link", "payload", "burst"})
+    ->ArgsProduct({{static_cast<int64_t>(RawLinkKind::kMemory),
+                    static_cast<int64_t>(RawLinkKind::kUdpLoopback)},
+                   {64, 256, 4096},
+                   {1, 8, 64}});
+
+// Console output as usual, then a table in the units the session figures will use.
+class SummaryReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      const bool mean = r.run_type == Run::RT_Aggregate && r.aggregate_name == "mean";
+      if (r.error_occurred || (r.run_type != Run::RT_Iteration && !mean)) continue;
+      rows_.push_back({r.report_label, Get(r, "items_per_second"), Get(r, "bytes_per_second"),
+                       Get(r, "payload_Bps"), Get(r, "frame_B"), Get(r, "lost")});
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\nRaw link baselines (one thread, send a burst then receive it):\n");
+    std::printf("  %-24s %8s %12s %12s %14s %8s\n", "link, payload x burst", "frame B",
+                "k frames/s", "Gbit/s link", "Gbit/s payload", "lost");
+    for (const Row& row : rows_) {
+      std::printf("  %-24s %8.0f %12.1f %12.2f %14.2f %8.0f\n", row.label.c_str(), row.frame_bytes,
+                  row.frames_per_s / 1e3, row.bytes_per_s * 8 / 1e9, row.payload_per_s * 8 / 1e9,
+                  row.lost);
+    }
+  }
+
+ private:
+  struct Row {
+    std::string label;
+    double frames_per_s;
+    double bytes_per_s;
+    double payload_per_s;
+    double frame_bytes;
+    double lost;
+  };
+
+  static double Get(const Run& r, const char* name) {
+    const auto it = r.counters.find(name);
+    return it == r.counters.end() ? 0.0 : static_cast<double>(it->second);
+  }
+
+  std::vector<Row> rows_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  SummaryReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

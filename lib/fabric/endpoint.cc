@@ -1,0 +1,79 @@
+// endpoint.cc - see endpoint.h.
+#include "fabric/endpoint.h"
+
+#include <utility>
+
+namespace dxpu::fabric {
+
+std::unique_ptr<Endpoint> Endpoint::Create(const dxfp_session_config& config,
+                                           EndpointCallbacks callbacks,
+                                           const EndpointOptions& options, std::string* error) {
+  if (const char* why = dxfp_session_config_check(&config)) {
+    if (error != nullptr) *error = why;
+    return nullptr;
+  }
+  if (!callbacks.deliver || !callbacks.link_down) {
+    if (error != nullptr) *error = "an endpoint needs deliver and link_down callbacks";
+    return nullptr;
+  }
+  return std::unique_ptr<Endpoint>(new Endpoint(config, std::move(callbacks), options));
+}
+
+Endpoint::Endpoint(const dxfp_session_config& config, EndpointCallbacks callbacks,
+                   const EndpointOptions& options)
+    : callbacks_(std::move(callbacks)),
+      auto_release_(options.auto_release),
+      memory_((dxfp_session_mem_size(&config) + 7) / 8),
+      queue_(options.queue),
+      frame_(config.max_frame) {
+  static constexpr dxfp_session_ops kOps = {&OnDeliver, &OnLinkDown, &OnEstablished};
+  // Cannot fail: the configuration was checked and the memory sized from it.
+  (void)dxfp_session_init(&session_, &config, memory_.data(), memory_.size() * 8, &kOps, this);
+}
+
+bool Endpoint::Submit(const dxpu_tlp& tlp) {
+  if (state() == DXFP_STATE_DOWN) return false;
+  return queue_.Push(tlp);
+}
+
+void Endpoint::Flush(uint64_t now, const Transmit& transmit) {
+  now_ = now;
+  if (!queue_.empty() && state() == DXFP_STATE_ESTABLISHED)
+    queue_.Drain([this](const dxpu_tlp& t) {
+      const dxfp_send_result r = dxfp_session_send(&session_, now_, &t);
+      if (r == DXFP_SEND_OK && callbacks_.sent) callbacks_.sent(t);
+      return r;
+    });
+  size_t len = 0;
+  while (dxfp_session_poll(&session_, now, frame_.data(), frame_.size(), &len))
+    transmit(std::span<const uint8_t>(frame_.data(), len));
+}
+
+void Endpoint::OnDeliver(void* ctx, const dxpu_tlp* tlp) {
+  auto* ep = static_cast<Endpoint*>(ctx);
+  ep->callbacks_.deliver(*tlp);
+  if (ep->auto_release_)
+    dxfp_session_release(&ep->session_, static_cast<int>(dxpu_tlp_kind_class(tlp->kind)),
+                         dxpu_tlp_payload_len(tlp));
+}
+
+void Endpoint::OnLinkDown(void* ctx, dxfp_down_reason reason, const dxpu_tlp* unanswered,
+                          size_t n) {
+  auto* ep = static_cast<Endpoint*>(ctx);
+  // The requests still queued were never sent: they are unanswered too.
+  std::vector<dxpu_tlp> all(unanswered, unanswered + n);
+  ep->queue_.Discard([&all](const dxpu_tlp& t) {
+    if (dxpu_tlp_kind_class(t.kind) != DXPU_TLP_CLASS_NON_POSTED) return;
+    dxpu_tlp hdr = t;
+    hdr.payload = nullptr;
+    all.push_back(hdr);
+  });
+  ep->callbacks_.link_down(reason, all);
+}
+
+void Endpoint::OnEstablished(void* ctx) {
+  auto* ep = static_cast<Endpoint*>(ctx);
+  if (ep->callbacks_.established) ep->callbacks_.established();
+}
+
+}  // namespace dxpu::fabric
