@@ -20,6 +20,9 @@ namespace dxpu::link {
 struct MemoryLink::Queue {
   std::mutex mu;
   std::deque<std::vector<uint8_t>> frames;
+  // Buffers of frames already received, reused by Send: a steady stream allocates nothing
+  // (and no burst hands memory back to the OS only to fault it in again).
+  std::vector<std::vector<uint8_t>> spare;
   size_t capacity = 0;
   UniqueFd event;
 };
@@ -59,12 +62,17 @@ std::error_code MemoryLink::Send(const LinkAddress& /*to*/, std::span<const uint
     CountSendError();
     return std::make_error_code(std::errc::message_size);
   }
-  std::vector<uint8_t> copy(frame.begin(), frame.end());
   const std::lock_guard lock(tx_->mu);
   if (tx_->frames.size() >= tx_->capacity) {
     CountDropped();
     return std::make_error_code(std::errc::no_buffer_space);
   }
+  std::vector<uint8_t> copy;
+  if (!tx_->spare.empty()) {
+    copy = std::move(tx_->spare.back());
+    tx_->spare.pop_back();
+  }
+  copy.assign(frame.begin(), frame.end());
   if (tx_->frames.empty()) {
     const uint64_t one = 1;
     if (::write(tx_->event.get(), &one, sizeof(one)) != sizeof(one)) {
@@ -97,10 +105,15 @@ LinkResult MemoryLink::Receive(std::span<uint8_t> buf, LinkAddress* from) {
       CountDropped();  // never deliver part of a frame
     }
   }
-  if (!frame.empty()) std::memcpy(buf.data(), frame.data(), frame.size());
+  const size_t size = frame.size();
+  if (size != 0) std::memcpy(buf.data(), frame.data(), size);
+  {
+    const std::lock_guard lock(rx_->mu);
+    if (rx_->spare.size() < rx_->capacity) rx_->spare.push_back(std::move(frame));
+  }
   if (from != nullptr) *from = LinkAddress();
-  CountReceived(frame.size());
-  return LinkResult::Frame(frame.size());
+  CountReceived(size);
+  return LinkResult::Frame(size);
 }
 
 int MemoryLink::fd() const { return rx_->event.get(); }

@@ -174,6 +174,72 @@ TEST(DxfpSession, LostWelcomeIsRepeatedForTheRepeatedHello) {
   EXPECT_EQ(p.b.counters().welcomes_tx, 2u);
 }
 
+TEST(DxfpSession, ResponderRefusesAnUnusableHello) {
+  SessionPair p;
+  dxfp_session_connect(p.a.s(), p.now);
+  std::vector<uint8_t> buf(DXFP_MAX_FRAME);
+  size_t len = 0;
+  ASSERT_TRUE(dxfp_session_poll(p.a.s(), p.now, buf.data(), buf.size(), &len));
+  buf.resize(len);
+  // The HELLO record starts after the header and its record header: versions at +36, +37.
+  auto with_versions = [&](uint8_t lo, uint8_t hi) {
+    SessionPair::Frame f = buf;
+    f[DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE] = lo;
+    f[DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + 1] = hi;
+    Reseal(f);
+    return f;
+  };
+  EXPECT_EQ(p.Deliver(p.b, with_versions(2, 3)), DXFP_RX_BAD_VERSION);
+  EXPECT_EQ(p.b.state(), DXFP_STATE_IDLE);
+  SessionPair::Frame no_session = buf;
+  dxpu_put_be32(&no_session[DXFP_OFF_SRC_SESSION], 0);
+  Reseal(no_session);
+  EXPECT_EQ(p.Deliver(p.b, no_session), DXFP_RX_MALFORMED);
+  EXPECT_EQ(p.b.state(), DXFP_STATE_IDLE);
+  // An initiator does not accept; an accepting responder does not accept twice.
+  EXPECT_EQ(p.Deliver(p.b, buf), DXFP_RX_OK);
+  EXPECT_EQ(p.b.state(), DXFP_STATE_ACCEPTING);
+  dxfp_frame f{};
+  ASSERT_EQ(dxfp_frame_parse(buf.data(), buf.size(), DXFP_MAX_FRAME, &f), DXFP_OK);
+  EXPECT_EQ(dxfp_session_accept(p.b.s(), p.now, &f), DXFP_RX_UNEXPECTED);
+  EXPECT_EQ(dxfp_session_accept(p.a.s(), p.now, &f), DXFP_RX_UNEXPECTED);
+  // A HELLO from another incarnation of the initiator is stale for this session.
+  SessionPair::Frame other = buf;
+  dxpu_put_be32(&other[DXFP_OFF_SRC_EPOCH], 0x77777777);
+  Reseal(other);
+  EXPECT_EQ(p.Deliver(p.b, other), DXFP_RX_STALE_EPOCH);
+  dxfp_hello id{};
+  ASSERT_TRUE(dxfp_hello_identity(&f, &id));
+  EXPECT_EQ(id.node_id, 0x1111u);
+}
+
+TEST(DxfpSession, ResponderGivesUpWhenTheFirstDataNeverComes) {
+  SessionPair p;
+  p.filter = [](bool from_a, SessionPair::Frame& f) {
+    return !from_a || HeaderOf(f).type == DXFP_HELLO;  // only HELLO gets through
+  };
+  dxfp_session_connect(p.a.s(), p.now);
+  p.Pump();
+  EXPECT_EQ(p.b.state(), DXFP_STATE_ACCEPTING);
+  const uint64_t accepted = p.now;
+  p.RunUntil(accepted + 100 * kMs);
+  EXPECT_TRUE(p.b.down);
+  EXPECT_EQ(p.b.down_reason, DXFP_DOWN_HANDSHAKE_TIMEOUT);
+}
+
+TEST(DxfpSession, RepeatedHelloAfterEstablishmentIsAnsweredAgain) {
+  SessionPair p;
+  p.Establish();
+  const SessionPair::Frame hello = p.a_to_b.front();
+  EXPECT_EQ(p.Deliver(p.b, hello), DXFP_RX_OK);
+  p.Pump();
+  EXPECT_EQ(p.b.counters().welcomes_tx, 2u);
+  EXPECT_EQ(p.a.state(), DXFP_STATE_ESTABLISHED);
+  EXPECT_EQ(p.b.state(), DXFP_STATE_ESTABLISHED);
+  // A WELCOME at a responder, or a HELLO at an initiator, is unexpected.
+  EXPECT_EQ(p.Deliver(p.a, hello), DXFP_RX_UNEXPECTED);
+}
+
 TEST(DxfpSession, LostFirstDataLeavesResponderAcceptingUntilTheNextFrame) {
   SessionPair p;
   int datas = 0;

@@ -167,8 +167,35 @@ if run "demo text" 0 "$DXPU" demo; then
   grep_check "demo text" out "foundation stage"
 fi
 
+# --- sim fabric ---------------------------------------------------------------------------
+if run "sim fabric" 0 "$DXPU" sim fabric --seeds 5 --faults 'loss=0.05,reorder=0.05,latency=5us'; then
+  grep_check "sim fabric summary" out "^5 passed, 0 failed$"
+fi
+if run "sim fabric json" 0 "$DXPU" sim fabric --seed 9 --seeds 2 --json --faults 'partition=2ms+30ms'; then
+  # The JSON document, then the summary line.
+  head -n -1 "$tmp/out" >"$tmp/json" && mv "$tmp/json" "$tmp/out"
+  json_check "sim fabric json" "d['passed'] == 2 and d['results'][0]['seed'] == 9 and all(r['link_downs'] >= 2 and r['sessions'] >= 2 for r in d['results'])"
+fi
+if run "sim fabric bad spec" 2 "$DXPU" sim fabric --faults 'loss=2'; then
+  grep_check "sim fabric bad spec" err "loss"
+fi
+run "sim fabric unknown key" 2 "$DXPU" sim fabric --faults 'lose=0.1'
+if run "sim fabric unknown node" 2 "$DXPU" sim fabric --seeds 1 --faults 'crash=gpu@1ms'; then
+  grep_check "sim fabric unknown node" err "unknown node 'gpu'"
+fi
+run "sim fabric one-way cut" 0 "$DXPU" sim fabric --seeds 3 --faults 'cut=host>bridge@2ms+30ms'
+run "sim fabric zero seeds" 2 "$DXPU" sim fabric --seeds 0
+run "sim without subcommand" 2 "$DXPU" sim
+
+# --- bench fabric ------------------------------------------------------------------------
+if run "bench fabric" 0 "$DXPU" bench fabric --link memory --size 256 --duration-ms 50 --json; then
+  json_check "bench fabric json" "len(d) == 2 and d[0]['session_payload_bytes_per_s'] > 0 and d[0]['raw_payload_bytes_per_s'] > 0 and d[1]['loss'] == 0.01"
+fi
+run "bench fabric odd size" 2 "$DXPU" bench fabric --size 6
+run "bench fabric bad link" 2 "$DXPU" bench fabric --link tcp
+
 # --- help and version -------------------------------------------------------------------
-for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "version"; do
+for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "version"; do
   # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
   if run "help '$cmd'" 0 "$DXPU" $cmd --help; then
     grep_check "help '$cmd'" out "Usage\|USAGE\|usage"

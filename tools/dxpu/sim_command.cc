@@ -84,6 +84,22 @@ int RunSimFabric(const SimFabricArgs& a) {
     std::cerr << "dxpu sim fabric: --faults: " << parsed.error << '\n';
     return kExitUsage;
   }
+  // The scenario's nodes are "host" and "bridge".
+  auto known = [](const std::string& n) { return n.empty() || n == "host" || n == "bridge"; };
+  for (const auto& c : parsed.plan->crashes) {
+    if (!known(c.node)) {
+      std::cerr << "dxpu sim fabric: --faults: crash of unknown node '" << c.node
+                << "' (the nodes are host and bridge)\n";
+      return kExitUsage;
+    }
+  }
+  for (const auto& p : parsed.plan->partitions) {
+    if (!known(p.from) || !known(p.to)) {
+      std::cerr << "dxpu sim fabric: --faults: cut between unknown nodes (the nodes are host "
+                   "and bridge)\n";
+      return kExitUsage;
+    }
+  }
   uint64_t passed = 0;
   uint64_t failed = 0;
   nlohmann::json results = nlohmann::json::array();
@@ -151,8 +167,8 @@ Command AddSimCommand(CLI::App& parent) {
       ->capture_default_str();
   fabric
       ->add_option("--faults", args->faults,
-                   "fault mix (docs/simulator.md): each seed draws its probabilities "
-                   "uniformly below these, unless --exact")
+                   "fault mix (docs/simulator.md); the nodes are host and bridge. Each seed "
+                   "draws its probabilities uniformly below these, unless --exact")
       ->capture_default_str();
   fabric->add_flag("--exact", args->exact, "use the fault mix as given for every seed");
   fabric->add_option("--tlps", args->host_tlps, "TLPs the host submits per seed")
