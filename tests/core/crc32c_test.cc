@@ -2,12 +2,19 @@
 // CRC catalogue) and against a bit-at-a-time reference on random data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
 
 #include "core/crc32c.h"
+
+// The generated tables, including the hardware path's zeros_N tables, to check
+// them entry by entry (crc32c.c compiles the latter only for that path).
+#define DXPU_CRC32C_ZEROS_TABLES 1
+#include "core/crc32c_table.h"
 
 namespace {
 
@@ -19,6 +26,24 @@ uint32_t crc32c_bitwise(const uint8_t* p, size_t n) {
     for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ ((crc & 1u) != 0 ? 0x82f63b78u : 0u);
   }
   return ~crc;
+}
+
+// Continue a CRC (the API's convention: crc as returned, not the register).
+uint32_t crc32c_bitwise(uint32_t crc, const uint8_t* p, size_t n) {
+  crc = ~crc;
+  for (size_t i = 0; i < n; ++i) {
+    crc ^= p[i];
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ ((crc & 1u) != 0 ? 0x82f63b78u : 0u);
+  }
+  return ~crc;
+}
+
+// Random bytes from a fixed seed.
+std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);  // NOLINT(cert-msc32-c,cert-msc51-cpp): fixed, reproducible
+  std::vector<uint8_t> v(n);
+  for (auto& b : v) b = static_cast<uint8_t>(rng());
+  return v;
 }
 
 TEST(Crc32c, CheckValue) {
@@ -90,6 +115,113 @@ TEST(Crc32c, MatchesBitwiseReferenceOnRandomBuffers) {
     ASSERT_EQ(dxpu_crc32c_portable(0, buf.data() + off, len), crc32c_bitwise(buf.data() + off, len))
         << "off=" << off << " len=" << len;
   }
+}
+
+// The hardware path joins three chains over blocks of 1024, 256, 128 and 64
+// bytes (groups of 3072, 768, 384 and 192) after a head of len % 192 bytes on
+// one chain. Every length 0..10000 covers every combination of groups and
+// every head length; every start offset 0..15 covers the unaligned loads.
+// dxpu_crc32c() (whichever path it takes), the old single-chain path and the
+// portable path must all equal the bit-at-a-time reference.
+TEST(Crc32c, EveryLengthAndAlignmentMatchesReference) {
+  const size_t kMaxLen = 10000;
+  std::vector<uint8_t> buf = random_bytes(kMaxLen + 16, 20261203);
+  for (size_t off = 0; off < 16; ++off) {
+    const uint8_t* p = buf.data() + off;
+    // Incremental bitwise reference: ref[len] = crc of p[0, len).
+    uint32_t ref = 0;
+    for (size_t len = 0; len <= kMaxLen; ++len) {
+      ASSERT_EQ(dxpu_crc32c(0, p, len), ref) << "off=" << off << " len=" << len;
+      ASSERT_EQ(dxpu_crc32c_portable(0, p, len), ref) << "off=" << off << " len=" << len;
+      ASSERT_EQ(dxpu_crc32c_hw_single(0, p, len), ref) << "off=" << off << " len=" << len;
+      if (len < kMaxLen) ref = crc32c_bitwise(ref, p + len, 1);
+    }
+  }
+}
+
+// The data ends exactly at the end of a heap block, so AddressSanitizer (the
+// asan preset) reports any load past the last byte, for every path.
+TEST(Crc32c, ReadsNothingPastTheEnd) {
+  std::vector<uint8_t> src = random_bytes(10000, 5);
+  for (size_t len = 0; len <= 10000; len += (len < 1600 ? 1 : 37)) {
+    for (size_t off : {size_t{0}, size_t{3}}) {
+      std::vector<uint8_t> block(off + len);
+      std::copy_n(src.begin(), len, block.begin() + static_cast<std::ptrdiff_t>(off));
+      uint32_t want = dxpu_crc32c_portable(0, src.data(), len);
+      ASSERT_EQ(dxpu_crc32c(0, block.data() + off, len), want) << "len=" << len;
+      ASSERT_EQ(dxpu_crc32c_hw_single(0, block.data() + off, len), want) << "len=" << len;
+      ASSERT_EQ(dxpu_crc32c_portable(0, block.data() + off, len), want) << "len=" << len;
+    }
+  }
+}
+
+// A nonzero starting crc goes through the head chain (or, below one group,
+// the single chain): every length with a few seeds.
+TEST(Crc32c, EveryLengthWithSeedMatchesReference) {
+  const size_t kMaxLen = 7000;
+  std::vector<uint8_t> buf = random_bytes(kMaxLen + 3, 99);
+  const uint8_t* p = buf.data() + 3;
+  for (uint32_t seed : {0x00000001u, 0xffffffffu, 0x9a3c5e71u}) {
+    uint32_t ref = seed;  // crc of p[0, len) continued from seed
+    for (size_t len = 0; len <= kMaxLen; ++len) {
+      ASSERT_EQ(dxpu_crc32c(seed, p, len), ref) << "seed=" << seed << " len=" << len;
+      ASSERT_EQ(dxpu_crc32c_portable(seed, p, len), ref) << "seed=" << seed << " len=" << len;
+      if (len < kMaxLen) ref = crc32c_bitwise(ref, p + len, 1);
+    }
+  }
+}
+
+// crc(A) continued with B equals crc(A || B), with the cut anywhere around
+// the group and block boundaries of either piece.
+TEST(Crc32c, IncrementalAcrossGroupBoundaries) {
+  const size_t kTotal = 9216;
+  std::vector<uint8_t> buf = random_bytes(kTotal + 16, 4242);
+  std::vector<size_t> cuts;
+  for (size_t edge : {0u, 64u, 128u, 192u, 256u, 384u, 576u, 768u, 1024u, 1536u, 2304u, 3072u,
+                      4096u, 6144u, 9216u}) {
+    for (size_t d = 0; d <= 17; ++d) {
+      if (edge >= d) cuts.push_back(edge - d);
+      if (edge + d <= kTotal) cuts.push_back(edge + d);
+    }
+  }
+  for (size_t total : {kTotal, size_t{9211}, size_t{4096}, size_t{1500}, size_t{577}}) {
+    for (size_t off : {size_t{0}, size_t{5}}) {
+      const uint8_t* p = buf.data() + off;
+      uint32_t whole = crc32c_bitwise(0, p, total);
+      ASSERT_EQ(dxpu_crc32c(0, p, total), whole);
+      for (size_t cut : cuts) {
+        if (cut > total) continue;
+        uint32_t a = dxpu_crc32c(0, p, cut);
+        ASSERT_EQ(dxpu_crc32c(a, p + cut, total - cut), whole)
+            << "total=" << total << " off=" << off << " cut=" << cut;
+        // And the start of the second piece in turn split in two.
+        size_t cut2 = cut + (total - cut) / 3;
+        uint32_t b = dxpu_crc32c(a, p + cut, cut2 - cut);
+        ASSERT_EQ(dxpu_crc32c(b, p + cut2, total - cut2), whole)
+            << "total=" << total << " off=" << off << " cut=" << cut << " cut2=" << cut2;
+      }
+    }
+  }
+}
+
+// Each generated zeros_N table entry T[k][i] is the CRC register after N zero
+// bytes from the register value i << 8k, computed here bit by bit.
+void check_zeros_table(const uint32_t (*t)[256], size_t n) {
+  for (int k = 0; k < 4; ++k) {
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t reg = i << (8 * k);
+      for (size_t bit = 0; bit < 8 * n; ++bit)
+        reg = (reg >> 1) ^ ((reg & 1u) != 0 ? 0x82f63b78u : 0u);
+      ASSERT_EQ(t[k][i], reg) << "N=" << n << " k=" << k << " i=" << i;
+    }
+  }
+}
+
+TEST(Crc32c, ZerosTablesMatchBitwiseShift) {
+  check_zeros_table(dxpu_crc32c_zeros_64, 64);
+  check_zeros_table(dxpu_crc32c_zeros_128, 128);
+  check_zeros_table(dxpu_crc32c_zeros_256, 256);
+  check_zeros_table(dxpu_crc32c_zeros_1024, 1024);
 }
 
 }  // namespace
