@@ -34,7 +34,8 @@ void OnDown(void* ctx, dxfp_down_reason /*reason*/, const dxpu_tlp* /*unanswered
   static_cast<LoadSession*>(ctx)->down = true;
 }
 
-dxfp_session_config LoadConfig(dxfp_session_role role, uint32_t max_frame, uint32_t replay_bytes) {
+dxfp_session_config LoadConfig(dxfp_session_role role, uint32_t max_frame, uint32_t replay_bytes,
+                               size_t tlp_bytes) {
   dxfp_session_config c;
   dxfp_session_config_defaults(&c);
   c.role = role;
@@ -45,12 +46,15 @@ dxfp_session_config LoadConfig(dxfp_session_role role, uint32_t max_frame, uint3
   // Go-back-N replays what is in flight after a loss, so a window beyond the
   // bandwidth-delay product only costs goodput. 256 KiB: 10 GB/s for 25 us.
   c.replay_bytes = replay_bytes;
-  c.replay_window = 8192;
+  // A TLP window that matches the bytes: the receiver acknowledges every quarter window at
+  // once, so a window far larger than the bytes in flight would leave acks to the timer.
+  c.replay_window = 16;
+  while (c.replay_window < replay_bytes / (tlp_bytes + 16) && c.replay_window < (1u << 16))
+    c.replay_window <<= 1;
   for (int i = 0; i < DXFP_CLASSES; i++) {
     c.rx_hdr_cap[i] = 4096;
     c.rx_data_cap[i] = (4u << 20) / DXFP_CREDIT_UNIT;
   }
-  c.ack_delay_ns = 20 * DXFP_NS_PER_US;
   // Sender and receiver share one thread here, so a round trip includes the other side's
   // whole batch: a floor of 1 ms keeps the timer from firing while acks are on their way.
   c.min_rto_ns = 1 * DXFP_NS_PER_MS;
@@ -76,8 +80,10 @@ SessionLoadResult RunSessionLoad(RawLinkPair& links, const SessionLoadOptions& o
       std::min<size_t>({o.max_frame, links.tx->max_frame(), links.rx->max_frame()}));
   auto sender = std::make_unique<LoadSession>();
   auto receiver = std::make_unique<LoadSession>();
-  if (!Init(sender.get(), LoadConfig(DXFP_ROLE_INITIATOR, max_frame, o.replay_bytes)) ||
-      !Init(receiver.get(), LoadConfig(DXFP_ROLE_RESPONDER, max_frame, o.replay_bytes))) {
+  if (!Init(sender.get(),
+            LoadConfig(DXFP_ROLE_INITIATOR, max_frame, o.replay_bytes, o.tlp_payload_bytes)) ||
+      !Init(receiver.get(),
+            LoadConfig(DXFP_ROLE_RESPONDER, max_frame, o.replay_bytes, o.tlp_payload_bytes))) {
     result.error = "session configuration refused";
     return result;
   }
