@@ -35,7 +35,7 @@ void OnDown(void* ctx, dxfp_down_reason /*reason*/, const dxpu_tlp* /*unanswered
 }
 
 dxfp_session_config LoadConfig(dxfp_session_role role, uint32_t max_frame, uint32_t replay_bytes,
-                               size_t tlp_bytes) {
+                               size_t tlp_bytes, uint64_t min_rto_ns) {
   dxfp_session_config c;
   dxfp_session_config_defaults(&c);
   c.role = role;
@@ -56,9 +56,10 @@ dxfp_session_config LoadConfig(dxfp_session_role role, uint32_t max_frame, uint3
     c.rx_data_cap[i] = (4u << 20) / DXFP_CREDIT_UNIT;
   }
   // Sender and receiver share one thread here, so a round trip includes the other side's
-  // whole batch: a floor of 1 ms keeps the timer from firing while acks are on their way.
-  c.min_rto_ns = 1 * DXFP_NS_PER_MS;
-  c.initial_rto_ns = 2 * DXFP_NS_PER_MS;
+  // whole batch: the floor (300 us by default) keeps the timer from firing while acks are on
+  // their way (no RTO fires in a loss-free run).
+  c.min_rto_ns = min_rto_ns;
+  c.initial_rto_ns = 2 * min_rto_ns;
   c.max_rto_ns = 10 * DXFP_NS_PER_MS;
   c.link_down_ns = 2000 * DXFP_NS_PER_MS;
   c.keepalive_ns = 100 * DXFP_NS_PER_MS;
@@ -80,10 +81,10 @@ SessionLoadResult RunSessionLoad(RawLinkPair& links, const SessionLoadOptions& o
       std::min<size_t>({o.max_frame, links.tx->max_frame(), links.rx->max_frame()}));
   auto sender = std::make_unique<LoadSession>();
   auto receiver = std::make_unique<LoadSession>();
-  if (!Init(sender.get(),
-            LoadConfig(DXFP_ROLE_INITIATOR, max_frame, o.replay_bytes, o.tlp_payload_bytes)) ||
-      !Init(receiver.get(),
-            LoadConfig(DXFP_ROLE_RESPONDER, max_frame, o.replay_bytes, o.tlp_payload_bytes))) {
+  if (!Init(sender.get(), LoadConfig(DXFP_ROLE_INITIATOR, max_frame, o.replay_bytes,
+                                     o.tlp_payload_bytes, o.min_rto_ns)) ||
+      !Init(receiver.get(), LoadConfig(DXFP_ROLE_RESPONDER, max_frame, o.replay_bytes,
+                                       o.tlp_payload_bytes, o.min_rto_ns))) {
     result.error = "session configuration refused";
     return result;
   }

@@ -23,6 +23,7 @@ struct SessionLoadOptions {
   uint64_t seed = 1;
   uint32_t max_frame = DXFP_MAX_FRAME;
   uint32_t replay_bytes = 256 * 1024;  // the sender's replay buffer: bounds what is in flight
+  uint64_t min_rto_ns = 300'000;       // the retransmission timer's floor
 };
 
 struct SessionLoadResult {

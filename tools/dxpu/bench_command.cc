@@ -23,6 +23,7 @@ struct BenchFabricArgs {
   double loss = 0.01;
   unsigned duration_ms = 500;
   unsigned replay_kib = 256;
+  unsigned min_rto_us = 300;
   bool json = false;
 };
 
@@ -73,6 +74,7 @@ Row Measure(const BenchFabricArgs& a, const std::string& link, size_t size, doub
   so.duration = d;
   so.loss = loss;
   so.replay_bytes = a.replay_kib * 1024;
+  so.min_rto_ns = uint64_t{a.min_rto_us} * 1000;
   const fabric::SessionLoadResult s = fabric::RunSessionLoad(pair, so);
   row.error = s.error;
   row.session_bps = s.payload_bytes_per_second();
@@ -174,6 +176,12 @@ Command AddBenchCommand(CLI::App& parent) {
       ->add_option("--replay-kib", args->replay_kib,
                    "the sender's replay buffer in KiB (what may be in flight)")
       ->check(CLI::Range(16u, 1024u * 1024u))
+      ->capture_default_str();
+  fabric
+      ->add_option("--min-rto-us", args->min_rto_us,
+                   "the retransmission timer's floor in microseconds (both ends share this "
+                   "thread, so a round trip includes the other end's whole batch)")
+      ->check(CLI::Range(10u, 1'000'000u))
       ->capture_default_str();
   fabric->add_flag("--json", args->json, "print the results as JSON");
   fabric->footer(
