@@ -176,6 +176,15 @@ if run "sim fabric json" 0 "$DXPU" sim fabric --seed 9 --seeds 2 --json --faults
   head -n -1 "$tmp/out" >"$tmp/json" && mv "$tmp/json" "$tmp/out"
   json_check "sim fabric json" "d['passed'] == 2 and d['results'][0]['seed'] == 9 and all(r['link_downs'] >= 2 and r['sessions'] >= 2 for r in d['results'])"
 fi
+# Deterministic: the same seeds and faults give byte-identical results.
+spec='loss=0.1,dup=0.05,reorder=0.1,corrupt=0.02,latency=5us,partition=3ms+25ms'
+if run "sim fabric determinism 1" 0 "$DXPU" sim fabric --seed 77 --seeds 3 --json --faults "$spec"; then
+  cp "$tmp/out" "$tmp/first"
+  if run "sim fabric determinism 2" 0 "$DXPU" sim fabric --seed 77 --seeds 3 --json --faults "$spec"; then
+    checks=$((checks + 1))
+    cmp -s "$tmp/first" "$tmp/out" || fail "sim fabric: two runs of the same seeds differ"
+  fi
+fi
 if run "sim fabric bad spec" 2 "$DXPU" sim fabric --faults 'loss=2'; then
   grep_check "sim fabric bad spec" err "loss"
 fi
