@@ -1,6 +1,10 @@
 // link.cc - the counters every link keeps.
 #include "link/link.h"
 
+#include <cerrno>
+
+#include "link/os_error.h"
+
 namespace dxpu::link {
 
 LinkCounters Link::counters() const {
@@ -18,6 +22,24 @@ LinkCounters Link::counters() const {
 void Link::CountSent(size_t bytes) {
   frames_sent_.fetch_add(1, std::memory_order_relaxed);
   bytes_sent_.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+std::error_code Link::FinishSend(ssize_t n, int err, size_t expected, size_t frame_bytes,
+                                 const std::string& what) {
+  if (n < 0) {
+    if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) {
+      CountDropped();
+    } else {
+      CountSendError();
+    }
+    return OsError(err, what);
+  }
+  if (static_cast<size_t>(n) != expected) {
+    CountSendError();
+    return std::make_error_code(std::errc::message_size);
+  }
+  CountSent(frame_bytes);
+  return {};
 }
 
 void Link::CountReceived(size_t bytes) {

@@ -3,11 +3,14 @@
 #ifndef DXPU_LIB_LINK_LINK_H_
 #define DXPU_LIB_LINK_LINK_H_
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <system_error>
 
 #include "link/link_address.h"
@@ -82,6 +85,12 @@ class Link {
   void CountSendError() { send_errors_.fetch_add(1, std::memory_order_relaxed); }
   void CountReceiveError() { receive_errors_.fetch_add(1, std::memory_order_relaxed); }
   void CountDropped() { dropped_.fetch_add(1, std::memory_order_relaxed); }
+  // What Send() returns after a sendto/sendmsg that returned n (errno err) for a datagram of
+  // `expected` bytes carrying a DxFP frame of frame_bytes, counted: sent; dropped for want
+  // of buffer space (EAGAIN, EWOULDBLOCK, ENOBUFS); or a send error. `what` names the
+  // call and destination in the error message.
+  std::error_code FinishSend(ssize_t n, int err, size_t expected, size_t frame_bytes,
+                             const std::string& what);
 
  private:
   std::atomic<uint64_t> frames_sent_{0};

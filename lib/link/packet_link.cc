@@ -18,11 +18,6 @@
 #include "link/os_error.h"
 
 namespace dxpu::link {
-namespace {
-
-bool IsNoRoom(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS; }
-
-}  // namespace
 
 OpenResult<PacketLink> PacketLink::Open(const Options& options) {
   OpenResult<PacketLink> r;
@@ -106,21 +101,9 @@ std::error_code PacketLink::Send(const LinkAddress& to, std::span<const uint8_t>
   std::memcpy(sll.sll_addr, to.mac().data(), 6);
   const ssize_t n =
       SendEthernet(fd_.get(), header, frame, reinterpret_cast<const sockaddr*>(&sll), sizeof(sll));
-  if (n < 0) {
-    const int err = errno;
-    if (IsNoRoom(err)) {
-      CountDropped();
-    } else {
-      CountSendError();
-    }
-    return OsError(err, "packet: sendmsg to " + to.ToString());
-  }
-  if (static_cast<size_t>(n) != header.size() + frame.size()) {
-    CountSendError();
-    return std::make_error_code(std::errc::message_size);
-  }
-  CountSent(frame.size());
-  return {};
+  const int err = n < 0 ? errno : 0;  // before anything else can change errno
+  return FinishSend(n, err, header.size() + frame.size(), frame.size(),
+                    "packet: sendmsg to " + to.ToString());
 }
 
 }  // namespace dxpu::link

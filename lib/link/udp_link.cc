@@ -20,9 +20,6 @@ constexpr size_t kUdpHeader = 8;
 constexpr size_t kIpv4Header = 20;
 constexpr size_t kIpv6Header = 40;
 
-// Errors that mean "no room now": the frame is dropped, as a full queue would drop it.
-bool IsNoRoom(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS; }
-
 }  // namespace
 
 OpenResult<UdpLink> UdpLink::Open(std::string_view bind_ip, uint16_t port, const Options& options) {
@@ -90,21 +87,8 @@ std::error_code UdpLink::Send(const LinkAddress& to, std::span<const uint8_t> fr
   const socklen_t len = to.ToSockaddr(&ss);
   const ssize_t n = ::sendto(fd_.get(), frame.data(), frame.size(), MSG_NOSIGNAL,
                              reinterpret_cast<const sockaddr*>(&ss), len);
-  if (n < 0) {
-    const int err = errno;
-    if (IsNoRoom(err)) {
-      CountDropped();
-    } else {
-      CountSendError();
-    }
-    return OsError(err, "udp: sendto " + to.ToString());
-  }
-  if (static_cast<size_t>(n) != frame.size()) {
-    CountSendError();
-    return std::make_error_code(std::errc::message_size);
-  }
-  CountSent(frame.size());
-  return {};
+  const int err = n < 0 ? errno : 0;  // before anything else can change errno
+  return FinishSend(n, err, frame.size(), frame.size(), "udp: sendto " + to.ToString());
 }
 
 LinkResult UdpLink::Receive(std::span<uint8_t> buf, LinkAddress* from) {

@@ -15,11 +15,6 @@
 #include "link/os_error.h"
 
 namespace dxpu::link {
-namespace {
-
-bool IsNoRoom(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS; }
-
-}  // namespace
 
 OpenResult<UnixDgramLink> UnixDgramLink::Open(const Options& options) {
   OpenResult<UnixDgramLink> r;
@@ -72,21 +67,9 @@ std::error_code UnixDgramLink::Send(const LinkAddress& to, std::span<const uint8
   const socklen_t remote_len = LinkAddress::Unix(options_.remote_path).ToSockaddr(&remote);
   const ssize_t n = SendEthernet(fd_.get(), header, frame,
                                  reinterpret_cast<const sockaddr*>(&remote), remote_len);
-  if (n < 0) {
-    const int err = errno;
-    if (IsNoRoom(err)) {
-      CountDropped();
-    } else {
-      CountSendError();
-    }
-    return OsError(err, "unix: sendmsg " + options_.remote_path);
-  }
-  if (static_cast<size_t>(n) != header.size() + frame.size()) {
-    CountSendError();
-    return std::make_error_code(std::errc::message_size);
-  }
-  CountSent(frame.size());
-  return {};
+  const int err = n < 0 ? errno : 0;  // before anything else can change errno
+  return FinishSend(n, err, header.size() + frame.size(), frame.size(),
+                    "unix: sendmsg " + options_.remote_path);
 }
 
 }  // namespace dxpu::link
