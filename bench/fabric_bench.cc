@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench_summary.h"
 #include "fabric/raw_link_load.h"
 #include "fabric/raw_link_pair.h"
 #include "fabric/session_load.h"
@@ -133,10 +134,5 @@ void PrintSummary() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  PrintSummary();
-  return 0;
+  return dxpu::bench::RunBenchmarks(argc, argv, nullptr, PrintSummary);
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_summary.h"
 #include "fabric/raw_link_load.h"
 #include "fabric/raw_link_pair.h"
 
@@ -61,20 +62,14 @@ BENCHMARK(BM_RawLink)
                    {1, 8, 64}});
 
 // Console output as usual, then a table in the units the session figures will use.
-class SummaryReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      const bool mean = r.run_type == Run::RT_Aggregate && r.aggregate_name == "mean";
-      if (r.error_occurred || (r.run_type != Run::RT_Iteration && !mean)) continue;
-      rows_.push_back({r.report_label, Get(r, "items_per_second"), Get(r, "bytes_per_second"),
-                       Get(r, "payload_Bps"), Get(r, "frame_B"), Get(r, "lost")});
-    }
-    ConsoleReporter::ReportRuns(runs);
+class LinkSummary : public dxpu::bench::SummaryReporter {
+ protected:
+  void Record(const Run& r) override {
+    rows_.push_back({r.report_label, Counter(r, "items_per_second"), Counter(r, "bytes_per_second"),
+                     Counter(r, "payload_Bps"), Counter(r, "frame_B"), Counter(r, "lost")});
   }
 
-  void Finalize() override {
-    ConsoleReporter::Finalize();
+  void Summarize() override {
     std::printf("\nRaw link baselines (one thread, send a burst then receive it):\n");
     std::printf("  %-24s %8s %12s %12s %14s %8s\n", "link, payload x burst", "frame B",
                 "k frames/s", "Gbit/s link", "Gbit/s payload", "lost");
@@ -95,21 +90,12 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     double lost;
   };
 
-  static double Get(const Run& r, const char* name) {
-    const auto it = r.counters.find(name);
-    return it == r.counters.end() ? 0.0 : static_cast<double>(it->second);
-  }
-
   std::vector<Row> rows_;
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  SummaryReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  LinkSummary reporter;
+  return dxpu::bench::RunBenchmarks(argc, argv, &reporter);
 }

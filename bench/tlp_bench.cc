@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_summary.h"
 #include "core/crc32c.h"
 #include "core/tlp_codec.h"
 
@@ -168,21 +169,14 @@ BENCHMARK(BM_BaselineMemcpy)->Arg(64)->Arg(1500)->Arg(4096)->Arg(9216);
 
 // Console output as usual, then a summary: rate per case and the ratio to
 // the baseline measured in this same run.
-class SummaryReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    // Plain runs, or the mean when --benchmark_repetitions asks for aggregates.
-    for (const Run& r : runs) {
-      bool mean = r.run_type == Run::RT_Aggregate && r.aggregate_name == "mean";
-      if (r.error_occurred || (r.run_type != Run::RT_Iteration && !mean)) continue;
-      ns_[r.run_name.str()] = r.GetAdjustedRealTime();
-      label_[r.run_name.str()] = r.report_label;
-    }
-    ConsoleReporter::ReportRuns(runs);
+class TlpSummary : public dxpu::bench::SummaryReporter {
+ protected:
+  void Record(const Run& r) override {
+    ns_[r.run_name.str()] = r.GetAdjustedRealTime();
+    label_[r.run_name.str()] = r.report_label;
   }
 
-  void Finalize() override {
-    ConsoleReporter::Finalize();
+  void Summarize() override {
     std::printf("\nTLP codec summary (one core):\n");
     std::printf("  %-10s %-7s %9s %12s %16s\n", "case", "op", "ns/TLP", "M TLP/s",
                 "x baseline copy");
@@ -237,10 +231,6 @@ class SummaryReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  SummaryReporter reporter;
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::Shutdown();
-  return 0;
+  TlpSummary reporter;
+  return dxpu::bench::RunBenchmarks(argc, argv, &reporter);
 }
