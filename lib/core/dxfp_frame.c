@@ -293,12 +293,26 @@ enum dxfp_err dxfp_writer_add_close(struct dxfp_writer *w, const struct dxfp_clo
 	return DXFP_OK;
 }
 
+void dxfp_writer_finish_pieces(struct dxfp_writer *w, const struct dxfp_piece *more, size_t n,
+			       uint16_t more_nrec, uint8_t crc[DXFP_CRC_SIZE], size_t *len)
+{
+	size_t total = w->len + DXFP_CRC_SIZE, i;
+	uint32_t c;
+
+	for (i = 0; i < n; i++)
+		total += more[i].len;
+	dxpu_put_be16(&w->buf[DXFP_OFF_LENGTH], (uint16_t)total);
+	dxpu_put_be16(&w->buf[DXFP_OFF_NREC], (uint16_t)(w->nrec + more_nrec));
+	c = dxpu_crc32c(0, w->buf, w->len);
+	for (i = 0; i < n; i++)
+		c = dxpu_crc32c(c, more[i].base, more[i].len);
+	dxpu_put_be32(crc, c);
+	*len = total;
+}
+
 void dxfp_writer_finish(struct dxfp_writer *w, size_t *len)
 {
-	dxpu_put_be16(&w->buf[DXFP_OFF_LENGTH], (uint16_t)(w->len + DXFP_CRC_SIZE));
-	dxpu_put_be16(&w->buf[DXFP_OFF_NREC], w->nrec);
-	dxpu_put_be32(&w->buf[w->len], dxpu_crc32c(0, w->buf, w->len));
-	*len = w->len + DXFP_CRC_SIZE;
+	dxfp_writer_finish_pieces(w, NULL, 0, 0, &w->buf[w->len], len);
 }
 
 const char *dxfp_err_name(enum dxfp_err err)

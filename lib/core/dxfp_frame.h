@@ -129,6 +129,22 @@ enum dxfp_err dxfp_writer_add_close(struct dxfp_writer *w, const struct dxfp_clo
 /* Set Length and the record count, append the CRC32C; *len = frame size. */
 void dxfp_writer_finish(struct dxfp_writer *w, size_t *len);
 
+/* Some bytes of a frame that lie outside the writer's buffer (scatter-gather). */
+struct dxfp_piece {
+	const uint8_t *base;
+	size_t len;
+};
+
+/*
+ * Finish a frame whose records go on past the writer's buffer: the n pieces
+ * (whole encoded records, more_nrec of them, directly after w's bytes on the
+ * wire) and then the CRC32C, which is written to crc and covers w's bytes and
+ * the pieces in order. Sets Length and the record count in w's header;
+ * *len = frame size. The caller has checked that the frame fits its cap.
+ */
+void dxfp_writer_finish_pieces(struct dxfp_writer *w, const struct dxfp_piece *more, size_t n,
+			       uint16_t more_nrec, uint8_t crc[DXFP_CRC_SIZE], size_t *len);
+
 const char *dxfp_err_name(enum dxfp_err err);
 
 DXPU_EXTERN_C_END

@@ -54,8 +54,8 @@ void dxfp_session_config_size_replay(struct dxfp_session_config *cfg, uint64_t b
 	uint64_t bytes = bandwidth_bps / 8u * span_ns / 1000000000ull;
 
 	bytes += 2ull * cfg->max_frame;
-	if (bytes < 2ull * DXPU_TLP_MAX_SIZE)
-		bytes = 2ull * DXPU_TLP_MAX_SIZE;
+	if (bytes < 2ull * DXFP_MAX_TLP_RECORD)
+		bytes = 2ull * DXFP_MAX_TLP_RECORD;
 	if (bytes > (1u << 30))
 		bytes = 1u << 30;
 	cfg->replay_bytes = (uint32_t)bytes;
@@ -77,8 +77,8 @@ const char *dxfp_session_config_check(const struct dxfp_session_config *cfg)
 	if (cfg->replay_window == 0 || cfg->replay_window > DXFP_MAX_REPLAY_WINDOW ||
 	    (cfg->replay_window & (cfg->replay_window - 1)) != 0)
 		return "replay_window must be a power of two, 1..2^20";
-	if (cfg->replay_bytes < DXPU_TLP_MAX_SIZE || cfg->replay_bytes > (1u << 30))
-		return "replay_bytes must hold one largest TLP and be at most 1 GiB";
+	if (cfg->replay_bytes < DXFP_MAX_TLP_RECORD || cfg->replay_bytes > (1u << 30))
+		return "replay_bytes must hold one largest TLP record (4120 bytes) and be at most 1 GiB";
 	if (cfg->max_np == 0 || cfg->max_np > DXFP_MAX_NP)
 		return "max_np must be 1..65536";
 	for (i = 0; i < DXFP_CLASSES; i++) {
@@ -378,20 +378,19 @@ static void ring_free_acked(struct dxfp_session *s, uint32_t ack)
 
 /* ---- sending TLPs ---- */
 
+/* rec_len: the TLP's record, record header included (what it takes in the ring and a frame). */
 static enum dxfp_send_result check_send(struct dxfp_session *s, int cls, uint32_t payload_bytes,
-					uint32_t wire_len, uint32_t *off)
+					uint32_t rec_len, uint32_t *off)
 {
 	if (s->state == DXFP_STATE_DOWN)
 		return DXFP_SEND_DOWN;
 	if (s->state != DXFP_STATE_ESTABLISHED)
 		return DXFP_SEND_NOT_READY;
-	if (wire_len + DXFP_REC_HDR_SIZE + DXFP_MIN_FRAME + DXFP_REC_HDR_SIZE +
-		    DXFP_CREDIT_BODY_SIZE >
-	    s->max_frame)
+	if (rec_len + DXFP_MIN_FRAME + DXFP_REC_HDR_SIZE + DXFP_CREDIT_BODY_SIZE > s->max_frame)
 		return DXFP_SEND_TOO_BIG;
 	if (!dxfp_tx_credits_allow(&s->tx_credits, cls, payload_bytes))
 		return DXFP_SEND_NO_CREDIT;
-	if (s->next_seq - s->una >= s->cfg.replay_window || !ring_place(s, wire_len, off))
+	if (s->next_seq - s->una >= s->cfg.replay_window || !ring_place(s, rec_len, off))
 		return DXFP_SEND_REPLAY_FULL;
 	if (cls == DXPU_TLP_CLASS_NON_POSTED && s->np_count >= s->cfg.max_np)
 		return DXFP_SEND_NP_FULL;
@@ -403,7 +402,7 @@ enum dxfp_send_result dxfp_session_can_send(struct dxfp_session *s, int cls, uin
 {
 	uint32_t off;
 
-	return check_send(s, cls, payload_bytes, wire_len, &off);
+	return check_send(s, cls, payload_bytes, DXFP_REC_HDR_SIZE + wire_len, &off);
 }
 
 enum dxfp_send_result dxfp_session_send(struct dxfp_session *s, uint64_t now,
@@ -420,7 +419,7 @@ enum dxfp_send_result dxfp_session_send(struct dxfp_session *s, uint64_t now,
 	wire_len = dxpu_tlp_wire_len(tlp);
 	payload = dxpu_tlp_payload_len(tlp);
 	cls = (int)dxpu_tlp_kind_class(tlp->kind);
-	r = check_send(s, cls, payload, wire_len, &off);
+	r = check_send(s, cls, payload, DXFP_REC_HDR_SIZE + wire_len, &off);
 	if (r != DXFP_SEND_OK) {
 		if (r == DXFP_SEND_NO_CREDIT) {
 			s->counters.credit_refusals++;
@@ -429,8 +428,15 @@ enum dxfp_send_result dxfp_session_send(struct dxfp_session *s, uint64_t now,
 		}
 		return r;
 	}
-	/* Validated, and the ring has wire_len bytes at off: encoding cannot fail. */
-	(void)dxpu_tlp_encode(tlp, &s->ring[off], wire_len, &enc_len);
+	/*
+	 * The ring holds the TLP as the record a frame carries, so that frames
+	 * can be sent straight from it. Validated, and the ring has the room at
+	 * off: encoding cannot fail. TLPs are whole DWs: no padding.
+	 */
+	s->ring[off] = DXFP_REC_TLP;
+	s->ring[off + 1] = 0;
+	dxpu_put_be16(&s->ring[off + 2], (uint16_t)wire_len);
+	(void)dxpu_tlp_encode(tlp, &s->ring[off + DXFP_REC_HDR_SIZE], wire_len, &enc_len);
 	d = desc_of(s, s->next_seq);
 	d->off = off;
 	d->len = (uint16_t)wire_len;
@@ -438,7 +444,7 @@ enum dxfp_send_result dxfp_session_send(struct dxfp_session *s, uint64_t now,
 	d->tx_time = now;
 	if (s->ring_count == 0)
 		s->ring_head = off;
-	s->ring_tail = off + wire_len;
+	s->ring_tail = off + DXFP_REC_HDR_SIZE + wire_len;
 	s->ring_count++;
 	s->next_seq++;
 	dxfp_tx_credits_consume(&s->tx_credits, cls, payload);
@@ -684,14 +690,14 @@ static void take_nak(struct dxfp_session *s, uint64_t now, uint32_t ack)
 	s->send_ptr = s->una;
 }
 
-/* Class and payload of a TLP record (the parser has decoded it once already). */
+/* Class and payload of a TLP record, from its DW0 (the parser has checked the TLP whole). */
 static void tlp_class_payload(const struct dxfp_record *r, int *cls, uint32_t *payload)
 {
-	struct dxpu_tlp t;
+	uint8_t kind = DXPU_TLP_INVALID;
 
-	(void)dxpu_tlp_decode(r->body, r->len, &t);
-	*cls = (int)dxpu_tlp_kind_class(t.kind);
-	*payload = dxpu_tlp_payload_len(&t);
+	*payload = 0;
+	(void)dxpu_tlp_peek_kind(r->body, r->len, &kind, payload);
+	*cls = (int)dxpu_tlp_kind_class(kind);
 }
 
 static enum dxfp_rx_result deliver_tlps(struct dxfp_session *s, uint64_t now,
@@ -750,7 +756,7 @@ static enum dxfp_rx_result deliver_tlps(struct dxfp_session *s, uint64_t now,
 			continue;
 		}
 		n++;
-		(void)dxpu_tlp_decode(r.body, r.len, &t);
+		(void)dxpu_tlp_decode(r.body, r.len, &t); /* the one full decode, for delivery */
 		(void)dxfp_rx_credits_accept(&s->rx_credits, (int)dxpu_tlp_kind_class(t.kind),
 					     dxpu_tlp_payload_len(&t));
 		if (dxpu_tlp_kind_is_cpl(t.kind))
@@ -982,18 +988,29 @@ static void my_hello(const struct dxfp_session *s, struct dxfp_hello *h)
 	h->replay_window = s->cfg.replay_window;
 }
 
-static size_t finish(struct dxfp_session *s, uint64_t now, struct dxfp_writer *w)
+/*
+ * Seal the frame in out: w's buffer is its head, out->piece[1..np) are runs of
+ * TLP records (ntlp of them) in the replay ring; the CRC goes last.
+ */
+static size_t seal(struct dxfp_session *s, uint64_t now, struct dxfp_writer *w,
+		   struct dxfp_frame_out *out, size_t np, uint16_t ntlp)
 {
 	size_t len = 0;
 
-	dxfp_writer_finish(w, &len);
+	dxfp_writer_finish_pieces(w, &out->piece[1], np - 1, ntlp, out->crc, &len);
+	out->piece[0].base = out->head;
+	out->piece[0].len = w->len;
+	out->piece[np].base = out->crc;
+	out->piece[np].len = DXFP_CRC_SIZE;
+	out->npieces = np + 1;
+	out->len = len;
 	s->counters.frames_tx++;
 	s->counters.bytes_tx += len;
 	s->last_tx = now;
 	return len;
 }
 
-static size_t build_handshake(struct dxfp_session *s, uint64_t now, uint8_t *buf, size_t cap,
+static size_t build_handshake(struct dxfp_session *s, uint64_t now, struct dxfp_frame_out *out,
 			      uint8_t type)
 {
 	struct dxfp_header h;
@@ -1006,17 +1023,17 @@ static size_t build_handshake(struct dxfp_session *s, uint64_t now, uint8_t *buf
 		h.dst_epoch = 0;
 		h.ack = 0;
 	}
-	if (dxfp_writer_init(&w, buf, cap, &h) != DXFP_OK)
+	if (dxfp_writer_init(&w, out->head, sizeof(out->head), &h) != DXFP_OK)
 		return 0;
 	my_hello(s, &hello);
 	dxfp_rx_credits_advert(&s->rx_credits, &s->advertised);
 	if (dxfp_writer_add_hello(&w, &hello) != DXFP_OK ||
 	    dxfp_writer_add_credits(&w, &s->advertised) != DXFP_OK)
 		return 0;
-	return finish(s, now, &w);
+	return seal(s, now, &w, out, 1, 0);
 }
 
-static size_t build_close(struct dxfp_session *s, uint64_t now, uint8_t *buf, size_t cap)
+static size_t build_close(struct dxfp_session *s, uint64_t now, struct dxfp_frame_out *out)
 {
 	struct dxfp_header h;
 	struct dxfp_writer w;
@@ -1025,51 +1042,61 @@ static size_t build_close(struct dxfp_session *s, uint64_t now, uint8_t *buf, si
 				.version_max = DXFP_VERSION };
 
 	init_header(s, &h, DXFP_CLOSE);
-	if (dxfp_writer_init(&w, buf, cap, &h) != DXFP_OK ||
+	if (dxfp_writer_init(&w, out->head, sizeof(out->head), &h) != DXFP_OK ||
 	    dxfp_writer_add_close(&w, &c) != DXFP_OK)
 		return 0;
-	return finish(s, now, &w);
+	return seal(s, now, &w, out, 1, 0);
 }
 
-/* Append a TLP record whose encoded bytes are in the replay ring. */
-static bool add_tlp_bytes(struct dxfp_writer *w, const uint8_t *tlp, uint16_t len)
+/*
+ * Add the record at rec (rec_len bytes in the ring) to the frame's pieces:
+ * it extends the last run when it follows it in the ring (it does except
+ * where the ring wraps). False when no piece is left for a new run (one
+ * stays for the CRC).
+ */
+static bool add_record(struct dxfp_frame_out *out, size_t *np, const uint8_t *rec, size_t rec_len)
 {
-	uint8_t *rec;
+	struct dxfp_piece *last = &out->piece[*np - 1];
 
-	if (w->len + DXFP_REC_HDR_SIZE + len > w->cap - DXFP_CRC_SIZE)
+	if (*np > 1 && last->base + last->len == rec) {
+		last->len += rec_len;
+		return true;
+	}
+	if (*np + 1 >= DXFP_OUT_PIECES)
 		return false;
-	rec = &w->buf[w->len];
-	rec[0] = DXFP_REC_TLP;
-	rec[1] = 0;
-	dxpu_put_be16(&rec[2], len);
-	memcpy(&rec[DXFP_REC_HDR_SIZE], tlp, len); /* TLPs are whole DWs: no padding */
-	w->len += DXFP_REC_HDR_SIZE + len;
-	w->nrec++;
+	out->piece[*np].base = rec;
+	out->piece[*np].len = rec_len;
+	(*np)++;
 	return true;
 }
 
-static size_t build_data(struct dxfp_session *s, uint64_t now, uint8_t *buf, size_t cap)
+static size_t build_data(struct dxfp_session *s, uint64_t now, size_t cap,
+			 struct dxfp_frame_out *out)
 {
 	struct dxfp_header h;
 	struct dxfp_writer w;
 	bool any_retx = false;
-	uint32_t ntlp = 0;
+	uint16_t ntlp = 0;
+	size_t np = 1, room;
 
 	init_header(s, &h, DXFP_DATA);
 	if (s->nak_pending)
 		h.flags |= DXFP_F_NAK;
 	if (s->probe_now)
 		h.flags |= DXFP_F_ACK_REQ;
-	if (dxfp_writer_init(&w, buf, cap, &h) != DXFP_OK)
+	if (dxfp_writer_init(&w, out->head, sizeof(out->head), &h) != DXFP_OK)
 		return 0;
 	dxfp_rx_credits_advert(&s->rx_credits, &s->advertised);
 	if (dxfp_writer_add_credits(&w, &s->advertised) != DXFP_OK)
 		return 0;
+	room = cap - w.len - DXFP_CRC_SIZE; /* cap >= DXFP_MIN_SESSION_FRAME > w.len + CRC */
 	while (s->send_ptr != s->next_seq) {
 		struct dxfp_replay_desc *d = desc_of(s, s->send_ptr);
+		size_t rec_len = DXFP_REC_HDR_SIZE + d->len;
 
-		if (!add_tlp_bytes(&w, &s->ring[d->off], d->len))
+		if (rec_len > room || !add_record(out, &np, &s->ring[d->off], rec_len))
 			break;
+		room -= rec_len;
 		if (dxfp_seq_before(s->send_ptr, s->replay_end) && s->replaying) {
 			d->retx = 1;
 			any_retx = true;
@@ -1103,13 +1130,18 @@ static size_t build_data(struct dxfp_session *s, uint64_t now, uint8_t *buf, siz
 	s->credit_now = false;
 	s->probe_now = false;
 	s->rx_unacked_tlps = 0;
-	return finish(s, now, &w);
+	return seal(s, now, &w, out, np, ntlp);
 }
 
-bool dxfp_session_poll(struct dxfp_session *s, uint64_t now, uint8_t *buf, size_t cap, size_t *len)
+bool dxfp_session_poll_pieces(struct dxfp_session *s, uint64_t now, size_t cap,
+			      struct dxfp_frame_out *out)
 {
 	size_t n = 0;
 
+	out->npieces = 0;
+	out->len = 0;
+	if (cap < DXFP_MIN_SESSION_FRAME)
+		return false; /* smaller than any frame the session may need to send */
 	if (cap > s->max_frame)
 		cap = s->max_frame;
 	run_timers(s, now);
@@ -1117,12 +1149,12 @@ bool dxfp_session_poll(struct dxfp_session *s, uint64_t now, uint8_t *buf, size_
 	case DXFP_STATE_DOWN:
 		if (s->close_pending) {
 			s->close_pending = false;
-			n = build_close(s, now, buf, cap);
+			n = build_close(s, now, out);
 		}
 		break;
 	case DXFP_STATE_CONNECTING:
 		if (now >= s->hello_deadline) {
-			n = build_handshake(s, now, buf, cap, DXFP_HELLO);
+			n = build_handshake(s, now, out, DXFP_HELLO);
 			s->counters.hellos_tx++;
 			s->hello_deadline = now + s->hello_interval;
 			s->hello_interval = min_u64(2 * s->hello_interval, s->cfg.max_rto_ns);
@@ -1131,26 +1163,40 @@ bool dxfp_session_poll(struct dxfp_session *s, uint64_t now, uint8_t *buf, size_
 	case DXFP_STATE_ACCEPTING:
 		if (s->welcome_pending) {
 			s->welcome_pending = false;
-			n = build_handshake(s, now, buf, cap, DXFP_WELCOME);
+			n = build_handshake(s, now, out, DXFP_WELCOME);
 			s->counters.welcomes_tx++;
 		}
 		break;
 	case DXFP_STATE_ESTABLISHED:
 		if (s->welcome_pending) {
 			s->welcome_pending = false;
-			n = build_handshake(s, now, buf, cap, DXFP_WELCOME);
+			n = build_handshake(s, now, out, DXFP_WELCOME);
 			s->counters.welcomes_tx++;
 			break;
 		}
 		if (s->send_ptr != s->next_seq || s->nak_pending || s->ack_now || s->credit_now ||
 		    s->probe_now)
-			n = build_data(s, now, buf, cap);
+			n = build_data(s, now, cap, out);
 		break;
 	default:
 		break;
 	}
-	*len = n;
 	return n != 0;
+}
+
+bool dxfp_session_poll(struct dxfp_session *s, uint64_t now, uint8_t *buf, size_t cap, size_t *len)
+{
+	struct dxfp_frame_out out;
+	size_t i, at = 0;
+
+	if (dxfp_session_poll_pieces(s, now, cap, &out)) {
+		for (i = 0; i < out.npieces; i++) {
+			memcpy(&buf[at], out.piece[i].base, out.piece[i].len);
+			at += out.piece[i].len;
+		}
+	}
+	*len = at;
+	return at != 0;
 }
 
 size_t dxfp_write_close(uint8_t *buf, size_t cap, const struct dxfp_header *cause,

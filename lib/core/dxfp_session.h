@@ -15,6 +15,9 @@
  *	                       while (dxfp_session_poll(s, now, out, cap, &len))
  *	                               transmit(out, len);
  *
+ * or, to send without copying TLPs out of the replay buffer, with
+ * dxfp_session_poll_pieces() and a scatter-gather transmit (sendmsg).
+ *
  * Delivered TLPs and link down are reported through struct dxfp_session_ops
  * callbacks, from inside receive() and poll(). A delivered TLP's payload
  * points into the received frame and is valid only during the callback; the
@@ -107,8 +110,9 @@ struct dxfp_session_config {
 	uint32_t max_frame;   /* largest frame the link carries, DXFP_MIN_FRAME..DXFP_MAX_FRAME */
 
 	uint32_t replay_window; /* TLPs in flight: power of two, 1..DXFP_MAX_REPLAY_WINDOW */
-	uint32_t replay_bytes;	/* bytes of encoded TLPs the replay buffer holds */
-	uint32_t max_np;	/* non-posted requests awaiting completion, 1..DXFP_MAX_NP */
+	uint32_t
+		replay_bytes; /* bytes of TLP records (4-byte header + TLP) the replay buffer holds */
+	uint32_t max_np;      /* non-posted requests awaiting completion, 1..DXFP_MAX_NP */
 
 	/* Receive buffers per class (enum dxpu_tlp_class): TLPs and 16-byte data units. */
 	uint32_t rx_hdr_cap[DXFP_CLASSES];
@@ -126,7 +130,8 @@ struct dxfp_session_config {
 #define DXFP_MAX_REPLAY_WINDOW (1u << 20)
 #define DXFP_MAX_NP (1u << 16)
 #define DXFP_MIN_SESSION_FRAME 128u /* room for a CREDIT record and a small TLP */
-#define DXFP_MAX_RX_CAP (1u << 30)  /* keeps credit counters comparable (4.6) */
+#define DXFP_MAX_TLP_RECORD (DXFP_REC_HDR_SIZE + DXPU_TLP_MAX_SIZE) /* 4120 bytes */
+#define DXFP_MAX_RX_CAP (1u << 30) /* keeps credit counters comparable (4.6) */
 
 /* Every counter of a session; dxfp_session_counter_name() names them in order. */
 struct dxfp_session_counters {
@@ -185,9 +190,9 @@ struct dxfp_session_ops {
 /* Replay buffer descriptor, one per TLP in flight (internal). */
 struct dxfp_replay_desc {
 	uint64_t tx_time; /* first transmission, for RTT samples */
-	uint32_t off;	  /* encoded TLP in the byte ring */
-	uint16_t len;
-	uint8_t retx; /* retransmitted: no RTT sample (Karn) */
+	uint32_t off;	  /* its TLP record (record header, encoded TLP) in the byte ring */
+	uint16_t len;	  /* encoded TLP bytes (the record is DXFP_REC_HDR_SIZE more) */
+	uint8_t retx;	  /* retransmitted: no RTT sample (Karn) */
 	uint8_t rsvd;
 };
 
@@ -233,7 +238,7 @@ struct dxfp_session {
 
 	void *ctx;
 	struct dxfp_replay_desc *desc; /* replay_window entries, indexed by seq mod window */
-	uint8_t *ring;		       /* replay_bytes of encoded TLPs */
+	uint8_t *ring;		       /* replay_bytes of TLP records, ready to send */
 	struct dxfp_np_entry *np;      /* outstanding non-posted requests, np_slots entries */
 	struct dxpu_tlp *np_report;    /* max_np entries: the link_down list */
 	struct dxfp_np_order *np_sort; /* max_np entries */
@@ -344,6 +349,32 @@ void dxfp_session_release(struct dxfp_session *s, int cls, uint32_t payload_byte
  * one). True and *len set when there is a frame; call again until false.
  */
 bool dxfp_session_poll(struct dxfp_session *s, uint64_t now, uint8_t *buf, size_t cap, size_t *len);
+
+/* Enough for a frame header and the largest set of control records. */
+#define DXFP_OUT_HEAD_SIZE 128u
+/* Pieces of one frame: its head, runs of TLP records in the replay ring, its CRC. */
+#define DXFP_OUT_PIECES 8u
+
+/*
+ * The next frame to send, in pieces to transmit in order as one datagram
+ * (scatter-gather): the head (header and control records) and the CRC live
+ * here, the TLP records stay in the session's replay buffer. Valid until the
+ * next call into the session.
+ */
+struct dxfp_frame_out {
+	uint8_t head[DXFP_OUT_HEAD_SIZE];
+	uint8_t crc[DXFP_CRC_SIZE];
+	struct dxfp_piece piece[DXFP_OUT_PIECES];
+	size_t npieces;
+	size_t len; /* the frame's size: the pieces' lengths added up */
+};
+
+/*
+ * dxfp_session_poll() without the copy: the next frame of at most cap bytes
+ * as pieces in *out. True when there is a frame; call again until false.
+ */
+bool dxfp_session_poll_pieces(struct dxfp_session *s, uint64_t now, size_t cap,
+			      struct dxfp_frame_out *out);
 
 /* When poll() must next be called even if nothing else happens; DXFP_NO_DEADLINE: never. */
 uint64_t dxfp_session_next_deadline(const struct dxfp_session *s);

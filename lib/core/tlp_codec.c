@@ -118,6 +118,19 @@ enum dxpu_tlp_err dxpu_tlp_peek_size(const uint8_t *buf, size_t len, uint32_t *s
 	return err;
 }
 
+enum dxpu_tlp_err dxpu_tlp_peek_kind(const uint8_t *buf, size_t len, uint8_t *kind,
+				     uint32_t *payload)
+{
+	struct tlp_shape s;
+	enum dxpu_tlp_err err = measure(buf, len, &s);
+
+	if (!err) {
+		*kind = s.kind;
+		*payload = s.data_len;
+	}
+	return err;
+}
+
 /* ---- validation ---- */
 
 static bool be_contiguous_high(uint8_t be) /* enabled bytes run to byte 3 */

@@ -193,6 +193,14 @@ static inline uint32_t dxpu_tlp_wire_len(const struct dxpu_tlp *t)
 enum dxpu_tlp_err dxpu_tlp_peek_size(const uint8_t *buf, size_t len, uint32_t *size);
 
 /*
+ * Kind and payload bytes of the TLP whose DW0 starts buf, from DW0 alone (for
+ * a TLP already checked whole, e.g. in a frame the parser accepted): as
+ * dxpu_tlp_peek_size(), without decoding the rest of the header.
+ */
+enum dxpu_tlp_err dxpu_tlp_peek_kind(const uint8_t *buf, size_t len, uint8_t *kind,
+				     uint32_t *payload);
+
+/*
  * Decode exactly one TLP occupying buf[0..len). On success *out is filled and
  * out->payload points into buf. On error *out is unspecified.
  */

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "fabric/session_frame.h"
+
 namespace dxpu::fabric {
 
 std::unique_ptr<Endpoint> Endpoint::Create(const dxfp_session_config& config,
@@ -24,8 +26,7 @@ Endpoint::Endpoint(const dxfp_session_config& config, EndpointCallbacks callback
     : callbacks_(std::move(callbacks)),
       auto_release_(options.auto_release),
       memory_((dxfp_session_mem_size(&config) + 7) / 8),
-      queue_(options.queue),
-      frame_(config.max_frame) {
+      queue_(options.queue) {
   static constexpr dxfp_session_ops kOps = {&OnDeliver, &OnLinkDown, &OnEstablished};
   // Cannot fail: the configuration was checked and the memory sized from it.
   (void)dxfp_session_init(&session_, &config, memory_.data(), memory_.size() * 8, &kOps, this);
@@ -44,9 +45,9 @@ void Endpoint::Flush(uint64_t now, const Transmit& transmit) {
       if (r == DXFP_SEND_OK && callbacks_.sent) callbacks_.sent(t);
       return r;
     });
-  size_t len = 0;
-  while (dxfp_session_poll(&session_, now, frame_.data(), frame_.size(), &len))
-    transmit(std::span<const uint8_t>(frame_.data(), len));
+  dxfp_frame_out out;
+  while (dxfp_session_poll_pieces(&session_, now, session_.cfg.max_frame, &out))
+    transmit(SessionFrame(out).pieces());
 }
 
 void Endpoint::OnDeliver(void* ctx, const dxpu_tlp* tlp) {

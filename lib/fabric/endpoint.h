@@ -21,6 +21,7 @@
 
 #include "core/dxfp_session.h"
 #include "fabric/tx_queue.h"
+#include "link/link.h"
 
 namespace dxpu::fabric {
 
@@ -43,7 +44,8 @@ struct EndpointOptions {
 
 class Endpoint {
  public:
-  using Transmit = std::function<void(std::span<const uint8_t> frame)>;
+  // Sends one frame, given in pieces (see link::FramePieces), valid during the call.
+  using Transmit = std::function<void(link::FramePieces frame)>;
 
   // Null, with *error set, when the configuration is invalid.
   static std::unique_ptr<Endpoint> Create(const dxfp_session_config& config,
@@ -98,7 +100,6 @@ class Endpoint {
   dxfp_session session_{};
   TxQueue queue_;
   uint64_t now_ = 0;  // the time of the call in progress, for the queue's try_send
-  std::vector<uint8_t> frame_;
 };
 
 }  // namespace dxpu::fabric

@@ -45,15 +45,15 @@ void LinkDriver::Connect() {
   Kick();
 }
 
-void LinkDriver::Transmit(std::span<const uint8_t> frame) {
+void LinkDriver::Transmit(link::FramePieces frame) {
   if (!peer_) return;  // a responder before its HELLO has no one to talk to
   counters_.frames_out++;
-  if (link_.Send(*peer_, frame)) counters_.send_errors++;
+  if (link_.SendPieces(*peer_, frame)) counters_.send_errors++;
 }
 
 void LinkDriver::Kick() {
   const uint64_t now = MonotonicNanos();
-  endpoint_.Flush(now, [this](std::span<const uint8_t> f) { Transmit(f); });
+  endpoint_.Flush(now, [this](link::FramePieces f) { Transmit(f); });
   const uint64_t deadline = endpoint_.NextDeadline();
   if (deadline == timer_deadline_) return;
   if (timer_ != 0) loop_.CancelTimer(timer_);

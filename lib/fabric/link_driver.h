@@ -55,7 +55,7 @@ class LinkDriver {
              std::optional<link::LinkAddress> peer);
   void OnReadable();
   void OnTimer();
-  void Transmit(std::span<const uint8_t> frame);
+  void Transmit(link::FramePieces frame);
 
   link::EventLoop& loop_;
   link::Link& link_;

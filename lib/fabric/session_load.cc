@@ -8,15 +8,15 @@
 
 #include "core/dxfp_session.h"
 #include "fabric/link_driver.h"
+#include "fabric/session_frame.h"
 
 namespace dxpu::fabric {
 namespace {
 
-// One session with its memory and a frame buffer, delivering into a counter.
+// One session with its memory, delivering into a counter.
 struct LoadSession {
   std::vector<uint64_t> memory;
   dxfp_session s{};
-  std::vector<uint8_t> frame;
   uint64_t tlps = 0;
   uint64_t bytes = 0;
   bool down = false;
@@ -69,7 +69,6 @@ dxfp_session_config LoadConfig(dxfp_session_role role, uint32_t max_frame, uint3
 bool Init(LoadSession* ls, const dxfp_session_config& cfg) {
   static constexpr dxfp_session_ops kOps = {&OnDeliver, &OnDown, nullptr};
   ls->memory.resize((dxfp_session_mem_size(&cfg) + 7) / 8);
-  ls->frame.resize(cfg.max_frame);
   return dxfp_session_init(&ls->s, &cfg, ls->memory.data(), ls->memory.size() * 8, &kOps, ls);
 }
 
@@ -105,20 +104,20 @@ SessionLoadResult RunSessionLoad(RawLinkPair& links, const SessionLoadOptions& o
 
   auto transmit = [&](LoadSession& from, link::Link& via, const link::LinkAddress& to,
                       uint64_t now) {
-    size_t len = 0;
-    while (dxfp_session_poll(&from.s, now, from.frame.data(), from.frame.size(), &len)) {
+    dxfp_frame_out out;
+    while (dxfp_session_poll_pieces(&from.s, now, from.s.cfg.max_frame, &out)) {
       result.frames_sent++;
       if (o.loss > 0 && lose(rng)) {
         result.frames_dropped++;
         continue;
       }
-      (void)via.Send(to, std::span<const uint8_t>(from.frame.data(), len));
+      (void)via.SendPieces(to, SessionFrame(out).pieces());
     }
   };
   auto receive = [&](LoadSession& at, link::Link& via, bool learn, uint64_t now) {
+    link::LinkAddress from;  // only while learning where the responder answers
     for (int i = 0; i < 256; i++) {
-      link::LinkAddress from;
-      const link::LinkResult r = via.Receive(rx_buf, &from);
+      const link::LinkResult r = via.Receive(rx_buf, learn ? &from : nullptr);
       if (!r.ok()) return;
       if (at.s.state == DXFP_STATE_IDLE) {
         dxfp_frame f{};

@@ -57,16 +57,17 @@ EthernetReceive ReceiveEthernet(int fd, std::span<uint8_t> buf, std::string_view
   return r;
 }
 
-ssize_t SendEthernet(int fd, const EthernetHeader& header, std::span<const uint8_t> frame,
-                     const sockaddr* dest, socklen_t dest_len) {
+ssize_t SendEthernet(int fd, const EthernetHeader& header, FramePieces frame, const sockaddr* dest,
+                     socklen_t dest_len) {
+  iovec iov[1 + kMaxFramePieces];
   // sendmsg only reads through iov_base.
-  iovec iov[2] = {{const_cast<uint8_t*>(header.data()), header.size()},
-                  {const_cast<uint8_t*>(frame.data()), frame.size()}};
+  iov[0].iov_base = const_cast<uint8_t*>(header.data());
+  iov[0].iov_len = header.size();
   msghdr msg{};
   msg.msg_name = const_cast<sockaddr*>(dest);
   msg.msg_namelen = dest == nullptr ? 0 : dest_len;
   msg.msg_iov = iov;
-  msg.msg_iovlen = 2;
+  msg.msg_iovlen = 1 + FramePiecesToIovecs(frame, &iov[1]);
   return ::sendmsg(fd, &msg, MSG_NOSIGNAL);
 }
 

@@ -29,10 +29,11 @@ struct EthernetReceive {
 // EtherType than 0x88B5 after an optional 802.1Q tag (which is removed).
 EthernetReceive ReceiveEthernet(int fd, std::span<uint8_t> buf, std::string_view who);
 
-// Sends header + frame as one datagram to dest (null: the socket's connected peer).
-// Returns the byte count sendmsg returned, or -1 with errno set.
-ssize_t SendEthernet(int fd, const EthernetHeader& header, std::span<const uint8_t> frame,
-                     const sockaddr* dest, socklen_t dest_len);
+// Sends header + the frame's pieces (at most kMaxFramePieces) as one datagram to dest
+// (null: the socket's connected peer). Returns the byte count sendmsg returned, or -1
+// with errno set.
+ssize_t SendEthernet(int fd, const EthernetHeader& header, FramePieces frame, const sockaddr* dest,
+                     socklen_t dest_len);
 
 // A link whose datagrams are Ethernet frames (AF_UNIX in QEMU framing, AF_PACKET): one
 // Receive for both. At most 64 discarded datagrams per call, so a flood of bad ones cannot

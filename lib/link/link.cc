@@ -2,6 +2,7 @@
 #include "link/link.h"
 
 #include <cerrno>
+#include <cstring>
 
 #include "link/os_error.h"
 
@@ -24,8 +25,40 @@ void Link::CountSent(size_t bytes) {
   bytes_sent_.fetch_add(bytes, std::memory_order_relaxed);
 }
 
-std::error_code Link::FinishSend(ssize_t n, int err, size_t expected, size_t frame_bytes,
-                                 const std::string& what) {
+std::error_code Link::CheckFrame(FramePieces frame, size_t max_frame, size_t* bytes) {
+  if (frame.size() > kMaxFramePieces) {
+    CountSendError();
+    return std::make_error_code(std::errc::invalid_argument);
+  }
+  size_t total = 0;
+  for (const std::span<const uint8_t> piece : frame) total += piece.size();
+  if (total > max_frame) {
+    CountSendError();
+    return std::make_error_code(std::errc::message_size);
+  }
+  *bytes = total;
+  return {};
+}
+
+size_t FramePiecesToIovecs(FramePieces frame, iovec* iov) {
+  for (size_t i = 0; i < frame.size(); ++i) {
+    // sendmsg only reads through iov_base.
+    iov[i].iov_base = const_cast<uint8_t*>(frame[i].data());
+    iov[i].iov_len = frame[i].size();
+  }
+  return frame.size();
+}
+
+size_t GatherFrame(FramePieces frame, std::span<uint8_t> out) {
+  size_t at = 0;
+  for (const std::span<const uint8_t> piece : frame) {
+    if (!piece.empty()) std::memcpy(out.data() + at, piece.data(), piece.size());
+    at += piece.size();
+  }
+  return at;
+}
+
+std::error_code Link::SendFailed(ssize_t n, int err, const std::string& what) {
   if (n < 0) {
     if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) {
       CountDropped();
@@ -34,12 +67,8 @@ std::error_code Link::FinishSend(ssize_t n, int err, size_t expected, size_t fra
     }
     return OsError(err, what);
   }
-  if (static_cast<size_t>(n) != expected) {
-    CountSendError();
-    return std::make_error_code(std::errc::message_size);
-  }
-  CountSent(frame_bytes);
-  return {};
+  CountSendError();  // the datagram went out short
+  return std::make_error_code(std::errc::message_size);
 }
 
 void Link::CountReceived(size_t bytes) {

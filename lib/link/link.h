@@ -4,6 +4,7 @@
 #define DXPU_LIB_LINK_LINK_H_
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <atomic>
 #include <cstddef>
@@ -29,6 +30,20 @@ struct LinkResult {
   static LinkResult WouldBlock() { return {0, {}, true}; }
   static LinkResult Error(std::error_code ec) { return {0, ec, false}; }
 };
+
+// A DxFP frame handed over in pieces that are sent, in order, as one datagram
+// (scatter-gather): a frame whose TLP records stay in a session's replay buffer
+// (dxfp_session_poll_pieces) goes out without being copied together first.
+using FramePieces = std::span<const std::span<const uint8_t>>;
+
+// The most pieces one frame may come in.
+inline constexpr size_t kMaxFramePieces = 16;
+
+// Writes a frame's pieces (at most kMaxFramePieces) into iov for sendmsg; returns how many.
+size_t FramePiecesToIovecs(FramePieces frame, iovec* iov);
+
+// Copies a frame's pieces, in order, into out (which must hold them); returns the bytes.
+size_t GatherFrame(FramePieces frame, std::span<uint8_t> out);
 
 // What an Open() returns: a link, or the error that stopped it opening.
 template <typename T>
@@ -64,7 +79,14 @@ class Link {
   // dropped (counted) and the error is std::errc::no_buffer_space or
   // std::errc::operation_would_block. A frame over max_frame() is refused
   // (std::errc::message_size).
-  virtual std::error_code Send(const LinkAddress& to, std::span<const uint8_t> frame) = 0;
+  std::error_code Send(const LinkAddress& to, std::span<const uint8_t> frame) {
+    const std::span<const uint8_t> one[] = {frame};
+    return SendPieces(to, one);
+  }
+
+  // Send() of a frame in pieces. More than kMaxFramePieces pieces: refused, counted
+  // (std::errc::invalid_argument).
+  virtual std::error_code SendPieces(const LinkAddress& to, FramePieces frame) = 0;
 
   // Receives one DxFP frame into buf and, if from is not null, its sender. Datagrams that
   // do not fit buf or are not DxFP for this link are dropped and counted, never delivered
@@ -85,14 +107,27 @@ class Link {
   void CountSendError() { send_errors_.fetch_add(1, std::memory_order_relaxed); }
   void CountReceiveError() { receive_errors_.fetch_add(1, std::memory_order_relaxed); }
   void CountDropped() { dropped_.fetch_add(1, std::memory_order_relaxed); }
-  // What Send() returns after a sendto/sendmsg that returned n (errno err) for a datagram of
+  // The size of a frame in pieces; or, counted as a send error, std::errc::invalid_argument
+  // for more than kMaxFramePieces pieces and std::errc::message_size for a frame over
+  // max_frame.
+  std::error_code CheckFrame(FramePieces frame, size_t max_frame, size_t* bytes);
+  // What Send() returns after a sendmsg that returned n (errno err) for a datagram of
   // `expected` bytes carrying a DxFP frame of frame_bytes, counted: sent; dropped for want
-  // of buffer space (EAGAIN, EWOULDBLOCK, ENOBUFS); or a send error. `what` names the
-  // call and destination in the error message.
+  // of buffer space (EAGAIN, EWOULDBLOCK, ENOBUFS); or a send error. describe() names the
+  // call and destination for the error's log line; it runs only on failure.
+  template <typename Describe>
   std::error_code FinishSend(ssize_t n, int err, size_t expected, size_t frame_bytes,
-                             const std::string& what);
+                             const Describe& describe) {
+    if (n >= 0 && static_cast<size_t>(n) == expected) {
+      CountSent(frame_bytes);
+      return {};
+    }
+    return SendFailed(n, err, describe());
+  }
 
  private:
+  std::error_code SendFailed(ssize_t n, int err, const std::string& what);
+
   std::atomic<uint64_t> frames_sent_{0};
   std::atomic<uint64_t> bytes_sent_{0};
   std::atomic<uint64_t> frames_received_{0};

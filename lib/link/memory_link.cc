@@ -57,11 +57,9 @@ MemoryLink::PairResult MemoryLink::Pair(size_t capacity_frames, size_t max_frame
   return r;
 }
 
-std::error_code MemoryLink::Send(const LinkAddress& /*to*/, std::span<const uint8_t> frame) {
-  if (frame.size() > max_frame_) {
-    CountSendError();
-    return std::make_error_code(std::errc::message_size);
-  }
+std::error_code MemoryLink::SendPieces(const LinkAddress& /*to*/, FramePieces frame) {
+  size_t bytes = 0;
+  if (const std::error_code ec = CheckFrame(frame, max_frame_, &bytes)) return ec;
   const std::lock_guard lock(tx_->mu);
   if (tx_->frames.size() >= tx_->capacity) {
     CountDropped();
@@ -72,7 +70,8 @@ std::error_code MemoryLink::Send(const LinkAddress& /*to*/, std::span<const uint
     copy = std::move(tx_->spare.back());
     tx_->spare.pop_back();
   }
-  copy.assign(frame.begin(), frame.end());
+  copy.resize(bytes);
+  GatherFrame(frame, copy);
   if (tx_->frames.empty()) {
     const uint64_t one = 1;
     if (::write(tx_->event.get(), &one, sizeof(one)) != sizeof(one)) {
@@ -81,7 +80,7 @@ std::error_code MemoryLink::Send(const LinkAddress& /*to*/, std::span<const uint
     }
   }
   tx_->frames.push_back(std::move(copy));
-  CountSent(frame.size());
+  CountSent(bytes);
   return {};
 }
 

@@ -32,7 +32,7 @@ class MemoryLink final : public Link {
   // max_frame bytes.
   static PairResult Pair(size_t capacity_frames, size_t max_frame = DXFP_MAX_FRAME);
 
-  std::error_code Send(const LinkAddress& to, std::span<const uint8_t> frame) override;
+  std::error_code SendPieces(const LinkAddress& to, FramePieces frame) override;
   LinkResult Receive(std::span<uint8_t> buf, LinkAddress* from) override;
   int fd() const override;
   size_t max_frame() const override { return max_frame_; }

@@ -82,11 +82,9 @@ OpenResult<PacketLink> PacketLink::Open(const Options& options) {
   return r;
 }
 
-std::error_code PacketLink::Send(const LinkAddress& to, std::span<const uint8_t> frame) {
-  if (frame.size() > max_frame_) {
-    CountSendError();
-    return std::make_error_code(std::errc::message_size);
-  }
+std::error_code PacketLink::SendPieces(const LinkAddress& to, FramePieces frame) {
+  size_t bytes = 0;
+  if (const std::error_code ec = CheckFrame(frame, max_frame_, &bytes)) return ec;
   if (!to.is_mac()) {
     CountSendError();
     spdlog::debug("link: packet: not a MAC address: {}", to.ToString());
@@ -102,8 +100,8 @@ std::error_code PacketLink::Send(const LinkAddress& to, std::span<const uint8_t>
   const ssize_t n =
       SendEthernet(fd_.get(), header, frame, reinterpret_cast<const sockaddr*>(&sll), sizeof(sll));
   const int err = n < 0 ? errno : 0;  // before anything else can change errno
-  return FinishSend(n, err, header.size() + frame.size(), frame.size(),
-                    "packet: sendmsg to " + to.ToString());
+  return FinishSend(n, err, header.size() + bytes, bytes,
+                    [&] { return "packet: sendmsg to " + to.ToString(); });
 }
 
 }  // namespace dxpu::link

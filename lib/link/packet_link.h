@@ -30,7 +30,7 @@ class PacketLink final : public EthernetLink {
 
   static OpenResult<PacketLink> Open(const Options& options);
 
-  std::error_code Send(const LinkAddress& to, std::span<const uint8_t> frame) override;
+  std::error_code SendPieces(const LinkAddress& to, FramePieces frame) override;
   int fd() const override { return fd_.get(); }
   size_t max_frame() const override { return max_frame_; }
 

@@ -73,22 +73,24 @@ OpenResult<UdpLink> UdpLink::Open(std::string_view bind_ip, uint16_t port, const
   return r;
 }
 
-std::error_code UdpLink::Send(const LinkAddress& to, std::span<const uint8_t> frame) {
-  if (frame.size() > max_frame_) {
-    CountSendError();
-    return std::make_error_code(std::errc::message_size);
-  }
+std::error_code UdpLink::SendPieces(const LinkAddress& to, FramePieces frame) {
+  size_t bytes = 0;
+  if (const std::error_code ec = CheckFrame(frame, max_frame_, &bytes)) return ec;
   if (!to.is_ip() || to.ip().family != family_) {
     CountSendError();
     spdlog::debug("link: udp: cannot send to {}", to.ToString());
     return std::make_error_code(std::errc::address_family_not_supported);
   }
-  sockaddr_storage ss{};
-  const socklen_t len = to.ToSockaddr(&ss);
-  const ssize_t n = ::sendto(fd_.get(), frame.data(), frame.size(), MSG_NOSIGNAL,
-                             reinterpret_cast<const sockaddr*>(&ss), len);
+  sockaddr_storage ss;  // NOLINT(cppcoreguidelines-pro-type-member-init): ToSockaddr fills it
+  iovec iov[kMaxFramePieces];
+  msghdr msg{};
+  msg.msg_name = &ss;
+  msg.msg_namelen = to.ToSockaddr(&ss);
+  msg.msg_iov = iov;
+  msg.msg_iovlen = FramePiecesToIovecs(frame, iov);
+  const ssize_t n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
   const int err = n < 0 ? errno : 0;  // before anything else can change errno
-  return FinishSend(n, err, frame.size(), frame.size(), "udp: sendto " + to.ToString());
+  return FinishSend(n, err, bytes, bytes, [&] { return "udp: sendmsg " + to.ToString(); });
 }
 
 LinkResult UdpLink::Receive(std::span<uint8_t> buf, LinkAddress* from) {

@@ -27,7 +27,7 @@ class UdpLink final : public Link {
     return Open(bind_ip, port, Options{});
   }
 
-  std::error_code Send(const LinkAddress& to, std::span<const uint8_t> frame) override;
+  std::error_code SendPieces(const LinkAddress& to, FramePieces frame) override;
   LinkResult Receive(std::span<uint8_t> buf, LinkAddress* from) override;
   int fd() const override { return fd_.get(); }
   size_t max_frame() const override { return max_frame_; }

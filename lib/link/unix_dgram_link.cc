@@ -52,24 +52,20 @@ UnixDgramLink::~UnixDgramLink() {
   if (fd_.valid()) ::unlink(options_.local_path.c_str());
 }
 
-std::error_code UnixDgramLink::Send(const LinkAddress& to, std::span<const uint8_t> frame) {
-  if (frame.size() > max_frame_) {
-    CountSendError();
-    return std::make_error_code(std::errc::message_size);
-  }
+std::error_code UnixDgramLink::SendPieces(const LinkAddress& to, FramePieces frame) {
+  size_t bytes = 0;
+  if (const std::error_code ec = CheckFrame(frame, max_frame_, &bytes)) return ec;
   if (!to.is_mac()) {
     CountSendError();
     spdlog::debug("link: unix: not a MAC address: {}", to.ToString());
     return std::make_error_code(std::errc::address_family_not_supported);
   }
   const EthernetHeader header = MakeEthernetHeader(to.mac(), options_.mac, DXFP_ETHERTYPE);
-  sockaddr_storage remote{};
-  const socklen_t remote_len = LinkAddress::Unix(options_.remote_path).ToSockaddr(&remote);
   const ssize_t n = SendEthernet(fd_.get(), header, frame,
-                                 reinterpret_cast<const sockaddr*>(&remote), remote_len);
+                                 reinterpret_cast<const sockaddr*>(&remote_), remote_len_);
   const int err = n < 0 ? errno : 0;  // before anything else can change errno
-  return FinishSend(n, err, header.size() + frame.size(), frame.size(),
-                    "unix: sendmsg " + options_.remote_path);
+  return FinishSend(n, err, header.size() + bytes, bytes,
+                    [&] { return "unix: sendmsg " + options_.remote_path; });
 }
 
 }  // namespace dxpu::link

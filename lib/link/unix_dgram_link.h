@@ -4,6 +4,8 @@
 #ifndef DXPU_LIB_LINK_UNIX_DGRAM_LINK_H_
 #define DXPU_LIB_LINK_UNIX_DGRAM_LINK_H_
 
+#include <sys/socket.h>
+
 #include <cstddef>
 #include <span>
 #include <string>
@@ -36,7 +38,7 @@ class UnixDgramLink final : public EthernetLink {
   static OpenResult<UnixDgramLink> Open(const Options& options);
   ~UnixDgramLink() override;
 
-  std::error_code Send(const LinkAddress& to, std::span<const uint8_t> frame) override;
+  std::error_code SendPieces(const LinkAddress& to, FramePieces frame) override;
   int fd() const override { return fd_.get(); }
   size_t max_frame() const override { return max_frame_; }
 
@@ -45,11 +47,15 @@ class UnixDgramLink final : public EthernetLink {
  private:
   std::string_view kind() const override { return "unix"; }
   UnixDgramLink(UniqueFd fd, Options options, size_t max_frame)
-      : fd_(std::move(fd)), options_(std::move(options)), max_frame_(max_frame) {}
+      : fd_(std::move(fd)), options_(std::move(options)), max_frame_(max_frame) {
+    remote_len_ = LinkAddress::Unix(options_.remote_path).ToSockaddr(&remote_);
+  }
 
   UniqueFd fd_;
   Options options_;
   size_t max_frame_;
+  sockaddr_storage remote_{};  // options_.remote_path, made once
+  socklen_t remote_len_ = 0;
 };
 
 }  // namespace dxpu::link

@@ -14,6 +14,7 @@
 #include "core/dxfp_frame.h"
 #include "core/dxfp_session.h"
 #include "core/tlp_codec.h"
+#include "fabric/completion.h"
 #include "fabric/endpoint.h"
 #include "sim/fault_schedule.h"
 #include "sim/rng.h"
@@ -478,17 +479,8 @@ void Scenario::BridgeAnswerRead(const dxpu_tlp& rd) {
     std::vector<uint8_t> data(static_cast<size_t>(piece.length_dw) * 4);
     const uint32_t offset = total - piece.byte_count;
     for (size_t i = 0; i < data.size(); i++) data[i] = DataByte(id, offset + i);
-    dxpu_tlp c{};
-    c.kind = DXPU_TLP_CPLD;
-    c.requester_id = rd.requester_id;
-    c.tag = rd.tag;
-    c.completer_id = kBridgeRid;
-    c.length_dw = piece.length_dw;
-    c.byte_count = piece.byte_count;
-    c.lower_addr = piece.lower_addr;
-    c.cpl_status = DXPU_TLP_CPL_SC;
-    c.payload = data.data();
-    if (!bridge_->Submit(c)) return Fail("bridge: completion queue overflow");
+    if (!bridge_->Submit(fabric::ReadCompletion(rd, kBridgeRid, piece, data.data())))
+      return Fail("bridge: completion queue overflow");
   }
 }
 
@@ -526,7 +518,10 @@ void Scenario::BridgeFlush() {
 void Scenario::Flush(Endpoint* ep, PortId from, PortId to, EventId* wake,
                      void (Scenario::*again)()) {
   const Nanos now = sched_.Now();
-  ep->Flush(now, [&](std::span<const uint8_t> frame) { net_.Send(from, to, frame); });
+  std::array<uint8_t, DXFP_MAX_FRAME> frame;  // the network copies each frame it carries
+  ep->Flush(now, [&](link::FramePieces pieces) {
+    net_.Send(from, to, std::span<const uint8_t>(frame.data(), link::GatherFrame(pieces, frame)));
+  });
   if (ep->queue().last_drain().posted_stranded) Fail("a posted TLP waited on another class");
   CheckBounds(*ep);
   if (*wake != 0) sched_.Cancel(*wake);

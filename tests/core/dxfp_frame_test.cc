@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -33,6 +34,20 @@ void seal(Bytes& b) {
 //   +32 record: type 01 (TLP), reserved 00, body length 0x000c
 //   +36 MRd 3DW, Length 1, requester 01:00.0, tag 7, First BE 1111b, address 0xf0000010
 //   +48 CRC32C of bytes 0..47
+// The header of hand_frame().
+dxfp_header hand_header() {
+  dxfp_header h{};
+  h.type = DXFP_DATA;
+  h.flags = DXFP_F_ACK_REQ;
+  h.dst_session = 0x11111111;
+  h.src_session = 0x22222222;
+  h.dst_epoch = 0xaaaaaaaa;
+  h.src_epoch = 0xbbbbbbbb;
+  h.seq = 7;
+  h.ack = 0x100;
+  return h;
+}
+
 Bytes hand_frame() {
   Bytes b = from_hex(
       "01 03 01 00  00 34 00 01  11 11 11 11  22 22 22 22"
@@ -72,15 +87,7 @@ TEST(DxfpFrame, ParsesHandBuiltDataFrame) {
 }
 
 TEST(DxfpFrame, WriterProducesTheHandBuiltFrame) {
-  dxfp_header h{};
-  h.type = DXFP_DATA;
-  h.flags = DXFP_F_ACK_REQ;
-  h.dst_session = 0x11111111;
-  h.src_session = 0x22222222;
-  h.dst_epoch = 0xaaaaaaaa;
-  h.src_epoch = 0xbbbbbbbb;
-  h.seq = 7;
-  h.ack = 0x100;
+  const dxfp_header h = hand_header();
   Bytes buf(DXFP_MAX_FRAME);
   dxfp_writer w{};
   ASSERT_EQ(dxfp_writer_init(&w, buf.data(), buf.size(), &h), DXFP_OK);
@@ -91,6 +98,25 @@ TEST(DxfpFrame, WriterProducesTheHandBuiltFrame) {
   dxfp_writer_finish(&w, &len);
   buf.resize(len);
   EXPECT_EQ(to_hex(buf), to_hex(hand_frame()));
+}
+
+TEST(DxfpFrame, FinishPiecesSealsRecordsOutsideTheBufferAsOneFrame) {
+  // The hand-built frame again, its TLP record handed over as a piece of its own.
+  const dxfp_header h = hand_header();
+  Bytes head(DXFP_HDR_SIZE + DXFP_CRC_SIZE);
+  dxfp_writer w{};
+  ASSERT_EQ(dxfp_writer_init(&w, head.data(), head.size(), &h), DXFP_OK);
+  const Bytes record = from_hex("01 00 00 0c  00 00 00 01  01 00 07 0f  f0 00 00 10");
+  const dxfp_piece piece{record.data(), record.size()};
+  uint8_t crc[DXFP_CRC_SIZE] = {};
+  size_t len = 0;
+  dxfp_writer_finish_pieces(&w, &piece, 1, 1, crc, &len);
+  EXPECT_EQ(len, 52u);
+  Bytes frame(len);
+  std::memcpy(frame.data(), head.data(), DXFP_HDR_SIZE);
+  std::memcpy(frame.data() + DXFP_HDR_SIZE, record.data(), record.size());
+  std::memcpy(frame.data() + DXFP_HDR_SIZE + record.size(), crc, DXFP_CRC_SIZE);
+  EXPECT_EQ(to_hex(frame), to_hex(hand_frame()));
 }
 
 TEST(DxfpFrame, ControlRecordsRoundTrip) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -581,6 +582,79 @@ TEST(DxfpSession, ReplayRingWrapsAroundWithoutCorruption) {
   }
   ASSERT_EQ(p.b.delivered.size(), sent.size());
   for (size_t i = 0; i < sent.size(); i++) ASSERT_EQ(p.b.delivered[i].payload, sent[i]) << i;
+}
+
+// The next frame from poll_pieces(), gathered into one buffer; npieces gets its piece count.
+SessionPair::Frame PollGathered(SessionNode& from, uint64_t now, size_t* npieces) {
+  dxfp_frame_out out{};
+  SessionPair::Frame f;
+  if (!dxfp_session_poll_pieces(from.s(), now, DXFP_MAX_FRAME, &out)) return f;
+  *npieces = out.npieces;
+  for (size_t i = 0; i < out.npieces; i++)
+    f.insert(f.end(), out.piece[i].base, out.piece[i].base + out.piece[i].len);
+  EXPECT_EQ(f.size(), out.len);
+  return f;
+}
+
+TEST(DxfpSession, PollPiecesSendsRecordsStraightFromTheReplayRingAcrossItsWrap) {
+  // Replay ring 64 KiB: 15 records of a 4 KiB write below 4 GiB (4 + 12 + 4096 = 4112 bytes).
+  SessionPair p;
+  p.Establish();
+  const dxfp_session* s = p.a.s();
+  auto sent = SendWrites(p, p.a, 14, 4096);
+
+  // A frame of two writes: its head, one run of two records inside the ring, the CRC.
+  dxfp_frame_out out{};
+  ASSERT_TRUE(dxfp_session_poll_pieces(p.a.s(), p.now, DXFP_MAX_FRAME, &out));
+  ASSERT_EQ(out.npieces, 3u);
+  EXPECT_EQ(out.piece[0].base, out.head);
+  EXPECT_EQ(out.piece[0].len, DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + DXFP_CREDIT_BODY_SIZE);
+  EXPECT_EQ(out.piece[1].base, s->ring);
+  EXPECT_EQ(out.piece[1].len, 2u * 4112u);
+  EXPECT_EQ(out.piece[2].base, out.crc);
+  EXPECT_EQ(out.len, out.piece[0].len + out.piece[1].len + DXFP_CRC_SIZE);
+  SessionPair::Frame first;
+  for (size_t i = 0; i < out.npieces; i++)
+    first.insert(first.end(), out.piece[i].base, out.piece[i].base + out.piece[i].len);
+  ASSERT_EQ(p.Deliver(p.b, first), DXFP_RX_OK);
+
+  // Three more frames, then the acknowledgement of those 8 writes frees the ring's start.
+  size_t npieces = 0;
+  for (int i = 0; i < 3; i++)
+    ASSERT_EQ(p.Deliver(p.b, PollGathered(p.a, p.now, &npieces)), DXFP_RX_OK);
+  p.now += p.b.s()->cfg.ack_delay_ns;
+  const SessionPair::Frame ack = PollGathered(p.b, p.now, &npieces);
+  ASSERT_FALSE(ack.empty());
+  ASSERT_EQ(p.Deliver(p.a, ack), DXFP_RX_OK);
+  ASSERT_EQ(dxfp_session_in_flight(p.a.s()), 0u);
+  ASSERT_EQ(dxfp_session_queued(p.a.s()), 6u);
+
+  // The next write fits at the ring's end, the one after wraps to its start.
+  auto more = SendWrites(p, p.a, 2, 4096, 0x1000 + 14 * 0x1000);
+  sent.insert(sent.end(), more.begin(), more.end());
+  std::vector<size_t> pieces;
+  for (SessionPair::Frame f = PollGathered(p.a, p.now, &npieces); !f.empty();
+       f = PollGathered(p.a, p.now, &npieces)) {
+    pieces.push_back(npieces);
+    ASSERT_EQ(p.Deliver(p.b, f), DXFP_RX_OK);
+  }
+  // (8,9) (10,11) (12,13) contiguous; (14,15) split by the wrap: two runs.
+  EXPECT_EQ(pieces, (std::vector<size_t>{3, 3, 3, 4}));
+  p.RunUntil(p.now + 10 * kMs);
+  ExpectDeliveredInOrder(p.b, sent);
+  EXPECT_EQ(dxfp_session_in_flight(p.a.s()), 0u);
+}
+
+TEST(DxfpSession, PollRefusesABufferSmallerThanAnyFrame) {
+  SessionPair p;
+  dxfp_session_connect(p.a.s(), p.now);
+  std::array<uint8_t, DXFP_MIN_SESSION_FRAME - 1> small{};
+  size_t len = 1;
+  EXPECT_FALSE(dxfp_session_poll(p.a.s(), p.now, small.data(), small.size(), &len));
+  EXPECT_EQ(len, 0u);
+  EXPECT_EQ(p.a.counters().hellos_tx, 0u);
+  p.Pump();
+  EXPECT_EQ(p.a.state(), DXFP_STATE_ESTABLISHED);
 }
 
 TEST(DxfpSession, TooBigAndInvalidTlpsAreRefused) {

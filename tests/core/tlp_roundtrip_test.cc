@@ -34,6 +34,11 @@ TEST(TlpRoundTrip, RandomValidTlpsSurviveEncodeDecodeEncode) {
     uint32_t peek = 0;
     ASSERT_EQ(dxpu_tlp_peek_size(wire.data(), 4, &peek), DXPU_TLP_OK);
     ASSERT_EQ(peek, wire.size());
+    uint8_t kind = DXPU_TLP_INVALID;
+    uint32_t payload = 0;
+    ASSERT_EQ(dxpu_tlp_peek_kind(wire.data(), 4, &kind, &payload), DXPU_TLP_OK);
+    ASSERT_EQ(kind, t.kind) << "i=" << i << " seed=" << seed;
+    ASSERT_EQ(payload, dxpu_tlp_payload_len(&t)) << "i=" << i << " seed=" << seed;
 
     dxpu_tlp back{};
     ASSERT_EQ(decode(wire, &back), DXPU_TLP_OK)

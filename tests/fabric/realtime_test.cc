@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/dxfp_session.h"
+#include "fabric/completion.h"
 #include "fabric/endpoint.h"
 #include "fabric/link_driver.h"
 #include "link/event_loop.h"
@@ -131,18 +132,13 @@ TEST_P(RealtimeTest, WritesAndReadsArriveOnceInOrder) {
                                       Payload(id, dxpu_tlp_payload_len(&t)).begin());
       bridge_got.push_back(id);
     } else if (t.kind == DXPU_TLP_MRD) {
-      // Answer with one completion carrying the tag's pattern.
+      // Answer with one completion of the whole read carrying the tag's pattern.
       const std::vector<uint8_t> data = Payload(t.tag, size_t{t.length_dw} * 4);
-      dxpu_tlp c{};
-      c.kind = DXPU_TLP_CPLD;
-      c.requester_id = t.requester_id;
-      c.tag = t.tag;
-      c.completer_id = 0x0100;
-      c.length_dw = t.length_dw;
-      c.byte_count = static_cast<uint16_t>(t.length_dw * 4u);
-      c.cpl_status = DXPU_TLP_CPL_SC;
-      c.payload = data.data();
-      EXPECT_TRUE(bridge->Submit(c));
+      const dxpu_tlp_cpl_piece whole{.offset_dw = 0,
+                                     .length_dw = t.length_dw,
+                                     .byte_count = static_cast<uint16_t>(t.length_dw * 4u),
+                                     .lower_addr = 0};
+      EXPECT_TRUE(bridge->Submit(ReadCompletion(t, 0x0100, whole, data.data())));
     }
   };
   bcb.link_down = [](dxfp_down_reason, std::span<const dxpu_tlp>) {};
