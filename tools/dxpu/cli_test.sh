@@ -197,11 +197,13 @@ run "sim fabric zero seeds" 2 "$DXPU" sim fabric --seeds 0
 run "sim without subcommand" 2 "$DXPU" sim
 
 # --- bench fabric ------------------------------------------------------------------------
-if run "bench fabric" 0 "$DXPU" bench fabric --link memory --size 256 --duration-ms 50 --json; then
+if run "bench fabric" 0 "$DXPU" bench fabric --link memory --size 256 --duration-ms 50 --rounds 2 --json; then
   json_check "bench fabric json" "len(d) == 2 and d[0]['session_payload_bytes_per_s'] > 0 and d[0]['raw_payload_bytes_per_s'] > 0 and d[1]['loss'] == 0.01"
+  json_check "bench fabric rounds" "all(r['rounds'] == 2 and 0 < r['ratio_min'] <= r['ratio'] <= r['ratio_max'] for r in d)"
 fi
 run "bench fabric odd size" 2 "$DXPU" bench fabric --size 6
 run "bench fabric bad link" 2 "$DXPU" bench fabric --link tcp
+run "bench fabric no rounds" 2 "$DXPU" bench fabric --rounds 0
 
 # --- help and version -------------------------------------------------------------------
 for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "version"; do
