@@ -59,4 +59,15 @@ static inline void dxpu_put_be32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
+/* Whether p[0..n) are all zero (reserved fields and padding must be). */
+static inline bool dxpu_all_zero(const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 #endif /* DXPU_COMPAT_H */

@@ -32,16 +32,6 @@ static bool record_allowed(uint8_t rec_type, uint8_t frame_type, size_t *body_le
 	}
 }
 
-static bool is_zero(const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 static void read_header(const uint8_t *b, struct dxfp_header *h)
 {
 	h->version = b[DXFP_OFF_VERSION];
@@ -69,7 +59,7 @@ static const uint8_t *check_record(const uint8_t *p, const uint8_t *end, uint8_t
 	padded = pad4(body_len);
 	if ((size_t)(end - p) - DXFP_REC_HDR_SIZE < padded)
 		return NULL;
-	if (!is_zero(&p[DXFP_REC_HDR_SIZE + body_len], padded - body_len))
+	if (!dxpu_all_zero(&p[DXFP_REC_HDR_SIZE + body_len], padded - body_len))
 		return NULL;
 	if (!record_allowed(p[0], frame_type, &want) || (want && body_len != want))
 		return NULL;

@@ -241,16 +241,6 @@ static enum dxpu_tlp_err validate_msg(const struct dxpu_tlp *t)
 	return DXPU_TLP_OK;
 }
 
-static bool is_zero(const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
 /* With TH, ST[7:0] displaces Tag[7:0] (MWr) or the byte enables (MRd). */
 static bool th_fields_consistent(const struct dxpu_tlp *t)
 {
@@ -305,7 +295,7 @@ static bool fields_in_range(const struct dxpu_tlp *t)
 	if (cpl && (t->byte_count < 1 || t->byte_count > 4096 || t->lower_addr > 0x7f ||
 		    t->cpl_status > 7))
 		return false;
-	if (!msg && (t->msg_code || t->msg_routing || !is_zero(t->msg_hdr, sizeof(t->msg_hdr))))
+	if (!msg && (t->msg_code || t->msg_routing || !dxpu_all_zero(t->msg_hdr, sizeof(t->msg_hdr))))
 		return false;
 	return true;
 }
