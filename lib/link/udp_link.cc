@@ -97,11 +97,13 @@ LinkResult UdpLink::Receive(std::span<uint8_t> buf, LinkAddress* from) {
   // Bounded, so that a flood of bad datagrams cannot hold the caller here; the socket
   // stays readable for the next call.
   for (int attempt = 0; attempt < 64; ++attempt) {
-    sockaddr_storage ss{};
+    sockaddr_storage ss;  // NOLINT(cppcoreguidelines-pro-type-member-init): recvfrom fills it
     socklen_t len = sizeof(ss);
     // MSG_TRUNC: the datagram's real length, so one larger than buf is seen and dropped.
+    // The sender's address only when the caller wants it.
     const ssize_t n = ::recvfrom(fd_.get(), buf.data(), buf.size(), MSG_TRUNC,
-                                 reinterpret_cast<sockaddr*>(&ss), &len);
+                                 from != nullptr ? reinterpret_cast<sockaddr*>(&ss) : nullptr,
+                                 from != nullptr ? &len : nullptr);
     if (n < 0) {
       const int err = errno;
       if (err == EAGAIN || err == EWOULDBLOCK) return LinkResult::WouldBlock();
