@@ -26,12 +26,35 @@ uint32_t dxpu_crc32c_portable(uint32_t crc, const void *data, size_t len);
 bool dxpu_crc32c_hw_available(void);
 
 /*
+ * Which implementation dxpu_crc32c() uses for long buffers on this CPU:
+ * "vpclmulqdq-avx512", "pclmulqdq" (carry-less multiplication folding; short
+ * buffers and the last bytes still take the CRC32C instruction),
+ * "sse4.2-3way" (the CRC32C instruction alone) or "portable".
+ */
+const char *dxpu_crc32c_impl_name(void);
+
+/*
  * For comparison only (bench/tlp_bench.cc, the tests): the previous hardware
- * path, one dependent chain of the CRC32C instruction, about a third of the
- * speed of dxpu_crc32c() on large buffers. Where the instruction is not
- * available, the portable implementation. Same result as dxpu_crc32c().
+ * paths. dxpu_crc32c_hw_single(): one dependent chain of the CRC32C
+ * instruction. dxpu_crc32c_hw_3way(): three interleaved chains, what
+ * dxpu_crc32c() used before folding, about 3 times dxpu_crc32c_hw_single().
+ * Where the instruction is not available, the portable implementation. Same
+ * result as dxpu_crc32c().
  */
 uint32_t dxpu_crc32c_hw_single(uint32_t crc, const void *data, size_t len);
+uint32_t dxpu_crc32c_hw_3way(uint32_t crc, const void *data, size_t len);
+
+/*
+ * For the tests and benchmarks: one folding implementation forced, whatever
+ * the length (dxpu_crc32c() takes it only from a length threshold up, and
+ * only the widest the CPU has). Where the CPU (or the build: kernel, non-x86)
+ * lacks it (the _available() function says), the same result by
+ * dxpu_crc32c().
+ */
+bool dxpu_crc32c_pclmul_available(void);
+uint32_t dxpu_crc32c_pclmul(uint32_t crc, const void *data, size_t len);
+bool dxpu_crc32c_vpclmul_available(void);
+uint32_t dxpu_crc32c_vpclmul(uint32_t crc, const void *data, size_t len);
 
 DXPU_EXTERN_C_END
 

@@ -90,7 +90,12 @@ TEST(Crc32c, ChainingEqualsOneShot) {
 // dxpu_crc32c() may use the CPU's instruction; it must agree with the portable
 // code (and the portable code with the bitwise reference, below) everywhere.
 TEST(Crc32c, FastPathMatchesPortable) {
-  std::printf("CRC32C instruction in use: %s\n", dxpu_crc32c_hw_available() ? "yes" : "no");
+  std::printf(
+      "CRC32C instruction in use: %s; long buffers: %s; PCLMULQDQ path: %s; "
+      "VPCLMULQDQ path: %s\n",
+      dxpu_crc32c_hw_available() ? "yes" : "no", dxpu_crc32c_impl_name(),
+      dxpu_crc32c_pclmul_available() ? "yes" : "no",
+      dxpu_crc32c_vpclmul_available() ? "yes" : "no");
   std::mt19937 rng(7);  // NOLINT(cert-msc32-c,cert-msc51-cpp): fixed, reproducible
   std::vector<uint8_t> buf(9100);
   for (auto& b : buf) b = static_cast<uint8_t>(rng());
@@ -151,6 +156,9 @@ TEST(Crc32c, ReadsNothingPastTheEnd) {
       ASSERT_EQ(dxpu_crc32c(0, block.data() + off, len), want) << "len=" << len;
       ASSERT_EQ(dxpu_crc32c_hw_single(0, block.data() + off, len), want) << "len=" << len;
       ASSERT_EQ(dxpu_crc32c_portable(0, block.data() + off, len), want) << "len=" << len;
+      ASSERT_EQ(dxpu_crc32c_hw_3way(0, block.data() + off, len), want) << "len=" << len;
+      ASSERT_EQ(dxpu_crc32c_pclmul(0, block.data() + off, len), want) << "len=" << len;
+      ASSERT_EQ(dxpu_crc32c_vpclmul(0, block.data() + off, len), want) << "len=" << len;
     }
   }
 }
@@ -199,6 +207,103 @@ TEST(Crc32c, IncrementalAcrossGroupBoundaries) {
         uint32_t b = dxpu_crc32c(a, p + cut, cut2 - cut);
         ASSERT_EQ(dxpu_crc32c(b, p + cut2, total - cut2), whole)
             << "total=" << total << " off=" << off << " cut=" << cut << " cut2=" << cut2;
+      }
+    }
+  }
+}
+
+// Every implementation dxpu_crc32c() may take, each forced for every length
+// (the folding paths take over from a length threshold in dxpu_crc32c(), but
+// handle any length when called directly), so that each is compared with the
+// portable reference on this machine whatever the dispatch picks. Where the
+// CPU lacks one, its function computes through dxpu_crc32c() (still checked).
+struct Crc32cImpl {
+  const char* name;
+  uint32_t (*fn)(uint32_t, const void*, size_t);
+};
+
+const Crc32cImpl kImpls[] = {
+    {"dxpu_crc32c", dxpu_crc32c},     {"hw_single", dxpu_crc32c_hw_single},
+    {"hw_3way", dxpu_crc32c_hw_3way}, {"pclmul", dxpu_crc32c_pclmul},
+    {"vpclmul", dxpu_crc32c_vpclmul},
+};
+
+// Lengths 0..1100 cover the folding paths' short forms (whole 16- and 64-byte
+// blocks, the 4 x 16-byte and 4 x 64-byte accumulators beside crc32 chains,
+// every tail); start offsets 0..63 every alignment of a 64-byte load. A
+// different nonzero seed for each length exercises the incoming register.
+TEST(Crc32c, EveryImplEveryLengthAndOffsetMatchesPortable) {
+  const size_t kMaxLen = 1100;
+  std::vector<uint8_t> buf = random_bytes(kMaxLen + 64, 31337);
+  for (size_t off = 0; off < 64; ++off) {
+    const uint8_t* p = buf.data() + off;
+    for (size_t len = 0; len <= kMaxLen; ++len) {
+      uint32_t seed = static_cast<uint32_t>(len * 0x9e3779b9u + off);
+      uint32_t want = dxpu_crc32c_portable(seed, p, len);
+      for (const Crc32cImpl& impl : kImpls) {
+        ASSERT_EQ(impl.fn(seed, p, len), want) << impl.name << " off=" << off << " len=" << len;
+      }
+    }
+  }
+}
+
+// Up to 2600 bytes every length, at a few offsets: every remainder after the
+// loops with 384-byte (from 768 bytes) and 512-byte (from 2048 bytes)
+// iterations, and after the 320-byte iterations of the PCLMULQDQ path.
+TEST(Crc32c, EveryImplEveryLengthTo2600MatchesPortable) {
+  const size_t kMaxLen = 2600;
+  std::vector<uint8_t> buf = random_bytes(kMaxLen + 64, 4711);
+  for (size_t off : {size_t{0}, size_t{1}, size_t{13}, size_t{63}}) {
+    const uint8_t* p = buf.data() + off;
+    for (size_t len = 1100; len <= kMaxLen; ++len) {
+      uint32_t seed = (len % 2 == 0) ? 0 : static_cast<uint32_t>(len * 0x85ebca6bu);
+      uint32_t want = dxpu_crc32c_portable(seed, p, len);
+      for (const Crc32cImpl& impl : kImpls) {
+        ASSERT_EQ(impl.fn(seed, p, len), want) << impl.name << " off=" << off << " len=" << len;
+      }
+    }
+  }
+}
+
+// Large buffers, and every length within 600 bytes of 4096 and 9216.
+TEST(Crc32c, EveryImplLargeLengthsMatchPortable) {
+  const size_t kMaxLen = 65536 + 7;
+  std::vector<uint8_t> buf = random_bytes(kMaxLen + 64, 2718);
+  std::vector<size_t> lens = {4096, 4100, 8232, 9216, 16384, 65536, 65536 + 7};
+  for (size_t len = 4096 - 600; len <= 4096 + 600; ++len) lens.push_back(len);
+  for (size_t len = 9216 - 600; len <= 9216 + 600; ++len) lens.push_back(len);
+  for (size_t off : {size_t{0}, size_t{3}, size_t{32}, size_t{61}}) {
+    const uint8_t* p = buf.data() + off;
+    for (size_t len : lens) {
+      for (uint32_t seed : {0u, 0xdeadbeefu}) {
+        uint32_t want = dxpu_crc32c_portable(seed, p, len);
+        for (const Crc32cImpl& impl : kImpls) {
+          ASSERT_EQ(impl.fn(seed, p, len), want)
+              << impl.name << " off=" << off << " len=" << len << " seed=" << seed;
+        }
+      }
+    }
+  }
+  // And against the bitwise reference once, end to end.
+  EXPECT_EQ(dxpu_crc32c(0, buf.data() + 5, kMaxLen), crc32c_bitwise(buf.data() + 5, kMaxLen));
+}
+
+// crc(A) continued with B equals crc(A || B) for every split point, with each
+// implementation doing both halves.
+TEST(Crc32c, EveryImplContinuesAtEverySplit) {
+  std::vector<uint8_t> buf = random_bytes(9216 + 8, 1618);
+  for (size_t total :
+       {size_t{200}, size_t{777}, size_t{1500}, size_t{2100}, size_t{4096}, size_t{9216}}) {
+    const uint8_t* p = buf.data() + 7;
+    for (uint32_t seed : {0u, 0x12345678u}) {
+      uint32_t whole = dxpu_crc32c_portable(seed, p, total);
+      for (const Crc32cImpl& impl : kImpls) {
+        ASSERT_EQ(impl.fn(seed, p, total), whole) << impl.name << " total=" << total;
+        for (size_t cut = 0; cut <= total; ++cut) {
+          uint32_t a = impl.fn(seed, p, cut);
+          ASSERT_EQ(impl.fn(a, p + cut, total - cut), whole)
+              << impl.name << " total=" << total << " cut=" << cut << " seed=" << seed;
+        }
       }
     }
   }
