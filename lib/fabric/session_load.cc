@@ -13,7 +13,9 @@
 namespace dxpu::fabric {
 namespace {
 
-// One session with its memory, delivering into a counter.
+// One session with its memory, delivering into a counter. Not an Endpoint: the load offers
+// TLPs to the session directly, so that what is measured is the protocol, without the copy
+// and the ordering of the Endpoint's TxQueue (which a stream of posted writes does not need).
 struct LoadSession {
   std::vector<uint64_t> memory;
   dxfp_session s{};

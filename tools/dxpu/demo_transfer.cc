@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <span>
 
+#include "fabric/completion.h"
 #include "hex.h"
 #include "tlp_io.h"
 
@@ -115,15 +116,7 @@ class DmaRead {
     while (dxpu_tlp_cpl_split_next(&split, &cp)) {
       uint64_t first = req.addr + uint64_t{cp.offset_dw} * 4u;
       for (uint32_t i = 0; i < cp.length_dw * 4u; ++i) payload_[i] = PatternByte(first + i);
-      dxpu_tlp cpld{};
-      cpld.kind = DXPU_TLP_CPLD;
-      cpld.completer_id = c_.completer_id;
-      cpld.requester_id = req.requester_id;
-      cpld.tag = req.tag;
-      cpld.length_dw = cp.length_dw;
-      cpld.byte_count = cp.byte_count;
-      cpld.lower_addr = cp.lower_addr;
-      cpld.payload = payload_.data();
+      const dxpu_tlp cpld = fabric::ReadCompletion(req, c_.completer_id, cp, payload_.data());
       Result<Bytes> wire = EncodeTlp(cpld);
       if (!wire.ok()) {
         Fail("CplD encode", wire.error());
