@@ -25,6 +25,7 @@ bench: release
 	build/release/bench/dxpu_bench_tlp
 	build/release/bench/dxpu_bench_link
 	build/release/bench/dxpu_bench_fabric
+	build/release/bench/dxpu_bench_bridge
 
 format:
 	tools/lint format --fix

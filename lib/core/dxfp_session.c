@@ -225,17 +225,6 @@ static void np_remove(struct dxfp_session *s, struct dxfp_np_entry *e)
 	s->np_count--;
 }
 
-/* Whether a completion is the last one for its request (4.7). */
-static bool cpl_is_final(const struct dxpu_tlp *t)
-{
-	uint32_t bytes;
-
-	if (t->kind != DXPU_TLP_CPLD || t->cpl_status != DXPU_TLP_CPL_SC)
-		return true;
-	bytes = (uint32_t)t->length_dw * 4u - (t->lower_addr & 3u);
-	return t->byte_count <= bytes;
-}
-
 static void np_complete(struct dxfp_session *s, const struct dxpu_tlp *t)
 {
 	struct dxfp_np_entry *e = np_find(s, np_key(t->requester_id, t->tag));
@@ -244,7 +233,7 @@ static void np_complete(struct dxfp_session *s, const struct dxpu_tlp *t)
 		s->counters.unexpected_cpl++;
 		return;
 	}
-	if (cpl_is_final(t))
+	if (dxpu_tlp_cpl_is_final(t))
 		np_remove(s, e);
 }
 

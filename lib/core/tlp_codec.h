@@ -176,6 +176,21 @@ static inline uint32_t dxpu_tlp_header_len(const struct dxpu_tlp *t)
 	return DXPU_TLP_HDR3_SIZE;
 }
 
+/*
+ * Whether a completion is the last one for its request: a Cpl, or any status
+ * but SC, ends it; a CplD ends it when its Byte Count (the bytes left,
+ * including these) is no more than the bytes it carries.
+ */
+static inline bool dxpu_tlp_cpl_is_final(const struct dxpu_tlp *t)
+{
+	uint32_t bytes;
+
+	if (t->kind != DXPU_TLP_CPLD || t->cpl_status != DXPU_TLP_CPL_SC)
+		return true;
+	bytes = (uint32_t)t->length_dw * 4u - (t->lower_addr & 3u);
+	return t->byte_count <= bytes;
+}
+
 /* Header + payload + digest. */
 static inline uint32_t dxpu_tlp_wire_len(const struct dxpu_tlp *t)
 {
