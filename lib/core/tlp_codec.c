@@ -295,7 +295,8 @@ static bool fields_in_range(const struct dxpu_tlp *t)
 	if (cpl && (t->byte_count < 1 || t->byte_count > 4096 || t->lower_addr > 0x7f ||
 		    t->cpl_status > 7))
 		return false;
-	if (!msg && (t->msg_code || t->msg_routing || !dxpu_all_zero(t->msg_hdr, sizeof(t->msg_hdr))))
+	if (!msg &&
+	    (t->msg_code || t->msg_routing || !dxpu_all_zero(t->msg_hdr, sizeof(t->msg_hdr))))
 		return false;
 	return true;
 }
