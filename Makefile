@@ -26,6 +26,7 @@ bench: release
 	build/release/bench/dxpu_bench_link
 	build/release/bench/dxpu_bench_fabric
 	build/release/bench/dxpu_bench_bridge
+	build/release/bench/dxpu_bench_box
 
 format:
 	tools/lint format --fix

@@ -335,6 +335,21 @@ enum dxpu_tlp_err dxpu_tlp_req_split_init(struct dxpu_tlp_req_split *s, uint64_t
 					  uint64_t nbytes, uint32_t max_bytes);
 bool dxpu_tlp_req_split_next(struct dxpu_tlp_req_split *s, struct dxpu_tlp_req_piece *p);
 
+/*
+ * The memory request (kind DXPU_TLP_MRD or DXPU_TLP_MWR) a piece stands for:
+ * kind, address, Length and byte enables set, every other field zero. The
+ * caller adds the requester, the tag and, for a write, the payload.
+ */
+void dxpu_tlp_req_piece_header(const struct dxpu_tlp_req_piece *p, uint8_t kind,
+			       struct dxpu_tlp *out);
+
+/*
+ * The single memory request covering [addr, addr + nbytes) exactly, as
+ * dxpu_tlp_req_piece_header() fills it. False, and *out untouched, when that
+ * takes more than one TLP: nbytes 0 or over 4096, or a 4 KiB crossing.
+ */
+bool dxpu_tlp_mem_request(uint8_t kind, uint64_t addr, uint32_t nbytes, struct dxpu_tlp *out);
+
 DXPU_EXTERN_C_END
 
 #endif /* DXPU_CORE_TLP_CODEC_H */

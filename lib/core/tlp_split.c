@@ -134,3 +134,26 @@ bool dxpu_tlp_req_split_next(struct dxpu_tlp_req_split *s, struct dxpu_tlp_req_p
 	s->next = piece_end;
 	return true;
 }
+
+void dxpu_tlp_req_piece_header(const struct dxpu_tlp_req_piece *p, uint8_t kind,
+			       struct dxpu_tlp *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->kind = kind;
+	out->addr = p->addr;
+	out->length_dw = p->length_dw;
+	out->first_be = p->first_be;
+	out->last_be = p->last_be;
+}
+
+bool dxpu_tlp_mem_request(uint8_t kind, uint64_t addr, uint32_t nbytes, struct dxpu_tlp *out)
+{
+	struct dxpu_tlp_req_split split;
+	struct dxpu_tlp_req_piece piece;
+
+	if (dxpu_tlp_req_split_init(&split, addr, nbytes, 4096) != DXPU_TLP_OK ||
+	    !dxpu_tlp_req_split_next(&split, &piece) || piece.nbytes != nbytes)
+		return false;
+	dxpu_tlp_req_piece_header(&piece, kind, out);
+	return true;
+}

@@ -287,3 +287,40 @@ TEST(TlpSplit, RandomRequestSplitsAreValidAndComplete) {
 
 }  // namespace
 }  // namespace dxpu::test
+
+// One request for a whole range: the header a request split's single piece gives, valid, and
+// nothing for a range that takes more than one TLP.
+TEST(TlpSplit, MemRequestCoversExactlyOneTlpOrNothing) {
+  dxpu_tlp t{};
+  ASSERT_TRUE(dxpu_tlp_mem_request(DXPU_TLP_MWR, 0x1001, 6, &t));
+  EXPECT_EQ(t.kind, DXPU_TLP_MWR);
+  EXPECT_EQ(t.addr, 0x1000u);
+  EXPECT_EQ(t.length_dw, 2);
+  EXPECT_EQ(t.first_be, 0xe);  // bytes 1..3 of the first DW
+  EXPECT_EQ(t.last_be, 0x7);   // bytes 0..2 of the second
+  EXPECT_EQ(t.requester_id, 0);
+  EXPECT_EQ(t.payload, nullptr);
+  ASSERT_TRUE(dxpu_tlp_mem_request(DXPU_TLP_MRD, 0x2002, 1, &t));
+  EXPECT_EQ(t.length_dw, 1);
+  EXPECT_EQ(t.first_be, 0x4);
+  EXPECT_EQ(t.last_be, 0x0);
+
+  dxpu_tlp untouched{};
+  untouched.tag = 77;
+  EXPECT_FALSE(dxpu_tlp_mem_request(DXPU_TLP_MRD, 0x1000, 0, &untouched));
+  EXPECT_FALSE(dxpu_tlp_mem_request(DXPU_TLP_MRD, 0x1000, 4097, &untouched));
+  EXPECT_FALSE(dxpu_tlp_mem_request(DXPU_TLP_MRD, 0x1ffe, 4, &untouched));  // crosses 4 KiB
+  EXPECT_EQ(untouched.tag, 77);
+
+  std::mt19937_64 rng(dxpu::test::test_seed());
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t addr = rng() & 0xffff'ffffULL;
+    const auto n = static_cast<uint32_t>(1 + rng() % 4096);
+    const bool fits = (addr & 0xfff) + n <= 0x1000;
+    ASSERT_EQ(dxpu_tlp_mem_request(DXPU_TLP_MRD, addr, n, &t), fits) << addr << "+" << n;
+    if (!fits) continue;
+    ASSERT_EQ(dxpu_tlp_validate(&t), DXPU_TLP_OK) << addr << "+" << n;
+    ASSERT_EQ(dxpu_tlp_read_byte_count(t.length_dw, t.first_be, t.last_be), n);
+    ASSERT_EQ(dxpu_tlp_read_lower_addr(t.addr, t.first_be), addr & 0x7f);
+  }
+}

@@ -80,13 +80,9 @@ class DmaRead {
   // Requester side: one MRd on the wire, then its completions.
   void Request(const dxpu_tlp_req_piece& piece, uint16_t tag) {
     dxpu_tlp mrd{};
-    mrd.kind = DXPU_TLP_MRD;
+    dxpu_tlp_req_piece_header(&piece, DXPU_TLP_MRD, &mrd);
     mrd.requester_id = c_.requester_id;
     mrd.tag = tag;
-    mrd.addr = piece.addr;
-    mrd.length_dw = piece.length_dw;
-    mrd.first_be = piece.first_be;
-    mrd.last_be = piece.last_be;
     Result<Bytes> wire = EncodeTlp(mrd);
     if (!wire.ok()) return Fail("MRd encode", wire.error());
     ++st_.requests;
@@ -184,12 +180,8 @@ class PostedWrite {
  private:
   void Write(const dxpu_tlp_req_piece& piece) {
     dxpu_tlp mwr{};
-    mwr.kind = DXPU_TLP_MWR;
+    dxpu_tlp_req_piece_header(&piece, DXPU_TLP_MWR, &mwr);
     mwr.requester_id = c_.requester_id;
-    mwr.addr = piece.addr;
-    mwr.length_dw = piece.length_dw;
-    mwr.first_be = piece.first_be;
-    mwr.last_be = piece.last_be;
     // Source bytes: the pattern by offset in the transfer; disabled lanes carry zeros.
     for (uint32_t i = 0; i < piece.length_dw * 4u; ++i) {
       uint64_t at = piece.addr + i;

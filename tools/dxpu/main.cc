@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench_command.h"
+#include "bridge_command.h"
 #include "command.h"
 #include "crc_command.h"
 #include "demo.h"
@@ -59,6 +60,7 @@ int Main(int argc, char** argv) {
   commands.push_back(AddDemoCommand(app));
   commands.push_back(AddSimCommand(app));
   commands.push_back(AddBenchCommand(app));
+  commands.push_back(AddBridgeCommand(app));
   commands.push_back(AddVersionCommand(app));
   // After the subcommands: CLI11 copies a parent's footer into subcommands made later.
   app.footer(

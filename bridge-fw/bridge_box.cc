@@ -1,0 +1,721 @@
+// bridge_box.cc - the GPU box's bridge (bridge_box.h).
+#include "bridge-fw/bridge_box.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <random>
+#include <utility>
+
+#include "bridge-fw/golden_datapath.h"
+#include "core/dxfp_frame.h"
+#include "gpu/pci_regs.h"
+
+namespace dxpu::bridge {
+namespace {
+
+constexpr uint64_t kBox32Limit = 0x1'0000'0000ULL;
+
+// Each host session's ordering queue (the bound a device's output waits on).
+constexpr size_t kHostQueueTlps = 1024;
+constexpr size_t kHostQueuePayload = size_t{1} << 20;
+
+// A stateless CLOSE at most this often.
+constexpr uint64_t kCloseReplyGapNs = 100'000;
+
+constexpr uint16_t kDevCtlOffset = 8;  // in the PCI Express capability
+constexpr uint32_t kDevCtlInitiateFlr = 0x8000;
+
+uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+
+}  // namespace
+
+std::optional<uint64_t> BoxAddressSpace::Place(uint64_t size, bool is_64bit) {
+  uint64_t& next = is_64bit ? next64 : next32;
+  const uint64_t at = AlignUp(next, size);
+  if (!is_64bit && at + size > kBox32Limit) return std::nullopt;
+  next = at + size;
+  return at;
+}
+
+namespace {
+
+uint32_t PayloadDw(const dxpu_tlp& t) {
+  const uint8_t* p = t.payload;
+  if (p == nullptr) return 0;
+  return p[0] | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
+}
+
+std::string DescribeTlp(const dxpu_tlp& t) {
+  std::array<char, 160> buf{};
+  dxpu_tlp_format(&t, buf.data(), buf.size());
+  return buf.data();
+}
+
+}  // namespace
+
+std::string_view ManageResultName(ManageResult r) {
+  switch (r) {
+    case ManageResult::kOk:
+      return "ok";
+    case ManageResult::kNoSuchDevice:
+      return "no-such-device";
+    case ManageResult::kDeviceBusy:
+      return "device-busy";
+    case ManageResult::kNotAssigned:
+      return "not-assigned";
+    case ManageResult::kTableFull:
+      return "table-full";
+    case ManageResult::kOverlap:
+      return "overlap";
+    case ManageResult::kBadArgument:
+      return "bad-argument";
+  }
+  return "?";
+}
+
+// ------------------------------------------------------------------ construction
+
+std::unique_ptr<BridgeBox> BridgeBox::Create(const BridgeBoxConfig& config, std::string* error) {
+  std::string why;
+  if (config.node_id == 0) why = "node_id must be non-zero";
+  if (why.empty() && config.devices.empty()) why = "a bridge needs at least one device";
+  if (why.empty() && (config.max_hosts == 0 || config.max_hosts >= kNoHost))
+    why = "max_hosts must be 1..65534";
+  GoldenDatapathConfig dc;
+  dc.devices = static_cast<uint16_t>(std::min<size_t>(config.devices.size(), 4096));
+  dc.host_slots = config.max_hosts;
+  dc.box_tags = config.box_tags;
+  dc.max_pending_per_host = config.max_pending_per_host;
+  dc.completion_timeout_ns = config.completion_timeout_ns;
+  dc.tag_quarantine_ns = config.tag_quarantine_ns;
+  std::unique_ptr<GoldenDatapath> datapath;
+  if (why.empty()) datapath = GoldenDatapath::Create(dc, &why);
+  if (!datapath) {
+    if (error != nullptr) *error = why;
+    return nullptr;
+  }
+  std::unique_ptr<BridgeBox> box(new BridgeBox(config, std::move(datapath)));
+  if (const char* bad = dxfp_session_config_check(&box->session_template_)) {
+    if (error != nullptr) *error = std::string("session: ") + bad;
+    return nullptr;
+  }
+  BoxAddressSpace space;
+  for (const BoxDeviceConfig& d : config.devices) {
+    for (const Device& other : box->devices_) {
+      if (other.box_bdf == d.box_bdf) {
+        if (error != nullptr) *error = fmt::format("two devices at box BDF {:04x}", d.box_bdf);
+        return nullptr;
+      }
+    }
+    if (!box->AddDevice(d, space, error)) return nullptr;
+  }
+  return box;
+}
+
+BridgeBox::BridgeBox(const BridgeBoxConfig& config, std::unique_ptr<Datapath> datapath)
+    : config_(config),
+      datapath_(std::move(datapath)),
+      hosts_(config.max_hosts),
+      refusal_log_(config.refusal_log_interval_ns, config.refusal_log_burst) {
+  if (config.session) {
+    session_template_ = *config.session;
+  } else {
+    dxfp_session_config_defaults(&session_template_);
+  }
+  session_template_.role = DXFP_ROLE_RESPONDER;
+  session_template_.node_id = config.node_id;
+  std::random_device rd;
+  epoch_ = config.epoch;
+  while (epoch_ == 0) epoch_ = rd();
+  next_session_id_ = (rd() & 0xffff) + 1;
+  session_template_.epoch = epoch_;
+}
+
+BridgeBox::~BridgeBox() = default;
+
+bool BridgeBox::AddDevice(const BoxDeviceConfig& dc, BoxAddressSpace& space, std::string* error) {
+  gpu::GpuOptions options;
+  options.requester_id = dc.box_bdf;
+  options.memory_bytes = dc.memory_bytes;
+  std::string why;
+  Device dev;
+  dev.gpu = gpu::GpuDevice::Create(dc.profile, options, &why);
+  if (!dev.gpu) {
+    if (error != nullptr)
+      *error = fmt::format("device {:04x} ({}): {}", dc.box_bdf, dc.profile.name, why);
+    return false;
+  }
+  dev.profile = dc.profile.name;
+  dev.box_bdf = dc.box_bdf;
+  dev.box_bars = dev.gpu->config().bars();
+  for (gpu::BarState& b : dev.box_bars) {
+    const std::optional<uint64_t> at = space.Place(b.size, b.is_64bit);
+    if (!at) {
+      if (error != nullptr)
+        *error = fmt::format("device {:04x}: no room below 4 GiB for its 32-bit BAR{}", dc.box_bdf,
+                             b.index);
+      return false;
+    }
+    b.address = *at;
+  }
+  dev.pcie_cap = dev.gpu->config().capability_offset(gpu::CapabilityId::kPciExpress).value_or(0);
+  if (auto rebar = dev.gpu->config().capability_offset(gpu::CapabilityId::kResizableBar)) {
+    dev.rebar_begin = *rebar;
+    dev.rebar_end = static_cast<uint16_t>(
+        *rebar + gpu::CapabilitySize(gpu::CapabilityId::kResizableBar, dc.profile));
+  }
+  dev.bars = VirtualBars(dev.box_bars);
+  ProgramBoxBars(dev);
+  const auto index = static_cast<DeviceIndex>(devices_.size());
+  devices_.push_back(std::move(dev));
+  datapath_->SetDevice(index, DeviceEntry{dc.box_bdf, 0, kNoHost});
+  return true;
+}
+
+void BridgeBox::ProgramBoxBars(Device& dev) {
+  gpu::ConfigSpace& cfg = dev.gpu->config();
+  for (const gpu::BarState& b : dev.box_bars) {
+    const auto reg = static_cast<uint16_t>(gpu::pci::kBar0 + 4 * b.index);
+    cfg.Write(reg, 4, static_cast<uint32_t>(b.address));
+    if (b.is_64bit) cfg.Write(reg + 4, 4, static_cast<uint32_t>(b.address >> 32));
+  }
+}
+
+// ------------------------------------------------------------------ frames and sessions
+
+void BridgeBox::ReceiveFrame(uint64_t now, const Peer& from, std::span<const uint8_t> frame,
+                             const Transmit& tx) {
+  now_ = now;
+  counters_.frames_in++;
+  dxfp_frame f{};
+  const dxfp_err err = dxfp_frame_parse(frame.data(), frame.size(), DXFP_MAX_FRAME, &f);
+  if (err == DXFP_ERR_BAD_VERSION && f.hdr.type == DXFP_HELLO) {
+    std::array<uint8_t, 64> buf{};
+    const size_t n =
+        dxfp_write_close(buf.data(), buf.size(), &f.hdr, epoch_, DXFP_CLOSE_UNSUPPORTED_VERSION);
+    const std::array<std::span<const uint8_t>, 1> piece{std::span<const uint8_t>(buf.data(), n)};
+    if (n != 0) tx(from, piece);
+    counters_.hellos_refused++;
+    return;
+  }
+  if (err != DXFP_OK) {
+    counters_.frames_bad++;
+    return;
+  }
+  if (f.hdr.type == DXFP_HELLO) return OnHello(now, from, f, tx);
+  auto it = by_session_.find(f.hdr.dst_session);
+  if (it != by_session_.end() && !hosts_[it->second].down) {
+    hosts_[it->second].endpoint->ReceiveFrame(now, f);
+    return;
+  }
+  counters_.frames_no_session++;
+  if (f.hdr.type == DXFP_DATA && now - last_close_reply_ >= kCloseReplyGapNs) {
+    // No session: tell the sender at once rather than let it time out.
+    std::array<uint8_t, 64> buf{};
+    const size_t n =
+        dxfp_write_close(buf.data(), buf.size(), &f.hdr, epoch_, DXFP_CLOSE_UNKNOWN_SESSION);
+    const std::array<std::span<const uint8_t>, 1> piece{std::span<const uint8_t>(buf.data(), n)};
+    if (n != 0) tx(from, piece);
+    last_close_reply_ = now;
+  }
+}
+
+void BridgeBox::OnHello(uint64_t now, const Peer& from, const dxfp_frame& f, const Transmit& tx) {
+  dxfp_hello hello{};
+  if (!dxfp_hello_identity(&f, &hello) || hello.node_id == 0) {
+    counters_.hellos_refused++;
+    return;
+  }
+  if (auto slot = LiveSlot(hello.node_id)) {
+    Host& h = hosts_[*slot];
+    if (f.hdr.src_session == h.peer_session && f.hdr.src_epoch == h.peer_epoch) {
+      h.endpoint->ReceiveFrame(now, f);  // a repeated HELLO: WELCOME again
+      return;
+    }
+    // The host restarted or reconnected: its old session ends; its devices stay its own.
+    spdlog::info("host {:#x}: new session from {} replaces session {:#x}", hello.node_id,
+                 from.address.ToString(), h.endpoint->session_id());
+    h.endpoint->Close(now, DXFP_CLOSE_SHUTDOWN);
+    h.endpoint->Flush(now, [&](link::FramePieces p) { tx(h.peer, p); });
+    EndSession(*slot);
+  }
+  OpenSession(now, from, f, hello.node_id, tx);
+}
+
+void BridgeBox::OpenSession(uint64_t now, const Peer& from, const dxfp_frame& hello, uint64_t node,
+                            const Transmit& tx) {
+  auto free_slot = std::find_if(hosts_.begin(), hosts_.end(),
+                                [](const Host& h) { return h.endpoint == nullptr; });
+  if (free_slot == hosts_.end()) {
+    counters_.hellos_refused++;
+    uint64_t suppressed = 0;
+    if (refusal_log_.Allow(~uint64_t{0}, now, &suppressed))
+      spdlog::warn("host {:#x} from {}: refused, all {} host slots in use ({} more suppressed)",
+                   node, from.address.ToString(), hosts_.size(), suppressed);
+    return;
+  }
+  const auto slot = static_cast<HostSlot>(free_slot - hosts_.begin());
+  dxfp_session_config cfg = session_template_;
+  cfg.session_id = next_session_id_++;
+  if (next_session_id_ == 0) next_session_id_ = 1;
+  cfg.initial_seq = static_cast<uint32_t>(std::random_device{}());
+  if (from.link < config_.link_max_frame.size())
+    cfg.max_frame = std::min(cfg.max_frame, config_.link_max_frame[from.link]);
+
+  fabric::EndpointCallbacks cb;
+  cb.deliver = [this, slot](const dxpu_tlp& t) { OnHostTlp(slot, t); };
+  cb.link_down = [this, slot](dxfp_down_reason reason, std::span<const dxpu_tlp>) {
+    Host& h = hosts_[slot];
+    h.down = true;
+    spdlog::info("host {:#x}: session {:#x} down ({})", h.node, h.endpoint->session_id(),
+                 dxfp_down_reason_name(reason));
+  };
+  fabric::EndpointOptions options;
+  options.auto_release = false;  // a request waiting for a box tag keeps its credit
+  options.queue.max_tlps_per_class = kHostQueueTlps;
+  options.queue.max_payload_bytes_per_class = kHostQueuePayload;
+  std::string error;
+  auto ep = fabric::Endpoint::Create(cfg, std::move(cb), options, &error);
+  if (!ep) {
+    spdlog::error("host {:#x}: cannot create a session: {}", node, error);
+    counters_.hellos_refused++;
+    return;
+  }
+  const dxfp_rx_result r = ep->Accept(now, hello);
+  if (r != DXFP_RX_OK) {
+    counters_.hellos_refused++;
+    if (r == DXFP_RX_BAD_VERSION) {
+      std::array<uint8_t, 64> buf{};
+      const size_t n = dxfp_write_close(buf.data(), buf.size(), &hello.hdr, epoch_,
+                                        DXFP_CLOSE_UNSUPPORTED_VERSION);
+      const std::array<std::span<const uint8_t>, 1> piece{std::span<const uint8_t>(buf.data(), n)};
+      if (n != 0) tx(from, piece);
+    }
+    return;
+  }
+  Host& h = hosts_[slot];
+  h.endpoint = std::move(ep);
+  h.peer = from;
+  h.node = node;
+  h.peer_session = hello.hdr.src_session;
+  h.peer_epoch = hello.hdr.src_epoch;
+  h.down = false;
+  h.deferred.clear();
+  by_session_[cfg.session_id] = slot;
+  by_node_[node] = slot;
+  counters_.sessions_opened++;
+  spdlog::info("host {:#x}: session {:#x} from {} (slot {})", node, cfg.session_id,
+               from.address.ToString(), slot);
+  BindOwnedDevices(slot);
+}
+
+void BridgeBox::BindOwnedDevices(HostSlot slot) {
+  const uint64_t node = hosts_[slot].node;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    Device& dev = devices_[i];
+    if (dev.owner_node != node) continue;
+    const auto d = static_cast<DeviceIndex>(i);
+    datapath_->SetDevice(d, DeviceEntry{dev.box_bdf, dev.host_bdf, slot});
+    for (const DmaWindow& w : dev.grants) datapath_->AddDmaWindow(d, w);
+    UpdateBarWindows(d);
+  }
+}
+
+void BridgeBox::EndSession(HostSlot slot) {
+  Host& h = hosts_[slot];
+  if (!h.endpoint) return;
+  // Its requests waiting for a tag still hold credit in a session that is gone: forget them.
+  h.deferred.clear();
+  datapath_->ReleaseHost(slot);
+  by_session_.erase(h.endpoint->session_id());
+  auto it = by_node_.find(h.node);
+  if (it != by_node_.end() && it->second == slot) by_node_.erase(it);
+  h.endpoint.reset();
+  h.down = false;
+  counters_.sessions_closed++;
+}
+
+std::optional<HostSlot> BridgeBox::LiveSlot(uint64_t node) const {
+  if (node == 0) return std::nullopt;
+  auto it = by_node_.find(node);
+  if (it == by_node_.end() || hosts_[it->second].down) return std::nullopt;
+  return it->second;
+}
+
+void BridgeBox::FlushHosts(uint64_t now, const Transmit& tx) {
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    Host& h = hosts_[i];
+    if (!h.endpoint) continue;
+    h.endpoint->Flush(now, [&](link::FramePieces p) { tx(h.peer, p); });
+    if (h.down) EndSession(static_cast<HostSlot>(i));
+  }
+}
+
+// ------------------------------------------------------------------ host TLPs
+
+void BridgeBox::OnHostTlp(HostSlot slot, const dxpu_tlp& tlp) {
+  counters_.tlps_from_hosts++;
+  Host& h = hosts_[slot];
+  if (h.deferred.empty() && ProcessHostTlp(slot, tlp, now_)) {
+    h.endpoint->Release(dxpu_tlp_kind_class(tlp.kind), dxpu_tlp_payload_len(&tlp));
+    return;
+  }
+  // Waits, in order, for a box tag; its receive credit stays taken (back-pressure).
+  Deferred d;
+  d.tlp = tlp;
+  const uint32_t len = dxpu_tlp_payload_len(&tlp);
+  if (len != 0) d.payload.assign(tlp.payload, tlp.payload + len);
+  d.tlp.payload = nullptr;
+  h.deferred.push_back(std::move(d));
+  counters_.deferred++;
+}
+
+void BridgeBox::RetryDeferred(uint64_t now) {
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    Host& h = hosts_[i];
+    while (h.endpoint && !h.down && !h.deferred.empty()) {
+      Deferred& d = h.deferred.front();
+      d.tlp.payload = d.payload.empty() ? nullptr : d.payload.data();
+      if (!ProcessHostTlp(static_cast<HostSlot>(i), d.tlp, now)) break;
+      h.endpoint->Release(dxpu_tlp_kind_class(d.tlp.kind), dxpu_tlp_payload_len(&d.tlp));
+      h.deferred.pop_front();
+    }
+  }
+}
+
+std::optional<DeviceIndex> BridgeBox::OwnedAt(HostSlot slot, uint16_t host_bdf) const {
+  const uint64_t node = hosts_[slot].node;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i].owner_node == node && devices_[i].host_bdf == host_bdf)
+      return static_cast<DeviceIndex>(i);
+  }
+  return std::nullopt;
+}
+
+bool BridgeBox::ProcessHostTlp(HostSlot slot, const dxpu_tlp& tlp, uint64_t now) {
+  std::optional<DeviceIndex> cfg_device;
+  if (tlp.kind == DXPU_TLP_CFGRD0 || tlp.kind == DXPU_TLP_CFGWR0) {
+    cfg_device = OwnedAt(slot, tlp.cfg_target);
+    if (cfg_device && InterceptConfig(slot, tlp, *cfg_device)) return true;
+  }
+  const Decision dec = datapath_->FromHost(slot, tlp, now);
+  if (dec.route == Route::kRetry) return false;
+  Dispatch(dec, now, "host", slot, tlp);
+  if (tlp.kind == DXPU_TLP_CFGWR0 && cfg_device && dec.route == Route::kDevice)
+    AfterConfigWrite(tlp, *cfg_device);
+  return true;
+}
+
+// The BAR registers are the bridge's own copy per host (virtual_bars.h); the Resizable BAR
+// controls are the box's to set, so a host's write to them is completed and ignored.
+bool BridgeBox::InterceptConfig(HostSlot slot, const dxpu_tlp& tlp, DeviceIndex d) {
+  Device& dev = devices_[d];
+  const uint16_t reg = tlp.cfg_reg;
+  const bool bar = VirtualBars::Covers(reg);
+  const bool rebar = tlp.kind == DXPU_TLP_CFGWR0 && dev.rebar_end != 0 && reg >= dev.rebar_begin &&
+                     reg < dev.rebar_end;
+  if (!bar && !rebar) return false;
+  counters_.config_emulated++;
+  std::array<uint8_t, 4> data{};
+  dxpu_tlp cpl{};
+  cpl.kind = DXPU_TLP_CPL;
+  cpl.requester_id = tlp.requester_id;
+  cpl.tag = tlp.tag;
+  cpl.completer_id = dev.host_bdf;
+  cpl.cpl_status = DXPU_TLP_CPL_SC;
+  cpl.byte_count = 4;
+  if (tlp.kind == DXPU_TLP_CFGRD0) {
+    const uint32_t v = dev.bars.ReadDw(reg);
+    for (size_t k = 0; k < 4; ++k) data[k] = static_cast<uint8_t>(v >> (8 * k));
+    cpl.kind = DXPU_TLP_CPLD;
+    cpl.length_dw = 1;
+    cpl.payload = data.data();
+  } else if (bar) {
+    dev.bars.WriteDw(reg, PayloadDw(tlp), tlp.first_be);
+    UpdateBarWindows(d);
+  }
+  if (!SendToHost(slot, cpl)) counters_.host_queue_full++;
+  return true;
+}
+
+void BridgeBox::AfterConfigWrite(const dxpu_tlp& tlp, DeviceIndex d) {
+  Device& dev = devices_[d];
+  const uint32_t value = PayloadDw(tlp);
+  if (tlp.cfg_reg == gpu::pci::kCommand && (tlp.first_be & 0x3) != 0) {
+    uint16_t cmd = dev.host_command;
+    if (tlp.first_be & 0x1) cmd = static_cast<uint16_t>((cmd & 0xff00) | (value & 0xff));
+    if (tlp.first_be & 0x2) cmd = static_cast<uint16_t>((cmd & 0x00ff) | (value & 0xff00));
+    dev.host_command = cmd;
+    UpdateBarWindows(d);
+  }
+  if (dev.pcie_cap != 0 && tlp.cfg_reg == dev.pcie_cap + kDevCtlOffset &&
+      (tlp.first_be & 0x2) != 0 && (value & kDevCtlInitiateFlr) != 0) {
+    // The host reset the function: its BARs and Command read power-on values again, and
+    // the device's real BARs go back where the box placed them.
+    dev.bars.Reset();
+    dev.host_command = 0;
+    ProgramBoxBars(dev);
+    UpdateBarWindows(d);
+  }
+}
+
+void BridgeBox::UpdateBarWindows(DeviceIndex d) {
+  Device& dev = devices_[d];
+  if (!LiveSlot(dev.owner_node)) return;
+  const bool live = (dev.host_command & gpu::pci::kCommandMemory) != 0;
+  for (const gpu::BarState& b : dev.box_bars) {
+    const uint64_t host = dev.bars.HostAddress(b.index).value_or(0);
+    BarWindow w;
+    if (live && host != 0) w = BarWindow{host, b.address, b.size};
+    if (!datapath_->SetBarWindow(d, b.index, w))
+      spdlog::warn("device {}: BAR{} window {:#x}+{:#x} refused", d, b.index, w.host_base, w.size);
+  }
+}
+
+// ------------------------------------------------------------------ routing
+
+bool BridgeBox::SendToHost(HostSlot slot, const dxpu_tlp& tlp) {
+  if (slot >= hosts_.size()) return false;
+  Host& h = hosts_[slot];
+  if (!h.endpoint || h.down || !h.endpoint->Submit(tlp)) return false;
+  counters_.tlps_to_hosts++;
+  return true;
+}
+
+bool BridgeBox::HostHasRoom(HostSlot slot, const dxpu_tlp& tlp) const {
+  const Host& h = hosts_[slot];
+  if (!h.endpoint) return true;  // nowhere to wait: the datapath decides (and drops)
+  const fabric::TxQueue& q = h.endpoint->queue();
+  const dxpu_tlp_class cls = dxpu_tlp_kind_class(tlp.kind);
+  return q.size(cls) < kHostQueueTlps &&
+         q.payload_bytes_used(cls) + dxpu_tlp_payload_len(&tlp) <= kHostQueuePayload;
+}
+
+void BridgeBox::Dispatch(const Decision& dec, uint64_t now, const char* from_what, uint32_t from_id,
+                         const dxpu_tlp& original) {
+  switch (dec.route) {
+    case Route::kDevice:
+      counters_.tlps_to_devices++;
+      devices_[dec.port].gpu->Receive(dec.tlp, now);
+      break;
+    case Route::kHost:
+      if (!SendToHost(dec.port, dec.tlp)) counters_.host_queue_full++;
+      break;
+    case Route::kDrop:
+    case Route::kRetry:
+      break;
+  }
+  if (dec.refusal != Refusal::kNone) LogRefusal(now, dec.refusal, from_what, from_id, original);
+}
+
+bool BridgeBox::PumpDevices(uint64_t now) {
+  bool progress = false;
+  std::vector<Decision> to_device;  // answers to a device, delivered after its Poll
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const auto d = static_cast<DeviceIndex>(i);
+    Device& dev = devices_[i];
+    if (dev.stalled) continue;
+    const std::optional<HostSlot> owner = LiveSlot(dev.owner_node);
+    to_device.clear();
+    dev.gpu->Poll(now, [&](const dxpu_tlp& t) {
+      if (owner && !HostHasRoom(*owner, t)) return false;  // waits in the device
+      counters_.tlps_from_devices++;
+      progress = true;
+      const Decision dec = datapath_->FromDevice(d, t, now);
+      if (dec.route == Route::kDevice) {
+        // A refused DMA read's UR: it carries no payload, so the copy is whole.
+        to_device.push_back(dec);
+        if (dec.refusal != Refusal::kNone) LogRefusal(now, dec.refusal, "device", d, t);
+      } else {
+        Dispatch(dec, now, "device", d, t);
+      }
+      return true;
+    });
+    for (const Decision& dec : to_device) {
+      counters_.tlps_to_devices++;
+      devices_[dec.port].gpu->Receive(dec.tlp, now);
+    }
+  }
+  return progress;
+}
+
+void BridgeBox::ExpireRequests(uint64_t now) {
+  std::array<Decision, 32> out{};
+  size_t n = 0;
+  do {
+    n = datapath_->Expire(now, out);
+    // The request is gone; its UR completion says which one it was.
+    for (size_t i = 0; i < n; ++i) Dispatch(out[i], now, "host", out[i].port, out[i].tlp);
+  } while (n == out.size());
+}
+
+void BridgeBox::LogRefusal(uint64_t now, Refusal why, const char* from_what, uint32_t from_id,
+                           const dxpu_tlp& tlp) {
+  const uint64_t key = (uint64_t{static_cast<uint8_t>(why)} << 40) |
+                       (uint64_t{static_cast<uint8_t>(from_what[0])} << 32) | from_id;
+  uint64_t suppressed = 0;
+  if (!refusal_log_.Allow(key, now, &suppressed)) {
+    counters_.refusal_logs_suppressed++;
+    return;
+  }
+  std::string who = fmt::format("{} {}", from_what, from_id);
+  if (std::string_view(from_what) == "host" && from_id < hosts_.size())
+    who = fmt::format("host {:#x}", hosts_[from_id].node);
+  spdlog::warn("refused ({}) from {}: {}{}", RefusalName(why), who, DescribeTlp(tlp),
+               suppressed != 0 ? fmt::format(" ({} like it suppressed)", suppressed) : "");
+}
+
+void BridgeBox::Run(uint64_t now, const Transmit& tx) {
+  now_ = now;
+  ExpireRequests(now);
+  RetryDeferred(now);
+  // Devices and sessions in turn, so that output bounded by the sessions' queues keeps
+  // moving; a few rounds at most, so that frames waiting to be received are not starved.
+  for (int round = 0; round < 8; ++round) {
+    const bool progress = PumpDevices(now);
+    RetryDeferred(now);
+    FlushHosts(now, tx);
+    if (!progress) break;
+  }
+}
+
+uint64_t BridgeBox::NextDeadline() const {
+  uint64_t next = datapath_->NextDeadline();
+  for (const Host& h : hosts_)
+    if (h.endpoint) next = std::min(next, h.endpoint->NextDeadline());
+  for (const Device& d : devices_) next = std::min(next, d.gpu->NextDeadline());
+  return next;
+}
+
+// ------------------------------------------------------------------ management
+
+ManageResult BridgeBox::Assign(DeviceIndex d, uint64_t node, uint16_t host_bdf) {
+  if (d >= devices_.size()) return ManageResult::kNoSuchDevice;
+  if (node == 0) return ManageResult::kBadArgument;
+  Device& dev = devices_[d];
+  if (dev.owner_node == node) {
+    return dev.host_bdf == host_bdf ? ManageResult::kOk : ManageResult::kBadArgument;
+  }
+  if (dev.owner_node != 0) return ManageResult::kDeviceBusy;
+  for (const Device& other : devices_) {
+    if (other.owner_node == node && other.host_bdf == host_bdf) return ManageResult::kBadArgument;
+  }
+  dev.owner_node = node;
+  dev.host_bdf = host_bdf;
+  dev.bars.Reset();
+  dev.host_command = 0;
+  dev.grants.clear();
+  const std::optional<HostSlot> slot = LiveSlot(node);
+  datapath_->SetDevice(d, DeviceEntry{dev.box_bdf, host_bdf, slot.value_or(kNoHost)});
+  spdlog::info("device {} ({:04x}): assigned to host {:#x} at {:04x}", d, dev.box_bdf, node,
+               host_bdf);
+  return ManageResult::kOk;
+}
+
+ManageResult BridgeBox::Release(DeviceIndex d, uint64_t now) {
+  if (d >= devices_.size()) return ManageResult::kNoSuchDevice;
+  Device& dev = devices_[d];
+  if (dev.owner_node == 0) return ManageResult::kOk;
+  now_ = now;
+  // The owner's requests still waiting on the device complete with UR.
+  std::vector<Decision> urs(config_.box_tags);
+  const size_t n = datapath_->ReleaseDevice(d, now, urs);
+  for (size_t i = 0; i < n; ++i) Dispatch(urs[i], now, "release", d, urs[i].tlp);
+  // Function Level Reset through the configuration space, then a scrub of device memory.
+  gpu::ConfigSpace& cfg = dev.gpu->config();
+  if (dev.pcie_cap != 0) {
+    const uint16_t reg = dev.pcie_cap + kDevCtlOffset;
+    const uint32_t devctl = cfg.Read(reg, 2).value;
+    cfg.Write(reg, 2, devctl | kDevCtlInitiateFlr);
+  }
+  const uint64_t scrubbed = dev.gpu->ScrubMemory();
+  ProgramBoxBars(dev);
+  dev.resets++;
+  dev.scrubbed_bytes += scrubbed;
+  counters_.releases++;
+  counters_.scrubbed_bytes += scrubbed;
+  spdlog::info("device {} ({:04x}): released by host {:#x}: reset, {} bytes scrubbed", d,
+               dev.box_bdf, dev.owner_node, scrubbed);
+  dev.owner_node = 0;
+  dev.host_bdf = 0;
+  dev.bars.Reset();
+  dev.host_command = 0;
+  dev.grants.clear();
+  datapath_->SetDevice(d, DeviceEntry{dev.box_bdf, 0, kNoHost});
+  return ManageResult::kOk;
+}
+
+ManageResult BridgeBox::GrantDma(DeviceIndex d, const DmaWindow& w) {
+  if (d >= devices_.size()) return ManageResult::kNoSuchDevice;
+  Device& dev = devices_[d];
+  if (dev.owner_node == 0) return ManageResult::kNotAssigned;
+  if (w.size == 0 || w.device_base + w.size < w.device_base || w.host_base + w.size < w.host_base)
+    return ManageResult::kBadArgument;
+  for (const DmaWindow& g : dev.grants) {
+    // The same grant again (a controller retrying after a lost answer) is in force: OK.
+    if (g.device_base == w.device_base && g.host_base == w.host_base && g.size == w.size)
+      return ManageResult::kOk;
+    if (w.device_base < g.device_base + g.size && g.device_base < w.device_base + w.size)
+      return ManageResult::kOverlap;
+  }
+  if (dev.grants.size() >= 16) return ManageResult::kTableFull;
+  if (LiveSlot(dev.owner_node) && !datapath_->AddDmaWindow(d, w)) return ManageResult::kTableFull;
+  dev.grants.push_back(w);
+  return ManageResult::kOk;
+}
+
+ManageResult BridgeBox::RevokeDma(DeviceIndex d) {
+  if (d >= devices_.size()) return ManageResult::kNoSuchDevice;
+  devices_[d].grants.clear();
+  datapath_->ClearDmaWindows(d);
+  return ManageResult::kOk;
+}
+
+void BridgeBox::Shutdown(uint64_t now) {
+  for (Host& h : hosts_) {
+    if (h.endpoint && !h.down) h.endpoint->Close(now, DXFP_CLOSE_SHUTDOWN);
+  }
+}
+
+// ------------------------------------------------------------------ inspection
+
+std::vector<DeviceStatus> BridgeBox::Devices() const {
+  std::vector<DeviceStatus> out;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const Device& dev = devices_[i];
+    DeviceStatus s;
+    s.index = static_cast<DeviceIndex>(i);
+    s.profile = dev.profile;
+    s.box_bdf = dev.box_bdf;
+    s.host_bdf = dev.host_bdf;
+    s.state = dev.owner_node != 0 ? DeviceState::kAssigned : DeviceState::kFree;
+    s.owner_node = dev.owner_node;
+    s.owner_connected = LiveSlot(dev.owner_node).has_value();
+    s.dma_windows = dev.grants.size();
+    s.resets = dev.resets;
+    s.scrubbed_bytes = dev.scrubbed_bytes;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<HostStatus> BridgeBox::Hosts() const {
+  std::vector<HostStatus> out;
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    const Host& h = hosts_[i];
+    if (!h.endpoint) continue;
+    HostStatus s;
+    s.slot = static_cast<HostSlot>(i);
+    s.node = h.node;
+    s.peer = h.peer.address.ToString();
+    s.state = h.endpoint->state();
+    s.deferred = h.deferred.size();
+    s.session = h.endpoint->counters();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace dxpu::bridge

@@ -1,0 +1,270 @@
+// bridge_box.h - the GPU box's bridge (DxPU_PROXY), sans-IO: the DxFP sessions of the hosts
+// that borrow its devices, the ownership table the management plane programs, the data
+// plane between sessions and devices, and the devices themselves (GPU models on the box's
+// modelled PCIe). Time and frames go in; frames, with the peer each goes to, come out. The
+// daemon (bridge_daemon.h) runs it over real links; tests run it over in-memory links and in
+// the simulator (docs/bridge.md).
+//
+//   auto box = BridgeBox::Create(config, &error);
+//   box->Assign(0, host_node, 0x0100);            // management: device 0 to a host
+//   box->ReceiveFrame(now, peer, frame, tx);      // each frame from any link
+//   box->Run(now, tx);                            // then: devices, timeouts, sessions
+//   wake at box->NextDeadline(), Run again.
+#ifndef DXPU_BRIDGE_FW_BRIDGE_BOX_H_
+#define DXPU_BRIDGE_FW_BRIDGE_BOX_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "bridge-fw/datapath.h"
+#include "bridge-fw/rate_limited_log.h"
+#include "bridge-fw/virtual_bars.h"
+#include "core/dxfp_session.h"
+#include "fabric/endpoint.h"
+#include "gpu/gpu_device.h"
+#include "link/link_address.h"
+
+namespace dxpu::bridge {
+
+// Where a frame came from or goes: one of the bridge's links (numbered by the caller) and
+// the peer's address on it.
+struct Peer {
+  uint32_t link = 0;
+  link::LinkAddress address;
+
+  bool operator==(const Peer&) const = default;
+};
+
+struct BoxDeviceConfig {
+  gpu::DeviceProfile profile;
+  uint16_t box_bdf = 0;       // its Bus/Device/Function on the box's PCIe
+  uint64_t memory_bytes = 0;  // 0: the profile's
+};
+
+struct BridgeBoxConfig {
+  uint64_t node_id = 0;  // the bridge's identity in HELLO, non-zero
+  std::vector<BoxDeviceConfig> devices;
+  uint16_t max_hosts = 64;
+  uint16_t box_tags = 256;
+  uint16_t max_pending_per_host = 64;
+  uint64_t completion_timeout_ns = 50'000'000;
+  uint64_t tag_quarantine_ns = 100'000'000;
+  // The sessions' parameters (role, identity and epoch are set per session); zero-filled:
+  // dxfp_session_config_defaults().
+  std::optional<dxfp_session_config> session;
+  uint32_t epoch = 0;  // this start's epoch; 0: drawn at random
+  // The largest frame each link (by Peer::link) carries; a session on that link offers no
+  // more. Links not listed: the session parameters' max_frame.
+  std::vector<uint32_t> link_max_frame;
+  // Refusal log lines: at most `burst` per reason and host per interval.
+  uint64_t refusal_log_interval_ns = 1'000'000'000;
+  uint32_t refusal_log_burst = 5;
+};
+
+// What a management request came to (mgmt.h's status codes map onto these).
+enum class ManageResult : uint8_t {
+  kOk,
+  kNoSuchDevice,
+  kDeviceBusy,   // assigned to another host
+  kNotAssigned,  // a DMA grant for a device no host holds
+  kTableFull,    // no room for another DMA window
+  kOverlap,      // the window overlaps one the device has
+  kBadArgument,  // zero size, a wrapping range, node 0, a BDF the host already uses
+};
+std::string_view ManageResultName(ManageResult r);
+
+enum class DeviceState : uint8_t { kFree, kAssigned };
+
+// Where the box places its devices' BARs on its PCIe: 32-bit BARs from 2 GiB up to 4 GiB,
+// 64-bit ones from 1 TiB, each naturally aligned.
+struct BoxAddressSpace {
+  uint64_t next32 = 0x8000'0000ULL;
+  uint64_t next64 = uint64_t{1} << 40;
+
+  // The address for a BAR of `size` bytes; nullopt when a 32-bit one no longer fits.
+  std::optional<uint64_t> Place(uint64_t size, bool is_64bit);
+};
+
+struct DeviceStatus {
+  DeviceIndex index = 0;
+  std::string profile;
+  uint16_t box_bdf = 0;
+  uint16_t host_bdf = 0;
+  DeviceState state = DeviceState::kFree;
+  uint64_t owner_node = 0;       // 0 when free
+  bool owner_connected = false;  // the owner has a live session
+  size_t dma_windows = 0;
+  uint64_t resets = 0;          // FLRs on release
+  uint64_t scrubbed_bytes = 0;  // device memory zeroed on release, in total
+};
+
+struct HostStatus {
+  HostSlot slot = 0;
+  uint64_t node = 0;
+  std::string peer;
+  dxfp_session_state state = DXFP_STATE_IDLE;
+  size_t deferred = 0;  // requests waiting for a box tag
+  dxfp_session_counters session{};
+};
+
+struct BoxCounters {
+  uint64_t frames_in = 0;
+  uint64_t frames_bad = 0;         // failed to parse: dropped before any session
+  uint64_t frames_no_session = 0;  // for no session here (answered CLOSE, rate-limited)
+  uint64_t sessions_opened = 0;
+  uint64_t sessions_closed = 0;
+  uint64_t hellos_refused = 0;  // no host slot free, or a HELLO the session refused
+  uint64_t tlps_from_hosts = 0;
+  uint64_t tlps_to_hosts = 0;
+  uint64_t tlps_from_devices = 0;
+  uint64_t tlps_to_devices = 0;
+  uint64_t config_emulated = 0;  // BAR / Resizable BAR accesses the bridge answered itself
+  uint64_t deferred = 0;         // host requests that waited for a box tag
+  uint64_t host_queue_full = 0;  // a TLP for a host whose queue was full: dropped
+  uint64_t releases = 0;
+  uint64_t scrubbed_bytes = 0;
+  uint64_t refusal_logs_suppressed = 0;
+};
+
+class BridgeBox {
+ public:
+  using Transmit = std::function<void(const Peer& to, link::FramePieces frame)>;
+
+  // Null, with *error set, for an invalid configuration.
+  static std::unique_ptr<BridgeBox> Create(const BridgeBoxConfig& config, std::string* error);
+
+  BridgeBox(const BridgeBox&) = delete;
+  BridgeBox& operator=(const BridgeBox&) = delete;
+  BridgeBox(BridgeBox&&) = delete;
+  BridgeBox& operator=(BridgeBox&&) = delete;
+  ~BridgeBox();
+
+  // ---- data ----
+  // A frame from `from` (untrusted). Stateless answers (CLOSE for an unknown session or an
+  // unsupported version) go out through tx at once; everything else waits for Run().
+  void ReceiveFrame(uint64_t now, const Peer& from, std::span<const uint8_t> frame,
+                    const Transmit& tx);
+  // Does the work due at `now`: devices' output, completion timeouts, requests that waited
+  // for a tag, ended sessions; sends every frame due.
+  void Run(uint64_t now, const Transmit& tx);
+  // When Run() must next be called if nothing arrives; UINT64_MAX: never.
+  uint64_t NextDeadline() const;
+
+  // ---- management ----
+  // Device d to the host whose sessions carry node ID `node`, presented at host_bdf. Again
+  // for the same host and BDF: kOk.
+  ManageResult Assign(DeviceIndex d, uint64_t node, uint16_t host_bdf);
+  // Takes device d from its host: its pending requests complete with UR, then an FLR
+  // through its configuration space and a scrub of its memory, so the next host finds
+  // nothing of this one's. A free device: kOk.
+  ManageResult Release(DeviceIndex d, uint64_t now);
+  // Lets device d DMA into its owner's memory through `window` (in force on return).
+  ManageResult GrantDma(DeviceIndex d, const DmaWindow& window);
+  ManageResult RevokeDma(DeviceIndex d);
+  // Closes every session (CLOSE shutdown goes out on the next Run).
+  void Shutdown(uint64_t now);
+  // Fault injection: a stalled device's output is not collected (a hung GPU); its hosts'
+  // requests then meet the completion timeout.
+  void StallDevice(DeviceIndex d, bool stalled) { devices_.at(d).stalled = stalled; }
+
+  // ---- inspection ----
+  size_t device_count() const { return devices_.size(); }
+  std::vector<DeviceStatus> Devices() const;
+  std::vector<HostStatus> Hosts() const;
+  const BoxCounters& counters() const { return counters_; }
+  DatapathCounters datapath_counters() const { return datapath_->counters(); }
+  // The box-side device (tests look at its memory and counters).
+  gpu::GpuDevice& device(DeviceIndex d) { return *devices_[d].gpu; }
+  uint32_t epoch() const { return epoch_; }
+
+ private:
+  struct Device {
+    std::unique_ptr<gpu::GpuDevice> gpu;
+    std::string profile;
+    uint16_t box_bdf = 0;
+    std::vector<gpu::BarState> box_bars;      // where the box placed its BARs
+    uint16_t pcie_cap = 0;                    // PCI Express capability offset (FLR)
+    uint16_t rebar_begin = 0, rebar_end = 0;  // Resizable BAR registers, [begin, end)
+    // Ownership (kept while the owner's session is down: a reconnect finds it again).
+    uint64_t owner_node = 0;
+    uint16_t host_bdf = 0;
+    VirtualBars bars;
+    uint16_t host_command = 0;  // the Command register as the owner last wrote it
+    std::vector<DmaWindow> grants;
+    uint64_t resets = 0;
+    uint64_t scrubbed_bytes = 0;
+    bool stalled = false;
+  };
+  struct Deferred {
+    dxpu_tlp tlp{};
+    std::vector<uint8_t> payload;
+  };
+  struct Host {
+    std::unique_ptr<fabric::Endpoint> endpoint;
+    Peer peer;
+    uint64_t node = 0;
+    uint32_t peer_session = 0;
+    uint32_t peer_epoch = 0;
+    bool down = false;
+    std::deque<Deferred> deferred;  // requests refused with kRetry, in arrival order
+  };
+
+  BridgeBox(const BridgeBoxConfig& config, std::unique_ptr<Datapath> datapath);
+  bool AddDevice(const BoxDeviceConfig& dc, BoxAddressSpace& space, std::string* error);
+  static void ProgramBoxBars(Device& dev);
+
+  // Sessions.
+  void OnHello(uint64_t now, const Peer& from, const dxfp_frame& f, const Transmit& tx);
+  void OpenSession(uint64_t now, const Peer& from, const dxfp_frame& hello, uint64_t node,
+                   const Transmit& tx);
+  void EndSession(HostSlot slot);
+  void BindOwnedDevices(HostSlot slot);
+  std::optional<HostSlot> LiveSlot(uint64_t node) const;
+  void FlushHosts(uint64_t now, const Transmit& tx);
+
+  // Host TLPs.
+  void OnHostTlp(HostSlot slot, const dxpu_tlp& tlp);
+  // False when the datapath answered kRetry (the request must wait).
+  bool ProcessHostTlp(HostSlot slot, const dxpu_tlp& tlp, uint64_t now);
+  bool InterceptConfig(HostSlot slot, const dxpu_tlp& tlp, DeviceIndex d);
+  void AfterConfigWrite(const dxpu_tlp& tlp, DeviceIndex d);
+  std::optional<DeviceIndex> OwnedAt(HostSlot slot, uint16_t host_bdf) const;
+  void RetryDeferred(uint64_t now);
+
+  // Routing.
+  // Carries out a decision about `original`; a refusal is logged naming the original.
+  void Dispatch(const Decision& d, uint64_t now, const char* from_what, uint32_t from_id,
+                const dxpu_tlp& original);
+  bool SendToHost(HostSlot slot, const dxpu_tlp& tlp);
+  bool HostHasRoom(HostSlot slot, const dxpu_tlp& tlp) const;
+  bool PumpDevices(uint64_t now);
+  void ExpireRequests(uint64_t now);
+  void LogRefusal(uint64_t now, Refusal why, const char* from_what, uint32_t from_id,
+                  const dxpu_tlp& tlp);
+  void UpdateBarWindows(DeviceIndex d);
+
+  BridgeBoxConfig config_;
+  dxfp_session_config session_template_{};
+  uint32_t epoch_ = 0;
+  uint32_t next_session_id_ = 1;
+  std::unique_ptr<Datapath> datapath_;
+  std::vector<Device> devices_;
+  std::vector<Host> hosts_;                            // by slot; endpoint null: free
+  std::unordered_map<uint32_t, HostSlot> by_session_;  // our session ID -> slot
+  std::unordered_map<uint64_t, HostSlot> by_node_;     // live sessions only
+  RateLimitedLog refusal_log_;
+  uint64_t last_close_reply_ = 0;
+  uint64_t now_ = 0;  // the time of the call in progress (for callbacks)
+  BoxCounters counters_;
+};
+
+}  // namespace dxpu::bridge
+
+#endif  // DXPU_BRIDGE_FW_BRIDGE_BOX_H_

@@ -1,0 +1,315 @@
+// bridge_daemon.cc - dxpu-bridge in real time (bridge_daemon.h).
+#include "bridge-fw/bridge_daemon.h"
+
+#include <pthread.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+#include <csignal>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <utility>
+
+#include "fabric/link_driver.h"
+#include "link/packet_link.h"
+#include "link/udp_link.h"
+#include "link/unix_dgram_link.h"
+#include "metrics/prometheus_writer.h"
+
+namespace dxpu::bridge {
+namespace {
+
+// Frames read from one link before the box runs (so that one busy link cannot starve the
+// loop's other work).
+constexpr int kFramesPerWake = 64;
+
+std::unique_ptr<link::Link> OpenLink(const LinkConfig& c, std::string* error) {
+  switch (c.type) {
+    case LinkType::kUdp: {
+      link::UdpLink::Options o;
+      if (c.mtu) o.mtu = *c.mtu;
+      std::string ip;
+      const link::IpEndpoint& ep = c.listen.ip();
+      // The numeric address without the port, as UdpLink::Open takes it.
+      const std::string s = c.listen.ToString();
+      ip = ep.family == AF_INET6 ? s.substr(1, s.rfind(']') - 1) : s.substr(0, s.rfind(':'));
+      auto r = link::UdpLink::Open(ip, ep.port, o);
+      if (!r.ok()) *error = fmt::format("udp {}: {}", s, r.error.message());
+      return std::move(r.link);
+    }
+    case LinkType::kUnix: {
+      link::UnixDgramLink::Options o;
+      o.local_path = c.path;
+      o.remote_path = c.peer;
+      if (c.mac) o.mac = *c.mac;
+      if (c.mtu) o.mtu = *c.mtu;
+      auto r = link::UnixDgramLink::Open(o);
+      if (!r.ok()) *error = fmt::format("unix {}: {}", c.path, r.error.message());
+      return std::move(r.link);
+    }
+    case LinkType::kPacket: {
+      link::PacketLink::Options o;
+      o.interface = c.interface;
+      o.mac = c.mac;
+      if (c.mtu) o.mtu = static_cast<size_t>(*c.mtu);
+      auto r = link::PacketLink::Open(o);
+      if (!r.ok()) *error = fmt::format("packet {}: {}", c.interface, r.error.message());
+      return std::move(r.link);
+    }
+  }
+  *error = "unknown link type";
+  return nullptr;
+}
+
+}  // namespace
+
+BridgeBoxConfig ToBoxConfig(const BridgeConfig& config) {
+  BridgeBoxConfig b;
+  b.node_id = config.node_id;
+  for (const DeviceConfig& d : config.devices)
+    b.devices.push_back(BoxDeviceConfig{d.profile, d.box_bdf, d.memory_bytes});
+  b.max_hosts = config.limits.max_hosts;
+  b.box_tags = config.limits.box_tags;
+  b.max_pending_per_host = config.limits.max_pending_per_host;
+  b.completion_timeout_ns = config.limits.completion_timeout_ns;
+  b.tag_quarantine_ns = config.limits.tag_quarantine_ns;
+  dxfp_session_config s;
+  dxfp_session_config_defaults(&s);
+  s.link_down_ns = config.limits.link_down_ns;
+  b.session = s;
+  return b;
+}
+
+std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, std::string* error) {
+  std::unique_ptr<BridgeDaemon> d(new BridgeDaemon());
+  d->config_ = config;
+  d->started_ns_ = fabric::MonotonicNanos();
+  auto loop = link::EventLoop::Create();
+  if (!loop.ok()) {
+    *error = "event loop: " + loop.error.message();
+    return nullptr;
+  }
+  d->loop_ = std::move(loop.link);
+
+  BridgeBoxConfig box_config = ToBoxConfig(config);
+  size_t max_frame = 0;
+  for (const LinkConfig& lc : config.links) {
+    std::unique_ptr<link::Link> l = OpenLink(lc, error);
+    if (!l) return nullptr;
+    box_config.link_max_frame.push_back(static_cast<uint32_t>(l->max_frame()));
+    max_frame = std::max(max_frame, l->max_frame());
+    d->links_.push_back(std::move(l));
+  }
+  d->rx_.resize(std::max<size_t>(max_frame, DXFP_MAX_FRAME));
+  d->box_ = BridgeBox::Create(box_config, error);
+  if (!d->box_) return nullptr;
+
+  if (std::error_code ec = ManagementSocket::Open(config.management.address, &d->management_)) {
+    *error = fmt::format("management {}: {}", config.management.address.ToString(), ec.message());
+    return nullptr;
+  }
+  if (config.metrics) {
+    std::string why;
+    d->metrics_ = metrics::MetricsServer::Create(
+        *d->loop_, config.metrics->listen, [raw = d.get()] { return raw->Metrics(); }, &why);
+    if (!d->metrics_) {
+      *error = fmt::format("metrics {}: {}", config.metrics->listen.ToString(), why);
+      return nullptr;
+    }
+  }
+
+  // SIGINT and SIGTERM arrive as a readable descriptor, handled on the loop like the rest.
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  d->signals_ = link::UniqueFd(signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC));
+  if (!d->signals_.valid()) {
+    *error = "signalfd failed";
+    return nullptr;
+  }
+
+  BridgeDaemon* self = d.get();
+  for (uint32_t i = 0; i < d->links_.size(); ++i)
+    d->loop_->AddFd(d->links_[i]->fd(), [self, i] { self->OnLinkReadable(i); });
+  d->loop_->AddFd(d->management_.fd(), [self] {
+    self->management_.Serve([self](std::span<const uint8_t> request) {
+      return HandleManagement(*self->box_, request, fabric::MonotonicNanos(),
+                              &self->management_counters_);
+    });
+    self->RunBox();  // a release may have answered requests with UR
+  });
+  d->loop_->AddFd(d->signals_.get(), [self] { self->OnSignal(); });
+  return d;
+}
+
+BridgeDaemon::~BridgeDaemon() = default;
+
+void BridgeDaemon::OnLinkReadable(uint32_t index) {
+  link::Link& l = *links_[index];
+  const uint64_t now = fabric::MonotonicNanos();
+  const auto tx = [this](const Peer& to, link::FramePieces f) { Transmit(to, f); };
+  for (int i = 0; i < kFramesPerWake; ++i) {
+    Peer from{index, link::LinkAddress()};
+    const link::LinkResult r = l.Receive(rx_, &from.address);
+    if (!r.ok()) break;
+    box_->ReceiveFrame(now, from, std::span<const uint8_t>(rx_.data(), r.size), tx);
+  }
+  RunBox();
+}
+
+void BridgeDaemon::Transmit(const Peer& to, link::FramePieces frame) {
+  if (to.link < links_.size() && links_[to.link]->SendPieces(to.address, frame)) send_errors_++;
+}
+
+void BridgeDaemon::RunBox() {
+  box_->Run(fabric::MonotonicNanos(),
+            [this](const Peer& to, link::FramePieces f) { Transmit(to, f); });
+  ArmTimer();
+}
+
+void BridgeDaemon::ArmTimer() {
+  const uint64_t next = box_->NextDeadline();
+  if (next == timer_deadline_) return;
+  if (timer_ != 0) loop_->CancelTimer(timer_);
+  timer_ = 0;
+  timer_deadline_ = next;
+  if (next == UINT64_MAX) return;
+  const auto when = link::EventLoop::Clock::time_point(std::chrono::nanoseconds(next));
+  timer_ = loop_->AddTimer(when, [this] {
+    timer_ = 0;
+    timer_deadline_ = UINT64_MAX;
+    RunBox();
+  });
+}
+
+void BridgeDaemon::OnSignal() {
+  signalfd_siginfo info{};
+  if (read(signals_.get(), &info, sizeof(info)) != sizeof(info)) return;
+  spdlog::info("signal {}: shutting down", info.ssi_signo);
+  loop_->Stop();
+}
+
+int BridgeDaemon::Run() {
+  spdlog::info("dxpu-bridge: node {:#x}, {} devices, {} links, management on {}{}", config_.node_id,
+               box_->device_count(), links_.size(), management_.local_address().ToString(),
+               metrics_ ? ", metrics on " + metrics_->local_address().ToString() : "");
+  ArmTimer();
+  if (std::error_code ec = loop_->Run()) {
+    spdlog::error("event loop: {}", ec.message());
+    return 1;
+  }
+  // Graceful: every host hears CLOSE now rather than finding out by timeout.
+  const uint64_t now = fabric::MonotonicNanos();
+  box_->Shutdown(now);
+  RunBox();
+  spdlog::info("dxpu-bridge: {} sessions closed, bye", box_->counters().sessions_closed);
+  return 0;
+}
+
+std::string BridgeDaemon::Metrics() const {
+  metrics::PrometheusWriter w;
+  const double uptime = static_cast<double>(fabric::MonotonicNanos() - started_ns_) / 1e9;
+  w.Gauge("dxpu_bridge_uptime_seconds", "Seconds since dxpu-bridge started.", {}, uptime);
+  const std::string node = fmt::format("{:#x}", config_.node_id);
+  w.Gauge("dxpu_bridge_info", "The bridge's identity.", {{"node", node}}, 1);
+
+  const BoxCounters& c = box_->counters();
+  const auto counter = [&w](const char* name, const char* help, uint64_t v) {
+    w.Counter(name, help, {}, v);
+  };
+  counter("dxpu_bridge_frames_received_total", "DxFP frames received on all links.", c.frames_in);
+  counter("dxpu_bridge_frames_bad_total", "Frames that did not parse, dropped.", c.frames_bad);
+  counter("dxpu_bridge_frames_no_session_total", "Frames for no session here.",
+          c.frames_no_session);
+  counter("dxpu_bridge_sessions_opened_total", "Host sessions opened.", c.sessions_opened);
+  counter("dxpu_bridge_sessions_closed_total", "Host sessions ended.", c.sessions_closed);
+  counter("dxpu_bridge_hellos_refused_total", "HELLOs refused (no slot, bad version).",
+          c.hellos_refused);
+  counter("dxpu_bridge_tlps_from_hosts_total", "TLPs delivered by host sessions.",
+          c.tlps_from_hosts);
+  counter("dxpu_bridge_tlps_to_hosts_total", "TLPs queued to host sessions.", c.tlps_to_hosts);
+  counter("dxpu_bridge_tlps_from_devices_total", "TLPs the devices sent.", c.tlps_from_devices);
+  counter("dxpu_bridge_tlps_to_devices_total", "TLPs put onto the box's PCIe.", c.tlps_to_devices);
+  counter("dxpu_bridge_config_emulated_total", "Configuration accesses the bridge answered.",
+          c.config_emulated);
+  counter("dxpu_bridge_deferred_total", "Host requests that waited for a box tag.", c.deferred);
+  counter("dxpu_bridge_host_queue_full_total", "TLPs dropped: a host's queue was full.",
+          c.host_queue_full);
+  counter("dxpu_bridge_releases_total", "Devices released (reset and scrubbed).", c.releases);
+  counter("dxpu_bridge_scrubbed_bytes_total", "Device memory zeroed on release.", c.scrubbed_bytes);
+  counter("dxpu_bridge_refusal_logs_suppressed_total", "Refusal log lines rate-limited away.",
+          c.refusal_logs_suppressed);
+  counter("dxpu_bridge_link_send_errors_total", "Frames a link refused to send.", send_errors_);
+
+  const DatapathCounters d = box_->datapath_counters();
+  counter("dxpu_bridge_datapath_ur_sent_total", "UR completions the data plane generated.",
+          d.ur_sent);
+  counter("dxpu_bridge_datapath_dropped_total", "TLPs the data plane dropped.", d.dropped);
+  counter("dxpu_bridge_datapath_retries_total", "Requests told to wait for a tag.", d.retries);
+  w.Gauge("dxpu_bridge_datapath_pending", "Host requests waiting for a device.", {},
+          static_cast<double>(d.pending));
+  w.Gauge("dxpu_bridge_datapath_tags_free", "Box tags free.", {}, static_cast<double>(d.tags_free));
+  for (size_t i = 1; i < d.refused.size(); ++i) {
+    const std::string_view reason = RefusalName(static_cast<Refusal>(i));
+    w.Counter("dxpu_bridge_refused_total", "TLPs refused, by reason.", {{"reason", reason}},
+              d.refused[i]);
+  }
+
+  for (const DeviceStatus& dev : box_->Devices()) {
+    const std::string index = std::to_string(dev.index);
+    const std::string bdf = fmt::format("{:02x}:{:02x}.{}", dev.box_bdf >> 8,
+                                        (dev.box_bdf >> 3) & 0x1f, dev.box_bdf & 7);
+    w.Gauge("dxpu_bridge_device_assigned", "1 while a host holds the device.",
+            {{"device", index}, {"box_bdf", bdf}, {"profile", dev.profile}},
+            dev.state == DeviceState::kAssigned ? 1 : 0);
+    w.Gauge("dxpu_bridge_device_owner_connected", "1 while the owner has a live session.",
+            {{"device", index}}, dev.owner_connected ? 1 : 0);
+    w.Counter("dxpu_bridge_device_resets_total", "FLRs on release.", {{"device", index}},
+              dev.resets);
+    w.Gauge("dxpu_bridge_device_dma_windows", "DMA windows granted.", {{"device", index}},
+            static_cast<double>(dev.dma_windows));
+  }
+
+  const std::vector<HostStatus> hosts = box_->Hosts();
+  w.Gauge("dxpu_bridge_hosts", "Host sessions.", {}, static_cast<double>(hosts.size()));
+  for (const HostStatus& h : hosts) {
+    const std::string host = fmt::format("{:#x}", h.node);
+    std::array<uint64_t, DXFP_SESSION_COUNTER_COUNT> values{};
+    static_assert(sizeof(values) == sizeof(h.session), "every session counter is a u64");
+    std::memcpy(values.data(), &h.session, sizeof(values));
+    for (size_t i = 0; i < values.size(); ++i) {
+      std::string name = std::string("dxpu_bridge_session_") + dxfp_session_counter_name(i);
+      std::replace(name.begin(), name.end(), '-', '_');
+      w.Counter(name, "A host session's counter (docs/protocol.md, 4.10).", {{"node", host}},
+                values[i]);
+    }
+  }
+
+  for (size_t i = 0; i < links_.size(); ++i) {
+    const link::LinkCounters lc = links_[i]->counters();
+    const std::string index = std::to_string(i);
+    const std::string_view type = LinkTypeName(config_.links[i].type);
+    w.Counter("dxpu_bridge_link_frames_sent_total", "Frames sent, per link.",
+              {{"link", index}, {"type", type}}, lc.frames_sent);
+    w.Counter("dxpu_bridge_link_frames_received_total", "Frames received, per link.",
+              {{"link", index}, {"type", type}}, lc.frames_received);
+    w.Counter("dxpu_bridge_link_dropped_total", "Datagrams a link dropped.",
+              {{"link", index}, {"type", type}}, lc.dropped);
+  }
+
+  counter("dxpu_bridge_management_requests_total", "Management requests answered.",
+          management_counters_.requests);
+  counter("dxpu_bridge_management_refused_total", "Management requests refused.",
+          management_counters_.refused);
+  counter("dxpu_bridge_management_dropped_total", "Management datagrams not answered.",
+          management_counters_.dropped);
+  return w.Finish();
+}
+
+}  // namespace dxpu::bridge

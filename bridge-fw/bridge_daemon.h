@@ -1,0 +1,72 @@
+// bridge_daemon.h - dxpu-bridge in real time: the BridgeBox over the configured links
+// (UDP, AF_UNIX for QEMU, raw Ethernet), the management socket, the Prometheus endpoint,
+// on one epoll loop and the monotonic clock. SIGINT or SIGTERM shut it down gracefully:
+// every host is sent CLOSE, then the sockets close.
+#ifndef DXPU_BRIDGE_FW_BRIDGE_DAEMON_H_
+#define DXPU_BRIDGE_FW_BRIDGE_DAEMON_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bridge-fw/bridge_box.h"
+#include "bridge-fw/bridge_config.h"
+#include "bridge-fw/management.h"
+#include "bridge-fw/management_socket.h"
+#include "link/event_loop.h"
+#include "link/link.h"
+#include "link/unique_fd.h"
+#include "metrics/metrics_server.h"
+
+namespace dxpu::bridge {
+
+// What the daemon's translation of the configuration produces for the box.
+BridgeBoxConfig ToBoxConfig(const BridgeConfig& config);
+
+class BridgeDaemon {
+ public:
+  // Opens every socket; null, with *error saying which and why, when one cannot be opened.
+  static std::unique_ptr<BridgeDaemon> Create(const BridgeConfig& config, std::string* error);
+
+  BridgeDaemon(const BridgeDaemon&) = delete;
+  BridgeDaemon& operator=(const BridgeDaemon&) = delete;
+  BridgeDaemon(BridgeDaemon&&) = delete;
+  BridgeDaemon& operator=(BridgeDaemon&&) = delete;
+  ~BridgeDaemon();
+
+  // Runs until SIGINT or SIGTERM (or Stop()); then closes every session. Returns the exit
+  // status: 0 after a clean shutdown.
+  int Run();
+  void Stop() { loop_->Stop(); }
+
+  // The Prometheus text exposition of every counter (what GET /metrics returns).
+  std::string Metrics() const;
+
+ private:
+  BridgeDaemon() = default;
+  void OnLinkReadable(uint32_t index);
+  // Sends a frame on the link the peer is on; a refusal is counted (the link logs why).
+  void Transmit(const Peer& to, link::FramePieces frame);
+  void RunBox();
+  void ArmTimer();
+  void OnSignal();
+
+  BridgeConfig config_;
+  std::unique_ptr<link::EventLoop> loop_;
+  std::unique_ptr<BridgeBox> box_;
+  std::vector<std::unique_ptr<link::Link>> links_;
+  ManagementSocket management_;
+  ManagementCounters management_counters_;
+  std::unique_ptr<metrics::MetricsServer> metrics_;
+  link::UniqueFd signals_;
+  link::EventLoop::TimerId timer_ = 0;
+  uint64_t timer_deadline_ = UINT64_MAX;
+  std::vector<uint8_t> rx_;
+  uint64_t send_errors_ = 0;
+  uint64_t started_ns_ = 0;
+};
+
+}  // namespace dxpu::bridge
+
+#endif  // DXPU_BRIDGE_FW_BRIDGE_DAEMON_H_

@@ -1,0 +1,113 @@
+// dxpu_bridge_main.cc - the dxpu-bridge daemon: the GPU box's side of DxPU (docs/bridge.md,
+// docs/bridge-config.md).
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "bridge-fw/bridge_config.h"
+#include "bridge-fw/bridge_daemon.h"
+
+namespace {
+
+// %j: the log message as a JSON string body (quotes, backslashes and control characters
+// escaped), so that a JSON log line stays one valid JSON object whatever the message says.
+class JsonMessageFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm& /*tm*/,
+              spdlog::memory_buf_t& dest) override {
+    for (const char c : msg.payload) {
+      switch (c) {
+        case '"':
+          dest.append(std::string_view("\\\""));
+          break;
+        case '\\':
+          dest.append(std::string_view("\\\\"));
+          break;
+        case '\n':
+          dest.append(std::string_view("\\n"));
+          break;
+        case '\t':
+          dest.append(std::string_view("\\t"));
+          break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            fmt::format_to(std::back_inserter(dest), "\\u{:04x}", static_cast<unsigned>(c));
+          } else {
+            dest.push_back(c);
+          }
+      }
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonMessageFlag>();
+  }
+};
+
+void SetUpLogging(const dxpu::bridge::LogConfig& log) {
+  spdlog::set_level(log.level);
+  if (log.format == dxpu::bridge::LogFormat::kJson) {
+    auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+    f->add_flag<JsonMessageFlag>('j').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","component":"dxpu-bridge","msg":"%j"})");
+    spdlog::set_formatter(std::move(f));
+  } else {
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%f %^%l%$ %v");
+  }
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{
+      "dxpu-bridge: the GPU box's DxPU bridge. Terminates the DxFP sessions of the hosts that\n"
+      "borrow this box's GPUs, translates their TLPs onto the box's PCIe and enforces who owns\n"
+      "which device. Devices are assigned, released (reset and scrubbed) and granted DMA windows\n"
+      "through management messages (dxpu bridge ...). SIGINT/SIGTERM: graceful shutdown.\n"
+      "Configuration: docs/bridge-config.md."};
+  std::string config_path;
+  bool check_only = false;
+  std::string level;
+  app.add_option("-c,--config", config_path, "the configuration file (JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_flag("--check", check_only, "validate the configuration, print a summary and exit");
+  app.add_option("--log-level", level, "override log.level: trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  CLI11_PARSE(app, argc, argv);
+
+  const dxpu::bridge::BridgeConfigResult loaded = dxpu::bridge::LoadBridgeConfig(config_path);
+  if (!loaded.ok()) {
+    for (const std::string& e : loaded.errors)
+      std::fprintf(stderr, "%s: %s\n", config_path.c_str(), e.c_str());
+    return 2;
+  }
+  dxpu::bridge::BridgeConfig config = *loaded.config;
+  if (!level.empty()) config.log.level = spdlog::level::from_str(level);
+  SetUpLogging(config.log);
+  if (check_only) {
+    std::printf("%s: ok: node %#llx, %zu links, %zu devices\n", config_path.c_str(),
+                static_cast<unsigned long long>(config.node_id), config.links.size(),
+                config.devices.size());
+    return 0;
+  }
+  std::string error;
+  auto daemon = dxpu::bridge::BridgeDaemon::Create(config, &error);
+  if (!daemon) {
+    spdlog::critical("cannot start: {}", error);
+    return 1;
+  }
+  return daemon->Run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dxpu-bridge: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,118 @@
+// management.cc - management requests applied to a BridgeBox (management.h).
+#include "bridge-fw/management.h"
+
+#include <spdlog/spdlog.h>
+
+#include "core/dxpu_mgmt.h"
+
+namespace dxpu::bridge {
+namespace {
+
+std::vector<uint8_t> Reply(const dxpu_mgmt_msg& request, uint16_t status) {
+  dxpu_mgmt_msg r{};
+  r.type = request.type;
+  r.flags = DXPU_MGMT_F_RESPONSE;
+  r.request_id = request.request_id;
+  r.status = status;
+  std::vector<uint8_t> out(DXPU_MGMT_HDR_SIZE);
+  size_t len = 0;
+  if (dxpu_mgmt_encode(&r, out.data(), out.size(), &len) != DXPU_MGMT_ERR_OK) return {};
+  out.resize(len);
+  return out;
+}
+
+std::vector<uint8_t> StatusReport(const BridgeBox& box, uint32_t request_id) {
+  std::vector<dxpu_mgmt_device_entry> entries;
+  for (const DeviceStatus& d : box.Devices()) {
+    dxpu_mgmt_device_entry e{};
+    e.device = d.index;
+    e.box_bdf = d.box_bdf;
+    e.host_bdf = d.state == DeviceState::kAssigned ? d.host_bdf : 0;
+    e.state = d.state == DeviceState::kAssigned ? DXPU_MGMT_DEV_ASSIGNED : DXPU_MGMT_DEV_FREE;
+    e.owner = d.owner_node;
+    entries.push_back(e);
+  }
+  std::vector<uint8_t> out(DXPU_MGMT_HDR_SIZE + DXPU_MGMT_STATUS_FIXED_SIZE +
+                           entries.size() * DXPU_MGMT_STATUS_ENTRY_SIZE);
+  size_t len = 0;
+  const auto hosts = static_cast<uint16_t>(box.Hosts().size());
+  if (dxpu_mgmt_encode_status_report(request_id, hosts, entries.data(), entries.size(), out.data(),
+                                     out.size(), &len) != DXPU_MGMT_ERR_OK)
+    return {};
+  out.resize(len);
+  return out;
+}
+
+}  // namespace
+
+uint16_t ToMgmtStatus(ManageResult r) {
+  switch (r) {
+    case ManageResult::kOk:
+      return DXPU_MGMT_OK;
+    case ManageResult::kNoSuchDevice:
+      return DXPU_MGMT_NO_SUCH_DEVICE;
+    case ManageResult::kDeviceBusy:
+      return DXPU_MGMT_DEVICE_BUSY;
+    case ManageResult::kNotAssigned:
+      return DXPU_MGMT_NOT_ASSIGNED;
+    case ManageResult::kTableFull:
+      return DXPU_MGMT_TABLE_FULL;
+    case ManageResult::kOverlap:
+      return DXPU_MGMT_OVERLAP;
+    case ManageResult::kBadArgument:
+      return DXPU_MGMT_BAD_ARGUMENT;
+  }
+  return DXPU_MGMT_INTERNAL;
+}
+
+std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> request,
+                                      uint64_t now, ManagementCounters* counters) {
+  dxpu_mgmt_msg m{};
+  const dxpu_mgmt_err err = dxpu_mgmt_decode(request.data(), request.size(), &m);
+  if (err != DXPU_MGMT_ERR_OK) {
+    dxpu_mgmt_status status = DXPU_MGMT_OK;
+    if (!dxpu_mgmt_error_reply(err, &m, &status)) {
+      counters->dropped++;
+      return {};
+    }
+    counters->refused++;
+    spdlog::warn("management: refused a request ({})", dxpu_mgmt_err_name(err));
+    return Reply(m, status);
+  }
+  if (dxpu_mgmt_is_response(&m)) {
+    counters->dropped++;
+    return {};
+  }
+  counters->requests++;
+  if (const dxpu_mgmt_status bad = dxpu_mgmt_check_args(&m); bad != DXPU_MGMT_OK) {
+    counters->refused++;
+    return Reply(m, bad);
+  }
+  ManageResult r = ManageResult::kOk;
+  switch (m.type) {
+    case DXPU_MGMT_ASSIGN:
+      r = box.Assign(m.body.assign.device, m.body.assign.host_node_id, m.body.assign.host_bdf);
+      break;
+    case DXPU_MGMT_RELEASE:
+      r = box.Release(m.body.release.device, now);
+      break;
+    case DXPU_MGMT_DMA_GRANT: {
+      const dxpu_mgmt_dma_grant& g = m.body.dma_grant;
+      r = box.GrantDma(g.device, DmaWindow{g.device_base, g.host_base, g.size});
+      break;
+    }
+    case DXPU_MGMT_DMA_REVOKE_ALL:
+      r = box.RevokeDma(m.body.dma_revoke_all.device);
+      break;
+    case DXPU_MGMT_STATUS:
+      return StatusReport(box, m.request_id);
+    default:
+      r = ManageResult::kBadArgument;
+      break;
+  }
+  spdlog::info("management: {} -> {}", dxpu_mgmt_type_name(m.type), ManageResultName(r));
+  if (r != ManageResult::kOk) counters->refused++;
+  return Reply(m, ToMgmtStatus(r));
+}
+
+}  // namespace dxpu::bridge

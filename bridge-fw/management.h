@@ -1,0 +1,31 @@
+// management.h - the bridge's side of the management messages (include/dxpu/mgmt.h,
+// docs/protocol.md section 15): one request datagram in, its response out, applied to a
+// BridgeBox. Sans-IO: the daemon reads and writes the socket.
+#ifndef DXPU_BRIDGE_FW_MANAGEMENT_H_
+#define DXPU_BRIDGE_FW_MANAGEMENT_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "bridge-fw/bridge_box.h"
+
+namespace dxpu::bridge {
+
+struct ManagementCounters {
+  uint64_t requests = 0;  // decoded requests answered
+  uint64_t refused = 0;   // answered with an error status (any)
+  uint64_t dropped = 0;   // not answered: too short, not DXMG, or a response
+};
+
+// The response to `request` (untrusted bytes), or empty when it gets none. The request is
+// applied to `box` at time `now` before the response is built, so an OK means it is in force.
+std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> request,
+                                      uint64_t now, ManagementCounters* counters);
+
+// The wire status for a BridgeBox answer.
+uint16_t ToMgmtStatus(ManageResult r);
+
+}  // namespace dxpu::bridge
+
+#endif  // DXPU_BRIDGE_FW_MANAGEMENT_H_

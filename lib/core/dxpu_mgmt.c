@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * dxpu_mgmt.c - DxPU management message decoder and encoder (see dxpu_mgmt.h).
+ */
+#include "dxpu_mgmt.h"
+
+static uint64_t get_be64(const uint8_t *p)
+{
+	return ((uint64_t)dxpu_get_be32(p) << 32) | dxpu_get_be32(p + 4);
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+	dxpu_put_be32(p, (uint32_t)(v >> 32));
+	dxpu_put_be32(p + 4, (uint32_t)v);
+}
+
+static bool known_type(uint8_t type)
+{
+	return type >= DXPU_MGMT_ASSIGN && type <= DXPU_MGMT_TYPE_MAX;
+}
+
+/* The body size of a request of a known type. */
+static size_t request_body_size(uint8_t type)
+{
+	switch (type) {
+	case DXPU_MGMT_ASSIGN:
+		return DXPU_MGMT_ASSIGN_SIZE;
+	case DXPU_MGMT_RELEASE:
+	case DXPU_MGMT_DMA_REVOKE_ALL:
+		return DXPU_MGMT_DEVICE_REF_SIZE;
+	case DXPU_MGMT_DMA_GRANT:
+		return DXPU_MGMT_DMA_GRANT_SIZE;
+	default:
+		return DXPU_MGMT_STATUS_REQ_SIZE;
+	}
+}
+
+/* A STATUS OK response carries a report; every other response has an empty body. */
+static bool has_report(const struct dxpu_mgmt_msg *m)
+{
+	return dxpu_mgmt_is_response(m) && m->status == DXPU_MGMT_OK && m->type == DXPU_MGMT_STATUS;
+}
+
+/* Header checks shared by decoder and encoder (after magic and version). */
+static enum dxpu_mgmt_err check_header(const struct dxpu_mgmt_msg *m)
+{
+	if (m->flags & ~DXPU_MGMT_F_ALL)
+		return DXPU_MGMT_ERR_RESERVED;
+	if (!dxpu_mgmt_is_response(m) && m->status != DXPU_MGMT_OK)
+		return DXPU_MGMT_ERR_REQUEST_STATUS;
+	if (m->status >= DXPU_MGMT_STATUS_COUNT)
+		return DXPU_MGMT_ERR_BAD_STATUS;
+	/* An error response echoes the request's type, whatever it was. */
+	if (!known_type(m->type) && !(dxpu_mgmt_is_response(m) && m->status != DXPU_MGMT_OK))
+		return DXPU_MGMT_ERR_UNKNOWN_TYPE;
+	return DXPU_MGMT_ERR_OK;
+}
+
+static void entry_read(const uint8_t *p, struct dxpu_mgmt_device_entry *e)
+{
+	e->device = dxpu_get_be16(&p[0]);
+	e->box_bdf = dxpu_get_be16(&p[2]);
+	e->host_bdf = dxpu_get_be16(&p[4]);
+	e->state = p[6];
+	e->owner = get_be64(&p[8]);
+}
+
+static enum dxpu_mgmt_err check_entry(const struct dxpu_mgmt_device_entry *e)
+{
+	switch (e->state) {
+	case DXPU_MGMT_DEV_FREE:
+		return e->owner == 0 ? DXPU_MGMT_ERR_OK : DXPU_MGMT_ERR_BAD_ENTRY;
+	case DXPU_MGMT_DEV_ASSIGNED:
+		return e->owner != 0 ? DXPU_MGMT_ERR_OK : DXPU_MGMT_ERR_BAD_ENTRY;
+	case DXPU_MGMT_DEV_SCRUBBING:
+		return DXPU_MGMT_ERR_OK; /* the owner it is scrubbed after, or 0 */
+	default:
+		return DXPU_MGMT_ERR_BAD_ENTRY;
+	}
+}
+
+/* The wire entries at p, n of them: reserved byte zero, state and owner consistent. */
+static enum dxpu_mgmt_err check_entries(const uint8_t *p, size_t n)
+{
+	struct dxpu_mgmt_device_entry e;
+	enum dxpu_mgmt_err err;
+	size_t i;
+
+	for (i = 0; i < n; i++, p += DXPU_MGMT_STATUS_ENTRY_SIZE) {
+		if (p[7])
+			return DXPU_MGMT_ERR_RESERVED;
+		entry_read(p, &e);
+		err = check_entry(&e);
+		if (err)
+			return err;
+	}
+	return DXPU_MGMT_ERR_OK;
+}
+
+static enum dxpu_mgmt_err decode_report(const uint8_t *b, size_t blen, struct dxpu_mgmt_msg *m)
+{
+	struct dxpu_mgmt_status_report *r = &m->body.status_report;
+
+	if (blen < DXPU_MGMT_STATUS_FIXED_SIZE)
+		return DXPU_MGMT_ERR_BODY_SIZE;
+	r->device_count = dxpu_get_be16(&b[0]);
+	r->host_count = dxpu_get_be16(&b[2]);
+	r->entries = &b[DXPU_MGMT_STATUS_FIXED_SIZE];
+	if (blen !=
+	    DXPU_MGMT_STATUS_FIXED_SIZE + (size_t)r->device_count * DXPU_MGMT_STATUS_ENTRY_SIZE)
+		return DXPU_MGMT_ERR_BODY_SIZE;
+	if (!dxpu_all_zero(&b[4], 4))
+		return DXPU_MGMT_ERR_RESERVED;
+	return check_entries(r->entries, r->device_count);
+}
+
+static enum dxpu_mgmt_err decode_request(const uint8_t *b, size_t blen, struct dxpu_mgmt_msg *m)
+{
+	if (blen != request_body_size(m->type))
+		return DXPU_MGMT_ERR_BODY_SIZE;
+	switch (m->type) {
+	case DXPU_MGMT_ASSIGN:
+		if (!dxpu_all_zero(&b[4], 4))
+			return DXPU_MGMT_ERR_RESERVED;
+		m->body.assign.device = dxpu_get_be16(&b[0]);
+		m->body.assign.host_bdf = dxpu_get_be16(&b[2]);
+		m->body.assign.host_node_id = get_be64(&b[8]);
+		break;
+	case DXPU_MGMT_RELEASE:
+	case DXPU_MGMT_DMA_REVOKE_ALL:
+		/* release and dma_revoke_all are the same struct */
+		if (!dxpu_all_zero(&b[2], 6))
+			return DXPU_MGMT_ERR_RESERVED;
+		m->body.release.device = dxpu_get_be16(&b[0]);
+		break;
+	case DXPU_MGMT_DMA_GRANT:
+		if (!dxpu_all_zero(&b[2], 6))
+			return DXPU_MGMT_ERR_RESERVED;
+		m->body.dma_grant.device = dxpu_get_be16(&b[0]);
+		m->body.dma_grant.device_base = get_be64(&b[8]);
+		m->body.dma_grant.host_base = get_be64(&b[16]);
+		m->body.dma_grant.size = get_be64(&b[24]);
+		break;
+	default: /* STATUS: no body */
+		break;
+	}
+	return DXPU_MGMT_ERR_OK;
+}
+
+enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_mgmt_msg *m)
+{
+	enum dxpu_mgmt_err err;
+	const uint8_t *body;
+	size_t blen;
+
+	memset(m, 0, sizeof(*m));
+	if (len < DXPU_MGMT_HDR_SIZE)
+		return DXPU_MGMT_ERR_SHORT;
+	if (dxpu_get_be32(&buf[DXPU_MGMT_OFF_MAGIC]) != DXPU_MGMT_MAGIC)
+		return DXPU_MGMT_ERR_BAD_MAGIC;
+	m->version = buf[DXPU_MGMT_OFF_VERSION];
+	m->type = buf[DXPU_MGMT_OFF_TYPE];
+	m->flags = dxpu_get_be16(&buf[DXPU_MGMT_OFF_FLAGS]);
+	m->request_id = dxpu_get_be32(&buf[DXPU_MGMT_OFF_REQUEST_ID]);
+	m->body_length = dxpu_get_be16(&buf[DXPU_MGMT_OFF_BODY_LENGTH]);
+	m->status = dxpu_get_be16(&buf[DXPU_MGMT_OFF_STATUS]);
+	if (m->version != DXPU_MGMT_VERSION)
+		return DXPU_MGMT_ERR_BAD_VERSION;
+	err = check_header(m);
+	if (err)
+		return err;
+	if (len > DXPU_MGMT_MAX_MSG)
+		return DXPU_MGMT_ERR_TOO_LARGE;
+	blen = len - DXPU_MGMT_HDR_SIZE;
+	if (m->body_length != blen)
+		return DXPU_MGMT_ERR_LENGTH_MISMATCH;
+	body = &buf[DXPU_MGMT_HDR_SIZE];
+	if (has_report(m))
+		return decode_report(body, blen, m);
+	if (dxpu_mgmt_is_response(m))
+		return blen == 0 ? DXPU_MGMT_ERR_OK : DXPU_MGMT_ERR_BODY_SIZE;
+	return decode_request(body, blen, m);
+}
+
+/* ---- encoder ---- */
+
+static void put_header(uint8_t *buf, const struct dxpu_mgmt_msg *m, size_t body_len)
+{
+	dxpu_put_be32(&buf[DXPU_MGMT_OFF_MAGIC], DXPU_MGMT_MAGIC);
+	buf[DXPU_MGMT_OFF_VERSION] = DXPU_MGMT_VERSION;
+	buf[DXPU_MGMT_OFF_TYPE] = m->type;
+	dxpu_put_be16(&buf[DXPU_MGMT_OFF_FLAGS], m->flags);
+	dxpu_put_be32(&buf[DXPU_MGMT_OFF_REQUEST_ID], m->request_id);
+	dxpu_put_be16(&buf[DXPU_MGMT_OFF_BODY_LENGTH], (uint16_t)body_len);
+	dxpu_put_be16(&buf[DXPU_MGMT_OFF_STATUS], m->status);
+}
+
+static void put_request_body(uint8_t *b, const struct dxpu_mgmt_msg *m)
+{
+	switch (m->type) {
+	case DXPU_MGMT_ASSIGN:
+		dxpu_put_be16(&b[0], m->body.assign.device);
+		dxpu_put_be16(&b[2], m->body.assign.host_bdf);
+		put_be64(&b[8], m->body.assign.host_node_id);
+		break;
+	case DXPU_MGMT_RELEASE:
+	case DXPU_MGMT_DMA_REVOKE_ALL:
+		dxpu_put_be16(&b[0], m->body.release.device);
+		break;
+	case DXPU_MGMT_DMA_GRANT:
+		dxpu_put_be16(&b[0], m->body.dma_grant.device);
+		put_be64(&b[8], m->body.dma_grant.device_base);
+		put_be64(&b[16], m->body.dma_grant.host_base);
+		put_be64(&b[24], m->body.dma_grant.size);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Header checks and the body size of *m, for the encoder. */
+static enum dxpu_mgmt_err encoded_body_size(const struct dxpu_mgmt_msg *m, size_t *body_len)
+{
+	enum dxpu_mgmt_err err = check_header(m);
+	const struct dxpu_mgmt_status_report *r = &m->body.status_report;
+
+	*body_len = 0;
+	if (err)
+		return err;
+	if (has_report(m)) {
+		if (r->device_count > DXPU_MGMT_STATUS_MAX_DEVICES)
+			return DXPU_MGMT_ERR_TOO_LARGE;
+		*body_len = DXPU_MGMT_STATUS_FIXED_SIZE +
+			    (size_t)r->device_count * DXPU_MGMT_STATUS_ENTRY_SIZE;
+	} else if (!dxpu_mgmt_is_response(m)) {
+		*body_len = request_body_size(m->type);
+	}
+	return DXPU_MGMT_ERR_OK;
+}
+
+enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf, size_t cap,
+				    size_t *len)
+{
+	const struct dxpu_mgmt_status_report *r = &m->body.status_report;
+	size_t body_len = 0, entries_len;
+	enum dxpu_mgmt_err err = encoded_body_size(m, &body_len);
+	uint8_t *b;
+
+	*len = 0;
+	if (err)
+		return err;
+	if (has_report(m) && r->device_count) {
+		if (!r->entries)
+			return DXPU_MGMT_ERR_BAD_ENTRY;
+		err = check_entries(r->entries, r->device_count);
+		if (err)
+			return err;
+	}
+	if (cap < DXPU_MGMT_HDR_SIZE + body_len)
+		return DXPU_MGMT_ERR_NO_SPACE;
+	put_header(buf, m, body_len);
+	b = &buf[DXPU_MGMT_HDR_SIZE];
+	memset(b, 0, body_len);
+	if (has_report(m)) {
+		entries_len = body_len - DXPU_MGMT_STATUS_FIXED_SIZE;
+		dxpu_put_be16(&b[0], r->device_count);
+		dxpu_put_be16(&b[2], r->host_count);
+		if (entries_len)
+			memmove(&b[DXPU_MGMT_STATUS_FIXED_SIZE], r->entries, entries_len);
+	} else if (!dxpu_mgmt_is_response(m)) {
+		put_request_body(b, m);
+	}
+	*len = DXPU_MGMT_HDR_SIZE + body_len;
+	return DXPU_MGMT_ERR_OK;
+}
+
+void dxpu_mgmt_status_entry_write(uint8_t *out, const struct dxpu_mgmt_device_entry *e)
+{
+	dxpu_put_be16(&out[0], e->device);
+	dxpu_put_be16(&out[2], e->box_bdf);
+	dxpu_put_be16(&out[4], e->host_bdf);
+	out[6] = e->state;
+	out[7] = 0;
+	put_be64(&out[8], e->owner);
+}
+
+bool dxpu_mgmt_status_entry(const struct dxpu_mgmt_status_report *r, size_t i,
+			    struct dxpu_mgmt_device_entry *e)
+{
+	if (i >= r->device_count)
+		return false;
+	entry_read(&r->entries[i * DXPU_MGMT_STATUS_ENTRY_SIZE], e);
+	return true;
+}
+
+enum dxpu_mgmt_err dxpu_mgmt_encode_status_report(uint32_t request_id, uint16_t host_count,
+						  const struct dxpu_mgmt_device_entry *entries,
+						  size_t n, uint8_t *buf, size_t cap, size_t *len)
+{
+	size_t i, total;
+	enum dxpu_mgmt_err err;
+	uint8_t *b;
+
+	*len = 0;
+	if (n > DXPU_MGMT_STATUS_MAX_DEVICES)
+		return DXPU_MGMT_ERR_TOO_LARGE;
+	for (i = 0; i < n; i++) {
+		err = check_entry(&entries[i]);
+		if (err)
+			return err;
+	}
+	total = DXPU_MGMT_HDR_SIZE + DXPU_MGMT_STATUS_FIXED_SIZE + n * DXPU_MGMT_STATUS_ENTRY_SIZE;
+	if (cap < total)
+		return DXPU_MGMT_ERR_NO_SPACE;
+	memset(buf, 0, DXPU_MGMT_HDR_SIZE + DXPU_MGMT_STATUS_FIXED_SIZE);
+	dxpu_put_be32(&buf[DXPU_MGMT_OFF_MAGIC], DXPU_MGMT_MAGIC);
+	buf[DXPU_MGMT_OFF_VERSION] = DXPU_MGMT_VERSION;
+	buf[DXPU_MGMT_OFF_TYPE] = DXPU_MGMT_STATUS;
+	dxpu_put_be16(&buf[DXPU_MGMT_OFF_FLAGS], DXPU_MGMT_F_RESPONSE);
+	dxpu_put_be32(&buf[DXPU_MGMT_OFF_REQUEST_ID], request_id);
+	dxpu_put_be16(&buf[DXPU_MGMT_OFF_BODY_LENGTH], (uint16_t)(total - DXPU_MGMT_HDR_SIZE));
+	b = &buf[DXPU_MGMT_HDR_SIZE];
+	dxpu_put_be16(&b[0], (uint16_t)n);
+	dxpu_put_be16(&b[2], host_count);
+	b += DXPU_MGMT_STATUS_FIXED_SIZE;
+	for (i = 0; i < n; i++, b += DXPU_MGMT_STATUS_ENTRY_SIZE)
+		dxpu_mgmt_status_entry_write(b, &entries[i]);
+	*len = total;
+	return DXPU_MGMT_ERR_OK;
+}
+
+/* Whether [base, base + size) stays below 2^64 (size > 0). */
+static bool range_fits(uint64_t base, uint64_t size)
+{
+	return size - 1 <= ~(uint64_t)0 - base;
+}
+
+enum dxpu_mgmt_status dxpu_mgmt_check_args(const struct dxpu_mgmt_msg *request)
+{
+	const struct dxpu_mgmt_dma_grant *g = &request->body.dma_grant;
+
+	switch (request->type) {
+	case DXPU_MGMT_ASSIGN:
+		return request->body.assign.host_node_id ? DXPU_MGMT_OK : DXPU_MGMT_BAD_ARGUMENT;
+	case DXPU_MGMT_DMA_GRANT:
+		if (!g->size || !range_fits(g->device_base, g->size) ||
+		    !range_fits(g->host_base, g->size))
+			return DXPU_MGMT_BAD_ARGUMENT;
+		return DXPU_MGMT_OK;
+	default:
+		return DXPU_MGMT_OK;
+	}
+}
+
+bool dxpu_mgmt_error_reply(enum dxpu_mgmt_err err, const struct dxpu_mgmt_msg *m,
+			   enum dxpu_mgmt_status *status)
+{
+	switch (err) {
+	case DXPU_MGMT_ERR_OK:
+	case DXPU_MGMT_ERR_SHORT:
+	case DXPU_MGMT_ERR_BAD_MAGIC:
+	case DXPU_MGMT_ERR_NO_SPACE:
+		return false;
+	case DXPU_MGMT_ERR_BAD_VERSION:
+		*status = DXPU_MGMT_UNSUPPORTED_VERSION;
+		break;
+	case DXPU_MGMT_ERR_UNKNOWN_TYPE:
+		*status = DXPU_MGMT_UNKNOWN_TYPE;
+		break;
+	default:
+		*status = DXPU_MGMT_MALFORMED;
+		break;
+	}
+	return !dxpu_mgmt_is_response(m);
+}
+
+const char *dxpu_mgmt_type_name(uint8_t type)
+{
+	static const char *const names[DXPU_MGMT_TYPE_MAX + 1] = {
+		[0] = "unknown",
+		[DXPU_MGMT_ASSIGN] = "assign",
+		[DXPU_MGMT_RELEASE] = "release",
+		[DXPU_MGMT_DMA_GRANT] = "dma-grant",
+		[DXPU_MGMT_DMA_REVOKE_ALL] = "dma-revoke-all",
+		[DXPU_MGMT_STATUS] = "status",
+	};
+
+	return type <= DXPU_MGMT_TYPE_MAX ? names[type] : "unknown";
+}
+
+const char *dxpu_mgmt_status_name(uint16_t status)
+{
+	static const char *const names[DXPU_MGMT_STATUS_COUNT] = {
+		[DXPU_MGMT_OK] = "ok",
+		[DXPU_MGMT_MALFORMED] = "malformed",
+		[DXPU_MGMT_UNSUPPORTED_VERSION] = "unsupported-version",
+		[DXPU_MGMT_UNKNOWN_TYPE] = "unknown-type",
+		[DXPU_MGMT_NO_SUCH_DEVICE] = "no-such-device",
+		[DXPU_MGMT_DEVICE_BUSY] = "device-busy",
+		[DXPU_MGMT_NOT_ASSIGNED] = "not-assigned",
+		[DXPU_MGMT_TABLE_FULL] = "table-full",
+		[DXPU_MGMT_OVERLAP] = "overlap",
+		[DXPU_MGMT_BAD_ARGUMENT] = "bad-argument",
+		[DXPU_MGMT_INTERNAL] = "internal",
+	};
+
+	return status < DXPU_MGMT_STATUS_COUNT ? names[status] : "unknown";
+}
+
+const char *dxpu_mgmt_err_name(enum dxpu_mgmt_err err)
+{
+	static const char *const names[DXPU_MGMT_ERR_COUNT] = {
+		[DXPU_MGMT_ERR_OK] = "ok",
+		[DXPU_MGMT_ERR_SHORT] = "short",
+		[DXPU_MGMT_ERR_BAD_MAGIC] = "bad-magic",
+		[DXPU_MGMT_ERR_BAD_VERSION] = "bad-version",
+		[DXPU_MGMT_ERR_RESERVED] = "reserved",
+		[DXPU_MGMT_ERR_REQUEST_STATUS] = "request-status",
+		[DXPU_MGMT_ERR_BAD_STATUS] = "bad-status",
+		[DXPU_MGMT_ERR_UNKNOWN_TYPE] = "unknown-type",
+		[DXPU_MGMT_ERR_TOO_LARGE] = "too-large",
+		[DXPU_MGMT_ERR_LENGTH_MISMATCH] = "length-mismatch",
+		[DXPU_MGMT_ERR_BODY_SIZE] = "body-size",
+		[DXPU_MGMT_ERR_BAD_ENTRY] = "bad-entry",
+		[DXPU_MGMT_ERR_NO_SPACE] = "no-space",
+	};
+
+	return (unsigned int)err < DXPU_MGMT_ERR_COUNT ? names[err] : "unknown";
+}
+
+const char *dxpu_mgmt_device_state_name(uint8_t state)
+{
+	switch (state) {
+	case DXPU_MGMT_DEV_FREE:
+		return "free";
+	case DXPU_MGMT_DEV_ASSIGNED:
+		return "assigned";
+	case DXPU_MGMT_DEV_SCRUBBING:
+		return "scrubbing";
+	default:
+		return "unknown";
+	}
+}

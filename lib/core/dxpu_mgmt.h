@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * dxpu_mgmt.h - strict decoder and encoder of DxPU management messages
+ * (include/dxpu/mgmt.h, docs/protocol.md section 15). Sans-IO, no
+ * allocation: the decoder reads the caller's buffer (a STATUS response's
+ * entries stay there and are read with dxpu_mgmt_status_entry()), the encoder
+ * fills the caller's buffer.
+ *
+ * dxpu_mgmt_decode() checks a datagram completely (magic, version, type,
+ * flags, status, length, body size and every reserved field) before it
+ * returns DXPU_MGMT_ERR_OK. It does not judge arguments (a zero size, node
+ * ID 0): that is dxpu_mgmt_check_args(), whose answer is a status.
+ */
+#ifndef DXPU_CORE_DXPU_MGMT_H
+#define DXPU_CORE_DXPU_MGMT_H
+
+#include <dxpu/mgmt.h>
+
+DXPU_EXTERN_C_BEGIN
+
+/* Why a datagram was not used. Numbers and names are stable. */
+enum dxpu_mgmt_err {
+	DXPU_MGMT_ERR_OK = 0,
+	DXPU_MGMT_ERR_SHORT,	       /* fewer than 16 bytes */
+	DXPU_MGMT_ERR_BAD_MAGIC,       /* not "DXMG": not a management message */
+	DXPU_MGMT_ERR_BAD_VERSION,     /* Version not 1: answer UNSUPPORTED_VERSION */
+	DXPU_MGMT_ERR_RESERVED,	       /* a reserved flag or field is not zero */
+	DXPU_MGMT_ERR_REQUEST_STATUS,  /* a request with a non-zero Status */
+	DXPU_MGMT_ERR_BAD_STATUS,      /* a response with a Status this version does not define */
+	DXPU_MGMT_ERR_UNKNOWN_TYPE,    /* Type not defined: answer UNKNOWN_TYPE */
+	DXPU_MGMT_ERR_TOO_LARGE,       /* more than DXPU_MGMT_MAX_MSG bytes */
+	DXPU_MGMT_ERR_LENGTH_MISMATCH, /* Body length is not the bytes after the header */
+	DXPU_MGMT_ERR_BODY_SIZE,       /* the body's size is wrong for the type and direction */
+	DXPU_MGMT_ERR_BAD_ENTRY,       /* a STATUS entry with an unknown state or a wrong owner */
+	DXPU_MGMT_ERR_NO_SPACE,	       /* encoder: the message does not fit the buffer */
+	DXPU_MGMT_ERR_COUNT
+};
+
+/* ASSIGN request. */
+struct dxpu_mgmt_assign {
+	uint16_t device;   /* the bridge's device number */
+	uint16_t host_bdf; /* the BDF the host presents the device at */
+	uint64_t host_node_id;
+};
+
+/* RELEASE and DMA_REVOKE_ALL requests. */
+struct dxpu_mgmt_device_ref {
+	uint16_t device;
+};
+
+/* DMA_GRANT request: device addresses [device_base, device_base + size) reach host memory. */
+struct dxpu_mgmt_dma_grant {
+	uint16_t device;
+	uint64_t device_base;
+	uint64_t host_base;
+	uint64_t size;
+};
+
+/* One device of a STATUS response. */
+struct dxpu_mgmt_device_entry {
+	uint16_t device;
+	uint16_t box_bdf;
+	uint16_t host_bdf; /* meaningful while assigned */
+	uint8_t state;	   /* enum dxpu_mgmt_device_state */
+	uint64_t owner;	   /* node ID; 0 when free */
+};
+
+/*
+ * STATUS response (status OK). entries points at device_count wire-format
+ * entries (DXPU_MGMT_STATUS_ENTRY_SIZE bytes each): in the decoded datagram,
+ * or, for the encoder, wherever the caller built them. Read them with
+ * dxpu_mgmt_status_entry().
+ */
+struct dxpu_mgmt_status_report {
+	uint16_t device_count;
+	uint16_t host_count; /* hosts with a session */
+	const uint8_t *entries;
+};
+
+/* A decoded message, or one to encode. */
+struct dxpu_mgmt_msg {
+	uint8_t version; /* decoded; the encoder always writes DXPU_MGMT_VERSION */
+	uint8_t type;	 /* enum dxpu_mgmt_type */
+	uint16_t flags;	 /* DXPU_MGMT_F_* */
+	uint32_t request_id;
+	uint16_t body_length; /* decoded; the encoder computes it */
+	uint16_t status;      /* enum dxpu_mgmt_status; 0 in a request */
+	/* The member for the type; none for a STATUS request or any response but STATUS OK. */
+	union {
+		struct dxpu_mgmt_assign assign;
+		struct dxpu_mgmt_device_ref release;
+		struct dxpu_mgmt_dma_grant dma_grant;
+		struct dxpu_mgmt_device_ref dma_revoke_all;
+		struct dxpu_mgmt_status_report status_report;
+	} body;
+};
+
+static inline bool dxpu_mgmt_is_response(const struct dxpu_mgmt_msg *m)
+{
+	return (m->flags & DXPU_MGMT_F_RESPONSE) != 0;
+}
+
+/*
+ * Decode and check the datagram buf[0..len). On every error but SHORT and
+ * BAD_MAGIC the header fields of *m (version, type, flags, request_id,
+ * body_length, status) are filled in, so a server can answer; the body is
+ * valid only on DXPU_MGMT_ERR_OK.
+ *
+ * Checks, in this order: SHORT, BAD_MAGIC, BAD_VERSION, RESERVED (flags),
+ * REQUEST_STATUS / BAD_STATUS, UNKNOWN_TYPE (an error response may carry any
+ * type: it echoes the request's), TOO_LARGE, LENGTH_MISMATCH, BODY_SIZE,
+ * RESERVED (body fields), BAD_ENTRY.
+ */
+enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_mgmt_msg *m);
+
+/*
+ * Encode *m into buf[0..cap); *len = bytes written. Refuses (writing nothing
+ * usable) what dxpu_mgmt_decode() would refuse: RESERVED (flags),
+ * REQUEST_STATUS, BAD_STATUS, UNKNOWN_TYPE, TOO_LARGE (more than
+ * DXPU_MGMT_STATUS_MAX_DEVICES entries), BAD_ENTRY or RESERVED (a STATUS
+ * entry), and NO_SPACE. An error response (status != OK) has an empty body.
+ */
+enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf, size_t cap,
+				    size_t *len);
+
+/*
+ * A STATUS response with OK built from entry structs: the header echoes
+ * request_id, the entries are written straight into buf. Errors as
+ * dxpu_mgmt_encode().
+ */
+enum dxpu_mgmt_err dxpu_mgmt_encode_status_report(uint32_t request_id, uint16_t host_count,
+						  const struct dxpu_mgmt_device_entry *entries,
+						  size_t n, uint8_t *buf, size_t cap, size_t *len);
+
+/* Writes one entry in wire format to out[0..DXPU_MGMT_STATUS_ENTRY_SIZE). */
+void dxpu_mgmt_status_entry_write(uint8_t *out, const struct dxpu_mgmt_device_entry *e);
+
+/* Entry i of a STATUS report; false when i is not below its device_count. */
+bool dxpu_mgmt_status_entry(const struct dxpu_mgmt_status_report *r, size_t i,
+			    struct dxpu_mgmt_device_entry *e);
+
+/*
+ * The request's arguments, judged: DXPU_MGMT_OK, or DXPU_MGMT_BAD_ARGUMENT for
+ * host node ID 0 (ASSIGN) and, in DMA_GRANT, a zero size or a device or host
+ * range that wraps past 2^64. A server answers BAD_ARGUMENT before it looks
+ * at any table.
+ */
+enum dxpu_mgmt_status dxpu_mgmt_check_args(const struct dxpu_mgmt_msg *request);
+
+/*
+ * What a server does with a datagram dxpu_mgmt_decode() refused: true, and
+ * *status, when it answers (with an error response echoing type and
+ * request_id); false when it drops it silently (too short or bad magic to
+ * name a request, or a response: a server never answers one).
+ */
+bool dxpu_mgmt_error_reply(enum dxpu_mgmt_err err, const struct dxpu_mgmt_msg *m,
+			   enum dxpu_mgmt_status *status);
+
+/* Stable names: "assign", "device-busy", "length-mismatch", "scrubbing"; "unknown" otherwise. */
+const char *dxpu_mgmt_type_name(uint8_t type);
+const char *dxpu_mgmt_status_name(uint16_t status);
+const char *dxpu_mgmt_err_name(enum dxpu_mgmt_err err);
+const char *dxpu_mgmt_device_state_name(uint8_t state);
+
+DXPU_EXTERN_C_END
+
+#endif /* DXPU_CORE_DXPU_MGMT_H */

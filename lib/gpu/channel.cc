@@ -1,0 +1,465 @@
+// channel.cc - GPFIFO registers, entry and pushbuffer fetch, command execution, errors and
+// the INTR_STATUS/INTR_ENABLE interrupt logic.
+#include "gpu/channel.h"
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+#include <variant>
+
+#include "gpu/gpu_registers.h"
+#include "gpu/kernels.h"
+
+namespace dxpu::gpu {
+namespace {
+
+uint32_t Merge(uint32_t old_value, uint32_t value, uint32_t byte_mask) {
+  return (old_value & ~byte_mask) | (value & byte_mask);
+}
+
+uint32_t Le32(const uint8_t* p) {
+  return p[0] | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
+}
+
+void PutLe64(std::vector<uint8_t>& out, uint64_t v) {
+  for (int k = 0; k < 8; ++k) out.push_back(static_cast<uint8_t>(v >> (8 * k)));
+}
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+}  // namespace
+
+Channel::Channel(SparseMemory& memory, DmaEngine& dma, const ConfigSpace& config,
+                 GpuCounters& counters, SignalVector signal)
+    : memory_(memory),
+      dma_(dma),
+      config_(config),
+      counters_(counters),
+      signal_(std::move(signal)),
+      copy_(memory, dma, config.profile().roofline) {}
+
+// --- Registers ---
+
+std::optional<uint32_t> Channel::ReadRegister(uint32_t offset) const {
+  switch (offset) {
+    case regs::kGpfifoBaseLo:
+      return static_cast<uint32_t>(gpfifo_base_);
+    case regs::kGpfifoBaseHi:
+      return static_cast<uint32_t>(gpfifo_base_ >> 32);
+    case regs::kGpfifoEntries:
+      return gpfifo_entries_;
+    case regs::kGpGet:
+      return gp_get_;
+    case regs::kGpPut:
+      return gp_put_;
+    case regs::kStatus:
+      return status();
+    case regs::kErrorCode:
+      return static_cast<uint32_t>(error_);
+    case regs::kErrorInfo:
+      return error_info_;
+    case regs::kIntrStatus:
+      return intr_status_;
+    case regs::kIntrEnable:
+      return intr_enable_;
+    case regs::kControl:
+      return enabled_ ? regs::kControlEnable : 0u;
+    default:
+      return std::nullopt;
+  }
+}
+
+bool Channel::WriteRegister(uint32_t offset, uint32_t value, uint32_t byte_mask) {
+  switch (offset) {
+    case regs::kGpfifoBaseLo: {
+      const uint32_t lo = Merge(static_cast<uint32_t>(gpfifo_base_), value, byte_mask) & ~0xfu;
+      gpfifo_base_ = (gpfifo_base_ & ~uint64_t{0xffffffff}) | lo;
+      return true;
+    }
+    case regs::kGpfifoBaseHi: {
+      const uint32_t hi = Merge(static_cast<uint32_t>(gpfifo_base_ >> 32), value, byte_mask);
+      gpfifo_base_ = (uint64_t{hi} << 32) | (gpfifo_base_ & 0xffffffffu);
+      return true;
+    }
+    case regs::kGpfifoEntries:
+      gpfifo_entries_ = Merge(gpfifo_entries_, value, byte_mask);
+      gp_get_ = 0;
+      gp_put_ = 0;
+      ++ring_generation_;
+      return true;
+    case regs::kGpPut:
+      gp_put_ = Merge(gp_put_, value, byte_mask);
+      ++counters_.doorbells;
+      return true;
+    case regs::kIntrStatus:
+      intr_status_ &= ~(value & byte_mask & regs::kIntrMask);
+      return true;
+    case regs::kIntrEnable: {
+      const uint32_t before = intr_status_ & intr_enable_;
+      intr_enable_ = Merge(intr_enable_, value, byte_mask) & regs::kIntrMask;
+      SignalEnabledEdges(before);
+      return true;
+    }
+    case regs::kControl: {
+      const uint32_t written = Merge(enabled_ ? regs::kControlEnable : 0u, value, byte_mask);
+      enabled_ = (written & regs::kControlEnable) != 0;
+      if ((value & byte_mask & regs::kControlRestart) != 0 && error_ != ChannelError::kNone) {
+        error_ = ChannelError::kNone;
+        error_info_ = 0;
+      }
+      return true;
+    }
+    case regs::kGpGet:
+    case regs::kStatus:
+    case regs::kErrorCode:
+    case regs::kErrorInfo:
+      return true;  // read-only
+    default:
+      return false;
+  }
+}
+
+uint32_t Channel::status() const {
+  if (error_ != ChannelError::kNone) return regs::kStatusError;
+  const bool work = phase_ != Phase::kIdle || !entries_.empty() || gp_get_ != gp_put_;
+  return work ? regs::kStatusBusy : regs::kStatusIdle;
+}
+
+// --- Interrupts and errors ---
+
+void Channel::SignalEnabledEdges(uint32_t asserted_before) {
+  const uint32_t rising = intr_status_ & intr_enable_ & ~asserted_before;
+  if ((rising & regs::kIntrSemaphore) != 0) signal_(0);
+  if ((rising & regs::kIntrError) != 0) signal_(config_.msix().table_size > 1 ? 1 : 0);
+}
+
+void Channel::RaiseInterrupt(uint32_t bits) {
+  const uint32_t before = intr_status_ & intr_enable_;
+  intr_status_ |= bits;
+  SignalEnabledEdges(before);
+}
+
+uint32_t Channel::FailingIndex() const {
+  if (phase_ == Phase::kFetchEntries || entries_.empty()) return fetch_first_;
+  return entries_.front().index;
+}
+
+void Channel::Fail(ChannelError error, uint32_t index) {
+  // A failing pushbuffer's entry is consumed (the next one is fetched on restart); entries
+  // fetched after it are dropped and fetched again. A failed GPFIFO fetch consumes nothing.
+  if (phase_ != Phase::kFetchEntries && !entries_.empty() && RingValid()) {
+    gp_get_ = (index + 1) & (gpfifo_entries_ - 1);
+  }
+  error_ = error;
+  error_info_ = index;
+  ++counters_.channel_errors;
+  copy_.Abort();
+  dma_.CancelRead();
+  entries_.clear();
+  words_.clear();
+  fetch_buffer_.clear();
+  phase_ = Phase::kIdle;
+  active_ = Active::kNone;
+  RaiseInterrupt(regs::kIntrError);
+}
+
+void Channel::Reset() {
+  copy_.Abort();
+  gpfifo_base_ = 0;
+  gpfifo_entries_ = 0;
+  gp_get_ = 0;
+  gp_put_ = 0;
+  enabled_ = false;
+  error_ = ChannelError::kNone;
+  error_info_ = 0;
+  intr_status_ = 0;
+  intr_enable_ = 0;
+  phase_ = Phase::kIdle;
+  ++ring_generation_;
+  entries_.clear();
+  words_.clear();
+  fetch_buffer_.clear();
+  pc_ = 0;
+  active_ = Active::kNone;
+  semaphore_stalled_ = false;
+}
+
+// --- Engine ---
+
+bool Channel::RingValid() const {
+  const uint32_t n = gpfifo_entries_;
+  return n >= 1 && n <= kMaxGpfifoEntries && std::has_single_bit(n) && gp_put_ < n && gp_get_ < n &&
+         uint64_t{n} * kGpfifoEntryBytes - 1 <= UINT64_MAX - gpfifo_base_;
+}
+
+void Channel::IssueReads(TlpQueue& out) {
+  if (!BusMaster()) return;
+  while (out.size() < kQueueLimit && dma_.IssueRead(out)) {
+  }
+}
+
+uint64_t Channel::NextDeadline() const {
+  if (error_ != ChannelError::kNone || phase_ != Phase::kExecute) return UINT64_MAX;
+  if (active_ == Active::kKernel) return wait_until_;
+  if (active_ == Active::kCopy) return copy_.wake_time();
+  return UINT64_MAX;
+}
+
+void Channel::Step(uint64_t now, TlpQueue& out) {
+  while (error_ == ChannelError::kNone) {
+    bool progressed = false;
+    switch (phase_) {
+      case Phase::kIdle:
+        progressed = Begin(now);
+        break;
+      case Phase::kFetchEntries:
+        IssueReads(out);
+        if (dma_.ReadDone(job_)) {
+          FinishEntryFetch(now);
+          progressed = true;
+        }
+        break;
+      case Phase::kFetchPushbuffer:
+        IssueReads(out);
+        if (dma_.ReadDone(job_)) {
+          FinishPushbufferFetch(now);
+          progressed = true;
+        }
+        break;
+      case Phase::kExecute:
+        progressed = Execute(now, out);
+        break;
+    }
+    if (!progressed) return;
+  }
+}
+
+bool Channel::Begin(uint64_t now) {
+  const uint32_t mrrs = config_.max_read_request_size();
+  if (!entries_.empty()) {
+    const Entry& e = entries_.front();
+    if (const ChannelError err = CheckGpfifoEntry(e.entry); err != ChannelError::kNone) {
+      Fail(err, e.index);
+      return false;
+    }
+    if (!BusMaster()) return false;
+    job_ = NewJob();
+    dma_.StartRead(job_, e.entry.pushbuffer, e.entry.length, mrrs);
+    fetch_buffer_.assign(e.entry.length, 0);
+    phase_ = Phase::kFetchPushbuffer;
+    time_ = std::max(time_, now);
+    return true;
+  }
+  if (!enabled_ || gp_get_ == gp_put_) return false;
+  if (!RingValid()) {
+    fetch_first_ = gp_get_;
+    Fail(ChannelError::kBadRing, gp_get_);
+    return false;
+  }
+  if (!BusMaster()) return false;
+  const uint32_t n = gpfifo_entries_;
+  const uint32_t pending = (gp_put_ - gp_get_) & (n - 1);
+  fetch_first_ = gp_get_;
+  fetch_count_ = std::min({pending, n - gp_get_, std::max(1u, mrrs / kGpfifoEntryBytes)});
+  fetch_generation_ = ring_generation_;
+  fetch_buffer_.assign(size_t{fetch_count_} * kGpfifoEntryBytes, 0);
+  job_ = NewJob();
+  dma_.StartRead(job_, gpfifo_base_ + uint64_t{gp_get_} * kGpfifoEntryBytes, fetch_buffer_.size(),
+                 mrrs);
+  phase_ = Phase::kFetchEntries;
+  time_ = std::max(time_, now);
+  return true;
+}
+
+void Channel::FinishEntryFetch(uint64_t now) {
+  phase_ = Phase::kIdle;
+  time_ = std::max(time_, now);
+  if (fetch_generation_ != ring_generation_) return;  // the ring was redefined meanwhile
+  for (uint32_t i = 0; i < fetch_count_; ++i) {
+    const std::span<const uint8_t, kGpfifoEntryBytes> bytes(
+        fetch_buffer_.data() + size_t{i} * kGpfifoEntryBytes, kGpfifoEntryBytes);
+    entries_.push_back(Entry{.index = fetch_first_ + i, .entry = DecodeGpfifoEntry(bytes)});
+  }
+  counters_.gpfifo_entries += fetch_count_;
+  gp_get_ = (fetch_first_ + fetch_count_) & (gpfifo_entries_ - 1);
+}
+
+void Channel::FinishPushbufferFetch(uint64_t now) {
+  words_.resize(fetch_buffer_.size() / 4);
+  for (size_t i = 0; i < words_.size(); ++i) words_[i] = Le32(&fetch_buffer_[i * 4]);
+  pc_ = 0;
+  phase_ = Phase::kExecute;
+  time_ = std::max(time_, now);
+}
+
+void Channel::OnReadCompletion(const DmaCompletion& c) {
+  if (c.job != job_ || error_ != ChannelError::kNone) return;  // an abandoned job's
+  if (c.kind == DmaCompletion::Kind::kFailed) {
+    Fail(ChannelError::kDmaUr, FailingIndex());
+    return;
+  }
+  if (c.kind != DmaCompletion::Kind::kData) return;
+  if (phase_ == Phase::kFetchEntries || phase_ == Phase::kFetchPushbuffer) {
+    if (c.offset <= fetch_buffer_.size() && c.data.size() <= fetch_buffer_.size() - c.offset) {
+      std::copy(c.data.begin(), c.data.end(),
+                fetch_buffer_.begin() + static_cast<ptrdiff_t>(c.offset));
+    }
+  } else if (phase_ == Phase::kExecute && active_ == Active::kCopy) {
+    copy_.OnReadData(c.offset, c.data);
+  }
+}
+
+void Channel::OnReadTimeout(uint64_t job) {
+  if (job != job_ || error_ != ChannelError::kNone || phase_ == Phase::kIdle) return;
+  Fail(ChannelError::kDmaTimeout, FailingIndex());
+}
+
+bool Channel::Execute(uint64_t now, TlpQueue& out) {
+  while (true) {
+    if (active_ != Active::kNone && !ProgressActive(now, out)) return false;
+    if (error_ != ChannelError::kNone) return false;
+    if (pc_ >= words_.size()) {
+      entries_.pop_front();
+      words_.clear();
+      phase_ = Phase::kIdle;
+      return true;
+    }
+    const DecodedCommand d = DecodeCommand(std::span<const uint32_t>(words_).subspan(pc_));
+    if (d.error != ChannelError::kNone) {
+      Fail(d.error, entries_.front().index);
+      return false;
+    }
+    pc_ += d.dwords;
+    ++counters_.commands;
+    StartCommand(*d.command);
+    if (error_ != ChannelError::kNone) return false;
+  }
+}
+
+void Channel::StartCommand(const Command& command) {
+  const Roofline& roofline = config_.profile().roofline;
+  const auto kernel = [&](const auto& c) {
+    const ChannelError err = RunKernel(memory_, c);
+    FinishKernel(err, err == ChannelError::kNone ? KernelNs(roofline, CostOf(c)) : 0);
+  };
+  std::visit(Overloaded{
+                 [](const NopCommand&) {},
+                 [&](const CopyCommand& c) { StartCopy(c); },
+                 [&](const SemaphoreCommand& c) { StartSemaphore(c); },
+                 [&](const InterruptCommand& c) { StartInterrupt(c); },
+                 [&](const Memset32Command& c) { kernel(c); },
+                 [&](const AxpyCommand& c) { kernel(c); },
+                 [&](const GemmCommand& c) { kernel(c); },
+                 [&](const ReduceSumCommand& c) { kernel(c); },
+             },
+             command);
+}
+
+void Channel::FinishKernel(ChannelError error, uint64_t ns) {
+  if (error != ChannelError::kNone) {
+    Fail(error, entries_.front().index);
+    return;
+  }
+  ++counters_.kernels;
+  wait_until_ = time_ + ns;
+  active_ = Active::kKernel;
+}
+
+void Channel::StartCopy(const CopyCommand& c) {
+  job_ = NewJob();
+  const ChannelError err =
+      copy_.Start(c, job_, config_.max_read_request_size(), config_.max_payload_size(), time_);
+  if (err != ChannelError::kNone) {
+    Fail(err, entries_.front().index);
+    return;
+  }
+  active_ = Active::kCopy;
+}
+
+void Channel::StartSemaphore(const SemaphoreCommand& c) {
+  const bool timestamp = (c.flags & kSemaphoreTimestamp) != 0;
+  const uint64_t bytes = timestamp ? 16 : (c.flags & kSemaphore64) != 0 ? 8 : 4;
+  if (c.address % bytes != 0) {
+    Fail(ChannelError::kBadAlignment, entries_.front().index);
+    return;
+  }
+  if (bytes - 1 > UINT64_MAX - c.address) {
+    Fail(ChannelError::kBadAddress, entries_.front().index);
+    return;
+  }
+  semaphore_ = c;
+  semaphore_stalled_ = false;
+  active_ = Active::kSemaphore;
+}
+
+void Channel::StartInterrupt(const InterruptCommand& c) {
+  if (c.vector >= config_.msix().table_size) {
+    Fail(ChannelError::kBadVector, entries_.front().index);
+    return;
+  }
+  // INTR_STATUS bit 0 records it; the message is the command's vector, whatever INTR_ENABLE.
+  intr_status_ |= regs::kIntrSemaphore;
+  signal_(static_cast<uint16_t>(c.vector));
+}
+
+void Channel::ReleaseSemaphore(TlpQueue& out) {
+  const SemaphoreCommand& c = semaphore_;
+  std::vector<uint8_t> data;
+  if ((c.flags & kSemaphoreTimestamp) != 0) {
+    PutLe64(data, c.payload);
+    PutLe64(data, time_);
+  } else {
+    PutLe64(data, c.payload);
+    if ((c.flags & kSemaphore64) == 0) data.resize(4);
+  }
+  dxpu_tlp_req_split split{};
+  dxpu_tlp_req_split_init(&split, c.address, data.size(), config_.max_payload_size());
+  dxpu_tlp_req_piece piece{};
+  while (dxpu_tlp_req_split_next(&split, &piece)) {
+    std::vector<uint8_t> payload(size_t{piece.length_dw} * 4, 0);
+    const uint64_t lead = c.address + piece.offset - piece.addr;
+    std::copy_n(data.begin() + static_cast<ptrdiff_t>(piece.offset), piece.nbytes,
+                payload.begin() + static_cast<ptrdiff_t>(lead));
+    out.push_back(dma_.MakeWrite(piece.addr, piece.first_be, piece.last_be, std::move(payload),
+                                 TlpOrigin::kDmaWrite));
+  }
+  ++counters_.semaphores;
+  if ((c.flags & kSemaphoreInterrupt) != 0) RaiseInterrupt(regs::kIntrSemaphore);
+}
+
+bool Channel::ProgressActive(uint64_t now, TlpQueue& out) {
+  switch (active_) {
+    case Active::kNone:
+      return true;
+    case Active::kCopy: {
+      if (BusMaster()) copy_.Pump(out, kQueueLimit);
+      const std::optional<uint64_t> finished = copy_.Finished(now);
+      if (!finished) return false;
+      time_ = std::max(time_, *finished);
+      copy_.Abort();
+      ++counters_.copies;
+      break;
+    }
+    case Active::kKernel:
+      if (now < wait_until_) return false;
+      time_ = wait_until_;
+      break;
+    case Active::kSemaphore:
+      if (!BusMaster()) {
+        semaphore_stalled_ = true;
+        return false;
+      }
+      if (semaphore_stalled_) time_ = std::max(time_, now);
+      ReleaseSemaphore(out);
+      break;
+  }
+  active_ = Active::kNone;
+  return true;
+}
+
+}  // namespace dxpu::gpu

@@ -1,0 +1,136 @@
+// channel.h - the GPU model's command channel: the GPFIFO registers and the engine that
+// fetches GPFIFO entries and pushbuffers from host memory by DMA and executes their commands
+// in order (copies through the CopyEngine, kernels on the roofline, semaphore releases,
+// interrupts), stopping at the first error. It owns the channel's part of the BAR0 register
+// map (GPFIFO, GP_GET/GP_PUT, STATUS, ERROR_*, INTR_*, CONTROL).
+//
+// Execution model (docs/dxgpu.md): one command at a time. A command starts when the one
+// before it has finished: a kernel at its roofline end, a copy when its last data has been
+// received (host to device) or its last write queued (device to host), a device-to-device copy
+// at its roofline end. The channel keeps its own time: after a wait on the clock it resumes at
+// exactly the end of that wait, after a wait on the bus (a doorbell, DMA data) at the `now` of
+// the call that brought it.
+#ifndef DXPU_LIB_GPU_CHANNEL_H_
+#define DXPU_LIB_GPU_CHANNEL_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "gpu/commands.h"
+#include "gpu/config_space.h"
+#include "gpu/copy_engine.h"
+#include "gpu/dma_engine.h"
+#include "gpu/gpu_counters.h"
+#include "gpu/owned_tlp.h"
+#include "gpu/sparse_memory.h"
+
+namespace dxpu::gpu {
+
+class Channel {
+ public:
+  // Queues an MSI-X vector's message (the device's MSI-X table decides whether it goes out).
+  using SignalVector = std::function<void(uint16_t vector)>;
+  // The most TLPs the channel lets wait in the device's send queue before it stops queueing
+  // more (it resumes when the queue drains).
+  static constexpr size_t kQueueLimit = 64;
+
+  Channel(SparseMemory& memory, DmaEngine& dma, const ConfigSpace& config, GpuCounters& counters,
+          SignalVector signal);
+
+  // The channel's registers: nullopt / false for an offset that is not one of them.
+  std::optional<uint32_t> ReadRegister(uint32_t offset) const;
+  // `byte_mask` has 0xff in each enabled byte lane.
+  bool WriteRegister(uint32_t offset, uint32_t value, uint32_t byte_mask);
+
+  // Does all that can be done at `now`, queueing TLPs into `out`.
+  void Step(uint64_t now, TlpQueue& out);
+  // A completion the DMA engine matched to one of the reads.
+  void OnReadCompletion(const DmaCompletion& completion);
+  // A read of `job` timed out.
+  void OnReadTimeout(uint64_t job);
+  // When Step has something to do because time passed (a kernel's or a device-to-device
+  // copy's end); UINT64_MAX when nothing waits on the clock.
+  uint64_t NextDeadline() const;
+
+  // Power-on state (FLR, scrub): registers 0, work dropped.
+  void Reset();
+
+  ChannelError error() const { return error_; }
+  uint32_t status() const;
+  uint32_t gp_get() const { return gp_get_; }
+  uint32_t intr_status() const { return intr_status_; }
+
+ private:
+  enum class Phase : uint8_t { kIdle, kFetchEntries, kFetchPushbuffer, kExecute };
+  enum class Active : uint8_t { kNone, kCopy, kKernel, kSemaphore };
+  struct Entry {
+    uint32_t index = 0;  // in the ring
+    GpfifoEntry entry;
+  };
+  bool BusMaster() const { return config_.bus_master_enabled(); }
+  bool RingValid() const;
+  uint64_t NewJob() { return ++jobs_; }
+  void IssueReads(TlpQueue& out);
+
+  bool Begin(uint64_t now);
+  void FinishEntryFetch(uint64_t now);
+  void FinishPushbufferFetch(uint64_t now);
+  bool Execute(uint64_t now, TlpQueue& out);
+  bool ProgressActive(uint64_t now, TlpQueue& out);
+  void StartCommand(const Command& command);
+  void StartCopy(const CopyCommand& c);
+  void StartSemaphore(const SemaphoreCommand& c);
+  void StartInterrupt(const InterruptCommand& c);
+  void FinishKernel(ChannelError error, uint64_t ns);
+  void ReleaseSemaphore(TlpQueue& out);
+
+  // Stops the channel with an error about the GPFIFO entry at `index`.
+  void Fail(ChannelError error, uint32_t index);
+  uint32_t FailingIndex() const;
+  // Sets INTR_STATUS bits; each enabled bit that becomes set sends its vector.
+  void RaiseInterrupt(uint32_t bits);
+  void SignalEnabledEdges(uint32_t asserted_before);
+
+  SparseMemory& memory_;
+  DmaEngine& dma_;
+  const ConfigSpace& config_;
+  GpuCounters& counters_;
+  SignalVector signal_;
+  CopyEngine copy_;
+
+  // Registers.
+  uint64_t gpfifo_base_ = 0;
+  uint32_t gpfifo_entries_ = 0;
+  uint32_t gp_get_ = 0;
+  uint32_t gp_put_ = 0;
+  bool enabled_ = false;
+  ChannelError error_ = ChannelError::kNone;
+  uint32_t error_info_ = 0;
+  uint32_t intr_status_ = 0;
+  uint32_t intr_enable_ = 0;
+
+  // Engine state.
+  Phase phase_ = Phase::kIdle;
+  uint64_t jobs_ = 0;             // the last DMA job number handed out (never reset)
+  uint64_t job_ = 0;              // the job whose data the channel is waiting for
+  uint64_t ring_generation_ = 0;  // bumped when GPFIFO_ENTRIES is written
+  uint64_t fetch_generation_ = 0;
+  uint32_t fetch_first_ = 0;
+  uint32_t fetch_count_ = 0;
+  std::vector<uint8_t> fetch_buffer_;  // GPFIFO entries or a pushbuffer, as fetched
+  std::deque<Entry> entries_;          // fetched, not yet executed; the front one runs
+  std::vector<uint32_t> words_;        // the front entry's pushbuffer
+  size_t pc_ = 0;                      // next command in words_
+  Active active_ = Active::kNone;
+  uint64_t wait_until_ = 0;  // a kernel's end
+  SemaphoreCommand semaphore_;
+  bool semaphore_stalled_ = false;  // waited for Bus Master Enable
+  uint64_t time_ = 0;               // the channel's own time (see above)
+};
+
+}  // namespace dxpu::gpu
+
+#endif  // DXPU_LIB_GPU_CHANNEL_H_

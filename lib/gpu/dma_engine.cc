@@ -1,0 +1,157 @@
+// dma_engine.cc - read splitting, tags, completion matching and timeouts; write building.
+#include "gpu/dma_engine.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace dxpu::gpu {
+
+DmaEngine::DmaEngine(const DmaOptions& options)
+    : options_(options), reads_(std::clamp<uint16_t>(options.max_outstanding_reads, 1, 256)) {
+  for (size_t tag = 0; tag < reads_.size(); ++tag) free_tags_.push_back(static_cast<uint16_t>(tag));
+}
+
+bool DmaEngine::StartRead(uint64_t job, uint64_t address, uint64_t length,
+                          uint32_t max_read_request) {
+  dxpu_tlp_req_split split{};
+  if (dxpu_tlp_req_split_init(&split, address, length, max_read_request) != DXPU_TLP_OK) {
+    return false;
+  }
+  job_ = job;
+  split_ = split;
+  job_open_ = true;
+  job_in_flight_ = 0;
+  return true;
+}
+
+void DmaEngine::CancelRead() { job_open_ = false; }
+
+bool DmaEngine::IssueRead(TlpQueue& out) {
+  if (!job_open_ || free_tags_.empty()) return false;
+  dxpu_tlp_req_piece piece{};
+  if (!dxpu_tlp_req_split_next(&split_, &piece)) {
+    job_open_ = false;
+    return false;
+  }
+  if (split_.next >= split_.end) job_open_ = false;
+  const uint16_t tag = free_tags_.front();
+  free_tags_.pop_front();
+  reads_[tag] = PendingRead{.job = job_,
+                            .first_byte = split_.start + piece.offset,
+                            .offset = piece.offset,
+                            .bytes = piece.nbytes,
+                            .received = 0,
+                            .deadline = UINT64_MAX};
+  ++in_flight_;
+  ++job_in_flight_;
+
+  OwnedTlp t;
+  t.origin = TlpOrigin::kDmaRead;
+  dxpu_tlp_req_piece_header(&piece, DXPU_TLP_MRD, &t.header);
+  t.header.requester_id = options_.requester_id;
+  t.header.tag = tag;
+  out.push_back(std::move(t));
+  return true;
+}
+
+bool DmaEngine::ReadDone(uint64_t job) const {
+  return job != job_ || (!job_open_ && job_in_flight_ == 0);
+}
+
+void DmaEngine::OnSent(const dxpu_tlp& mrd, uint64_t now) {
+  if (mrd.tag >= reads_.size() || !reads_[mrd.tag]) return;
+  const uint64_t timeout = options_.completion_timeout_ns;
+  reads_[mrd.tag]->deadline = now > UINT64_MAX - timeout ? UINT64_MAX - 1 : now + timeout;
+}
+
+void DmaEngine::Retire(uint16_t tag) {
+  if (reads_[tag]->job == job_ && job_in_flight_ > 0) --job_in_flight_;
+  reads_[tag].reset();
+  free_tags_.push_back(tag);
+  --in_flight_;
+}
+
+DmaCompletion DmaEngine::OnCompletion(const dxpu_tlp& cpl) {
+  DmaCompletion c;
+  if (cpl.requester_id != options_.requester_id || cpl.tag >= reads_.size() || !reads_[cpl.tag]) {
+    return c;  // kUnexpected
+  }
+  const auto tag = static_cast<uint16_t>(cpl.tag);
+  PendingRead& r = *reads_[tag];
+  c.job = r.job;
+  if (cpl.cpl_status != DXPU_TLP_CPL_SC || (cpl.flags & DXPU_TLP_F_EP) != 0) {
+    c.kind = DmaCompletion::Kind::kFailed;
+    c.status = cpl.cpl_status;
+    c.read_done = true;
+    Retire(tag);
+    return c;
+  }
+  const uint32_t remaining = r.bytes - r.received;
+  const uint64_t next = r.first_byte + r.received;
+  if (cpl.kind != DXPU_TLP_CPLD || cpl.payload == nullptr || cpl.byte_count != remaining ||
+      cpl.lower_addr != (next & 0x7fu) || (cpl.flags & DXPU_TLP_F_BCM) != 0) {
+    c.kind = DmaCompletion::Kind::kMalformed;
+    return c;
+  }
+  const uint32_t lead = cpl.lower_addr & 0x3u;
+  const uint32_t carried = uint32_t{cpl.length_dw} * 4 - lead;
+  const uint32_t n = std::min(remaining, carried);
+  c.kind = DmaCompletion::Kind::kData;
+  c.offset = r.offset + r.received;
+  c.data = std::span<const uint8_t>(cpl.payload + lead, n);
+  r.received += n;
+  if (r.received == r.bytes) {
+    c.read_done = true;
+    Retire(tag);
+  }
+  return c;
+}
+
+size_t DmaEngine::ExpireReads(uint64_t now, std::vector<uint64_t>* jobs) {
+  size_t expired = 0;
+  for (size_t tag = 0; tag < reads_.size(); ++tag) {
+    if (reads_[tag] && reads_[tag]->deadline <= now) {
+      if (jobs != nullptr) jobs->push_back(reads_[tag]->job);
+      Retire(static_cast<uint16_t>(tag));
+      ++expired;
+    }
+  }
+  return expired;
+}
+
+uint64_t DmaEngine::NextDeadline() const {
+  uint64_t next = UINT64_MAX;
+  if (in_flight_ == 0) return next;
+  for (const std::optional<PendingRead>& r : reads_) {
+    if (r) next = std::min(next, r->deadline);
+  }
+  return next;
+}
+
+void DmaEngine::Reset() {
+  for (size_t tag = 0; tag < reads_.size(); ++tag) {
+    if (reads_[tag]) {
+      reads_[tag].reset();
+      free_tags_.push_back(static_cast<uint16_t>(tag));
+    }
+  }
+  in_flight_ = 0;
+  job_open_ = false;
+  job_in_flight_ = 0;
+}
+
+OwnedTlp DmaEngine::MakeWrite(uint64_t address, uint8_t first_be, uint8_t last_be,
+                              std::vector<uint8_t> payload, TlpOrigin origin) const {
+  OwnedTlp t;
+  t.origin = origin;
+  t.header.kind = DXPU_TLP_MWR;
+  t.header.requester_id = options_.requester_id;
+  t.header.addr = address;
+  t.header.length_dw = static_cast<uint16_t>(payload.size() / 4);
+  t.header.first_be = first_be;
+  t.header.last_be = last_be;
+  t.payload = std::move(payload);
+  return t;
+}
+
+}  // namespace dxpu::gpu

@@ -1,0 +1,456 @@
+// gpu_device.cc - the GPU model's PCIe function: request decoding (configuration, BAR0
+// registers and MSI-X table, the memory window), completions, and the send queue that the
+// engines fill and Poll drains.
+#include "gpu/gpu_device.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace dxpu::gpu {
+namespace {
+
+uint32_t Le32(const uint8_t* p) {
+  return p[0] | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
+}
+
+void PutLe32(uint8_t* p, uint32_t v) {
+  for (int k = 0; k < 4; ++k) p[k] = static_cast<uint8_t>(v >> (8 * k));
+}
+
+// 0xff in each byte lane a 4-bit byte-enable mask enables.
+uint32_t ByteMask(uint8_t byte_enables) {
+  uint32_t mask = 0;
+  for (int k = 0; k < 4; ++k) {
+    if ((byte_enables >> k) & 1u) mask |= 0xffu << (8 * k);
+  }
+  return mask;
+}
+
+// The byte enables of DW `i` of a memory request.
+uint8_t DwByteEnables(const dxpu_tlp& t, uint32_t i) {
+  if (i == 0) return t.first_be;
+  if (i + 1 == t.length_dw) return t.last_be;
+  return 0xf;
+}
+
+bool HasCapability(const DeviceProfile& profile, CapabilityId id) {
+  return FindCapabilityOffset(profile, id).has_value();
+}
+
+}  // namespace
+
+std::unique_ptr<GpuDevice> GpuDevice::Create(const DeviceProfile& profile,
+                                             const GpuOptions& options, std::string* error) {
+  const auto fail = [&](std::string why) {
+    if (error != nullptr) *error = std::move(why);
+    return nullptr;
+  };
+  if (options.max_outstanding_reads < 1 || options.max_outstanding_reads > 256) {
+    return fail("max_outstanding_reads must be 1..256");
+  }
+  if (options.read_completion_boundary != 64 && options.read_completion_boundary != 128) {
+    return fail("read_completion_boundary must be 64 or 128");
+  }
+  if (options.completion_timeout_ns == 0) return fail("completion_timeout_ns must be > 0");
+  const uint64_t memory_bytes =
+      options.memory_bytes != 0 ? options.memory_bytes : profile.roofline.memory_bytes;
+  if (memory_bytes == 0) return fail("no device memory: memory_bytes and the profile's are 0");
+
+  std::string config_error;
+  std::optional<ConfigSpace> config = ConfigSpace::Create(profile, &config_error);
+  if (!config) return fail("profile: " + config_error);
+  const BarSpec* bar0 = FindBar(profile, 0);
+  if (bar0 == nullptr || bar0->size < 4096) return fail("the registers need a BAR0 of >= 4 KiB");
+  if (HasCapability(profile, CapabilityId::kMsix)) {
+    const MsixSpec& m = profile.msix;
+    const uint64_t pba_bytes = (uint64_t{m.vectors} + 63) / 64 * 8;
+    if (m.table_bar != 0 || m.pba_bar != 0 ||
+        uint64_t{m.table_offset} + uint64_t{m.vectors} * MsixTable::kEntryBytes > bar0->size ||
+        m.pba_offset + pba_bytes > bar0->size) {
+      return fail("the MSI-X table and PBA must lie in BAR0");
+    }
+  }
+  std::optional<uint8_t> memory_bar;
+  uint64_t memory_bar_size = 0;
+  for (const BarSpec& b : profile.bars) {
+    if (b.index != 0 && b.is_64bit && b.prefetchable && b.size > memory_bar_size) {
+      memory_bar = b.index;
+      memory_bar_size = b.size;
+    }
+  }
+  return std::unique_ptr<GpuDevice>(
+      new GpuDevice(options, std::move(*config), memory_bytes, memory_bar));
+}
+
+GpuDevice::GpuDevice(const GpuOptions& options, ConfigSpace config, uint64_t memory_bytes,
+                     std::optional<uint8_t> memory_bar)
+    : options_(options),
+      config_(std::move(config)),
+      memory_(memory_bytes),
+      memory_bar_(memory_bar),
+      dma_(DmaOptions{.requester_id = options.requester_id,
+                      .max_outstanding_reads = options.max_outstanding_reads,
+                      .completion_timeout_ns = options.completion_timeout_ns}),
+      msix_(config_.msix().table_size),
+      channel_(memory_, dma_, config_, counters_, [this](uint16_t v) { Signal(v); }) {
+  config_.set_reset_callback([this] { ResetEngines(); });
+}
+
+// --- Requests from the bus ---
+
+void GpuDevice::Receive(const dxpu_tlp& tlp, uint64_t now) {
+  now_ = std::max(now_, now);
+  ++counters_.tlps_in;
+  if (dxpu_tlp_validate(&tlp) != DXPU_TLP_OK) {
+    ++counters_.malformed;
+    return;
+  }
+  switch (tlp.kind) {
+    case DXPU_TLP_CFGRD0:
+    case DXPU_TLP_CFGWR0:
+      OnConfigRequest(tlp);
+      return;
+    case DXPU_TLP_MRD:
+      OnMemoryRead(tlp, now_);
+      return;
+    case DXPU_TLP_MWR:
+      OnMemoryWrite(tlp);
+      return;
+    case DXPU_TLP_CPL:
+    case DXPU_TLP_CPLD:
+      OnCompletion(tlp);
+      return;
+    default:
+      Unsupported(tlp);
+      return;
+  }
+}
+
+void GpuDevice::Unsupported(const dxpu_tlp& request) {
+  ++counters_.unsupported;
+  if (dxpu_tlp_kind_class(request.kind) == DXPU_TLP_CLASS_NON_POSTED) {
+    CompleteWithoutData(request, DXPU_TLP_CPL_UR);
+  }
+}
+
+void GpuDevice::OnConfigRequest(const dxpu_tlp& tlp) {
+  const uint32_t dw = tlp.cfg_reg / 4u;
+  if (tlp.kind == DXPU_TLP_CFGRD0) {
+    ++counters_.cfg_reads;
+    OwnedTlp t;
+    t.header = CompletionHeader(tlp, DXPU_TLP_CPLD, DXPU_TLP_CPL_SC);
+    t.header.length_dw = 1;
+    t.header.byte_count = 4;  // a configuration read completes its DW: Lower Address 0
+    t.payload.resize(4);
+    PutLe32(t.payload.data(), config_.ReadDw(dw).value);
+    out_.push_back(std::move(t));
+    return;
+  }
+  ++counters_.cfg_writes;
+  if ((tlp.flags & DXPU_TLP_F_EP) != 0) {  // poisoned: not applied
+    ++counters_.malformed;
+    CompleteWithoutData(tlp, DXPU_TLP_CPL_UR);
+    return;
+  }
+  // An FLR runs inside WriteDw (ResetEngines); its completion still goes out after.
+  config_.WriteDw(dw, Le32(tlp.payload), tlp.first_be);
+  CompleteWithoutData(tlp, DXPU_TLP_CPL_SC);
+}
+
+void GpuDevice::OnMemoryRead(const dxpu_tlp& tlp, uint64_t now) {
+  const uint64_t length = uint64_t{tlp.length_dw} * 4;
+  const std::optional<BarHit> hit = config_.DecodeMemory(tlp.addr, length);
+  if (!hit) {
+    CompleteWithoutData(tlp, DXPU_TLP_CPL_UR);
+    return;
+  }
+  std::vector<uint8_t> data(length, 0);
+  if (hit->bar == 0) {
+    for (uint32_t i = 0; i < tlp.length_dw; ++i) {
+      PutLe32(&data[size_t{i} * 4], ReadBar0(hit->offset + uint64_t{i} * 4, now));
+    }
+  } else if (hit->bar == memory_bar_) {
+    if (!memory_.Read(hit->offset, data)) {  // past the end of device memory
+      CompleteWithoutData(tlp, DXPU_TLP_CPL_UR);
+      return;
+    }
+  } else {
+    counters_.unmapped_mmio += tlp.length_dw;  // a BAR with nothing behind it: zeros
+  }
+  ++counters_.mmio_reads;
+  CompleteWithData(tlp, data);
+}
+
+void GpuDevice::OnMemoryWrite(const dxpu_tlp& tlp) {
+  if ((tlp.flags & DXPU_TLP_F_EP) != 0) {  // poisoned data is not written
+    ++counters_.malformed;
+    return;
+  }
+  const std::optional<BarHit> hit = config_.DecodeMemory(tlp.addr, uint64_t{tlp.length_dw} * 4);
+  if (!hit) {
+    ++counters_.dropped_writes;
+    return;
+  }
+  if (hit->bar == 0) {
+    ++counters_.mmio_writes;
+    for (uint32_t i = 0; i < tlp.length_dw; ++i) {
+      WriteBar0(hit->offset + uint64_t{i} * 4, Le32(tlp.payload + size_t{i} * 4),
+                ByteMask(DwByteEnables(tlp, i)));
+    }
+  } else if (hit->bar == memory_bar_) {
+    if (!memory_.Contains(hit->offset, uint64_t{tlp.length_dw} * 4)) {
+      ++counters_.dropped_writes;
+      return;
+    }
+    ++counters_.mmio_writes;
+    WriteMemoryWindow(tlp, hit->offset);
+  } else {
+    ++counters_.mmio_writes;
+    counters_.unmapped_mmio += tlp.length_dw;
+  }
+}
+
+void GpuDevice::WriteMemoryWindow(const dxpu_tlp& tlp, uint64_t offset) {
+  // Whole DWs in the middle in one write; the first and last DW byte by byte as enabled.
+  const auto write_dw = [&](uint32_t i) {
+    const uint8_t be = DwByteEnables(tlp, i);
+    for (uint32_t k = 0; k < 4; ++k) {
+      if ((be >> k) & 1u) {
+        const size_t at = size_t{i} * 4 + k;
+        memory_.Write(offset + at, std::span<const uint8_t>(tlp.payload + at, 1));
+      }
+    }
+  };
+  write_dw(0);
+  if (tlp.length_dw > 2) {
+    const size_t middle = (size_t{tlp.length_dw} - 2) * 4;
+    memory_.Write(offset + 4, std::span<const uint8_t>(tlp.payload + 4, middle));
+  }
+  if (tlp.length_dw > 1) write_dw(tlp.length_dw - 1u);
+}
+
+void GpuDevice::OnCompletion(const dxpu_tlp& tlp) {
+  const DmaCompletion c = dma_.OnCompletion(tlp);
+  switch (c.kind) {
+    case DmaCompletion::Kind::kUnexpected:
+      ++counters_.unexpected_completions;
+      return;
+    case DmaCompletion::Kind::kMalformed:
+      ++counters_.malformed;
+      return;
+    case DmaCompletion::Kind::kData:
+      counters_.dma_read_bytes += c.data.size();
+      break;
+    case DmaCompletion::Kind::kFailed:
+      break;
+  }
+  channel_.OnReadCompletion(c);
+}
+
+// --- BAR0 ---
+
+std::optional<uint32_t> GpuDevice::ReadDeviceRegister(uint64_t offset, uint64_t now) const {
+  const auto counter = [&](uint64_t GpuCounters::*field, bool high) {
+    const uint64_t v = counters_.*field - counters_at_reset_.*field;
+    return static_cast<uint32_t>(high ? v >> 32 : v);
+  };
+  const bool high = (offset & 4u) != 0;
+  switch (offset) {
+    case regs::kId:
+      return regs::kIdValue;
+    case regs::kVersion:
+      return regs::kVersionValue;
+    case regs::kMemSizeLo:
+      return static_cast<uint32_t>(memory_.size());
+    case regs::kMemSizeHi:
+      return static_cast<uint32_t>(memory_.size() >> 32);
+    case regs::kCounterKernels:
+    case regs::kCounterKernels + 4:
+      return counter(&GpuCounters::kernels, high);
+    case regs::kCounterCopies:
+    case regs::kCounterCopies + 4:
+      return counter(&GpuCounters::copies, high);
+    case regs::kCounterSemaphores:
+    case regs::kCounterSemaphores + 4:
+      return counter(&GpuCounters::semaphores, high);
+    case regs::kCounterBytesRead:
+    case regs::kCounterBytesRead + 4:
+      return counter(&GpuCounters::dma_read_bytes, high);
+    case regs::kCounterBytesWritten:
+    case regs::kCounterBytesWritten + 4:
+      return counter(&GpuCounters::dma_write_bytes, high);
+    case regs::kPtimerLo:
+      return static_cast<uint32_t>(now);
+    case regs::kPtimerHi:
+      return static_cast<uint32_t>(now >> 32);
+    default:
+      return std::nullopt;
+  }
+}
+
+uint32_t GpuDevice::ReadBar0(uint64_t offset, uint64_t now) {
+  const MsixState m = config_.msix();
+  if (m.present && offset >= m.table_offset && offset - m.table_offset < msix_.table_bytes()) {
+    return msix_.ReadTable(static_cast<uint32_t>(offset - m.table_offset));
+  }
+  if (m.present && offset >= m.pba_offset && offset - m.pba_offset < msix_.pba_bytes()) {
+    return msix_.ReadPba(static_cast<uint32_t>(offset - m.pba_offset));
+  }
+  if (offset <= UINT32_MAX) {
+    if (const std::optional<uint32_t> v = channel_.ReadRegister(static_cast<uint32_t>(offset))) {
+      return *v;
+    }
+  }
+  if (const std::optional<uint32_t> v = ReadDeviceRegister(offset, now)) return *v;
+  ++counters_.unmapped_mmio;
+  return 0;
+}
+
+void GpuDevice::WriteBar0(uint64_t offset, uint32_t value, uint32_t byte_mask) {
+  if (byte_mask == 0) return;
+  const MsixState m = config_.msix();
+  if (m.present && offset >= m.table_offset && offset - m.table_offset < msix_.table_bytes()) {
+    msix_.WriteTable(static_cast<uint32_t>(offset - m.table_offset), value, byte_mask);
+    return;  // an unmasked vector with its bit pending is sent by the next Poll
+  }
+  if (m.present && offset >= m.pba_offset && offset - m.pba_offset < msix_.pba_bytes()) {
+    return;  // the PBA is read-only
+  }
+  if (offset <= UINT32_MAX &&
+      channel_.WriteRegister(static_cast<uint32_t>(offset), value, byte_mask)) {
+    return;
+  }
+  if (ReadDeviceRegister(offset, 0)) return;  // read-only
+  ++counters_.unmapped_mmio;
+}
+
+// --- Completions ---
+
+dxpu_tlp GpuDevice::CompletionHeader(const dxpu_tlp& request, uint8_t kind, uint8_t status) const {
+  dxpu_tlp h{};
+  h.kind = kind;
+  h.tc = request.tc;
+  h.attr = request.attr;
+  h.requester_id = request.requester_id;
+  h.tag = request.tag;
+  h.completer_id = options_.requester_id;
+  h.cpl_status = status;
+  return h;
+}
+
+void GpuDevice::CompleteWithData(const dxpu_tlp& request, const std::vector<uint8_t>& data) {
+  dxpu_tlp_cpl_split split{};
+  if (dxpu_tlp_cpl_split_init(&split, request.addr, request.length_dw, request.first_be,
+                              request.last_be, options_.read_completion_boundary,
+                              config_.max_payload_size()) != DXPU_TLP_OK) {
+    CompleteWithoutData(request, DXPU_TLP_CPL_CA);  // not reached for a validated request
+    return;
+  }
+  dxpu_tlp_cpl_piece piece{};
+  while (dxpu_tlp_cpl_split_next(&split, &piece)) {
+    OwnedTlp t;
+    t.header = CompletionHeader(request, DXPU_TLP_CPLD, DXPU_TLP_CPL_SC);
+    t.header.length_dw = piece.length_dw;
+    t.header.byte_count = piece.byte_count;
+    t.header.lower_addr = piece.lower_addr;
+    const auto first = data.begin() + ptrdiff_t{piece.offset_dw} * 4;
+    t.payload.assign(first, first + ptrdiff_t{piece.length_dw} * 4);
+    out_.push_back(std::move(t));
+  }
+}
+
+void GpuDevice::CompleteWithoutData(const dxpu_tlp& request, uint8_t status) {
+  OwnedTlp t;
+  t.header = CompletionHeader(request, DXPU_TLP_CPL, status);
+  if (request.kind == DXPU_TLP_MRD) {
+    t.header.byte_count = static_cast<uint16_t>(
+        dxpu_tlp_read_byte_count(request.length_dw, request.first_be, request.last_be));
+    t.header.lower_addr = dxpu_tlp_read_lower_addr(request.addr, request.first_be);
+  } else {
+    t.header.byte_count = 4;  // configuration requests
+  }
+  if (status == DXPU_TLP_CPL_UR) ++counters_.ur_sent;
+  out_.push_back(std::move(t));
+}
+
+// --- Engines and the send queue ---
+
+void GpuDevice::Signal(uint16_t vector) {
+  msix_.Signal(vector, config_.msix());
+  msix_.Deliver(config_.msix(), config_.bus_master_enabled(), options_.requester_id, out_);
+}
+
+void GpuDevice::Step(uint64_t now) {
+  std::vector<uint64_t> timed_out;
+  counters_.completion_timeouts += dma_.ExpireReads(now, &timed_out);
+  for (const uint64_t job : timed_out) channel_.OnReadTimeout(job);
+  channel_.Step(now, out_);
+  msix_.Deliver(config_.msix(), config_.bus_master_enabled(), options_.requester_id, out_);
+}
+
+void GpuDevice::Account(const OwnedTlp& t, const dxpu_tlp& view, uint64_t now) {
+  ++counters_.tlps_out;
+  switch (t.origin) {
+    case TlpOrigin::kCompletion:
+      break;
+    case TlpOrigin::kDmaRead:
+      ++counters_.dma_read_requests;
+      dma_.OnSent(view, now);
+      break;
+    case TlpOrigin::kDmaWrite:
+      ++counters_.dma_write_requests;
+      counters_.dma_write_bytes +=
+          dxpu_tlp_read_byte_count(view.length_dw, view.first_be, view.last_be);
+      break;
+    case TlpOrigin::kInterrupt:
+      ++counters_.interrupts_sent;
+      break;
+  }
+}
+
+size_t GpuDevice::Poll(uint64_t now, const std::function<bool(const dxpu_tlp&)>& emit) {
+  now_ = std::max(now_, now);
+  Step(now_);
+  size_t taken = 0;
+  while (true) {
+    if (out_.empty()) {
+      Step(now_);
+      if (out_.empty()) break;
+    }
+    const OwnedTlp& t = out_.front();
+    const dxpu_tlp view = t.View();
+    if (!emit(view)) break;
+    Account(t, view, now_);
+    out_.pop_front();
+    ++taken;
+  }
+  return taken;
+}
+
+uint64_t GpuDevice::NextDeadline() const {
+  return std::min(dma_.NextDeadline(), channel_.NextDeadline());
+}
+
+void GpuDevice::ResetEngines() {
+  channel_.Reset();
+  dma_.Reset();
+  msix_.Reset();
+  std::erase_if(out_, [](const OwnedTlp& t) { return t.origin != TlpOrigin::kCompletion; });
+  counters_at_reset_ = counters_;
+}
+
+uint64_t GpuDevice::ScrubMemory() {
+  memory_.Clear();
+  ResetEngines();
+  return memory_.size();
+}
+
+bool GpuDevice::ReadMemory(uint64_t offset, std::span<uint8_t> out) const {
+  return memory_.Read(offset, out);
+}
+
+bool GpuDevice::WriteMemory(uint64_t offset, std::span<const uint8_t> in) {
+  return memory_.Write(offset, in);
+}
+
+}  // namespace dxpu::gpu

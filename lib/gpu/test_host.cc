@@ -1,0 +1,316 @@
+// test_host.cc - the in-process host: its requests, its answers to the device's DMA, and the
+// loop that moves TLPs and time.
+#include "gpu/test_host.h"
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+#include "gpu/pci_regs.h"
+
+namespace dxpu::gpu {
+namespace {
+
+uint32_t Le32(const uint8_t* p) {
+  return p[0] | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
+}
+
+OwnedTlp Own(const dxpu_tlp& t) {
+  OwnedTlp o;
+  o.header = t;
+  o.header.payload = nullptr;
+  if (t.payload != nullptr) o.payload.assign(t.payload, t.payload + dxpu_tlp_payload_len(&t));
+  return o;
+}
+
+uint8_t DwByteEnables(const dxpu_tlp& t, uint32_t i) {
+  if (i == 0) return t.first_be;
+  if (i + 1 == t.length_dw) return t.last_be;
+  return 0xf;
+}
+
+}  // namespace
+
+TestHost::TestHost(GpuDevice& device, const TestHostOptions& options)
+    : device_(device), options_(options), memory_(options.memory_bytes) {}
+
+// --- Running ---
+
+bool TestHost::Pump() {
+  bool moved = false;
+  while (true) {
+    size_t taken = 0;
+    const size_t polled = device_.Poll(now_, [&](const dxpu_tlp& t) {
+      if (take_limit != 0 && taken == take_limit) return false;
+      ++taken;
+      OnDeviceTlp(t);
+      return true;
+    });
+    const bool delivered = !to_device_.empty();
+    while (!to_device_.empty()) {
+      const OwnedTlp t = std::move(to_device_.front());
+      to_device_.pop_front();
+      Send(t.View());
+    }
+    if (polled == 0 && !delivered) return moved;
+    moved = true;
+  }
+}
+
+bool TestHost::RunUntil(const std::function<bool()>& done, uint64_t time_limit) {
+  while (true) {
+    const bool moved = Pump();
+    if (done && done()) return true;
+    const uint64_t next = device_.NextDeadline();
+    if (next == UINT64_MAX || next > time_limit) return !done || done();
+    if (next > now_) {
+      now_ = next;
+    } else if (!moved) {
+      return !done || done();  // a deadline that passed without effect: nothing more happens
+    }
+  }
+}
+
+// --- The device's TLPs ---
+
+void TestHost::OnDeviceTlp(const dxpu_tlp& t) {
+  if (on_device_tlp) on_device_tlp(t);
+  switch (t.kind) {
+    case DXPU_TLP_MRD:
+      Answer(t, read_policy ? read_policy(t) : ReadAnswer::kComplete);
+      break;
+    case DXPU_TLP_MWR:
+      if (t.addr == options_.msix_address && t.length_dw == 1) {
+        msix_.push_back({.address = t.addr, .data = Le32(t.payload), .time = now_});
+      } else {
+        ApplyWrite(t);
+      }
+      break;
+    case DXPU_TLP_CPL:
+    case DXPU_TLP_CPLD:
+      completions_[t.tag].push_back(Own(t));
+      if (dxpu_tlp_cpl_is_final(&t)) completed_[t.tag] = true;
+      break;
+    default:
+      break;
+  }
+}
+
+void TestHost::ApplyWrite(const dxpu_tlp& mwr) {
+  if (!memory_.Contains(mwr.addr, uint64_t{mwr.length_dw} * 4)) {
+    ++dropped_writes_;
+    return;
+  }
+  // The first and last DW byte by byte as enabled, the DWs between them in one write.
+  const auto write_dw = [&](uint32_t i) {
+    const uint8_t be = DwByteEnables(mwr, i);
+    for (uint32_t k = 0; k < 4; ++k) {
+      if ((be >> k) & 1u) {
+        memory_.Write(mwr.addr + uint64_t{i} * 4 + k,
+                      std::span<const uint8_t>(mwr.payload + size_t{i} * 4 + k, 1));
+      }
+    }
+  };
+  write_dw(0);
+  if (mwr.length_dw > 2) {
+    memory_.Write(mwr.addr + 4,
+                  std::span<const uint8_t>(mwr.payload + 4, (size_t{mwr.length_dw} - 2) * 4));
+  }
+  if (mwr.length_dw > 1) write_dw(mwr.length_dw - 1u);
+}
+
+void TestHost::Answer(const dxpu_tlp& mrd, ReadAnswer answer) {
+  const uint64_t length = uint64_t{mrd.length_dw} * 4;
+  if (answer == ReadAnswer::kComplete && !memory_.Contains(mrd.addr, length)) {
+    answer = ReadAnswer::kUnsupported;
+  }
+  dxpu_tlp c{};
+  c.requester_id = mrd.requester_id;
+  c.tag = mrd.tag;
+  c.tc = mrd.tc;
+  c.attr = mrd.attr;
+  c.completer_id = options_.requester_id;
+  switch (answer) {
+    case ReadAnswer::kHold:
+      held_.push_back(Own(mrd));
+      return;
+    case ReadAnswer::kIgnore:
+      return;
+    case ReadAnswer::kUnsupported:
+    case ReadAnswer::kCompleterAbort: {
+      c.kind = DXPU_TLP_CPL;
+      c.cpl_status = answer == ReadAnswer::kUnsupported ? DXPU_TLP_CPL_UR : DXPU_TLP_CPL_CA;
+      c.byte_count =
+          static_cast<uint16_t>(dxpu_tlp_read_byte_count(mrd.length_dw, mrd.first_be, mrd.last_be));
+      c.lower_addr = dxpu_tlp_read_lower_addr(mrd.addr, mrd.first_be);
+      to_device_.push_back(Own(c));
+      return;
+    }
+    case ReadAnswer::kComplete:
+      break;
+  }
+  std::vector<uint8_t> data(length);
+  memory_.Read(mrd.addr, data);
+  dxpu_tlp_cpl_split split{};
+  if (dxpu_tlp_cpl_split_init(&split, mrd.addr, mrd.length_dw, mrd.first_be, mrd.last_be,
+                              options_.read_completion_boundary,
+                              options_.max_payload) != DXPU_TLP_OK) {
+    return;  // not a valid read: no answer
+  }
+  dxpu_tlp_cpl_piece piece{};
+  while (dxpu_tlp_cpl_split_next(&split, &piece)) {
+    OwnedTlp t;
+    t.header = c;
+    t.header.kind = DXPU_TLP_CPLD;
+    t.header.cpl_status = DXPU_TLP_CPL_SC;
+    t.header.length_dw = piece.length_dw;
+    t.header.byte_count = piece.byte_count;
+    t.header.lower_addr = piece.lower_addr;
+    const auto first = data.begin() + ptrdiff_t{piece.offset_dw} * 4;
+    t.payload.assign(first, first + ptrdiff_t{piece.length_dw} * 4);
+    to_device_.push_back(std::move(t));
+  }
+}
+
+void TestHost::ReleaseHeld() {
+  std::deque<OwnedTlp> held;
+  held.swap(held_);
+  for (const OwnedTlp& mrd : held) Answer(mrd.View(), ReadAnswer::kComplete);
+}
+
+// --- Requests ---
+
+void TestHost::Send(const dxpu_tlp& tlp) {
+  if (on_host_tlp) on_host_tlp(tlp);
+  device_.Receive(tlp, now_);
+}
+
+std::vector<OwnedTlp> TestHost::Request(dxpu_tlp request) {
+  const uint16_t tag = NextTag();
+  request.tag = tag;
+  request.requester_id = options_.requester_id;
+  completions_.erase(tag);
+  completed_.erase(tag);
+  Send(request);
+  RunUntil([&] { return completed_.contains(tag); });
+  std::vector<OwnedTlp> out = std::move(completions_[tag]);
+  completions_.erase(tag);
+  completed_.erase(tag);
+  return out;
+}
+
+uint32_t TestHost::ConfigRead32(uint16_t offset) {
+  dxpu_tlp t{};
+  t.kind = DXPU_TLP_CFGRD0;
+  t.length_dw = 1;
+  t.first_be = 0xf;
+  t.cfg_reg = static_cast<uint16_t>(offset & 0xffcu);
+  const std::vector<OwnedTlp> cpl = Request(t);
+  if (cpl.size() != 1 || cpl[0].header.kind != DXPU_TLP_CPLD || cpl[0].payload.size() < 4) {
+    return 0xffffffff;
+  }
+  return Le32(cpl[0].payload.data());
+}
+
+void TestHost::ConfigWrite(uint16_t offset, uint32_t size, uint32_t value) {
+  const uint32_t shift = offset & 3u;
+  const uint32_t shifted = value << (8 * shift);
+  uint8_t payload[4];
+  for (int k = 0; k < 4; ++k) payload[k] = static_cast<uint8_t>(shifted >> (8 * k));
+  dxpu_tlp t{};
+  t.kind = DXPU_TLP_CFGWR0;
+  t.length_dw = 1;
+  t.first_be = static_cast<uint8_t>(((1u << size) - 1) << shift);
+  t.cfg_reg = static_cast<uint16_t>(offset & 0xffcu);
+  t.payload = payload;
+  Request(t);
+}
+
+void TestHost::Enumerate() {
+  const ConfigSpace& config = device_.config();
+  uint64_t next32 = options_.bar32_base;
+  uint64_t next64 = options_.bar64_base;
+  for (const BarState& b : config.bars()) {
+    uint64_t& next = b.is_64bit ? next64 : next32;
+    const uint64_t address = (next + b.size - 1) / b.size * b.size;
+    next = address + b.size;
+    const auto offset = static_cast<uint16_t>(pci::kBar0 + 4 * b.index);
+    ConfigWrite(offset, 4, static_cast<uint32_t>(address));
+    if (b.is_64bit) ConfigWrite(offset + 4, 4, static_cast<uint32_t>(address >> 32));
+    bar_addresses_[b.index] = address;
+  }
+  if (const std::optional<uint16_t> exp = config.capability_offset(CapabilityId::kPciExpress)) {
+    const auto devctl = static_cast<uint16_t>(*exp + pci::kExpDevCtl);
+    const uint32_t current = ConfigRead32(devctl) & 0xffffu;
+    const auto code = [](uint32_t bytes) { return std::countr_zero(bytes / 128); };
+    const uint32_t value = (current & ~uint32_t{pci::kExpDevCtlPayload | pci::kExpDevCtlReadrq}) |
+                           (code(options_.max_payload) << 5) |
+                           (code(options_.max_read_request) << 12) | pci::kExpDevCtlExtTag;
+    ConfigWrite(devctl, 2, value);
+  }
+  ConfigWrite(pci::kCommand, 2, pci::kCommandMemory | pci::kCommandMaster);
+  if (const std::optional<uint16_t> msix = config.capability_offset(CapabilityId::kMsix)) {
+    ConfigWrite(static_cast<uint16_t>(*msix + pci::kMsixFlags), 2, pci::kMsixFlagsEnable);
+    const MsixState m = config.msix();
+    for (uint16_t v = 0; v < m.table_size; ++v) {
+      const uint64_t entry = m.table_offset + uint64_t{v} * 16;
+      Mmio32Write(entry + 0, static_cast<uint32_t>(options_.msix_address));
+      Mmio32Write(entry + 4, static_cast<uint32_t>(options_.msix_address >> 32));
+      Mmio32Write(entry + 8, v);
+      Mmio32Write(entry + 12, 0);  // unmasked
+    }
+  }
+}
+
+uint64_t TestHost::bar_address(uint8_t bar) const {
+  const auto it = bar_addresses_.find(bar);
+  return it == bar_addresses_.end() ? 0 : it->second;
+}
+
+HostRead TestHost::MemRead(uint64_t address, uint32_t length) {
+  dxpu_tlp t{};
+  if (!dxpu_tlp_mem_request(DXPU_TLP_MRD, address, length, &t)) {
+    return {.status = DXPU_TLP_CPL_CA, .data = {}};  // not one request
+  }
+  HostRead result;
+  for (const OwnedTlp& c : Request(t)) {
+    if (c.header.cpl_status != DXPU_TLP_CPL_SC || c.header.kind != DXPU_TLP_CPLD) {
+      result.status =
+          c.header.cpl_status == DXPU_TLP_CPL_SC ? uint8_t{DXPU_TLP_CPL_CA} : c.header.cpl_status;
+      result.data.clear();
+      return result;
+    }
+    const uint32_t lead = c.header.lower_addr & 3u;
+    const uint32_t n = std::min<uint32_t>(c.header.byte_count, c.payload.size() - lead);
+    result.data.insert(result.data.end(), c.payload.begin() + lead, c.payload.begin() + lead + n);
+  }
+  if (result.data.size() != length) result.status = DXPU_TLP_CPL_CA;
+  return result;
+}
+
+void TestHost::MemWrite(uint64_t address, std::span<const uint8_t> bytes) {
+  dxpu_tlp t{};
+  if (bytes.size() > 4096 ||
+      !dxpu_tlp_mem_request(DXPU_TLP_MWR, address, static_cast<uint32_t>(bytes.size()), &t)) {
+    return;
+  }
+  std::vector<uint8_t> payload(size_t{t.length_dw} * 4, 0);
+  std::copy(bytes.begin(), bytes.end(), payload.begin() + ptrdiff_t(address - t.addr));
+  t.requester_id = options_.requester_id;
+  t.payload = payload.data();
+  Send(t);
+}
+
+uint32_t TestHost::Mmio32Read(uint64_t bar0_offset) {
+  const HostRead r = MemRead(bar_address(0) + bar0_offset, 4);
+  if (r.status != DXPU_TLP_CPL_SC || r.data.size() != 4) return 0xffffffff;
+  return Le32(r.data.data());
+}
+
+void TestHost::Mmio32Write(uint64_t bar0_offset, uint32_t value) {
+  const uint8_t bytes[4] = {static_cast<uint8_t>(value), static_cast<uint8_t>(value >> 8),
+                            static_cast<uint8_t>(value >> 16), static_cast<uint8_t>(value >> 24)};
+  MemWrite(bar_address(0) + bar0_offset, bytes);
+}
+
+}  // namespace dxpu::gpu

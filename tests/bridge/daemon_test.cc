@@ -1,0 +1,331 @@
+// daemon_test.cc - the real dxpu-bridge process: started from a configuration file on
+// loopback, driven through its management socket, reached by a host over UDP, scraped on its
+// metrics endpoint, stopped with SIGTERM (every host hears CLOSE, exit status 0).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/dxpu_mgmt.h"
+#include "fabric/link_driver.h"
+#include "gpu/device_profile.h"
+#include "link/udp_link.h"
+#include "link/unix_dgram_link.h"
+#include "test_host.h"
+
+namespace dxpu::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A port nothing listens on right now (bound and released; good enough on loopback).
+uint16_t FreePort(int type) {
+  const int fd = socket(AF_INET, type, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(sa);
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0;
+  close(fd);
+  return ok ? ntohs(sa.sin_port) : 0;
+}
+
+class Daemon {
+ public:
+  explicit Daemon(const std::string& config_text) {
+    dir_ = fs::temp_directory_path() / ("dxpu-bridge-test-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    config_ = dir_ / "bridge.json";
+    std::ofstream(config_) << config_text;
+  }
+  ~Daemon() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    fs::remove_all(dir_);
+  }
+  fs::path dir() const { return dir_; }
+
+  bool Start() {
+    pid_ = fork();
+    if (pid_ == 0) {
+      execl(DXPU_BRIDGE_BIN, DXPU_BRIDGE_BIN, "--config", config_.c_str(), nullptr);
+      _exit(127);
+    }
+    return pid_ > 0;
+  }
+  // The exit status after SIGTERM, or -1 if it did not exit within 5 s.
+  int Terminate() {
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 500; ++i) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+
+ private:
+  fs::path dir_;
+  fs::path config_;
+  pid_t pid_ = -1;
+};
+
+// One management request over the AF_UNIX socket; the decoded response, or status 0xffff.
+dxpu_mgmt_msg Manage(const fs::path& sock, const dxpu_mgmt_msg& request,
+                     std::vector<uint8_t>* raw) {
+  dxpu_mgmt_msg bad{};
+  bad.status = 0xffff;
+  std::vector<uint8_t> buf(512);
+  size_t len = 0;
+  if (dxpu_mgmt_encode(&request, buf.data(), buf.size(), &len) != DXPU_MGMT_ERR_OK) return bad;
+  const int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+  // Our own bound path, so the bridge can answer.
+  sockaddr_un me{};
+  me.sun_family = AF_UNIX;
+  const std::string my_path = sock.string() + ".client";
+  std::snprintf(me.sun_path, sizeof(me.sun_path), "%s", my_path.c_str());
+  unlink(my_path.c_str());
+  if (bind(fd, reinterpret_cast<sockaddr*>(&me), sizeof(me)) != 0) {
+    close(fd);
+    return bad;
+  }
+  sockaddr_un to{};
+  to.sun_family = AF_UNIX;
+  std::snprintf(to.sun_path, sizeof(to.sun_path), "%s", sock.c_str());
+  sendto(fd, buf.data(), len, 0, reinterpret_cast<sockaddr*>(&to), sizeof(to));
+  pollfd p{fd, POLLIN, 0};
+  dxpu_mgmt_msg r = bad;
+  if (poll(&p, 1, 3000) == 1) {
+    raw->resize(65536);
+    const ssize_t n = recv(fd, raw->data(), raw->size(), 0);
+    raw->resize(n > 0 ? static_cast<size_t>(n) : 0);
+    if (dxpu_mgmt_decode(raw->data(), raw->size(), &r) != DXPU_MGMT_ERR_OK) r = bad;
+  }
+  close(fd);
+  unlink(my_path.c_str());
+  return r;
+}
+
+// GET path from the metrics endpoint: the whole response, or "" on failure.
+std::string HttpGet(uint16_t port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  send(fd, req.data(), req.size(), 0);
+  std::string out;
+  std::vector<char> buf(65536);
+  pollfd p{fd, POLLIN, 0};
+  while (poll(&p, 1, 3000) == 1) {
+    const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+    if (n <= 0) break;
+    out.append(buf.data(), static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+// A TestHost over a real link (UDP, AF_UNIX), driven in real time.
+class LinkHost {
+ public:
+  LinkHost(uint64_t node, std::unique_ptr<link::Link> l, link::LinkAddress bridge)
+      : host_(node, 7), bridge_(std::move(bridge)), link_(std::move(l)) {}
+  TestHost& host() { return host_; }
+  bool ok() const { return link_ != nullptr; }
+
+  // Moves frames until done() or timeout_ms of real time.
+  bool RunUntil(const std::function<bool()>& done, int timeout_ms = 3000) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    std::vector<uint8_t> rx(DXFP_MAX_FRAME);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      const uint64_t now = fabric::MonotonicNanos();
+      host_.now_ns = now;
+      host_.endpoint().Flush(now, [&](link::FramePieces f) { link_->SendPieces(bridge_, f); });
+      pollfd p{link_->fd(), POLLIN, 0};
+      poll(&p, 1, 1);
+      for (;;) {
+        const link::LinkResult r = link_->Receive(rx, nullptr);
+        if (!r.ok()) break;
+        host_.endpoint().Receive(fabric::MonotonicNanos(),
+                                 std::span<const uint8_t>(rx.data(), r.size));
+      }
+    }
+    return true;
+  }
+
+ private:
+  TestHost host_;
+  link::LinkAddress bridge_;
+  std::unique_ptr<link::Link> link_;
+};
+
+TEST(BridgeDaemon, ServesHostsManagementAndMetricsThenShutsDownCleanly) {
+  const uint16_t dxfp_port = FreePort(SOCK_DGRAM);
+  const uint16_t metrics_port = FreePort(SOCK_STREAM);
+  const std::string mgmt = "/tmp/dxpu-bridge-test-" + std::to_string(getpid()) + ".mgmt";
+  const std::string text = R"({
+    "node_id": "0xb0c5",
+    "links": [{"type": "udp", "listen": "127.0.0.1:)" +
+                           std::to_string(dxfp_port) + R"("}],
+    "management": {"unix": ")" +
+                           mgmt + R"("},
+    "metrics": {"listen": "127.0.0.1:)" +
+                           std::to_string(metrics_port) + R"("},
+    "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "16MiB"},
+                {"profile": "a100-40g", "box_bdf": "02:00.0", "memory": "16MiB"}],
+    "limits": {"link_down": "2s"}
+  })";
+  Daemon daemon(text);
+  ASSERT_TRUE(daemon.Start());
+  for (int i = 0; i < 500 && !fs::exists(mgmt); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(mgmt)) << "the daemon did not come up";
+  EXPECT_EQ(fs::status(mgmt).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+
+  std::vector<uint8_t> raw;
+  dxpu_mgmt_msg assign{};
+  assign.type = DXPU_MGMT_ASSIGN;
+  assign.request_id = 1;
+  assign.body.assign = {1, 0x0100, 0xa1};
+  EXPECT_EQ(Manage(mgmt, assign, &raw).status, DXPU_MGMT_OK);
+
+  LinkHost h(0xa1, link::UdpLink::Open("127.0.0.1", 0).link,
+             *link::LinkAddress::FromIp("127.0.0.1", dxfp_port));
+  ASSERT_TRUE(h.ok());
+  h.host().Connect(fabric::MonotonicNanos());
+  ASSERT_TRUE(h.RunUntil([&] { return h.host().established(); }));
+  const auto id = h.host().CfgRead(0x0100, 0x00);
+  ASSERT_TRUE(id.has_value());
+  ASSERT_TRUE(h.RunUntil([&] { return h.host().request(*id).done; }));
+  const HostRequest& r = h.host().request(*id);
+  const gpu::DeviceProfile a100 = *gpu::FindProfile("a100-40g");
+  ASSERT_EQ(r.status, DXPU_TLP_CPL_SC);
+  EXPECT_EQ(r.data[0] | (r.data[1] << 8), a100.vendor_id);
+  EXPECT_EQ(r.data[2] | (r.data[3] << 8), a100.device_id);
+
+  dxpu_mgmt_msg status{};
+  status.type = DXPU_MGMT_STATUS;
+  status.request_id = 2;
+  const dxpu_mgmt_msg s = Manage(mgmt, status, &raw);
+  ASSERT_EQ(s.status, DXPU_MGMT_OK);
+  EXPECT_EQ(s.body.status_report.device_count, 2);
+  EXPECT_EQ(s.body.status_report.host_count, 1);
+
+  const std::string metrics = HttpGet(metrics_port, "/metrics");
+  EXPECT_NE(metrics.find("200 OK"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("dxpu_bridge_sessions_opened_total 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("dxpu_bridge_device_assigned{device=\"1\""), std::string::npos) << metrics;
+
+  EXPECT_EQ(daemon.Terminate(), 0);
+  // The host heard CLOSE: its session went down at once, not by timeout.
+  EXPECT_TRUE(h.RunUntil([&] { return h.host().down(); }, 500));
+  EXPECT_FALSE(fs::exists(mgmt));
+}
+
+// The link QEMU's -netdev dgram speaks: AF_UNIX datagrams carrying Ethernet frames.
+TEST(BridgeDaemon, ServesAHostOverAnAfUnixLink) {
+  const std::string base = "/tmp/dxpu-bridge-test-" + std::to_string(getpid());
+  const std::string bridge_sock = base + ".dxfp", host_sock = base + ".host";
+  const std::string mgmt = base + ".mgmt2";
+  const std::string text = R"({
+    "node_id": "0xb0c6",
+    "links": [{"type": "unix", "path": ")" +
+                           bridge_sock + R"(", "peer": ")" + host_sock +
+                           R"(", "mac": "02:00:00:00:00:b0"}],
+    "management": {"unix": ")" +
+                           mgmt + R"("},
+    "devices": [{"profile": "h100-80g", "box_bdf": "01:00.0", "memory": "16MiB"}],
+    "log": {"format": "json"}
+  })";
+  Daemon daemon(text);
+  ASSERT_TRUE(daemon.Start());
+  for (int i = 0; i < 500 && !fs::exists(mgmt); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(mgmt)) << "the daemon did not come up";
+  std::vector<uint8_t> raw;
+  dxpu_mgmt_msg assign{};
+  assign.type = DXPU_MGMT_ASSIGN;
+  assign.request_id = 1;
+  assign.body.assign = {0, 0x0200, 0xa2};
+  ASSERT_EQ(Manage(mgmt, assign, &raw).status, DXPU_MGMT_OK);
+
+  link::UnixDgramLink::Options o;
+  o.local_path = host_sock;
+  o.remote_path = bridge_sock;
+  o.mac = {0x02, 0, 0, 0, 0, 0x0a};
+  auto host_link = link::UnixDgramLink::Open(o);
+  ASSERT_TRUE(host_link.ok()) << host_link.error.message();
+  LinkHost h(0xa2, std::move(host_link.link), link::LinkAddress::Mac({0x02, 0, 0, 0, 0, 0xb0}));
+  h.host().Connect(fabric::MonotonicNanos());
+  ASSERT_TRUE(h.RunUntil([&] { return h.host().established(); }));
+  const auto id = h.host().CfgRead(0x0200, 0x00);
+  ASSERT_TRUE(id.has_value());
+  ASSERT_TRUE(h.RunUntil([&] { return h.host().request(*id).done; }));
+  const HostRequest& r = h.host().request(*id);
+  const gpu::DeviceProfile h100 = *gpu::FindProfile("h100-80g");
+  ASSERT_EQ(r.status, DXPU_TLP_CPL_SC);
+  EXPECT_EQ(r.data[0] | (r.data[1] << 8), h100.vendor_id);
+  EXPECT_EQ(r.data[2] | (r.data[3] << 8), h100.device_id);
+  EXPECT_EQ(daemon.Terminate(), 0);
+  EXPECT_TRUE(h.RunUntil([&] { return h.host().down(); }, 500));
+}
+
+TEST(BridgeDaemon, RefusesABadConfigurationNamingTheField) {
+  Daemon daemon(R"({"node_id": "0x1", "links": [{"type": "udp", "listen": "127.0.0.1:1"}],
+                   "management": {"listen": "127.0.0.1:1"},
+                   "devices": [{"profile": "no-such-gpu", "box_bdf": "01:00.0"}]})");
+  // Its stdout and stderr, through a pipe.
+  std::array<int, 2> pipe_fds{};
+  ASSERT_EQ(pipe(pipe_fds.data()), 0);
+  const std::string config = (daemon.dir() / "bridge.json").string();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], 1);
+    dup2(pipe_fds[1], 2);
+    close(pipe_fds[0]);
+    execl(DXPU_BRIDGE_BIN, DXPU_BRIDGE_BIN, "--check", "--config", config.c_str(), nullptr);
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  std::string out;
+  std::array<char, 4096> buf{};
+  for (ssize_t n = 0; (n = read(pipe_fds[0], buf.data(), buf.size())) > 0;)
+    out.append(buf.data(), static_cast<size_t>(n));
+  close(pipe_fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(WEXITSTATUS(status), 2) << out;
+  EXPECT_NE(out.find("devices[0].profile"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace dxpu::test

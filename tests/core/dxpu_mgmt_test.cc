@@ -1,0 +1,863 @@
+// DxPU management messages (lib/core/dxpu_mgmt.c): messages laid out by hand from
+// docs/protocol.md section 15, round trips of every type against a reference writer in this
+// file, every decode and encode error, argument checks, the largest STATUS report, and
+// random and mutated datagrams (seed printed; DXPU_SEED replays).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/dxpu_mgmt.h"
+#include "tlp_testutil.h"
+
+namespace dxpu::test {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+// ---- a reference writer, byte by byte from the spec (independent of the encoder) ----
+
+void Put16(Bytes& b, uint16_t v) {
+  b.push_back(static_cast<uint8_t>(v >> 8));
+  b.push_back(static_cast<uint8_t>(v));
+}
+void Put32(Bytes& b, uint32_t v) {
+  Put16(b, static_cast<uint16_t>(v >> 16));
+  Put16(b, static_cast<uint16_t>(v));
+}
+void Put64(Bytes& b, uint64_t v) {
+  Put32(b, static_cast<uint32_t>(v >> 32));
+  Put32(b, static_cast<uint32_t>(v));
+}
+
+Bytes Header(uint8_t type, uint16_t flags, uint32_t request_id, uint16_t body_length,
+             uint16_t status) {
+  Bytes b;
+  Put32(b, 0x44584d47);
+  b.push_back(1);
+  b.push_back(type);
+  Put16(b, flags);
+  Put32(b, request_id);
+  Put16(b, body_length);
+  Put16(b, status);
+  return b;
+}
+
+Bytes Join(Bytes a, const Bytes& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+Bytes AssignBody(uint16_t device, uint16_t host_bdf, uint64_t node) {
+  Bytes b;
+  Put16(b, device);
+  Put16(b, host_bdf);
+  Put32(b, 0);
+  Put64(b, node);
+  return b;
+}
+
+Bytes DeviceRefBody(uint16_t device) {
+  Bytes b;
+  Put16(b, device);
+  Put16(b, 0);
+  Put32(b, 0);
+  return b;
+}
+
+Bytes GrantBody(uint16_t device, uint64_t device_base, uint64_t host_base, uint64_t size) {
+  Bytes b = DeviceRefBody(device);
+  Put64(b, device_base);
+  Put64(b, host_base);
+  Put64(b, size);
+  return b;
+}
+
+Bytes EntryBytes(const dxpu_mgmt_device_entry& e) {
+  Bytes b;
+  Put16(b, e.device);
+  Put16(b, e.box_bdf);
+  Put16(b, e.host_bdf);
+  b.push_back(e.state);
+  b.push_back(0);
+  Put64(b, e.owner);
+  return b;
+}
+
+Bytes ReportBody(uint16_t host_count, const std::vector<dxpu_mgmt_device_entry>& entries) {
+  Bytes b;
+  Put16(b, static_cast<uint16_t>(entries.size()));
+  Put16(b, host_count);
+  Put32(b, 0);
+  for (const auto& e : entries) {
+    const Bytes entry = EntryBytes(e);
+    b.insert(b.end(), entry.begin(), entry.end());
+  }
+  return b;
+}
+
+// A whole message: the header with the body's length, then the body.
+Bytes Message(uint8_t type, uint16_t flags, uint32_t request_id, uint16_t status,
+              const Bytes& body) {
+  return Join(Header(type, flags, request_id, static_cast<uint16_t>(body.size()), status), body);
+}
+
+// ---- helpers around the library ----
+
+// Decodes from a heap buffer of exactly the datagram's size, so ASan catches any read past it.
+// A STATUS report's entries point into that buffer, which lives until the next Decode.
+dxpu_mgmt_err Decode(const Bytes& b, dxpu_mgmt_msg* m) {
+  static std::unique_ptr<uint8_t[]> exact;
+  exact = std::make_unique<uint8_t[]>(b.empty() ? 1 : b.size());
+  std::copy(b.begin(), b.end(), exact.get());
+  return dxpu_mgmt_decode(exact.get(), b.size(), m);
+}
+
+dxpu_mgmt_err Decode(const Bytes& b) {
+  dxpu_mgmt_msg m{};
+  return Decode(b, &m);
+}
+
+Bytes Encode(const dxpu_mgmt_msg& m) {
+  Bytes buf(64);  // most messages; the largest only when needed
+  size_t len = 0;
+  dxpu_mgmt_err err = dxpu_mgmt_encode(&m, buf.data(), buf.size(), &len);
+  if (err == DXPU_MGMT_ERR_NO_SPACE) {
+    buf.resize(DXPU_MGMT_MAX_MSG);
+    err = dxpu_mgmt_encode(&m, buf.data(), buf.size(), &len);
+  }
+  EXPECT_EQ(err, DXPU_MGMT_ERR_OK) << dxpu_mgmt_err_name(err);
+  buf.resize(err == DXPU_MGMT_ERR_OK ? len : 0);
+  return buf;
+}
+
+dxpu_mgmt_err EncodeErr(const dxpu_mgmt_msg& m, size_t cap = DXPU_MGMT_MAX_MSG) {
+  Bytes buf(cap);
+  size_t len = 0;
+  return dxpu_mgmt_encode(&m, buf.data(), buf.size(), &len);
+}
+
+dxpu_mgmt_msg Request(uint8_t type, uint32_t request_id) {
+  dxpu_mgmt_msg m{};
+  m.type = type;
+  m.request_id = request_id;
+  return m;
+}
+
+dxpu_mgmt_msg Response(uint8_t type, uint32_t request_id, uint16_t status) {
+  dxpu_mgmt_msg m{};
+  m.type = type;
+  m.flags = DXPU_MGMT_F_RESPONSE;
+  m.request_id = request_id;
+  m.status = status;
+  return m;
+}
+
+dxpu_mgmt_device_entry Entry(uint16_t device, uint16_t box_bdf, uint16_t host_bdf, uint8_t state,
+                             uint64_t owner) {
+  dxpu_mgmt_device_entry e{};
+  e.device = device;
+  e.box_bdf = box_bdf;
+  e.host_bdf = host_bdf;
+  e.state = state;
+  e.owner = owner;
+  return e;
+}
+
+bool SameEntry(const dxpu_mgmt_device_entry& a, const dxpu_mgmt_device_entry& b) {
+  return a.device == b.device && a.box_bdf == b.box_bdf && a.host_bdf == b.host_bdf &&
+         a.state == b.state && a.owner == b.owner;
+}
+
+// ---- golden bytes ----
+
+// ASSIGN, laid out by hand from section 15:
+//   +0  magic 44 58 4d 47 ("DXMG")
+//   +4  version 01, type 01 (ASSIGN), flags 00 00 (request)
+//   +8  request ID 0x0000002a
+//   +12 body length 0x0010 (16), status 0x0000
+//   +16 device 0x0003, host BDF 0x0100 (01:00.0), reserved 00 00 00 00
+//   +24 host node ID 0x0123456789abcdef
+const char* const kAssignHex =
+    "44 58 4d 47  01 01 00 00  00 00 00 2a  00 10 00 00"
+    "00 03 01 00  00 00 00 00  01 23 45 67  89 ab cd ef";
+
+TEST(MgmtGolden, DecodesHandBuiltAssign) {
+  const Bytes b = from_hex(kAssignHex);
+  ASSERT_EQ(b.size(), 32u);
+  dxpu_mgmt_msg m{};
+  ASSERT_EQ(Decode(b, &m), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(m.version, 1);
+  EXPECT_EQ(m.type, DXPU_MGMT_ASSIGN);
+  EXPECT_EQ(m.flags, 0);
+  EXPECT_FALSE(dxpu_mgmt_is_response(&m));
+  EXPECT_EQ(m.request_id, 42u);
+  EXPECT_EQ(m.body_length, 16);
+  EXPECT_EQ(m.status, 0);
+  EXPECT_EQ(m.body.assign.device, 3);
+  EXPECT_EQ(m.body.assign.host_bdf, 0x0100);
+  EXPECT_EQ(m.body.assign.host_node_id, 0x0123456789abcdefULL);
+}
+
+TEST(MgmtGolden, EncoderProducesTheHandBuiltAssign) {
+  dxpu_mgmt_msg m = Request(DXPU_MGMT_ASSIGN, 42);
+  m.body.assign.device = 3;
+  m.body.assign.host_bdf = 0x0100;
+  m.body.assign.host_node_id = 0x0123456789abcdefULL;
+  EXPECT_EQ(to_hex(Encode(m)), to_hex(from_hex(kAssignHex)));
+}
+
+// A STATUS response by hand: request ID 7, two devices, one host.
+//   +0  "DXMG", version 01, type 05, flags 00 01 (RESPONSE)
+//   +8  request ID 7, body length 0x0028 (8 + 2 * 16 = 40), status 0 (ok)
+//   +16 device count 2, host count 1, reserved 0
+//   +24 device 0, box BDF 01:00.0, host BDF 02:00.0, state 1 (assigned), rsvd, owner 0xb0b0
+//   +40 device 1, box BDF 41:00.0, host BDF 0, state 0 (free), rsvd, owner 0
+TEST(MgmtGolden, HandBuiltStatusReport) {
+  const Bytes b = from_hex(
+      "44 58 4d 47  01 05 00 01  00 00 00 07  00 28 00 00"
+      "00 02 00 01  00 00 00 00"
+      "00 00 01 00  02 00 01 00  00 00 00 00  00 00 b0 b0"
+      "00 01 41 00  00 00 00 00  00 00 00 00  00 00 00 00");
+  dxpu_mgmt_msg m{};
+  ASSERT_EQ(Decode(b, &m), DXPU_MGMT_ERR_OK);
+  EXPECT_TRUE(dxpu_mgmt_is_response(&m));
+  EXPECT_EQ(m.type, DXPU_MGMT_STATUS);
+  EXPECT_EQ(m.request_id, 7u);
+  EXPECT_EQ(m.body.status_report.device_count, 2);
+  EXPECT_EQ(m.body.status_report.host_count, 1);
+  dxpu_mgmt_device_entry e{};
+  ASSERT_TRUE(dxpu_mgmt_status_entry(&m.body.status_report, 0, &e));
+  EXPECT_TRUE(SameEntry(e, Entry(0, 0x0100, 0x0200, DXPU_MGMT_DEV_ASSIGNED, 0xb0b0)));
+  ASSERT_TRUE(dxpu_mgmt_status_entry(&m.body.status_report, 1, &e));
+  EXPECT_TRUE(SameEntry(e, Entry(1, 0x4100, 0, DXPU_MGMT_DEV_FREE, 0)));
+  EXPECT_FALSE(dxpu_mgmt_status_entry(&m.body.status_report, 2, &e));
+
+  const std::vector<dxpu_mgmt_device_entry> entries = {
+      Entry(0, 0x0100, 0x0200, DXPU_MGMT_DEV_ASSIGNED, 0xb0b0),
+      Entry(1, 0x4100, 0, DXPU_MGMT_DEV_FREE, 0)};
+  Bytes out(DXPU_MGMT_MAX_MSG);
+  size_t len = 0;
+  ASSERT_EQ(dxpu_mgmt_encode_status_report(7, 1, entries.data(), entries.size(), out.data(),
+                                           out.size(), &len),
+            DXPU_MGMT_ERR_OK);
+  out.resize(len);
+  EXPECT_EQ(to_hex(out), to_hex(b));
+}
+
+// ---- round trips ----
+
+// Every request type, every empty OK response and error responses with every status: the
+// encoder matches the reference writer, and decoding gives back every field.
+TEST(MgmtRoundTrip, EveryType) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE("DXPU_SEED=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int round = 0; round < 200; ++round) {
+    const auto id = static_cast<uint32_t>(rng());
+    const auto device = static_cast<uint16_t>(rng());
+    const auto bdf = static_cast<uint16_t>(rng());
+    const uint64_t node = rng() | 1;
+    const uint64_t a = rng(), h = rng(), size = rng() | 1;
+
+    dxpu_mgmt_msg m = Request(DXPU_MGMT_ASSIGN, id);
+    m.body.assign = {device, bdf, node};
+    Bytes want = Message(DXPU_MGMT_ASSIGN, 0, id, 0, AssignBody(device, bdf, node));
+    ASSERT_EQ(Encode(m), want);
+    dxpu_mgmt_msg d{};
+    ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+    EXPECT_EQ(d.request_id, id);
+    EXPECT_EQ(d.body.assign.device, device);
+    EXPECT_EQ(d.body.assign.host_bdf, bdf);
+    EXPECT_EQ(d.body.assign.host_node_id, node);
+
+    for (uint8_t type : {DXPU_MGMT_RELEASE, DXPU_MGMT_DMA_REVOKE_ALL}) {
+      m = Request(type, id);
+      m.body.release.device = device;
+      want = Message(type, 0, id, 0, DeviceRefBody(device));
+      ASSERT_EQ(Encode(m), want) << dxpu_mgmt_type_name(type);
+      ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+      EXPECT_EQ(d.type, type);
+      EXPECT_EQ(type == DXPU_MGMT_RELEASE ? d.body.release.device : d.body.dma_revoke_all.device,
+                device);
+    }
+
+    m = Request(DXPU_MGMT_DMA_GRANT, id);
+    m.body.dma_grant = {device, a, h, size};
+    want = Message(DXPU_MGMT_DMA_GRANT, 0, id, 0, GrantBody(device, a, h, size));
+    ASSERT_EQ(Encode(m), want);
+    ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+    EXPECT_EQ(d.body.dma_grant.device, device);
+    EXPECT_EQ(d.body.dma_grant.device_base, a);
+    EXPECT_EQ(d.body.dma_grant.host_base, h);
+    EXPECT_EQ(d.body.dma_grant.size, size);
+
+    m = Request(DXPU_MGMT_STATUS, id);
+    want = Message(DXPU_MGMT_STATUS, 0, id, 0, {});
+    ASSERT_EQ(Encode(m), want);
+    ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+    EXPECT_EQ(d.type, DXPU_MGMT_STATUS);
+    EXPECT_EQ(d.body_length, 0);
+
+    for (uint8_t type = DXPU_MGMT_ASSIGN; type <= DXPU_MGMT_DMA_REVOKE_ALL; ++type) {
+      want = Message(type, DXPU_MGMT_F_RESPONSE, id, 0, {});
+      ASSERT_EQ(Encode(Response(type, id, DXPU_MGMT_OK)), want);
+      ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+      EXPECT_TRUE(dxpu_mgmt_is_response(&d));
+      EXPECT_EQ(d.type, type);
+      EXPECT_EQ(d.status, DXPU_MGMT_OK);
+    }
+    for (uint8_t type = DXPU_MGMT_ASSIGN; type <= DXPU_MGMT_STATUS; ++type) {
+      for (uint16_t st = 1; st < DXPU_MGMT_STATUS_COUNT; ++st) {
+        want = Message(type, DXPU_MGMT_F_RESPONSE, id, st, {});
+        ASSERT_EQ(Encode(Response(type, id, st)), want);
+        ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+        EXPECT_EQ(d.status, st);
+        EXPECT_EQ(d.request_id, id);
+      }
+    }
+  }
+}
+
+TEST(MgmtRoundTrip, StatusReportFromDecodedEntriesReencodesIdentically) {
+  const std::vector<dxpu_mgmt_device_entry> entries = {
+      Entry(0, 0x0100, 0x0300, DXPU_MGMT_DEV_ASSIGNED, 0x1111),
+      Entry(1, 0x0200, 0, DXPU_MGMT_DEV_SCRUBBING, 0x1111),
+      Entry(2, 0x0300, 0, DXPU_MGMT_DEV_SCRUBBING, 0), Entry(3, 0x0400, 0, DXPU_MGMT_DEV_FREE, 0)};
+  const Bytes want = Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 99, 0, ReportBody(3, entries));
+  dxpu_mgmt_msg d{};
+  ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+  // The decoded message points into `want`; the generic encoder copies its entries.
+  EXPECT_EQ(Encode(d), want);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    dxpu_mgmt_device_entry e{};
+    ASSERT_TRUE(dxpu_mgmt_status_entry(&d.body.status_report, i, &e));
+    EXPECT_TRUE(SameEntry(e, entries[i])) << i;
+  }
+  // The generic encoder with entries the caller wrote with dxpu_mgmt_status_entry_write.
+  Bytes wire(entries.size() * DXPU_MGMT_STATUS_ENTRY_SIZE);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    dxpu_mgmt_status_entry_write(&wire[i * DXPU_MGMT_STATUS_ENTRY_SIZE], &entries[i]);
+  }
+  dxpu_mgmt_msg m = Response(DXPU_MGMT_STATUS, 99, DXPU_MGMT_OK);
+  m.body.status_report = {static_cast<uint16_t>(entries.size()), 3, wire.data()};
+  EXPECT_EQ(Encode(m), want);
+  // An empty report.
+  m.body.status_report = {0, 0, nullptr};
+  EXPECT_EQ(Encode(m), Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 99, 0, ReportBody(0, {})));
+}
+
+// The largest report fills a 65507-byte datagram exactly; one more device does not fit.
+TEST(MgmtRoundTrip, StatusReportWithTheMostDevices) {
+  static_assert(DXPU_MGMT_STATUS_MAX_DEVICES == 4092);
+  std::vector<dxpu_mgmt_device_entry> entries;
+  for (uint32_t i = 0; i < DXPU_MGMT_STATUS_MAX_DEVICES + 1; ++i) {
+    const auto d = static_cast<uint16_t>(i);
+    entries.push_back(
+        i % 3 == 0   ? Entry(d, d, 0, DXPU_MGMT_DEV_FREE, 0)
+        : i % 3 == 1 ? Entry(d, d, static_cast<uint16_t>(~d), DXPU_MGMT_DEV_ASSIGNED, 0x1000 + i)
+                     : Entry(d, d, 0, DXPU_MGMT_DEV_SCRUBBING, i));
+  }
+  Bytes buf(DXPU_MGMT_MAX_MSG + 64);
+  size_t len = 0;
+  ASSERT_EQ(dxpu_mgmt_encode_status_report(5, 64, entries.data(), DXPU_MGMT_STATUS_MAX_DEVICES,
+                                           buf.data(), buf.size(), &len),
+            DXPU_MGMT_ERR_OK);
+  ASSERT_EQ(len, 65496u);  // 16 + 8 + 4092 * 16; one more entry makes 65512 > 65507
+  buf.resize(len);
+  std::vector<dxpu_mgmt_device_entry> fit(entries.begin(),
+                                          entries.begin() + DXPU_MGMT_STATUS_MAX_DEVICES);
+  EXPECT_EQ(buf, Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 5, 0, ReportBody(64, fit)));
+  dxpu_mgmt_msg d{};
+  ASSERT_EQ(Decode(buf, &d), DXPU_MGMT_ERR_OK);
+  ASSERT_EQ(d.body.status_report.device_count, DXPU_MGMT_STATUS_MAX_DEVICES);
+  EXPECT_EQ(d.body.status_report.host_count, 64);
+  for (size_t i = 0; i < fit.size(); ++i) {
+    dxpu_mgmt_device_entry e{};
+    ASSERT_TRUE(dxpu_mgmt_status_entry(&d.body.status_report, i, &e));
+    ASSERT_TRUE(SameEntry(e, fit[i])) << i;
+  }
+
+  // One device more: refused by both encoders, and by the decoder (65512 bytes).
+  buf.assign(DXPU_MGMT_MAX_MSG + 64, 0);
+  EXPECT_EQ(dxpu_mgmt_encode_status_report(5, 64, entries.data(), entries.size(), buf.data(),
+                                           buf.size(), &len),
+            DXPU_MGMT_ERR_TOO_LARGE);
+  dxpu_mgmt_msg m = Response(DXPU_MGMT_STATUS, 5, DXPU_MGMT_OK);
+  m.body.status_report = {static_cast<uint16_t>(entries.size()), 64, buf.data()};
+  EXPECT_EQ(EncodeErr(m, buf.size()), DXPU_MGMT_ERR_TOO_LARGE);
+  const Bytes over = Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 5, 0, ReportBody(64, entries));
+  ASSERT_EQ(over.size(), 65512u);
+  EXPECT_EQ(Decode(over), DXPU_MGMT_ERR_TOO_LARGE);
+}
+
+// ---- every decode error, from hand-built bytes ----
+
+TEST(MgmtDecode, ShortAndBadMagic) {
+  const Bytes good = from_hex(kAssignHex);
+  for (size_t n = 0; n < 16; ++n) {
+    dxpu_mgmt_msg m{};
+    m.request_id = 1234;
+    EXPECT_EQ(Decode(Bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n)), &m),
+              DXPU_MGMT_ERR_SHORT)
+        << n;
+    EXPECT_EQ(m.request_id, 0u);  // cleared: nothing to answer
+  }
+  for (size_t at = 0; at < 4; ++at) {
+    Bytes b = good;
+    b[at] ^= 0x20;  // "dXMG", "DxMG", ...
+    EXPECT_EQ(Decode(b), DXPU_MGMT_ERR_BAD_MAGIC) << at;
+  }
+  // The DxFP header of a HELLO frame is not a management message.
+  EXPECT_EQ(Decode(from_hex("01 01 00 00  00 24 00 01  00 00 00 00  00 00 00 01")),
+            DXPU_MGMT_ERR_BAD_MAGIC);
+}
+
+TEST(MgmtDecode, BadVersionStillReportsTheHeader) {
+  for (uint8_t version : {0, 2, 0xff}) {
+    // A version-2 ASSIGN whose body this end cannot know: length mismatch is not checked.
+    Bytes b = from_hex("44 58 4d 47  00 01 00 00  00 00 01 00  00 40 00 00");
+    b[4] = version;
+    dxpu_mgmt_msg m{};
+    ASSERT_EQ(Decode(b, &m), DXPU_MGMT_ERR_BAD_VERSION) << int(version);
+    EXPECT_EQ(m.version, version);
+    EXPECT_EQ(m.type, DXPU_MGMT_ASSIGN);
+    EXPECT_EQ(m.request_id, 0x100u);
+    EXPECT_EQ(m.body_length, 0x40);
+    enum dxpu_mgmt_status st = DXPU_MGMT_OK;
+    EXPECT_TRUE(dxpu_mgmt_error_reply(DXPU_MGMT_ERR_BAD_VERSION, &m, &st));
+    EXPECT_EQ(st, DXPU_MGMT_UNSUPPORTED_VERSION);
+  }
+}
+
+TEST(MgmtDecode, ReservedFlags) {
+  for (uint16_t flag = 0x0002; flag != 0; flag = static_cast<uint16_t>(flag << 1)) {
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, flag, 1, 0, {})), DXPU_MGMT_ERR_RESERVED) << flag;
+    EXPECT_EQ(
+        Decode(Message(DXPU_MGMT_STATUS, flag | DXPU_MGMT_F_RESPONSE, 1, 0, ReportBody(0, {}))),
+        DXPU_MGMT_ERR_RESERVED)
+        << flag;
+  }
+}
+
+TEST(MgmtDecode, StatusFieldRules) {
+  // A request carries status 0.
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, 0, 1, 1, {})), DXPU_MGMT_ERR_REQUEST_STATUS);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_RELEASE, 0, 1, 0x8000, DeviceRefBody(1))),
+            DXPU_MGMT_ERR_REQUEST_STATUS);
+  // A response carries a status this version defines.
+  for (uint16_t st : {11, 0x100, 0xffff}) {
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_ASSIGN, DXPU_MGMT_F_RESPONSE, 1, st, {})),
+              DXPU_MGMT_ERR_BAD_STATUS)
+        << st;
+  }
+}
+
+TEST(MgmtDecode, UnknownType) {
+  for (uint8_t type : {0, 6, 0x7f, 0xff}) {
+    dxpu_mgmt_msg m{};
+    ASSERT_EQ(Decode(Message(type, 0, 77, 0, {}), &m), DXPU_MGMT_ERR_UNKNOWN_TYPE) << int(type);
+    EXPECT_EQ(m.type, type);
+    EXPECT_EQ(m.request_id, 77u);
+    enum dxpu_mgmt_status st = DXPU_MGMT_OK;
+    EXPECT_TRUE(dxpu_mgmt_error_reply(DXPU_MGMT_ERR_UNKNOWN_TYPE, &m, &st));
+    EXPECT_EQ(st, DXPU_MGMT_UNKNOWN_TYPE);
+    // Also with a body: the type is judged before the length.
+    EXPECT_EQ(Decode(Message(type, 0, 77, 0, Bytes(24, 0xee))), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+    // An OK response of an unknown type is refused too...
+    EXPECT_EQ(Decode(Message(type, DXPU_MGMT_F_RESPONSE, 77, 0, {})), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+    // ...but the error response a server sends back echoes it and decodes.
+    ASSERT_EQ(Decode(Message(type, DXPU_MGMT_F_RESPONSE, 77, DXPU_MGMT_UNKNOWN_TYPE, {}), &m),
+              DXPU_MGMT_ERR_OK);
+    EXPECT_EQ(m.type, type);
+    EXPECT_EQ(m.status, DXPU_MGMT_UNKNOWN_TYPE);
+  }
+}
+
+TEST(MgmtDecode, TooLarge) {
+  // 65508 bytes: one more than the largest message; checked before the length field.
+  Bytes b = Header(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0xffff, 0);
+  b.resize(DXPU_MGMT_MAX_MSG + 1);
+  EXPECT_EQ(Decode(b), DXPU_MGMT_ERR_TOO_LARGE);
+}
+
+TEST(MgmtDecode, LengthMismatch) {
+  const Bytes good = from_hex(kAssignHex);
+  Bytes b = good;
+  b.push_back(0);  // a byte after the body
+  EXPECT_EQ(Decode(b), DXPU_MGMT_ERR_LENGTH_MISMATCH);
+  b = good;
+  b.pop_back();  // a byte short
+  EXPECT_EQ(Decode(b), DXPU_MGMT_ERR_LENGTH_MISMATCH);
+  b = good;
+  b[13] = 0x0f;  // Body length 15 with 16 bytes after the header
+  EXPECT_EQ(Decode(b), DXPU_MGMT_ERR_LENGTH_MISMATCH);
+  b[12] = 0xff;  // Body length far beyond the datagram
+  b[13] = 0xff;
+  EXPECT_EQ(Decode(b), DXPU_MGMT_ERR_LENGTH_MISMATCH);
+}
+
+TEST(MgmtDecode, BodySizeWrongForTheType) {
+  struct Case {
+    Bytes msg;
+    const char* what;
+  };
+  const Case cases[] = {
+      {Message(DXPU_MGMT_ASSIGN, 0, 1, 0, Bytes(8, 0)), "ASSIGN with 8 bytes"},
+      {Message(DXPU_MGMT_ASSIGN, 0, 1, 0, Bytes(20, 0)), "ASSIGN with 20 bytes"},
+      {Message(DXPU_MGMT_RELEASE, 0, 1, 0, Bytes(16, 0)), "RELEASE with 16 bytes"},
+      {Message(DXPU_MGMT_RELEASE, 0, 1, 0, {}), "RELEASE without a body"},
+      {Message(DXPU_MGMT_DMA_GRANT, 0, 1, 0, Bytes(24, 0)), "DMA_GRANT with 24 bytes"},
+      {Message(DXPU_MGMT_DMA_REVOKE_ALL, 0, 1, 0, Bytes(4, 0)), "DMA_REVOKE_ALL with 4 bytes"},
+      {Message(DXPU_MGMT_STATUS, 0, 1, 0, Bytes(8, 0)), "STATUS request with a body"},
+      {Message(DXPU_MGMT_ASSIGN, DXPU_MGMT_F_RESPONSE, 1, 0, Bytes(16, 0)),
+       "ASSIGN response with a body"},
+      {Message(DXPU_MGMT_RELEASE, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_DEVICE_BUSY, Bytes(4, 0)),
+       "error response with a body"},
+      {Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_INTERNAL, ReportBody(0, {})),
+       "STATUS error response with a report"},
+      {Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, {}), "STATUS report without a body"},
+      {Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, Bytes(7, 0)),
+       "STATUS report shorter than its fixed part"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(Decode(c.msg), DXPU_MGMT_ERR_BODY_SIZE) << c.what;
+
+  // A device count that disagrees with the entries.
+  const std::vector<dxpu_mgmt_device_entry> two = {Entry(0, 1, 0, DXPU_MGMT_DEV_FREE, 0),
+                                                   Entry(1, 2, 0, DXPU_MGMT_DEV_FREE, 0)};
+  Bytes body = ReportBody(1, two);
+  body[1] = 3;
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, body)),
+            DXPU_MGMT_ERR_BODY_SIZE);
+  body[1] = 1;
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, body)),
+            DXPU_MGMT_ERR_BODY_SIZE);
+  body = ReportBody(1, two);
+  body.pop_back();  // a partial entry
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, body)),
+            DXPU_MGMT_ERR_BODY_SIZE);
+}
+
+TEST(MgmtDecode, ReservedBodyFields) {
+  struct Case {
+    uint8_t type;
+    Bytes body;
+    size_t first, last;  // the reserved bytes of the body
+  };
+  const Case cases[] = {
+      {DXPU_MGMT_ASSIGN, AssignBody(1, 0x100, 5), 4, 7},
+      {DXPU_MGMT_RELEASE, DeviceRefBody(1), 2, 7},
+      {DXPU_MGMT_DMA_GRANT, GrantBody(1, 0x1000, 0x2000, 0x1000), 2, 7},
+      {DXPU_MGMT_DMA_REVOKE_ALL, DeviceRefBody(1), 2, 7},
+  };
+  for (const Case& c : cases) {
+    ASSERT_EQ(Decode(Message(c.type, 0, 1, 0, c.body)), DXPU_MGMT_ERR_OK);
+    for (size_t at = c.first; at <= c.last; ++at) {
+      Bytes body = c.body;
+      body[at] = 0x01;
+      EXPECT_EQ(Decode(Message(c.type, 0, 1, 0, body)), DXPU_MGMT_ERR_RESERVED)
+          << dxpu_mgmt_type_name(c.type) << " byte " << at;
+    }
+  }
+  const std::vector<dxpu_mgmt_device_entry> one = {Entry(0, 1, 0, DXPU_MGMT_DEV_FREE, 0)};
+  for (size_t at : {4, 5, 6, 7, 8 + 7}) {  // the report's reserved u32, the entry's reserved u8
+    Bytes body = ReportBody(1, one);
+    body[at] = 0x80;
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, body)),
+              DXPU_MGMT_ERR_RESERVED)
+        << at;
+  }
+}
+
+TEST(MgmtDecode, BadStatusEntries) {
+  const std::vector<dxpu_mgmt_device_entry> bad = {
+      Entry(0, 1, 0, 3, 0),                           // no such state
+      Entry(0, 1, 0, 0xff, 5),                        // no such state
+      Entry(0, 1, 0, DXPU_MGMT_DEV_FREE, 9),          // free with an owner
+      Entry(0, 1, 0x200, DXPU_MGMT_DEV_ASSIGNED, 0),  // assigned to nobody
+  };
+  for (const auto& e : bad) {
+    // The bad entry second, after a good one.
+    const std::vector<dxpu_mgmt_device_entry> entries = {Entry(1, 2, 0, DXPU_MGMT_DEV_SCRUBBING, 0),
+                                                         e};
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, ReportBody(1, entries))),
+              DXPU_MGMT_ERR_BAD_ENTRY)
+        << int(e.state) << " " << e.owner;
+    Bytes buf(256);
+    size_t len = 0;
+    EXPECT_EQ(dxpu_mgmt_encode_status_report(1, 1, entries.data(), entries.size(), buf.data(),
+                                             buf.size(), &len),
+              DXPU_MGMT_ERR_BAD_ENTRY);
+    EXPECT_EQ(len, 0u);
+  }
+}
+
+// The order of the checks, where a datagram breaks several rules (section 15.4).
+TEST(MgmtDecode, ChecksComeInTheDocumentedOrder) {
+  // Bad version beats everything after it: reserved flags, status, type, length.
+  Bytes b = Message(0x99, 0x8000, 1, 5, Bytes(3, 0));
+  b[4] = 2;
+  EXPECT_EQ(Decode(b), DXPU_MGMT_ERR_BAD_VERSION);
+  // Reserved flags before the status and the type.
+  EXPECT_EQ(Decode(Message(0x99, 0x8000, 1, 5, {})), DXPU_MGMT_ERR_RESERVED);
+  // A request's status before its type.
+  EXPECT_EQ(Decode(Message(0x99, 0, 1, 5, {})), DXPU_MGMT_ERR_REQUEST_STATUS);
+  // Type before length.
+  Bytes t = Message(0x99, 0, 1, 0, {});
+  t.push_back(1);
+  EXPECT_EQ(Decode(t), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  // Body size before reserved body fields.
+  Bytes body = AssignBody(1, 2, 3);
+  body[5] = 1;
+  body.push_back(0);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_ASSIGN, 0, 1, 0, body)), DXPU_MGMT_ERR_BODY_SIZE);
+}
+
+// ---- encoder errors ----
+
+TEST(MgmtEncode, RefusesWhatTheDecoderRefuses) {
+  dxpu_mgmt_msg m = Request(DXPU_MGMT_STATUS, 1);
+  m.flags = 0x0002;
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_RESERVED);
+  m = Request(DXPU_MGMT_STATUS, 1);
+  m.status = DXPU_MGMT_INTERNAL;
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_REQUEST_STATUS);
+  EXPECT_EQ(EncodeErr(Response(DXPU_MGMT_STATUS, 1, DXPU_MGMT_STATUS_COUNT)),
+            DXPU_MGMT_ERR_BAD_STATUS);
+  EXPECT_EQ(EncodeErr(Request(0, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Request(6, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Response(6, 1, DXPU_MGMT_OK)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  // The answer to an unknown type echoes it.
+  EXPECT_EQ(Encode(Response(6, 1, DXPU_MGMT_UNKNOWN_TYPE)),
+            Message(6, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_UNKNOWN_TYPE, {}));
+
+  // A report whose entries break the rules.
+  Bytes wire(DXPU_MGMT_STATUS_ENTRY_SIZE);
+  const dxpu_mgmt_device_entry e = Entry(0, 1, 0, DXPU_MGMT_DEV_ASSIGNED, 0);
+  dxpu_mgmt_status_entry_write(wire.data(), &e);
+  m = Response(DXPU_MGMT_STATUS, 1, DXPU_MGMT_OK);
+  m.body.status_report = {1, 0, wire.data()};
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_BAD_ENTRY);
+  m.body.status_report.entries = nullptr;
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_BAD_ENTRY);
+  const dxpu_mgmt_device_entry ok = Entry(0, 1, 0, DXPU_MGMT_DEV_FREE, 0);
+  dxpu_mgmt_status_entry_write(wire.data(), &ok);
+  wire[7] = 1;  // the entry's reserved byte
+  m.body.status_report.entries = wire.data();
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_RESERVED);
+}
+
+TEST(MgmtEncode, NoSpaceWritesNothing) {
+  dxpu_mgmt_msg m = Request(DXPU_MGMT_DMA_GRANT, 1);
+  m.body.dma_grant = {1, 0x1000, 0x2000, 0x3000};
+  EXPECT_EQ(EncodeErr(m, 47), DXPU_MGMT_ERR_NO_SPACE);
+  EXPECT_EQ(EncodeErr(m, 48), DXPU_MGMT_ERR_OK);
+  Bytes buf(31, 0xaa);
+  size_t len = 99;
+  m = Request(DXPU_MGMT_ASSIGN, 1);
+  m.body.assign = {1, 2, 3};
+  EXPECT_EQ(dxpu_mgmt_encode(&m, buf.data(), buf.size(), &len), DXPU_MGMT_ERR_NO_SPACE);
+  EXPECT_EQ(len, 0u);
+  EXPECT_EQ(buf, Bytes(31, 0xaa));
+  const std::vector<dxpu_mgmt_device_entry> one = {Entry(0, 1, 0, DXPU_MGMT_DEV_FREE, 0)};
+  EXPECT_EQ(dxpu_mgmt_encode_status_report(1, 0, one.data(), 1, buf.data(), 39, &len),
+            DXPU_MGMT_ERR_NO_SPACE);
+  Bytes big(40);
+  EXPECT_EQ(dxpu_mgmt_encode_status_report(1, 0, one.data(), 1, big.data(), 40, &len),
+            DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(len, 40u);
+}
+
+// ---- arguments, answers, names ----
+
+TEST(MgmtArgs, BadArguments) {
+  dxpu_mgmt_msg m = Request(DXPU_MGMT_ASSIGN, 1);
+  m.body.assign = {0, 0x100, 0};
+  EXPECT_EQ(dxpu_mgmt_check_args(&m), DXPU_MGMT_BAD_ARGUMENT);  // node 0
+  m.body.assign.host_node_id = 1;
+  EXPECT_EQ(dxpu_mgmt_check_args(&m), DXPU_MGMT_OK);
+
+  const uint64_t top = ~uint64_t{0};
+  struct Grant {
+    uint64_t device_base, host_base, size;
+    dxpu_mgmt_status want;
+  };
+  const Grant grants[] = {
+      {0x1000, 0x2000, 0, DXPU_MGMT_BAD_ARGUMENT},            // zero size
+      {0x1000, 0x2000, 0x1000, DXPU_MGMT_OK},                 // ordinary
+      {top - 0xfff, 0x2000, 0x1000, DXPU_MGMT_OK},            // device range ends at 2^64
+      {top - 0xffe, 0x2000, 0x1000, DXPU_MGMT_BAD_ARGUMENT},  // device range wraps
+      {0x2000, top - 0xfff, 0x1000, DXPU_MGMT_OK},            // host range ends at 2^64
+      {0x2000, top - 0xffe, 0x1000, DXPU_MGMT_BAD_ARGUMENT},  // host range wraps
+      {0, 0, top, DXPU_MGMT_OK},                              // all but the last byte
+      {1, 0, top, DXPU_MGMT_OK},                              // [1, 2^64)
+      {2, 0, top, DXPU_MGMT_BAD_ARGUMENT},                    // one byte too many
+      {top, top, 1, DXPU_MGMT_OK},                            // the last byte
+  };
+  for (const Grant& g : grants) {
+    m = Request(DXPU_MGMT_DMA_GRANT, 1);
+    m.body.dma_grant = {0, g.device_base, g.host_base, g.size};
+    EXPECT_EQ(dxpu_mgmt_check_args(&m), g.want)
+        << std::hex << g.device_base << " " << g.host_base << " " << g.size;
+  }
+  for (uint8_t type : {DXPU_MGMT_RELEASE, DXPU_MGMT_DMA_REVOKE_ALL, DXPU_MGMT_STATUS}) {
+    const dxpu_mgmt_msg other = Request(type, 1);
+    EXPECT_EQ(dxpu_mgmt_check_args(&other), DXPU_MGMT_OK) << int(type);
+  }
+}
+
+TEST(MgmtArgs, WhatAServerAnswers) {
+  dxpu_mgmt_msg req = Request(DXPU_MGMT_ASSIGN, 1);
+  dxpu_mgmt_msg resp = Response(DXPU_MGMT_ASSIGN, 1, DXPU_MGMT_OK);
+  enum dxpu_mgmt_status st = DXPU_MGMT_INTERNAL;
+  EXPECT_FALSE(dxpu_mgmt_error_reply(DXPU_MGMT_ERR_OK, &req, &st));
+  EXPECT_FALSE(dxpu_mgmt_error_reply(DXPU_MGMT_ERR_SHORT, &req, &st));
+  EXPECT_FALSE(dxpu_mgmt_error_reply(DXPU_MGMT_ERR_BAD_MAGIC, &req, &st));
+  for (int e = DXPU_MGMT_ERR_BAD_VERSION; e < DXPU_MGMT_ERR_NO_SPACE; ++e) {
+    const auto err = static_cast<dxpu_mgmt_err>(e);
+    st = DXPU_MGMT_OK;
+    ASSERT_TRUE(dxpu_mgmt_error_reply(err, &req, &st)) << dxpu_mgmt_err_name(err);
+    EXPECT_EQ(st, err == DXPU_MGMT_ERR_BAD_VERSION    ? DXPU_MGMT_UNSUPPORTED_VERSION
+                  : err == DXPU_MGMT_ERR_UNKNOWN_TYPE ? DXPU_MGMT_UNKNOWN_TYPE
+                                                      : DXPU_MGMT_MALFORMED)
+        << dxpu_mgmt_err_name(err);
+    EXPECT_FALSE(dxpu_mgmt_error_reply(err, &resp, &st)) << "never answer a response";
+  }
+}
+
+TEST(MgmtNames, StableAndDistinct) {
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_ASSIGN), "assign");
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_RELEASE), "release");
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_DMA_GRANT), "dma-grant");
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_DMA_REVOKE_ALL), "dma-revoke-all");
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_STATUS), "status");
+  EXPECT_STREQ(dxpu_mgmt_type_name(0), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_type_name(6), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_DEVICE_BUSY), "device-busy");
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_BAD_ARGUMENT), "bad-argument");
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_STATUS_COUNT), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_err_name(DXPU_MGMT_ERR_LENGTH_MISMATCH), "length-mismatch");
+  EXPECT_STREQ(dxpu_mgmt_err_name(DXPU_MGMT_ERR_COUNT), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_device_state_name(DXPU_MGMT_DEV_SCRUBBING), "scrubbing");
+  EXPECT_STREQ(dxpu_mgmt_device_state_name(3), "unknown");
+  std::set<std::string> seen;
+  for (uint16_t s = 0; s < DXPU_MGMT_STATUS_COUNT; ++s) {
+    const std::string n = dxpu_mgmt_status_name(s);
+    EXPECT_NE(n, "unknown");
+    EXPECT_TRUE(seen.insert(n).second) << n;
+  }
+  seen.clear();
+  for (int e = 0; e < DXPU_MGMT_ERR_COUNT; ++e) {
+    const std::string n = dxpu_mgmt_err_name(static_cast<dxpu_mgmt_err>(e));
+    EXPECT_NE(n, "unknown");
+    EXPECT_TRUE(seen.insert(n).second) << n;
+  }
+}
+
+// ---- random and mutated datagrams ----
+
+// A random valid message of any kind, as the reference writer lays it out.
+Bytes RandomValid(std::mt19937_64& rng) {
+  const auto id = static_cast<uint32_t>(rng());
+  const auto dev = static_cast<uint16_t>(rng());
+  switch (rng() % 8) {
+    case 0:
+      return Message(DXPU_MGMT_ASSIGN, 0, id, 0,
+                     AssignBody(dev, static_cast<uint16_t>(rng()), rng()));
+    case 1:
+      return Message(DXPU_MGMT_RELEASE, 0, id, 0, DeviceRefBody(dev));
+    case 2:
+      return Message(DXPU_MGMT_DMA_GRANT, 0, id, 0, GrantBody(dev, rng(), rng(), rng()));
+    case 3:
+      return Message(DXPU_MGMT_DMA_REVOKE_ALL, 0, id, 0, DeviceRefBody(dev));
+    case 4:
+      return Message(DXPU_MGMT_STATUS, 0, id, 0, {});
+    case 5: {
+      std::vector<dxpu_mgmt_device_entry> entries;
+      for (int i = 0, n = static_cast<int>(rng() % 6); i < n; ++i) {
+        const auto state = static_cast<uint8_t>(rng() % 3);
+        entries.push_back(Entry(static_cast<uint16_t>(i), static_cast<uint16_t>(rng()),
+                                static_cast<uint16_t>(rng()), state,
+                                state == DXPU_MGMT_DEV_FREE ? 0 : rng() | 1));
+      }
+      return Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, id, 0,
+                     ReportBody(static_cast<uint16_t>(rng()), entries));
+    }
+    case 6:
+      return Message(static_cast<uint8_t>(1 + rng() % 4), DXPU_MGMT_F_RESPONSE, id, 0, {});
+    default:
+      return Message(static_cast<uint8_t>(rng()), DXPU_MGMT_F_RESPONSE, id,
+                     static_cast<uint16_t>(1 + rng() % (DXPU_MGMT_STATUS_COUNT - 1)), {});
+  }
+}
+
+// Whatever the bytes, the decoder returns a defined error and reads nothing outside them
+// (ASan). What it accepts is canonical: encoding the decoded message gives the same bytes.
+void CheckArbitrary(const Bytes& b, uint64_t seed, int i) {
+  dxpu_mgmt_msg m{};
+  const dxpu_mgmt_err err = Decode(b, &m);
+  ASSERT_GE(static_cast<int>(err), 0);
+  ASSERT_LT(static_cast<int>(err), static_cast<int>(DXPU_MGMT_ERR_NO_SPACE))
+      << "seed=" << seed << " i=" << i;
+  if (err != DXPU_MGMT_ERR_OK) {
+    enum dxpu_mgmt_status st = DXPU_MGMT_OK;
+    if (dxpu_mgmt_error_reply(err, &m, &st)) {
+      // The server's answer always encodes.
+      Bytes out(DXPU_MGMT_HDR_SIZE);
+      size_t len = 0;
+      const dxpu_mgmt_msg reply = Response(m.type, m.request_id, st);
+      ASSERT_EQ(dxpu_mgmt_encode(&reply, out.data(), out.size(), &len), DXPU_MGMT_ERR_OK)
+          << "seed=" << seed << " i=" << i;
+    }
+    return;
+  }
+  (void)dxpu_mgmt_check_args(&m);
+  ASSERT_EQ(Encode(m), b) << "seed=" << seed << " i=" << i;
+}
+
+TEST(MgmtFuzz, RandomAndMutatedDatagrams) {
+  const uint64_t seed = test_seed();
+  std::printf("DXPU_SEED=%llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  int accepted_mutants = 0;
+  for (int i = 0; i < 20000; ++i) {
+    // Random bytes, often behind a valid magic and version so the later checks are reached.
+    Bytes r(rng() % 96);
+    for (auto& x : r) x = static_cast<uint8_t>(rng());
+    if (r.size() >= 16 && (rng() & 1) != 0) {
+      const Bytes h = Header(static_cast<uint8_t>(rng() % 7), static_cast<uint16_t>(rng() % 2), 0,
+                             static_cast<uint16_t>(r.size() - 16), 0);
+      std::copy(h.begin(), h.end(), r.begin());
+    }
+    CheckArbitrary(r, seed, i);
+
+    // A valid message, then flipped bits, truncated or extended.
+    const Bytes good = RandomValid(rng);
+    ASSERT_EQ(Decode(good), DXPU_MGMT_ERR_OK) << "seed=" << seed << " i=" << i;
+    Bytes m = good;
+    switch (rng() % 4) {
+      case 0:
+        m.resize(rng() % (m.size() + 1));
+        break;
+      case 1:
+        m.push_back(static_cast<uint8_t>(rng()));
+        break;
+      default:
+        for (int flips = 1 + static_cast<int>(rng() % 3); flips > 0; --flips) {
+          m[rng() % m.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+        }
+    }
+    if (Decode(m) == DXPU_MGMT_ERR_OK) ++accepted_mutants;
+    CheckArbitrary(m, seed, i);
+  }
+  // Flips inside IDs and addresses keep a message valid: the test does reach the encoder.
+  EXPECT_GT(accepted_mutants, 0);
+}
+
+}  // namespace
+}  // namespace dxpu::test
