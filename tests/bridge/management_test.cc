@@ -45,9 +45,13 @@ dxpu_mgmt_msg Request(uint8_t type, uint32_t id) {
   return m;
 }
 
-// The decoded response to `request`; fails the test when there is none.
-dxpu_mgmt_msg Ask(BridgeBox& box, const dxpu_mgmt_msg& request, ManagementCounters* c) {
-  const std::vector<uint8_t> reply = HandleManagement(box, Encode(request), 1000, c);
+// The decoded response to `request`; fails the test when there is none. A STATUS report's
+// entries point into the reply's bytes, which `keep` receives (when given) to keep them alive.
+dxpu_mgmt_msg Ask(BridgeBox& box, const dxpu_mgmt_msg& request, ManagementCounters* c,
+                  std::vector<uint8_t>* keep = nullptr) {
+  std::vector<uint8_t> local;
+  std::vector<uint8_t>& reply = keep != nullptr ? *keep : local;
+  reply = HandleManagement(box, Encode(request), 1000, c);
   dxpu_mgmt_msg r{};
   EXPECT_EQ(dxpu_mgmt_decode(reply.data(), reply.size(), &r), DXPU_MGMT_ERR_OK);
   EXPECT_TRUE(dxpu_mgmt_is_response(&r));
@@ -80,7 +84,8 @@ TEST(Management, AssignGrantStatusRelease) {
   grant.body.dma_grant.device = 0;
   EXPECT_EQ(Ask(*box, grant, &c).status, DXPU_MGMT_NOT_ASSIGNED);
 
-  const dxpu_mgmt_msg status = Ask(*box, Request(DXPU_MGMT_STATUS, 3), &c);
+  std::vector<uint8_t> status_bytes;
+  const dxpu_mgmt_msg status = Ask(*box, Request(DXPU_MGMT_STATUS, 3), &c, &status_bytes);
   ASSERT_EQ(status.status, DXPU_MGMT_OK);
   ASSERT_EQ(status.body.status_report.device_count, 2);
   dxpu_mgmt_device_entry e{};
