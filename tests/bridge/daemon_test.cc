@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,6 +45,13 @@ uint16_t FreePort(int type) {
                   getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0;
   close(fd);
   return ok ? ntohs(sa.sin_port) : 0;
+}
+
+// Whether `path` appears within 5 s (the daemon creates its management socket last).
+bool WaitForPath(const std::string& path) {
+  for (int i = 0; i < 500 && !fs::exists(path); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return fs::exists(path);
 }
 
 class Daemon {
@@ -160,6 +168,17 @@ class LinkHost {
   TestHost& host() { return host_; }
   bool ok() const { return link_ != nullptr; }
 
+  // Establishes the session and reads DW0 (Vendor ID, Device ID) of the device at bdf.
+  std::optional<uint32_t> ConnectAndReadIds(uint16_t bdf) {
+    host_.Connect(fabric::MonotonicNanos());
+    if (!RunUntil([&] { return host_.established(); })) return std::nullopt;
+    const auto id = host_.CfgRead(bdf, 0x00);
+    if (!id || !RunUntil([&] { return host_.request(*id).done; })) return std::nullopt;
+    const HostRequest& r = host_.request(*id);
+    if (r.status != DXPU_TLP_CPL_SC) return std::nullopt;
+    return r.data[0] | (r.data[1] << 8) | (r.data[2] << 16) | (uint32_t{r.data[3]} << 24);
+  }
+
   // Moves frames until done() or timeout_ms of real time.
   bool RunUntil(const std::function<bool()>& done, int timeout_ms = 3000) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -205,9 +224,7 @@ TEST(BridgeDaemon, ServesHostsManagementAndMetricsThenShutsDownCleanly) {
   })";
   Daemon daemon(text);
   ASSERT_TRUE(daemon.Start());
-  for (int i = 0; i < 500 && !fs::exists(mgmt); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(fs::exists(mgmt)) << "the daemon did not come up";
+  ASSERT_TRUE(WaitForPath(mgmt)) << "the daemon did not come up";
   EXPECT_EQ(fs::status(mgmt).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
 
@@ -221,16 +238,8 @@ TEST(BridgeDaemon, ServesHostsManagementAndMetricsThenShutsDownCleanly) {
   LinkHost h(0xa1, link::UdpLink::Open("127.0.0.1", 0).link,
              *link::LinkAddress::FromIp("127.0.0.1", dxfp_port));
   ASSERT_TRUE(h.ok());
-  h.host().Connect(fabric::MonotonicNanos());
-  ASSERT_TRUE(h.RunUntil([&] { return h.host().established(); }));
-  const auto id = h.host().CfgRead(0x0100, 0x00);
-  ASSERT_TRUE(id.has_value());
-  ASSERT_TRUE(h.RunUntil([&] { return h.host().request(*id).done; }));
-  const HostRequest& r = h.host().request(*id);
   const gpu::DeviceProfile a100 = *gpu::FindProfile("a100-40g");
-  ASSERT_EQ(r.status, DXPU_TLP_CPL_SC);
-  EXPECT_EQ(r.data[0] | (r.data[1] << 8), a100.vendor_id);
-  EXPECT_EQ(r.data[2] | (r.data[3] << 8), a100.device_id);
+  EXPECT_EQ(h.ConnectAndReadIds(0x0100), a100.vendor_id | (uint32_t{a100.device_id} << 16));
 
   dxpu_mgmt_msg status{};
   status.type = DXPU_MGMT_STATUS;
@@ -268,9 +277,7 @@ TEST(BridgeDaemon, ServesAHostOverAnAfUnixLink) {
   })";
   Daemon daemon(text);
   ASSERT_TRUE(daemon.Start());
-  for (int i = 0; i < 500 && !fs::exists(mgmt); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  ASSERT_TRUE(fs::exists(mgmt)) << "the daemon did not come up";
+  ASSERT_TRUE(WaitForPath(mgmt)) << "the daemon did not come up";
   std::vector<uint8_t> raw;
   dxpu_mgmt_msg assign{};
   assign.type = DXPU_MGMT_ASSIGN;
@@ -285,16 +292,8 @@ TEST(BridgeDaemon, ServesAHostOverAnAfUnixLink) {
   auto host_link = link::UnixDgramLink::Open(o);
   ASSERT_TRUE(host_link.ok()) << host_link.error.message();
   LinkHost h(0xa2, std::move(host_link.link), link::LinkAddress::Mac({0x02, 0, 0, 0, 0, 0xb0}));
-  h.host().Connect(fabric::MonotonicNanos());
-  ASSERT_TRUE(h.RunUntil([&] { return h.host().established(); }));
-  const auto id = h.host().CfgRead(0x0200, 0x00);
-  ASSERT_TRUE(id.has_value());
-  ASSERT_TRUE(h.RunUntil([&] { return h.host().request(*id).done; }));
-  const HostRequest& r = h.host().request(*id);
   const gpu::DeviceProfile h100 = *gpu::FindProfile("h100-80g");
-  ASSERT_EQ(r.status, DXPU_TLP_CPL_SC);
-  EXPECT_EQ(r.data[0] | (r.data[1] << 8), h100.vendor_id);
-  EXPECT_EQ(r.data[2] | (r.data[3] << 8), h100.device_id);
+  EXPECT_EQ(h.ConnectAndReadIds(0x0200), h100.vendor_id | (uint32_t{h100.device_id} << 16));
   EXPECT_EQ(daemon.Terminate(), 0);
   EXPECT_TRUE(h.RunUntil([&] { return h.host().down(); }, 500));
 }
