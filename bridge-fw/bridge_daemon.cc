@@ -152,13 +152,15 @@ BridgeDaemon::~BridgeDaemon() = default;
 
 void BridgeDaemon::OnLinkReadable(uint32_t index) {
   link::Link& l = *links_[index];
-  const uint64_t now = fabric::MonotonicNanos();
   const auto tx = [this](const Peer& to, link::FramePieces f) { Transmit(to, f); };
   for (int i = 0; i < kFramesPerWake; ++i) {
     Peer from{index, link::LinkAddress()};
     const link::LinkResult r = l.Receive(rx_, &from.address);
     if (!r.ok()) break;
-    box_->ReceiveFrame(now, from, std::span<const uint8_t>(rx_.data(), r.size), tx);
+    // The time of this frame's arrival, not of the wake: opening a session for an earlier
+    // frame may have taken a while.
+    box_->ReceiveFrame(fabric::MonotonicNanos(), from, std::span<const uint8_t>(rx_.data(), r.size),
+                       tx);
   }
   RunBox();
 }

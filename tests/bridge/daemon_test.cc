@@ -160,11 +160,24 @@ std::string HttpGet(uint16_t port, const std::string& path) {
   return out;
 }
 
+// Session parameters for real time on a loaded machine (CI runs the sanitizer build on two
+// busy cores): the default 20 ms without progress would take a session down when a process
+// is merely descheduled.
+const dxfp_session_config& SlackSession() {
+  static const dxfp_session_config c = [] {
+    dxfp_session_config d;
+    dxfp_session_config_defaults(&d);
+    d.link_down_ns = 2'000'000'000;
+    return d;
+  }();
+  return c;
+}
+
 // A TestHost over a real link (UDP, AF_UNIX), driven in real time.
 class LinkHost {
  public:
   LinkHost(uint64_t node, std::unique_ptr<link::Link> l, link::LinkAddress bridge)
-      : host_(node, 7), bridge_(std::move(bridge)), link_(std::move(l)) {}
+      : host_(node, 7, &SlackSession()), bridge_(std::move(bridge)), link_(std::move(l)) {}
   TestHost& host() { return host_; }
   bool ok() const { return link_ != nullptr; }
 
@@ -273,6 +286,7 @@ TEST(BridgeDaemon, ServesAHostOverAnAfUnixLink) {
     "management": {"unix": ")" +
                            mgmt + R"("},
     "devices": [{"profile": "h100-80g", "box_bdf": "01:00.0", "memory": "16MiB"}],
+    "limits": {"link_down": "2s"},
     "log": {"format": "json"}
   })";
   Daemon daemon(text);
