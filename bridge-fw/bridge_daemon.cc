@@ -84,7 +84,8 @@ BridgeBoxConfig ToBoxConfig(const BridgeConfig& config) {
   return b;
 }
 
-std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, std::string* error) {
+std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, std::string* error,
+                                                   DaemonEmbedding embedding) {
   std::unique_ptr<BridgeDaemon> d(new BridgeDaemon());
   d->config_ = config;
   d->started_ns_ = fabric::MonotonicNanos();
@@ -100,6 +101,11 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
   for (const LinkConfig& lc : config.links) {
     std::unique_ptr<link::Link> l = OpenLink(lc, error);
     if (!l) return nullptr;
+    box_config.link_max_frame.push_back(static_cast<uint32_t>(l->max_frame()));
+    max_frame = std::max(max_frame, l->max_frame());
+    d->links_.push_back(std::move(l));
+  }
+  for (std::unique_ptr<link::Link>& l : embedding.links) {
     box_config.link_max_frame.push_back(static_cast<uint32_t>(l->max_frame()));
     max_frame = std::max(max_frame, l->max_frame());
     d->links_.push_back(std::move(l));
@@ -122,16 +128,18 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
     }
   }
 
-  // SIGINT and SIGTERM arrive as a readable descriptor, handled on the loop like the rest.
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &mask, nullptr);
-  d->signals_ = link::UniqueFd(signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC));
-  if (!d->signals_.valid()) {
-    *error = "signalfd failed";
-    return nullptr;
+  if (embedding.handle_signals) {
+    // SIGINT and SIGTERM arrive as a readable descriptor, handled on the loop like the rest.
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+    d->signals_ = link::UniqueFd(signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC));
+    if (!d->signals_.valid()) {
+      *error = "signalfd failed";
+      return nullptr;
+    }
   }
 
   BridgeDaemon* self = d.get();
@@ -144,7 +152,7 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
     });
     self->RunBox();  // a release may have answered requests with UR
   });
-  d->loop_->AddFd(d->signals_.get(), [self] { self->OnSignal(); });
+  if (d->signals_.valid()) d->loop_->AddFd(d->signals_.get(), [self] { self->OnSignal(); });
   return d;
 }
 

@@ -24,10 +24,19 @@ namespace dxpu::bridge {
 // What the daemon's translation of the configuration produces for the box.
 BridgeBoxConfig ToBoxConfig(const BridgeConfig& config);
 
+// What a program embedding the daemon (the demo: a bridge in the same process) adds.
+struct DaemonEmbedding {
+  // Links the caller made (an in-memory link), served after the configured ones.
+  std::vector<std::unique_ptr<link::Link>> links;
+  // SIGINT/SIGTERM stop the daemon; an embedding program keeps its signals (it calls Stop()).
+  bool handle_signals = true;
+};
+
 class BridgeDaemon {
  public:
   // Opens every socket; null, with *error saying which and why, when one cannot be opened.
-  static std::unique_ptr<BridgeDaemon> Create(const BridgeConfig& config, std::string* error);
+  static std::unique_ptr<BridgeDaemon> Create(const BridgeConfig& config, std::string* error,
+                                              DaemonEmbedding embedding = {});
 
   BridgeDaemon(const BridgeDaemon&) = delete;
   BridgeDaemon& operator=(const BridgeDaemon&) = delete;
@@ -38,6 +47,7 @@ class BridgeDaemon {
   // Runs until SIGINT or SIGTERM (or Stop()); then closes every session. Returns the exit
   // status: 0 after a clean shutdown.
   int Run();
+  // From any thread: Run() closes every session and returns.
   void Stop() { loop_->Stop(); }
 
   // The Prometheus text exposition of every counter (what GET /metrics returns).

@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "bridge-fw/management_client.h"
+#include "bridge_process.h"
 #include "core/dxpu_mgmt.h"
 #include "fabric/link_driver.h"
 #include "gpu/device_profile.h"
@@ -34,106 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A port nothing listens on right now (bound and released; good enough on loopback).
-uint16_t FreePort(int type) {
-  const int fd = socket(AF_INET, type, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(sa);
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0;
-  close(fd);
-  return ok ? ntohs(sa.sin_port) : 0;
-}
-
-// Whether `path` appears within 5 s (the daemon creates its management socket last).
-bool WaitForPath(const std::string& path) {
-  for (int i = 0; i < 500 && !fs::exists(path); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  return fs::exists(path);
-}
-
-class Daemon {
- public:
-  explicit Daemon(const std::string& config_text) {
-    dir_ = fs::temp_directory_path() / ("dxpu-bridge-test-" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-    config_ = dir_ / "bridge.json";
-    std::ofstream(config_) << config_text;
-  }
-  ~Daemon() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    fs::remove_all(dir_);
-  }
-  fs::path dir() const { return dir_; }
-
-  bool Start() {
-    pid_ = fork();
-    if (pid_ == 0) {
-      execl(DXPU_BRIDGE_BIN, DXPU_BRIDGE_BIN, "--config", config_.c_str(), nullptr);
-      _exit(127);
-    }
-    return pid_ > 0;
-  }
-  // The exit status after SIGTERM, or -1 if it did not exit within 5 s.
-  int Terminate() {
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 500; ++i) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
-  }
-
- private:
-  fs::path dir_;
-  fs::path config_;
-  pid_t pid_ = -1;
-};
-
-// One management request over the AF_UNIX socket; the decoded response, or status 0xffff.
-dxpu_mgmt_msg Manage(const fs::path& sock, const dxpu_mgmt_msg& request,
-                     std::vector<uint8_t>* raw) {
-  dxpu_mgmt_msg bad{};
-  bad.status = 0xffff;
-  std::vector<uint8_t> buf(512);
-  size_t len = 0;
-  if (dxpu_mgmt_encode(&request, buf.data(), buf.size(), &len) != DXPU_MGMT_ERR_OK) return bad;
-  const int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
-  // Our own bound path, so the bridge can answer.
-  sockaddr_un me{};
-  me.sun_family = AF_UNIX;
-  const std::string my_path = sock.string() + ".client";
-  std::snprintf(me.sun_path, sizeof(me.sun_path), "%s", my_path.c_str());
-  unlink(my_path.c_str());
-  if (bind(fd, reinterpret_cast<sockaddr*>(&me), sizeof(me)) != 0) {
-    close(fd);
-    return bad;
-  }
-  sockaddr_un to{};
-  to.sun_family = AF_UNIX;
-  std::snprintf(to.sun_path, sizeof(to.sun_path), "%s", sock.c_str());
-  sendto(fd, buf.data(), len, 0, reinterpret_cast<sockaddr*>(&to), sizeof(to));
-  pollfd p{fd, POLLIN, 0};
-  dxpu_mgmt_msg r = bad;
-  if (poll(&p, 1, 3000) == 1) {
-    raw->resize(65536);
-    const ssize_t n = recv(fd, raw->data(), raw->size(), 0);
-    raw->resize(n > 0 ? static_cast<size_t>(n) : 0);
-    if (dxpu_mgmt_decode(raw->data(), raw->size(), &r) != DXPU_MGMT_ERR_OK) r = bad;
-  }
-  close(fd);
-  unlink(my_path.c_str());
-  return r;
-}
+using Daemon = BridgeProcess;
 
 // GET path from the metrics endpoint: the whole response, or "" on failure.
 std::string HttpGet(uint16_t port, const std::string& path) {
@@ -241,12 +144,8 @@ TEST(BridgeDaemon, ServesHostsManagementAndMetricsThenShutsDownCleanly) {
   EXPECT_EQ(fs::status(mgmt).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
 
-  std::vector<uint8_t> raw;
-  dxpu_mgmt_msg assign{};
-  assign.type = DXPU_MGMT_ASSIGN;
-  assign.request_id = 1;
-  assign.body.assign = {1, 0x0100, 0xa1};
-  EXPECT_EQ(Manage(mgmt, assign, &raw).status, DXPU_MGMT_OK);
+  const bridge::ManagementClient manager(link::LinkAddress::Unix(mgmt));
+  EXPECT_TRUE(manager.Assign(1, 0x0100, 0xa1).ok());
 
   LinkHost h(0xa1, link::UdpLink::Open("127.0.0.1", 0).link,
              *link::LinkAddress::FromIp("127.0.0.1", dxfp_port));
@@ -254,11 +153,9 @@ TEST(BridgeDaemon, ServesHostsManagementAndMetricsThenShutsDownCleanly) {
   const gpu::DeviceProfile a100 = *gpu::FindProfile("a100-40g");
   EXPECT_EQ(h.ConnectAndReadIds(0x0100), a100.vendor_id | (uint32_t{a100.device_id} << 16));
 
-  dxpu_mgmt_msg status{};
-  status.type = DXPU_MGMT_STATUS;
-  status.request_id = 2;
-  const dxpu_mgmt_msg s = Manage(mgmt, status, &raw);
-  ASSERT_EQ(s.status, DXPU_MGMT_OK);
+  const bridge::ManagementReply reply = manager.Status();
+  ASSERT_TRUE(reply.ok()) << reply.Problem();
+  const dxpu_mgmt_msg& s = reply.msg;
   EXPECT_EQ(s.body.status_report.device_count, 2);
   EXPECT_EQ(s.body.status_report.host_count, 1);
 
@@ -292,12 +189,9 @@ TEST(BridgeDaemon, ServesAHostOverAnAfUnixLink) {
   Daemon daemon(text);
   ASSERT_TRUE(daemon.Start());
   ASSERT_TRUE(WaitForPath(mgmt)) << "the daemon did not come up";
-  std::vector<uint8_t> raw;
-  dxpu_mgmt_msg assign{};
-  assign.type = DXPU_MGMT_ASSIGN;
-  assign.request_id = 1;
-  assign.body.assign = {0, 0x0200, 0xa2};
-  ASSERT_EQ(Manage(mgmt, assign, &raw).status, DXPU_MGMT_OK);
+  const bridge::ManagementReply assigned =
+      bridge::ManagementClient(link::LinkAddress::Unix(mgmt)).Assign(0, 0x0200, 0xa2);
+  ASSERT_TRUE(assigned.ok()) << assigned.Problem();
 
   link::UnixDgramLink::Options o;
   o.local_path = host_sock;

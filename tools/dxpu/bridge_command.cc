@@ -2,26 +2,19 @@
 // (docs/protocol.md section 15).
 #include "bridge_command.h"
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "bridge-fw/bridge_config.h"
+#include "bridge-fw/management_client.h"
 #include "core/dxpu_mgmt.h"
 #include "error_report.h"
-#include "link/unique_fd.h"
 #include "result.h"
 
 namespace dxpu::cli {
@@ -54,96 +47,26 @@ Result<uint64_t> ParseU64(const std::string& what, const std::string& text) {
   return Error{"bad-number", fmt::format("{}: '{}' is not a number", what, text)};
 }
 
-// Sends the request and waits for the response with its ID, retrying on silence.
-Result<std::vector<uint8_t>> Exchange(const BridgeOptions& o, dxpu_mgmt_msg request) {
+// Sends the request to the --to bridge, with the options' timeout and attempts.
+bridge::ManagementReply Exchange(const BridgeOptions& o, const dxpu_mgmt_msg& request) {
   Result<link::LinkAddress> target = ParseTarget(o.to);
-  if (!target.ok()) return target.error();
-  sockaddr_storage to{};
-  const socklen_t to_len = target.value().ToSockaddr(&to);
-  if (to_len == 0) return Error{"bad-address", "the address has no socket form"};
-  link::UniqueFd fd(socket(to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return Error{"socket", std::error_code(errno, std::system_category()).message()};
-  std::string client_path;
-  if (to.ss_family == AF_UNIX) {
-    // A datagram client needs its own address for the answer.
-    client_path = fmt::format("/tmp/dxpu-cli-{}.sock", getpid());
-    sockaddr_un me{};
-    me.sun_family = AF_UNIX;
-    std::snprintf(me.sun_path, sizeof(me.sun_path), "%s", client_path.c_str());
-    unlink(client_path.c_str());
-    if (bind(fd.get(), reinterpret_cast<sockaddr*>(&me), sizeof(me)) != 0)
-      return Error{"socket", fmt::format("bind {}: {}", client_path,
-                                         std::error_code(errno, std::system_category()).message())};
+  if (!target.ok()) {
+    bridge::ManagementReply r;
+    r.error_name = target.error().name;
+    r.error = target.error().message;
+    return r;
   }
-  request.request_id = static_cast<uint32_t>(std::random_device{}());
-  std::vector<uint8_t> out(DXPU_MGMT_HDR_SIZE + 64);
-  size_t len = 0;
-  if (dxpu_mgmt_encode(&request, out.data(), out.size(), &len) != DXPU_MGMT_ERR_OK)
-    return Error{"internal", "cannot encode the request"};
-  std::vector<uint8_t> in(DXPU_MGMT_MAX_MSG);
-  Result<std::vector<uint8_t>> result =
-      Error{"timeout", fmt::format("no answer from {} after {} attempts", o.to, o.attempts)};
-  for (int attempt = 0; attempt < o.attempts; ++attempt) {
-    spdlog::debug("{} request {:#x} to {} (attempt {})", dxpu_mgmt_type_name(request.type),
-                  request.request_id, o.to, attempt + 1);
-    if (sendto(fd.get(), out.data(), len, 0, reinterpret_cast<sockaddr*>(&to), to_len) < 0) {
-      result = Error{"send", fmt::format("{}: {}", o.to,
-                                         std::error_code(errno, std::system_category()).message())};
-      break;
-    }
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeout_ms);
-    bool answered = false;
-    while (!answered) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          end - std::chrono::steady_clock::now());
-      if (left.count() <= 0) break;
-      pollfd p{fd.get(), POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left.count())) != 1) break;
-      const ssize_t n = recv(fd.get(), in.data(), in.size(), 0);
-      dxpu_mgmt_msg m{};
-      if (n > 0 && dxpu_mgmt_decode(in.data(), static_cast<size_t>(n), &m) == DXPU_MGMT_ERR_OK &&
-          dxpu_mgmt_is_response(&m) && m.request_id == request.request_id) {
-        in.resize(static_cast<size_t>(n));
-        result = in;
-        answered = true;
-      }
-    }
-    if (answered) break;
-  }
-  if (!client_path.empty()) unlink(client_path.c_str());
-  return result;
+  return bridge::ManagementClient(target.value(), o.timeout_ms, o.attempts).Exchange(request);
 }
 
-// What a refusal means, for people (scripts match the status name).
-std::string RefusalSentence(uint16_t status) {
-  switch (status) {
-    case DXPU_MGMT_NO_SUCH_DEVICE:
-      return "the bridge has no device with that number";
-    case DXPU_MGMT_DEVICE_BUSY:
-      return "the device is assigned to another host; release it first";
-    case DXPU_MGMT_NOT_ASSIGNED:
-      return "no host holds the device";
-    case DXPU_MGMT_TABLE_FULL:
-      return "the device's DMA window table is full";
-    case DXPU_MGMT_OVERLAP:
-      return "the window overlaps one the device already has";
-    case DXPU_MGMT_BAD_ARGUMENT:
-      return "bad arguments: node 0, a zero size, a wrapping range, or a BDF the host already "
-             "uses";
-    default:
-      return fmt::format("the bridge refused: {}", dxpu_mgmt_status_name(status));
-  }
-}
-
-int Finish(const BridgeOptions& o, const char* what, const Result<std::vector<uint8_t>>& reply,
+int Finish(const BridgeOptions& o, const char* what, const bridge::ManagementReply& reply,
            nlohmann::ordered_json extra) {
   const std::string command = fmt::format("bridge {}", what);
-  if (!reply.ok())
-    return ReportError(command, reply.error(), o.json, std::cout, std::cerr, kExitFailure);
-  dxpu_mgmt_msg m{};
-  dxpu_mgmt_decode(reply.value().data(), reply.value().size(), &m);
-  if (m.status != DXPU_MGMT_OK) {
-    return ReportError(command, Error{dxpu_mgmt_status_name(m.status), RefusalSentence(m.status)},
+  if (!reply.answered())
+    return ReportError(command, Error{reply.error_name, reply.error}, o.json, std::cout, std::cerr,
+                       kExitFailure);
+  if (reply.msg.status != DXPU_MGMT_OK) {
+    return ReportError(command, Error{dxpu_mgmt_status_name(reply.msg.status), reply.Problem()},
                        o.json, std::cout, std::cerr, kExitFailure);
   }
   if (o.json) {
@@ -158,12 +81,9 @@ int Finish(const BridgeOptions& o, const char* what, const Result<std::vector<ui
 int RunStatus(const BridgeOptions& o) {
   dxpu_mgmt_msg req{};
   req.type = DXPU_MGMT_STATUS;
-  const Result<std::vector<uint8_t>> reply = Exchange(o, req);
-  if (!reply.ok())
-    return ReportError("bridge status", reply.error(), o.json, std::cout, std::cerr, kExitFailure);
-  dxpu_mgmt_msg m{};
-  dxpu_mgmt_decode(reply.value().data(), reply.value().size(), &m);
-  if (m.status != DXPU_MGMT_OK) return Finish(o, "status", reply, {});
+  const bridge::ManagementReply reply = Exchange(o, req);
+  if (!reply.answered() || reply.msg.status != DXPU_MGMT_OK) return Finish(o, "status", reply, {});
+  const dxpu_mgmt_msg& m = reply.msg;
   const dxpu_mgmt_status_report& r = m.body.status_report;
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   if (!o.json) {

@@ -1,0 +1,160 @@
+// management_client.cc - the controller's side of a bridge's management socket
+// (management_client.h).
+#include "bridge-fw/management_client.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <random>
+#include <system_error>
+
+#include "link/unique_fd.h"
+
+namespace dxpu::bridge {
+namespace {
+
+std::string ErrnoText() { return std::error_code(errno, std::system_category()).message(); }
+
+ManagementReply Failure(std::string name, std::string sentence) {
+  ManagementReply r;
+  r.error_name = std::move(name);
+  r.error = std::move(sentence);
+  return r;
+}
+
+// A datagram client on AF_UNIX needs an address of its own for the answer: unique per
+// process and call, removed when the call ends.
+std::string ClientPath() {
+  static std::atomic<uint32_t> calls{0};
+  return fmt::format("/tmp/dxpu-mgmt-{}-{}.sock", getpid(), calls.fetch_add(1));
+}
+
+}  // namespace
+
+std::string RefusalSentence(uint16_t status) {
+  switch (status) {
+    case DXPU_MGMT_NO_SUCH_DEVICE:
+      return "the bridge has no device with that number";
+    case DXPU_MGMT_DEVICE_BUSY:
+      return "the device is assigned to another host; release it first";
+    case DXPU_MGMT_NOT_ASSIGNED:
+      return "no host holds the device";
+    case DXPU_MGMT_TABLE_FULL:
+      return "the device's DMA window table is full";
+    case DXPU_MGMT_OVERLAP:
+      return "the window overlaps one the device already has";
+    case DXPU_MGMT_BAD_ARGUMENT:
+      return "bad arguments: node 0, a zero size, a wrapping range, or a BDF the host already "
+             "uses";
+    default:
+      return fmt::format("the bridge refused: {}", dxpu_mgmt_status_name(status));
+  }
+}
+
+std::string ManagementReply::Problem() const {
+  if (!answered()) return error;
+  if (msg.status != DXPU_MGMT_OK) return RefusalSentence(msg.status);
+  return "";
+}
+
+ManagementReply ManagementClient::Exchange(dxpu_mgmt_msg request) const {
+  const std::string where = target_.ToString();
+  sockaddr_storage to{};
+  const socklen_t to_len = target_.ToSockaddr(&to);
+  if (to_len == 0) return Failure("bad-address", where + " has no socket form");
+  link::UniqueFd fd(socket(to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Failure("socket", ErrnoText());
+  std::string client_path;
+  if (to.ss_family == AF_UNIX) {
+    client_path = ClientPath();
+    sockaddr_un me{};
+    me.sun_family = AF_UNIX;
+    std::snprintf(me.sun_path, sizeof(me.sun_path), "%s", client_path.c_str());
+    unlink(client_path.c_str());
+    if (bind(fd.get(), reinterpret_cast<sockaddr*>(&me), sizeof(me)) != 0)
+      return Failure("socket", fmt::format("bind {}: {}", client_path, ErrnoText()));
+  }
+  request.request_id = static_cast<uint32_t>(std::random_device{}());
+  std::vector<uint8_t> out(DXPU_MGMT_HDR_SIZE + 64);
+  size_t len = 0;
+  if (dxpu_mgmt_encode(&request, out.data(), out.size(), &len) != DXPU_MGMT_ERR_OK)
+    return Failure("internal", "cannot encode the request");
+  std::vector<uint8_t> in(DXPU_MGMT_MAX_MSG);
+  ManagementReply result =
+      Failure("timeout", fmt::format("no answer from {} after {} attempts", where, attempts_));
+  for (int attempt = 0; attempt < attempts_; ++attempt) {
+    spdlog::debug("{} request {:#x} to {} (attempt {})", dxpu_mgmt_type_name(request.type),
+                  request.request_id, where, attempt + 1);
+    if (sendto(fd.get(), out.data(), len, 0, reinterpret_cast<sockaddr*>(&to), to_len) < 0) {
+      result = Failure("send", fmt::format("{}: {}", where, ErrnoText()));
+      break;
+    }
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
+    bool answered = false;
+    while (!answered) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          end - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      pollfd p{fd.get(), POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left.count())) != 1) break;
+      const ssize_t n = recv(fd.get(), in.data(), in.size(), 0);
+      dxpu_mgmt_msg m{};
+      if (n > 0 && dxpu_mgmt_decode(in.data(), static_cast<size_t>(n), &m) == DXPU_MGMT_ERR_OK &&
+          dxpu_mgmt_is_response(&m) && m.request_id == request.request_id) {
+        result = ManagementReply{};
+        result.bytes.assign(in.begin(), in.begin() + n);
+        // Decoded again from the bytes it keeps: entries of a STATUS point into them.
+        dxpu_mgmt_decode(result.bytes.data(), result.bytes.size(), &result.msg);
+        answered = true;
+      }
+    }
+    if (answered) break;
+  }
+  if (!client_path.empty()) unlink(client_path.c_str());
+  return result;
+}
+
+ManagementReply ManagementClient::Assign(uint16_t device, uint16_t host_bdf, uint64_t node) const {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_ASSIGN;
+  req.body.assign = {device, host_bdf, node};
+  return Exchange(req);
+}
+
+ManagementReply ManagementClient::Release(uint16_t device) const {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_RELEASE;
+  req.body.release.device = device;
+  return Exchange(req);
+}
+
+ManagementReply ManagementClient::Grant(uint16_t device, uint64_t device_base, uint64_t host_base,
+                                        uint64_t size) const {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_DMA_GRANT;
+  req.body.dma_grant = {device, device_base, host_base, size};
+  return Exchange(req);
+}
+
+ManagementReply ManagementClient::RevokeAll(uint16_t device) const {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_DMA_REVOKE_ALL;
+  req.body.release.device = device;
+  return Exchange(req);
+}
+
+ManagementReply ManagementClient::Status() const {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_STATUS;
+  return Exchange(req);
+}
+
+}  // namespace dxpu::bridge

@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * dxpu_host.c - the host proxy's transaction layer (see dxpu_host.h).
+ *
+ * Requests the host issues live in a table indexed by their tag. A read's
+ * completions must arrive in address order (PCIe requires it of a completer,
+ * and the session delivers in order), so each one continues where the last
+ * stopped: its Byte Count must equal the bytes still missing and, for a memory
+ * read, its Lower Address the address of the next byte. Whatever does not fit
+ * is dropped and counted; the request stays and may still complete or expire.
+ *
+ * A request is ended by copying what the callback needs, freeing its slot and
+ * only then calling ops->complete, so the callback may issue again at once.
+ */
+#include "dxpu_host.h"
+
+#define HOST_NO_DEADLINE (~(uint64_t)0)
+#define HOST_WIN_FLAGS (DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE)
+
+/* A set of tags, for ending requests without visiting ones issued meanwhile. */
+struct tag_set {
+	uint32_t bits[DXPU_HOST_MAX_TAGS / 32u];
+};
+
+static bool is_pow2_between(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return v >= lo && v <= hi && !(v & (v - 1u));
+}
+
+static uint32_t be_count(uint8_t be)
+{
+	return (be & 1u) + ((be >> 1) & 1u) + ((be >> 2) & 1u) + ((be >> 3) & 1u);
+}
+
+/* Bytes a memory request enables (0 for a zero-length read). */
+static uint32_t enabled_bytes(const struct dxpu_tlp *t)
+{
+	if (t->length_dw == 1)
+		return be_count(t->first_be);
+	return be_count(t->first_be) + be_count(t->last_be) + 4u * ((uint32_t)t->length_dw - 2u);
+}
+
+const char *dxpu_host_err_name(enum dxpu_host_err err)
+{
+	static const char *const names[DXPU_HOST_ERR_COUNT] = {
+		[DXPU_HOST_OK] = "ok",
+		[DXPU_HOST_NO_TAG] = "no-tag",
+		[DXPU_HOST_BAD_REQUEST] = "bad-request",
+		[DXPU_HOST_SEND_FAILED] = "send-failed",
+		[DXPU_HOST_TABLE_FULL] = "table-full",
+		[DXPU_HOST_OVERLAP] = "overlap",
+		[DXPU_HOST_BAD_ARGUMENT] = "bad-argument",
+		[DXPU_HOST_NOT_FOUND] = "not-found",
+	};
+
+	return (unsigned int)err < DXPU_HOST_ERR_COUNT ? names[err] : "unknown";
+}
+
+void dxpu_host_config_defaults(struct dxpu_host_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->requester_id = 0;
+	cfg->max_tags = DXPU_HOST_MAX_TAGS;
+	cfg->rcb = 64;
+	cfg->max_payload = 256;
+	cfg->request_timeout = 50000000; /* 50 ms */
+	cfg->msi_base = 0xfee00000u;
+	cfg->msi_size = 0x100000u;
+}
+
+static bool config_valid(const struct dxpu_host_config *cfg)
+{
+	if (cfg->max_tags < 1 || cfg->max_tags > DXPU_HOST_MAX_TAGS)
+		return false;
+	if ((cfg->rcb != 64 && cfg->rcb != 128) ||
+	    !is_pow2_between(cfg->max_payload, 128, DXPU_TLP_MAX_PAYLOAD) ||
+	    cfg->max_payload < cfg->rcb)
+		return false;
+	/* The MSI range must not wrap (it may end at the top of memory). */
+	if (cfg->msi_size && cfg->msi_size - 1u > HOST_NO_DEADLINE - cfg->msi_base)
+		return false;
+	return true;
+}
+
+enum dxpu_host_err dxpu_host_init(struct dxpu_host *h, const struct dxpu_host_config *cfg,
+				  const struct dxpu_host_ops *ops, void *ctx)
+{
+	if (!h || !cfg || !ops || !ops->send || !ops->complete || !config_valid(cfg))
+		return DXPU_HOST_BAD_ARGUMENT;
+	memset(h, 0, sizeof(*h));
+	h->cfg = *cfg;
+	h->ops = *ops;
+	h->ctx = ctx;
+	return DXPU_HOST_OK;
+}
+
+/* ---- requests the host issues ---- */
+
+static bool issuable_kind(uint8_t kind)
+{
+	return kind == DXPU_TLP_MRD || dxpu_tlp_kind_is_cfg(kind);
+}
+
+/* Data bytes a valid request of an issuable kind asks for. */
+static uint32_t request_expect(const struct dxpu_tlp *t)
+{
+	if (t->kind == DXPU_TLP_MRD)
+		return dxpu_tlp_read_byte_count(t->length_dw, t->first_be, t->last_be);
+	if (t->kind == DXPU_TLP_CFGRD0 || t->kind == DXPU_TLP_CFGRD1)
+		return 4;
+	return 0;
+}
+
+/* The first free tag at or after next_tag, round robin; -1 when none. */
+static int find_free_tag(const struct dxpu_host *h)
+{
+	uint32_t n = h->cfg.max_tags, i, tag;
+
+	for (i = 0; i < n; i++) {
+		tag = (h->next_tag + i) % n;
+		if (!h->req[tag].in_use)
+			return (int)tag;
+	}
+	return -1;
+}
+
+enum dxpu_host_err dxpu_host_issue(struct dxpu_host *h, struct dxpu_tlp *t, uint8_t *buf,
+				   uint32_t buf_len, uint64_t cookie, uint64_t now,
+				   uint16_t *tag_out)
+{
+	struct dxpu_tlp req;
+	struct dxpu_host_request *r;
+	uint32_t expect;
+	uint64_t timeout = h->cfg.request_timeout;
+	int tag;
+
+	if (!t || !issuable_kind(t->kind))
+		return DXPU_HOST_BAD_REQUEST;
+	req = *t;
+	req.requester_id = h->cfg.requester_id;
+	req.tag = 0;
+	if (dxpu_tlp_validate(&req) != DXPU_TLP_OK)
+		return DXPU_HOST_BAD_REQUEST;
+	expect = request_expect(&req);
+	if (expect && (!buf || buf_len < expect))
+		return DXPU_HOST_BAD_ARGUMENT;
+	tag = find_free_tag(h);
+	if (tag < 0) {
+		h->counters.no_tag++;
+		return DXPU_HOST_NO_TAG;
+	}
+	req.tag = (uint16_t)tag;
+
+	/* Registered before the send: an ideal link may answer inside it. */
+	r = &h->req[tag];
+	memset(r, 0, sizeof(*r));
+	r->in_use = 1;
+	r->kind = req.kind;
+	r->status = DXPU_TLP_CPL_SC;
+	r->lower_addr =
+		req.kind == DXPU_TLP_MRD ? dxpu_tlp_read_lower_addr(req.addr, req.first_be) : 0u;
+	r->expect = expect;
+	r->buf = expect ? buf : NULL;
+	r->deadline =
+		(!timeout || timeout > HOST_NO_DEADLINE - now) ? HOST_NO_DEADLINE : now + timeout;
+	r->cookie = cookie;
+	h->outstanding++;
+	h->next_tag = (uint16_t)(((uint32_t)tag + 1u) % h->cfg.max_tags);
+
+	if (!h->ops.send(h->ctx, &req)) {
+		/* Nothing went out: the slot is free again, as if never taken. */
+		if (r->in_use && r->cookie == cookie) {
+			memset(r, 0, sizeof(*r));
+			h->outstanding--;
+		}
+		return DXPU_HOST_SEND_FAILED;
+	}
+	h->counters.requests++;
+	t->requester_id = req.requester_id;
+	t->tag = req.tag;
+	if (tag_out)
+		*tag_out = req.tag;
+	return DXPU_HOST_OK;
+}
+
+enum dxpu_host_err dxpu_host_post(struct dxpu_host *h, struct dxpu_tlp *t)
+{
+	if (!t || t->kind != DXPU_TLP_MWR)
+		return DXPU_HOST_BAD_REQUEST;
+	t->requester_id = h->cfg.requester_id;
+	if (dxpu_tlp_validate(t) != DXPU_TLP_OK)
+		return DXPU_HOST_BAD_REQUEST;
+	if (!h->ops.send(h->ctx, t))
+		return DXPU_HOST_SEND_FAILED;
+	h->counters.posted++;
+	return DXPU_HOST_OK;
+}
+
+/*
+ * End request tag with status: bytes that never arrived read all-ones, the
+ * slot is freed, then the caller hears of it (and may reuse the slot).
+ */
+static void end_request(struct dxpu_host *h, uint16_t tag, uint8_t status)
+{
+	struct dxpu_host_request *r = &h->req[tag];
+	uint64_t cookie = r->cookie;
+	uint32_t received = r->received;
+
+	if (r->buf && received < r->expect)
+		memset(r->buf + received, 0xff, r->expect - received);
+	memset(r, 0, sizeof(*r));
+	h->outstanding--;
+	h->ops.complete(h->ctx, cookie, status, received);
+}
+
+/* A CplD with SC for a read: place its data after what arrived; false if it does not fit. */
+static bool place_data(struct dxpu_host_request *r, const struct dxpu_tlp *t)
+{
+	uint32_t remaining = r->expect - r->received;
+	uint32_t first = t->lower_addr & 3u;
+	uint32_t avail = (uint32_t)t->length_dw * 4u - first;
+	uint32_t carried;
+
+	if (!r->expect || t->byte_count != remaining)
+		return false;
+	if (r->kind == DXPU_TLP_MRD && t->lower_addr != ((r->lower_addr + r->received) & 0x7fu))
+		return false;
+	carried = t->byte_count <= avail ? t->byte_count : avail;
+	memcpy(r->buf + r->received, t->payload + first, carried);
+	r->received += carried;
+	return true;
+}
+
+static void receive_completion(struct dxpu_host *h, const struct dxpu_tlp *t)
+{
+	struct dxpu_host_request *r;
+	uint16_t tag = t->tag;
+
+	if (t->requester_id != h->cfg.requester_id || tag >= h->cfg.max_tags ||
+	    !h->req[tag].in_use) {
+		h->counters.unexpected_cpl++;
+		return;
+	}
+	r = &h->req[tag];
+	if (t->cpl_status != DXPU_TLP_CPL_SC) { /* UR, CA, CRS: the request ends */
+		h->counters.completions++;
+		h->counters.completed_error++;
+		end_request(h, tag, t->cpl_status);
+		return;
+	}
+	if (t->flags & DXPU_TLP_F_EP) { /* poisoned: its data must not be used */
+		h->counters.completions++;
+		h->counters.completed_error++;
+		end_request(h, tag, DXPU_TLP_CPL_CA);
+		return;
+	}
+	if (t->kind == DXPU_TLP_CPL) { /* SC without data: only a write's */
+		if (r->expect) {
+			h->counters.bad_cpl++;
+			return;
+		}
+	} else if (!place_data(r, t)) {
+		h->counters.bad_cpl++;
+		return;
+	}
+	h->counters.completions++;
+	if (r->received == r->expect) {
+		h->counters.completed_ok++;
+		end_request(h, tag, DXPU_TLP_CPL_SC);
+	}
+}
+
+static void tag_set_outstanding(const struct dxpu_host *h, struct tag_set *s)
+{
+	uint32_t i;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < h->cfg.max_tags; i++)
+		if (h->req[i].in_use)
+			s->bits[i / 32u] |= 1u << (i % 32u);
+}
+
+static bool tag_set_has(const struct tag_set *s, uint32_t tag)
+{
+	return (s->bits[tag / 32u] >> (tag % 32u)) & 1u;
+}
+
+void dxpu_host_expire(struct dxpu_host *h, uint64_t now)
+{
+	struct tag_set s;
+	uint32_t i;
+
+	tag_set_outstanding(h, &s);
+	for (i = 0; i < h->cfg.max_tags; i++) {
+		if (!tag_set_has(&s, i) || !h->req[i].in_use || h->req[i].deadline > now ||
+		    h->req[i].deadline == HOST_NO_DEADLINE)
+			continue;
+		h->counters.timeouts++;
+		end_request(h, (uint16_t)i, DXPU_TLP_CPL_UR);
+	}
+}
+
+uint64_t dxpu_host_next_deadline(const struct dxpu_host *h)
+{
+	uint64_t best = HOST_NO_DEADLINE;
+	uint32_t i;
+
+	for (i = 0; i < h->cfg.max_tags; i++)
+		if (h->req[i].in_use && h->req[i].deadline < best)
+			best = h->req[i].deadline;
+	return best;
+}
+
+void dxpu_host_fail_all(struct dxpu_host *h, uint8_t status)
+{
+	struct tag_set s;
+	uint32_t i;
+
+	/* Only the requests outstanding now: the callbacks may issue new ones. */
+	tag_set_outstanding(h, &s);
+	for (i = 0; i < h->cfg.max_tags; i++) {
+		if (!tag_set_has(&s, i) || !h->req[i].in_use)
+			continue;
+		h->counters.failed++;
+		end_request(h, (uint16_t)i, status);
+	}
+}
+
+/* ---- requests the devices issue ---- */
+
+/* The window of device with right need holding [addr, addr + len) whole; NULL if none. */
+static const struct dxpu_host_window *find_window(const struct dxpu_host *h, uint16_t device,
+						  uint64_t addr, uint64_t len, uint16_t need)
+{
+	const struct dxpu_host_window *w;
+	uint32_t i;
+	uint64_t off;
+
+	for (i = 0; i < DXPU_HOST_MAX_WINDOWS; i++) {
+		w = &h->win[i];
+		if (!w->flags || w->device != device || addr < w->iova)
+			continue;
+		off = addr - w->iova;
+		if (off >= w->size || len > w->size - off)
+			continue;
+		return (w->flags & need) ? w : NULL; /* windows of a device never overlap */
+	}
+	return NULL;
+}
+
+static void send_completion(struct dxpu_host *h, const struct dxpu_tlp *c)
+{
+	if (!h->ops.send(h->ctx, c))
+		h->counters.send_failed++;
+}
+
+/* A completion without data for request t: UR, or SC for nothing. */
+static void send_cpl(struct dxpu_host *h, const struct dxpu_tlp *t, uint8_t status,
+		     uint16_t byte_count, uint8_t lower_addr)
+{
+	struct dxpu_tlp c;
+
+	memset(&c, 0, sizeof(c));
+	c.kind = DXPU_TLP_CPL;
+	c.tc = t->tc;
+	c.attr = t->attr;
+	c.requester_id = t->requester_id;
+	c.tag = t->tag;
+	c.completer_id = h->cfg.requester_id;
+	c.cpl_status = status;
+	c.byte_count = byte_count;
+	c.lower_addr = lower_addr;
+	send_completion(h, &c);
+}
+
+static void refuse_read(struct dxpu_host *h, const struct dxpu_tlp *t)
+{
+	h->counters.dma_refused_reads++;
+	send_cpl(h, t, DXPU_TLP_CPL_UR,
+		 (uint16_t)dxpu_tlp_read_byte_count(t->length_dw, t->first_be, t->last_be),
+		 dxpu_tlp_read_lower_addr(t->addr, t->first_be));
+}
+
+static void serve_read(struct dxpu_host *h, const struct dxpu_tlp *t)
+{
+	const struct dxpu_host_window *w = NULL;
+	struct dxpu_tlp_cpl_split split;
+	struct dxpu_tlp_cpl_piece piece;
+	struct dxpu_tlp c;
+	const uint8_t *src;
+
+	if (t->at == DXPU_TLP_AT_UNTRANSLATED)
+		w = find_window(h, t->requester_id, t->addr, (uint64_t)t->length_dw * 4u,
+				DXPU_HOST_WIN_READ);
+	if (!w || dxpu_tlp_cpl_split_init(&split, t->addr, t->length_dw, t->first_be, t->last_be,
+					  h->cfg.rcb, h->cfg.max_payload) != DXPU_TLP_OK) {
+		refuse_read(h, t);
+		return;
+	}
+	src = w->mem + (t->addr - w->iova);
+	memset(&c, 0, sizeof(c));
+	c.kind = DXPU_TLP_CPLD;
+	c.tc = t->tc;
+	c.attr = t->attr;
+	c.requester_id = t->requester_id;
+	c.tag = t->tag;
+	c.completer_id = h->cfg.requester_id;
+	c.cpl_status = DXPU_TLP_CPL_SC;
+	while (dxpu_tlp_cpl_split_next(&split, &piece)) {
+		c.length_dw = piece.length_dw;
+		c.byte_count = piece.byte_count;
+		c.lower_addr = piece.lower_addr;
+		c.payload = src + (size_t)piece.offset_dw * 4u;
+		if (!h->ops.send(h->ctx, &c)) {
+			h->counters.send_failed++;
+			return;
+		}
+	}
+	h->counters.dma_reads++;
+	h->counters.dma_read_bytes += enabled_bytes(t);
+}
+
+static void apply_write(struct dxpu_host *h, const struct dxpu_tlp *t)
+{
+	const struct dxpu_host_window *w = NULL;
+	uint32_t len = (uint32_t)t->length_dw * 4u, i;
+	uint8_t *dst, be;
+
+	if (!(t->flags & DXPU_TLP_F_EP) && t->at == DXPU_TLP_AT_UNTRANSLATED) {
+		if (h->cfg.msi_size && t->addr >= h->cfg.msi_base &&
+		    t->addr - h->cfg.msi_base < h->cfg.msi_size) {
+			h->counters.interrupts++;
+			if (h->ops.interrupt)
+				h->ops.interrupt(h->ctx, t->requester_id, t->addr,
+						 (uint32_t)t->payload[0] |
+							 ((uint32_t)t->payload[1] << 8) |
+							 ((uint32_t)t->payload[2] << 16) |
+							 ((uint32_t)t->payload[3] << 24));
+			return;
+		}
+		w = find_window(h, t->requester_id, t->addr, len, DXPU_HOST_WIN_WRITE);
+	}
+	if (!w) { /* outside the device's windows, poisoned, or not an untranslated address */
+		h->counters.dma_refused_writes++;
+		return;
+	}
+	dst = w->mem + (t->addr - w->iova);
+	for (i = 0; i < len; i++) {
+		if (i < 4u)
+			be = t->first_be;
+		else if (i >= len - 4u)
+			be = t->last_be;
+		else
+			be = 0xfu;
+		if ((be >> (i & 3u)) & 1u)
+			dst[i] = t->payload[i];
+	}
+	h->counters.dma_writes++;
+	h->counters.dma_write_bytes += enabled_bytes(t);
+}
+
+void dxpu_host_receive(struct dxpu_host *h, const struct dxpu_tlp *t, uint64_t now)
+{
+	(void)now;
+	if (dxpu_tlp_validate(t) != DXPU_TLP_OK) { /* not from the decoder: never trusted */
+		if (dxpu_tlp_kind_is_cpl(t->kind))
+			h->counters.bad_cpl++;
+		else
+			h->counters.unexpected++;
+		return;
+	}
+	switch (t->kind) {
+	case DXPU_TLP_CPL:
+	case DXPU_TLP_CPLD:
+		receive_completion(h, t);
+		return;
+	case DXPU_TLP_MRD:
+		serve_read(h, t);
+		return;
+	case DXPU_TLP_MWR:
+		apply_write(h, t);
+		return;
+	default:
+		h->counters.unexpected++;
+		/* A configuration request to the host: nothing here to configure. */
+		if (dxpu_tlp_kind_class(t->kind) == DXPU_TLP_CLASS_NON_POSTED)
+			send_cpl(h, t, DXPU_TLP_CPL_UR, 4, 0);
+		return;
+	}
+}
+
+/* ---- DMA windows ---- */
+
+enum dxpu_host_err dxpu_host_add_window(struct dxpu_host *h, uint16_t device, uint64_t iova,
+					uint64_t size, uint8_t *mem, uint16_t flags)
+{
+	const struct dxpu_host_window *w;
+	int free_slot = -1;
+	uint64_t last;
+	uint32_t i;
+
+	if (!mem || !size || !flags || (flags & ~HOST_WIN_FLAGS) ||
+	    size - 1u > HOST_NO_DEADLINE - iova)
+		return DXPU_HOST_BAD_ARGUMENT;
+	last = iova + (size - 1u);
+	for (i = 0; i < DXPU_HOST_MAX_WINDOWS; i++) {
+		w = &h->win[i];
+		if (!w->flags) {
+			if (free_slot < 0)
+				free_slot = (int)i;
+			continue;
+		}
+		if (w->device == device && iova <= w->iova + (w->size - 1u) && w->iova <= last)
+			return DXPU_HOST_OVERLAP;
+	}
+	if (free_slot < 0)
+		return DXPU_HOST_TABLE_FULL;
+	h->win[free_slot].device = device;
+	h->win[free_slot].flags = flags;
+	h->win[free_slot].iova = iova;
+	h->win[free_slot].size = size;
+	h->win[free_slot].mem = mem;
+	return DXPU_HOST_OK;
+}
+
+enum dxpu_host_err dxpu_host_remove_window(struct dxpu_host *h, uint16_t device, uint64_t iova)
+{
+	uint32_t i;
+
+	for (i = 0; i < DXPU_HOST_MAX_WINDOWS; i++) {
+		if (h->win[i].flags && h->win[i].device == device && h->win[i].iova == iova) {
+			memset(&h->win[i], 0, sizeof(h->win[i]));
+			return DXPU_HOST_OK;
+		}
+	}
+	return DXPU_HOST_NOT_FOUND;
+}
+
+unsigned int dxpu_host_remove_device(struct dxpu_host *h, uint16_t device)
+{
+	unsigned int n = 0;
+	uint32_t i;
+
+	for (i = 0; i < DXPU_HOST_MAX_WINDOWS; i++) {
+		if (h->win[i].flags && h->win[i].device == device) {
+			memset(&h->win[i], 0, sizeof(h->win[i]));
+			n++;
+		}
+	}
+	return n;
+}

@@ -1,0 +1,83 @@
+// host_pools.cc - the runtime's own pinned memory: timestamp slots and staging buffers.
+#include "dxgpu/host_pools.h"
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+namespace dxpu::dxgpu {
+
+namespace {
+
+uint64_t LoadU64(const uint8_t* p) {
+  // The slot is 16-byte aligned, so both words are naturally aligned u64s.
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(const_cast<uint8_t*>(p)))
+      .load(std::memory_order_acquire);
+}
+
+}  // namespace
+
+uint64_t TimestampSlot::payload() const { return LoadU64(data); }
+uint64_t TimestampSlot::time_ns() const { return LoadU64(data + 8); }
+
+TimestampSlots::~TimestampSlots() {
+  for (const HostBuffer& page : pages_) (void)port_.FreeHost(page);
+}
+
+Expected<TimestampSlot> TimestampSlots::Acquire() {
+  const std::lock_guard lock(mu_);
+  if (free_.empty()) {
+    Expected<HostBuffer> page = port_.AllocHost(kPageBytes);
+    if (!page.ok()) return page.status();
+    if (page->iova % kSlotBytes != 0 || reinterpret_cast<uintptr_t>(page->data) % kSlotBytes != 0 ||
+        page->size < kPageBytes) {
+      (void)port_.FreeHost(*page);
+      return Status(ErrorCode::kInternal,
+                    "the port's AllocHost returned a page that is not 16-byte aligned");
+    }
+    pages_.push_back(*page);
+    for (uint64_t offset = kPageBytes; offset != 0; offset -= kSlotBytes) {
+      free_.push_back({page->data + offset - kSlotBytes, page->iova + offset - kSlotBytes});
+    }
+  }
+  const TimestampSlot slot = free_.back();
+  free_.pop_back();
+  std::memset(slot.data, 0, kSlotBytes);
+  return slot;
+}
+
+void TimestampSlots::Release(const TimestampSlot& slot) {
+  const std::lock_guard lock(mu_);
+  free_.push_back(slot);
+}
+
+StagingPool::~StagingPool() {
+  for (const HostBuffer& buffer : all_) (void)port_.FreeHost(buffer);
+}
+
+Expected<HostBuffer> StagingPool::Acquire() {
+  {
+    const std::lock_guard lock(mu_);
+    if (!free_.empty()) {
+      const HostBuffer buffer = free_.back();
+      free_.pop_back();
+      return buffer;
+    }
+  }
+  Expected<HostBuffer> buffer = port_.AllocHost(buffer_bytes_);
+  if (!buffer.ok()) {
+    Status status = buffer.status();
+    return Status(status.code(), "staging buffer of " + std::to_string(buffer_bytes_) +
+                                     " bytes: " + status.message());
+  }
+  const std::lock_guard lock(mu_);
+  all_.push_back(*buffer);
+  return buffer;
+}
+
+void StagingPool::Release(const HostBuffer& buffer) {
+  const std::lock_guard lock(mu_);
+  free_.push_back(buffer);
+}
+
+}  // namespace dxpu::dxgpu

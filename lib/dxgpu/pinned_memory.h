@@ -1,0 +1,43 @@
+// pinned_memory.h - the pinned host buffers a program took with Runtime::MallocHost: each one
+// a Port::AllocHost buffer, remembered by its address so that a pointer anywhere inside one
+// translates to the IOVA the device's commands use. Thread-safe.
+#ifndef DXPU_LIB_DXGPU_PINNED_MEMORY_H_
+#define DXPU_LIB_DXGPU_PINNED_MEMORY_H_
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+#include "dxgpu/port.h"
+#include "dxgpu/status.h"
+
+namespace dxpu::dxgpu {
+
+class PinnedRegistry {
+ public:
+  explicit PinnedRegistry(Port& port) : port_(port) {}
+  PinnedRegistry(const PinnedRegistry&) = delete;
+  PinnedRegistry& operator=(const PinnedRegistry&) = delete;
+  ~PinnedRegistry();
+
+  // A new zero-filled buffer of `bytes` (> 0).
+  Expected<HostBuffer> Allocate(uint64_t bytes);
+  // Frees the buffer that starts at `data`; kInvalidArgument for any other pointer (one
+  // inside a buffer, one never allocated, one already freed).
+  Status Free(const void* data);
+  // The IOVA of `data` when [data, data + bytes) lies inside one buffer; kInvalidArgument
+  // (saying why) otherwise.
+  Expected<uint64_t> Translate(const void* data, uint64_t bytes) const;
+  // Frees every buffer still allocated (the first error, if any).
+  Status FreeAll();
+  size_t buffer_count() const;
+
+ private:
+  Port& port_;
+  mutable std::mutex mu_;
+  std::map<uintptr_t, HostBuffer> buffers_;  // by data address
+};
+
+}  // namespace dxpu::dxgpu
+
+#endif  // DXPU_LIB_DXGPU_PINNED_MEMORY_H_

@@ -1,0 +1,127 @@
+// sim_host.cc - a HostProxy in the deterministic simulator (sim_host.h).
+#include "host/sim_host.h"
+
+#include <algorithm>
+
+namespace dxpu::host {
+namespace {
+
+// Network ports: the host's end of direct link i, the device's end; the host's end of the
+// fabric, the box's.
+sim::PortId HostEnd(size_t i) { return static_cast<sim::PortId>(10 + i); }
+sim::PortId DeviceEnd(size_t i) { return static_cast<sim::PortId>(500 + i); }
+constexpr sim::PortId kHostFabric = 1;
+constexpr sim::PortId kBoxFabric = 1000;
+
+std::vector<uint8_t> Gather(link::FramePieces frame) {
+  size_t total = 0;
+  for (const auto& p : frame) total += p.size();
+  std::vector<uint8_t> bytes(total);
+  link::GatherFrame(frame, bytes);
+  return bytes;
+}
+
+}  // namespace
+
+SimHost::SimHost(const HostProxyOptions& options, uint64_t seed)
+    : proxy_(options), tlp_buf_(DXPU_TLP_MAX_SIZE) {
+  net_ = std::make_unique<sim::Network>(sched_, seed);
+  sched_.RunUntil(now_);
+}
+
+SimHost::~SimHost() = default;
+
+std::optional<DeviceId> SimHost::AddDirectDevice(const gpu::DeviceProfile& profile,
+                                                 uint16_t host_bdf, const sim::PathConfig& link,
+                                                 std::string* error) {
+  const size_t i = proxy_.path_count();
+  const auto id = static_cast<PathId>(i);
+  // Each TLP crosses the modelled link as its encoded bytes (header and payload).
+  const auto carry = [this](sim::PortId from, sim::PortId to) {
+    return [this, from, to](const dxpu_tlp& t) {
+      size_t len = 0;
+      if (dxpu_tlp_encode(&t, tlp_buf_.data(), tlp_buf_.size(), &len) != DXPU_TLP_OK) return;
+      moved_ = true;
+      net_->Send(from, to, std::span<const uint8_t>(tlp_buf_.data(), len));
+    };
+  };
+  DirectWire wire{carry(HostEnd(i), DeviceEnd(i)), carry(DeviceEnd(i), HostEnd(i))};
+  std::optional<PathId> path =
+      proxy_.AddDirectPath(profile, gpu::GpuOptions{}, host_bdf, error, std::move(wire));
+  if (!path) return std::nullopt;
+  net_->SetPath(HostEnd(i), DeviceEnd(i), link);
+  net_->SetPath(DeviceEnd(i), HostEnd(i), link);
+  net_->Attach(DeviceEnd(i), [this, id](std::span<const uint8_t> f) {
+    dxpu_tlp t{};
+    if (dxpu_tlp_decode(f.data(), f.size(), &t) != DXPU_TLP_OK) return;
+    moved_ = true;
+    proxy_.DeliverToDevice(id, t, sched_.Now());
+  });
+  net_->Attach(HostEnd(i), [this, id](std::span<const uint8_t> f) {
+    dxpu_tlp t{};
+    if (dxpu_tlp_decode(f.data(), f.size(), &t) != DXPU_TLP_OK) return;
+    moved_ = true;
+    proxy_.DeliverToHost(id, t, sched_.Now());
+  });
+  return proxy_.device_of(*path);
+}
+
+std::optional<PathId> SimHost::AddBox(std::unique_ptr<bridge::BridgeBox> box,
+                                      const dxfp_session_config& session,
+                                      const sim::PathConfig& fabric, std::string* error) {
+  box_ = std::move(box);
+  std::optional<PathId> path = proxy_.AddBridgePath("sim-fabric", session, error);
+  if (!path) return std::nullopt;
+  box_path_ = *path;
+  net_->SetPath(kHostFabric, kBoxFabric, fabric);
+  net_->SetPath(kBoxFabric, kHostFabric, fabric);
+  net_->Attach(kBoxFabric, [this](std::span<const uint8_t> f) {
+    moved_ = true;
+    box_->ReceiveFrame(sched_.Now(), bridge::Peer{0, link::LinkAddress()}, f,
+                       [this](const bridge::Peer&, link::FramePieces p) { BoxTransmit(p); });
+  });
+  net_->Attach(kHostFabric, [this](std::span<const uint8_t> f) {
+    moved_ = true;
+    proxy_.ReceiveFrame(box_path_, sched_.Now(), f);
+  });
+  proxy_.Connect(*path, now_);
+  return path;
+}
+
+void SimHost::BoxTransmit(link::FramePieces frame) {
+  moved_ = true;
+  net_->Send(kBoxFabric, kHostFabric, Gather(frame));
+}
+
+bool SimHost::Step() {
+  moved_ = false;
+  sched_.RunUntil(now_);  // deliveries due now (their receivers set moved_)
+  if (box_ != nullptr)
+    box_->Run(now_, [this](const bridge::Peer&, link::FramePieces p) { BoxTransmit(p); });
+  proxy_.Flush(now_, [this](PathId, link::FramePieces p) {
+    moved_ = true;
+    net_->Send(kHostFabric, kBoxFabric, Gather(p));
+  });
+  return moved_;
+}
+
+void SimHost::Run(const std::function<void(HostProxy& proxy, uint64_t now)>& fn) {
+  fn(proxy_, now_);
+  Step();
+}
+
+bool SimHost::WaitUntil(const std::function<bool(const HostProxy& proxy)>& ready,
+                        uint64_t deadline) {
+  for (;;) {
+    while (Step()) {
+    }
+    if (ready(proxy_)) return true;
+    if (now_ >= deadline) return false;
+    // Nothing moves now: jump to the next thing that will happen.
+    uint64_t next = std::min<uint64_t>(proxy_.NextDeadline(), sched_.NextTime());
+    if (box_ != nullptr) next = std::min(next, box_->NextDeadline());
+    now_ = std::min(deadline, std::max(now_ + 1, next));
+  }
+}
+
+}  // namespace dxpu::host

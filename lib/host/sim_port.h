@@ -1,0 +1,41 @@
+// sim_port.h - libdxgpu ports in the deterministic simulator: the same host proxy, GPU models
+// and bridge as in real time, on a virtual clock, with the links modelled (latency, bandwidth)
+// instead of run. Host software costs no time here, so what a workload's time grows by from
+// the native port to the dxpu port is the fabric alone: the overhead hardware would see.
+//   native  each GPU on a modelled local PCIe link (TLPs, pcie latency and bandwidth);
+//   dxpu    every GPU in one box (BridgeBox) behind a DxFP session on a modelled fabric path:
+//           one-way latency = 2 x pcie latency (host and box sides) + added latency,
+//           bandwidth = min(fabric, pcie).
+// Single-threaded: the caller's Wait runs the simulated world.
+#ifndef DXPU_LIB_HOST_SIM_PORT_H_
+#define DXPU_LIB_HOST_SIM_PORT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dxgpu/port.h"
+
+namespace dxpu::host {
+
+struct SimFabric {
+  uint64_t pcie_latency_ns = 250;                 // one way, a local Gen4 x16 link
+  uint64_t pcie_bandwidth_bps = 200'000'000'000;  // what Gen4 x16 carries of TLPs (25 GB/s)
+  uint64_t added_latency_ns = 1000;               // one way: proxies, switches and cables
+  uint64_t fabric_bandwidth_bps = 100'000'000'000;
+  uint32_t max_frame = 9000;  // DxFP frames on a jumbo-frame fabric
+};
+
+struct SimPortOptions {
+  bool through_dxpu = false;  // false: native
+  std::vector<std::string> profiles = {"dxgpu"};
+  SimFabric fabric;
+  uint64_t seed = 1;
+};
+
+dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenSimulatedPort(const SimPortOptions& options);
+
+}  // namespace dxpu::host
+
+#endif  // DXPU_LIB_HOST_SIM_PORT_H_

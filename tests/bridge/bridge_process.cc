@@ -1,0 +1,83 @@
+// bridge_process.cc - the real dxpu-bridge daemon as a child process (bridge_process.h).
+#include "bridge_process.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+namespace dxpu::test {
+
+namespace fs = std::filesystem;
+
+uint16_t FreePort(int type) {
+  const int fd = socket(AF_INET, type, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(sa);
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0;
+  close(fd);
+  return ok ? ntohs(sa.sin_port) : 0;
+}
+
+bool WaitForPath(const std::string& path) {
+  for (int i = 0; i < 500 && !fs::exists(path); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return fs::exists(path);
+}
+
+BridgeProcess::BridgeProcess(const std::string& config_text, std::string binary)
+    : binary_(std::move(binary)) {
+  static std::atomic<int> instances{0};
+  dir_ = fs::temp_directory_path() / ("dxpu-bridge-test-" + std::to_string(getpid()) + "-" +
+                                      std::to_string(instances.fetch_add(1)));
+  fs::create_directories(dir_);
+  config_ = dir_ / "bridge.json";
+  std::ofstream(config_) << config_text;
+}
+
+BridgeProcess::~BridgeProcess() {
+  Kill();
+  fs::remove_all(dir_);
+}
+
+bool BridgeProcess::Start() {
+  pid_ = fork();
+  if (pid_ == 0) {
+    execl(binary_.c_str(), binary_.c_str(), "--config", config_.c_str(), nullptr);
+    _exit(127);
+  }
+  return pid_ > 0;
+}
+
+int BridgeProcess::Terminate() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  for (int i = 0; i < 500; ++i) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return -1;
+}
+
+void BridgeProcess::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+}  // namespace dxpu::test

@@ -1,0 +1,47 @@
+// bridge_process.h - the real dxpu-bridge daemon as a child process, for tests: written from a
+// configuration text into a temporary directory, started, stopped with SIGTERM (clean
+// shutdown, its exit status) or SIGKILL (a crash), always reaped.
+#ifndef DXPU_TESTS_BRIDGE_BRIDGE_PROCESS_H_
+#define DXPU_TESTS_BRIDGE_BRIDGE_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace dxpu::test {
+
+// A port nothing listens on right now (bound and released; good enough on loopback).
+// type: SOCK_DGRAM or SOCK_STREAM.
+uint16_t FreePort(int type);
+
+// Whether `path` appears within 5 s (the daemon creates its management socket last).
+bool WaitForPath(const std::string& path);
+
+class BridgeProcess {
+ public:
+  // binary: the dxpu-bridge executable.
+  BridgeProcess(const std::string& config_text, std::string binary = DXPU_BRIDGE_BIN);
+  BridgeProcess(const BridgeProcess&) = delete;
+  BridgeProcess& operator=(const BridgeProcess&) = delete;
+  ~BridgeProcess();
+
+  std::filesystem::path dir() const { return dir_; }
+  bool Start();
+  // The exit status after SIGTERM, or -1 if it did not exit within 5 s.
+  int Terminate();
+  // SIGKILL, as a crash or a power cut would end it; reaped.
+  void Kill();
+  bool running() const { return pid_ > 0; }
+
+ private:
+  std::filesystem::path dir_;
+  std::filesystem::path config_;
+  std::string binary_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace dxpu::test
+
+#endif  // DXPU_TESTS_BRIDGE_BRIDGE_PROCESS_H_
