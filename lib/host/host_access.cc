@@ -57,8 +57,13 @@ Expected<RequestResult> HostAccess::Request(
   // The proxy ends every request by its timeout or when the path goes down.
   std::optional<RequestResult> result;
   driver_.WaitUntil([&](const HostProxy& proxy) { return proxy.Done(*id); }, UINT64_MAX);
-  driver_.Run([&](HostProxy& proxy, uint64_t) { result = proxy.TakeResult(*id); });
+  driver_.Run([&](HostProxy& proxy, uint64_t) {
+    result = proxy.TakeResult(*id);
+    lost = proxy.device(dev).lost;
+  });
   if (!result) return Status{ErrorCode::kInternal, "a request ended without a result"};
+  // A request the link's loss ended (UR, all-ones) is the device being lost, not a bus error.
+  if (result->status != DXPU_TLP_CPL_SC && lost) return Lost(dev);
   return std::move(*result);
 }
 

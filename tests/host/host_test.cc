@@ -13,10 +13,12 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bridge-fw/management_client.h"
 #include "bridge_process.h"
+#include "dxgpu/runtime.h"
 #include "gpu/commands.h"
 #include "gpu/device_profile.h"
 #include "gpu/gpu_registers.h"
@@ -366,6 +368,63 @@ TEST(ProxyPort, ABridgeThatDiesFailsPendingCallsWithinTheBound) {
   auto r = (*port)->ReadRegister(0, regs::kId);
   EXPECT_EQ(r.status().code(), ErrorCode::kDeviceLost);
   EXPECT_EQ((*port)->Health(0).code(), ErrorCode::kDeviceLost);
+}
+
+// The bridge process is killed while two threads copy and compute through the runtime: every
+// thread's next call fails with kDeviceLost, naming the session, within the session's
+// link-down bound (plus scheduling slack); none hangs.
+TEST(ProxyPort, KillingTheBridgeMidWorkloadFailsEveryThreadCleanly) {
+  BridgeSetup b = StartBridge({"dxgpu"}, "2s");
+  constexpr uint64_t kLinkDown = 300'000'000;
+  auto port = OpenThroughBridge(b, 1, kLinkDown);
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  auto rt = dxgpu::Runtime::Open(std::move(*port));
+  ASSERT_TRUE(rt.ok()) << rt.status().ToString();
+  dxgpu::Runtime& r = **rt;
+  struct Worker {
+    std::thread thread;
+    std::atomic<int> rounds{0};
+    dxgpu::Status failure;
+    std::chrono::steady_clock::time_point failed_at;
+  };
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (int t = 0; t < 2; ++t) {
+    workers.push_back(std::make_unique<Worker>());
+    Worker* w = workers.back().get();
+    w->thread = std::thread([&r, w] {
+      constexpr uint64_t kBytes = 256u << 10;
+      auto host = r.MallocHost(kBytes);
+      auto dev = r.Malloc(0, kBytes);
+      auto stream = r.CreateStream(0);
+      if (!host.ok() || !dev.ok() || !stream.ok()) {
+        w->failure = {ErrorCode::kInternal, "set-up failed"};
+        return;
+      }
+      for (;;) {
+        dxgpu::Status s = r.MemcpyHtoDAsync(*stream, *dev, *host, kBytes);
+        if (s.ok()) s = r.LaunchAxpy(*stream, kBytes / 4, 0.5f, *dev, *dev);
+        if (s.ok()) s = r.SynchronizeStream(*stream);
+        if (!s.ok()) {
+          w->failure = s;
+          w->failed_at = std::chrono::steady_clock::now();
+          return;
+        }
+        w->rounds++;
+      }
+    });
+  }
+  // Let them get going, then kill the box.
+  while (workers[0]->rounds < 3 || workers[1]->rounds < 3)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  b.process->Kill();
+  const auto killed = std::chrono::steady_clock::now();
+  for (auto& w : workers) {
+    w->thread.join();
+    EXPECT_EQ(w->failure.code(), ErrorCode::kDeviceLost) << w->failure.ToString();
+    EXPECT_NE(w->failure.message().find("session went down"), std::string::npos)
+        << w->failure.message();
+    EXPECT_LT(w->failed_at - killed, std::chrono::nanoseconds(kLinkDown) + std::chrono::seconds(2));
+  }
 }
 
 // ------------------------------------------------------------------ in the simulator
