@@ -109,24 +109,24 @@ bool RealTimeHost::WaitUntil(const std::function<bool(const HostProxy& proxy)>& 
 void RealTimeHost::Worker() {
   std::vector<pollfd> fds;
   for (;;) {
-    int timeout_ms = 0;
+    uint64_t sleep_ns = 0;
     {
       const std::lock_guard lock(mu_);
       if (stop_) break;
       const uint64_t now = Now();
       const uint64_t next = proxy_.NextDeadline();
       worker_deadline_ = next;
-      if (next == UINT64_MAX) {
-        timeout_ms = 1000;
-      } else if (next > now) {
-        // Round up: waking early only loops once more.
-        timeout_ms = static_cast<int>(std::min<uint64_t>((next - now + 999'999) / 1'000'000, 1000));
-      }
+      // Sleep to the next deadline (at most a second: Stop() also wakes it).
+      if (next > now) sleep_ns = std::min<uint64_t>(next - now, 1'000'000'000);
       fds.clear();
       fds.push_back({wake_.get(), POLLIN, 0});
       for (const LinkEntry& l : links_) fds.push_back({l.link->fd(), POLLIN, 0});
     }
-    if (timeout_ms > 0) poll(fds.data(), fds.size(), timeout_ms);
+    if (sleep_ns > 0) {
+      const timespec timeout{static_cast<time_t>(sleep_ns / 1'000'000'000),
+                             static_cast<long>(sleep_ns % 1'000'000'000)};
+      ppoll(fds.data(), fds.size(), &timeout, nullptr);
+    }
     uint64_t drained = 0;
     (void)!read(wake_.get(), &drained, sizeof drained);
 
