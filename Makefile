@@ -15,7 +15,7 @@ release debug asan: bootstrap
 	cmake --build --preset $@ -j $(JOBS)
 
 demo: release
-	build/release/tools/dxpu demo
+	build/release/tools/dxpu demo --out build/demo
 
 test: release asan
 	ctest --preset release -j $(JOBS)
@@ -27,6 +27,7 @@ bench: release
 	build/release/bench/dxpu_bench_fabric
 	build/release/bench/dxpu_bench_bridge
 	build/release/bench/dxpu_bench_box
+	build/release/tools/dxpu bench gpu
 
 format:
 	tools/lint format --fix

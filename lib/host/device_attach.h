@@ -49,7 +49,10 @@ struct AttachedDevice {
 
 struct AttachOptions {
   uint32_t max_payload = 256;
-  uint32_t max_read_request = 512;
+  // The largest read request PCIe allows: a device's DMA reads keep tags x MRRS bytes in
+  // flight per round trip, which is what bounds host-to-device bandwidth over a fabric whose
+  // round trip is microseconds (docs/host-proxy.md).
+  uint32_t max_read_request = 4096;
   uint64_t msi_address = 0xfee0'0000;
 };
 

@@ -156,7 +156,7 @@ void ExpectWorkingDevice(Port& port, size_t device) {
   // The MSI-X message arrived as an event of vector 0.
   EXPECT_TRUE(PollUntil(
       port, device, [&] { return Interrupts(port, device, 0) >= 1; }, kSecond));
-  EXPECT_GE(Counters(port).dma_reads, kBytes / 512);
+  EXPECT_GE(Counters(port).dma_reads, kBytes / 4096);  // reads of at most MRRS (4 KiB)
   EXPECT_TRUE(port.FreeHost(*src).ok());
   EXPECT_TRUE(port.FreeHost(*dst).ok());
 }
@@ -490,17 +490,20 @@ TEST(SimulatedPort, TimesFollowTheModelledLinks) {
   EXPECT_LT(dxpu1.mmio_read_ns, dxpu_rtt + 2000);
   EXPECT_GE(dxpu5.mmio_read_ns, dxpu1.mmio_read_ns + 8000);
   // The native copy is bounded by the PCIe link: within [1x, 1.5x] of bytes / bandwidth.
-  const double pcie_ns = static_cast<double>(kBytes) * 8e9 / static_cast<double>(f.pcie_bandwidth_bps);
+  const double pcie_ns =
+      static_cast<double>(kBytes) * 8e9 / static_cast<double>(f.pcie_bandwidth_bps);
   EXPECT_GE(static_cast<double>(native.copy_ns), pcie_ns);
   EXPECT_LT(static_cast<double>(native.copy_ns), 1.5 * pcie_ns);
   // Through DxPU the fabric (100 Gb/s) is the bound, and more latency never helps.
-  const double fabric_ns = static_cast<double>(kBytes) * 8e9 / static_cast<double>(f.fabric_bandwidth_bps);
+  const double fabric_ns =
+      static_cast<double>(kBytes) * 8e9 / static_cast<double>(f.fabric_bandwidth_bps);
   EXPECT_GE(static_cast<double>(dxpu1.copy_ns), fabric_ns);
   EXPECT_GE(dxpu5.copy_ns, dxpu1.copy_ns);
-  std::printf("sim: mmio read native %lu ns, dxpu(1us) %lu ns, dxpu(5us) %lu ns; 16 MiB H2D "
-              "native %lu ns, dxpu(1us) %lu ns, dxpu(5us) %lu ns\n",
-              native.mmio_read_ns, dxpu1.mmio_read_ns, dxpu5.mmio_read_ns, native.copy_ns,
-              dxpu1.copy_ns, dxpu5.copy_ns);
+  std::printf(
+      "sim: mmio read native %lu ns, dxpu(1us) %lu ns, dxpu(5us) %lu ns; 16 MiB H2D "
+      "native %lu ns, dxpu(1us) %lu ns, dxpu(5us) %lu ns\n",
+      native.mmio_read_ns, dxpu1.mmio_read_ns, dxpu5.mmio_read_ns, native.copy_ns, dxpu1.copy_ns,
+      dxpu5.copy_ns);
 }
 
 }  // namespace

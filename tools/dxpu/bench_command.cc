@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_gpu.h"
 #include "fabric/raw_link_load.h"
 #include "fabric/raw_link_pair.h"
 #include "fabric/session_load.h"
@@ -258,7 +259,10 @@ Command AddBenchCommand(CLI::App& parent) {
       "  dxpu bench fabric\n"
       "  dxpu bench fabric --link memory --size 64 --duration-ms 2000 --json\n"
       "  dxpu bench fabric --link udp --size 4096 --loss 0 --rounds 9 --duration-ms 300");
-  return {bench, [args, fabric] {
+  CLI::App* gpu = nullptr;
+  std::function<int()> run_gpu = AddBenchGpuCommand(*bench, &gpu);
+  return {bench, [args, fabric, gpu, run_gpu] {
+            if (gpu->parsed()) return run_gpu();
             if (!fabric->parsed()) return kExitUsage;
             for (size_t s : args->sizes) {
               if (s % 4 != 0) {

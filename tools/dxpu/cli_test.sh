@@ -156,15 +156,35 @@ fi
 run "crc32c missing file" 1 "$DXPU" crc32c "$tmp/does-not-exist"
 
 # --- demo -------------------------------------------------------------------------------
-if run "demo json" 0 "$DXPU" demo --json; then
-  json_check "demo json" 'd["ok"] and d["checks"]["failed"] == 0 and
-    0 < d["dma_read"]["efficiency"] < 1 and 0 < d["posted_write"]["efficiency"] < 1 and
-    all(0 < r["efficiency"] < 1 for r in d["dma_read_sweep"]) and
-    len(d["dma_read_sweep"]) == 6 and d["mmio_read"]["value"] == "0x12345678" and
-    d["dma_read"]["tlp_failures"] == 0 and d["dma_read"]["data_errors"] == 0'
+# The main job in its quick mode: a bridge in the process, 2 GPUs borrowed over UDP, every
+# workload natively and through DxPU (results checked against the CPU), and simulated.
+if run "demo quick json" 0 "$DXPU" demo --quick --json --out "$tmp/demo"; then
+  json_check "demo json" 'd["ok"] and d["link"] == "udp" and d["box_gpus"] == 4 and
+    len(d["dxpu_devices"]) == 2 and len(d["native_devices"]) == 2 and
+    {w["name"] for w in d["workloads"]} >= {"mlp-train", "decode-loop", "data-loading"} and
+    all(w["native"]["ok"] and w["dxpu"]["ok"] and w["native"]["elapsed_ns"] > 0 and
+        w["dxpu"]["elapsed_ns"] > 0 and len(w["simulated"]) == 2 and
+        all(s["native"]["ok"] and s["dxpu"]["ok"] and s["dxpu"]["elapsed_ns"] >= s["native"]["elapsed_ns"]
+            for s in w["simulated"])
+        for w in d["workloads"])'
+  if [ -s "$tmp/demo/demo.json" ] && grep -q "<svg" "$tmp/demo/demo.svg"; then :; else
+    fail "demo: demo.json or demo.svg not written"
+  fi
 fi
-if run "demo text" 0 "$DXPU" demo; then
-  grep_check "demo text" out "foundation stage"
+if run "demo quick text over mem" 0 "$DXPU" demo --quick --link mem --no-sim --out ""; then
+  grep_check "demo text" out "Every result matched the CPU reference"
+fi
+if run "demo quick over unix" 0 "$DXPU" demo --quick --link unix --no-sim --json --out ""; then
+  json_check "demo unix" 'd["ok"] and d["link"] == "unix" and all(w["simulated"] == [] for w in d["workloads"])'
+fi
+run "demo bad link" 2 "$DXPU" demo --link tcp
+run "demo attach more than the box" 2 "$DXPU" demo --box-gpus 1 --attach 2
+
+# --- bench gpu ------------------------------------------------------------------------------
+if run "bench gpu" 0 "$DXPU" bench gpu --json --size 4096 --size 1048576 --min-bytes 4194304 \
+    --mmio-reads 50 --doorbells 500; then
+  json_check "bench gpu json" 'd["link"] == "mem" and len(d["results"]) == 6 and
+    all("error" not in r and r["direct"] > 0 and r["dxpu"] > 0 and r["ratio"] > 0 for r in d["results"])'
 fi
 
 # --- sim fabric ---------------------------------------------------------------------------
@@ -206,7 +226,7 @@ run "bench fabric bad link" 2 "$DXPU" bench fabric --link tcp
 run "bench fabric no rounds" 2 "$DXPU" bench fabric --rounds 0
 
 # --- help and version -------------------------------------------------------------------
-for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "version"; do
+for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "version"; do
   # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
   if run "help '$cmd'" 0 "$DXPU" $cmd --help; then
     grep_check "help '$cmd'" out "Usage\|USAGE\|usage"

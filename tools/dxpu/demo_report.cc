@@ -1,180 +1,264 @@
-// demo_report.cc - the demo's results as text and JSON.
+// demo_report.cc - the demo's table, JSON and SVG (demo_report.h).
 #include "demo_report.h"
 
 #include <spdlog/fmt/fmt.h>
 
-#include "hex.h"
-#include "numbers.h"
+#include <algorithm>
+#include <cmath>
 
 namespace dxpu::cli {
-
-const char* const kDemoBanner =
-    "DxPU demo \u2014 foundation stage: the codec and helpers on the data path of one MMIO read "
-    "and one DMA read; the GPU-pool demo lands with the runtime issue";
-
 namespace {
 
-constexpr const char* kScope =
-    "Every TLP below is built, encoded and decoded by lib/core (dxpu_tlp_encode/decode, the\n"
-    "split helpers, dxpu_crc32c); no fabric, bridge or GPU process runs yet. Efficiency counts\n"
-    "TLP header and payload bytes only (no DLLP/link framing, no DxFP/Ethernet headers).\n";
+std::string Millis(uint64_t ns) { return fmt::format("{:.2f} ms", static_cast<double>(ns) / 1e6); }
 
-std::string Size(uint64_t n) {
-  if (n >= (1ull << 20) && n % (1ull << 20) == 0) return fmt::format("{} MiB", n >> 20);
-  if (n >= (1ull << 10) && n % (1ull << 10) == 0) return fmt::format("{} KiB", n >> 10);
-  return fmt::format("{} bytes", n);
+// "+1.20 ms" / "-0.05 ms": how much longer through DxPU.
+std::string Delta(uint64_t native_ns, uint64_t dxpu_ns) {
+  const double d = (static_cast<double>(dxpu_ns) - static_cast<double>(native_ns)) / 1e6;
+  return fmt::format("{:+.2f}", d);
 }
 
-// Lines under one label: "    label       first\n                second\n".
-std::string Labelled(std::string_view label, const std::vector<std::string>& lines) {
-  std::string t;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    t += fmt::format("    {:<12}{}\n", i == 0 ? label : "", lines[i]);
-  }
-  return t;
+std::string Percent(double p) { return fmt::format("{:+.1f}%", p); }
+
+// The categories of "where the time went": host time inside each kind of call.
+uint64_t SyncNs(const dxgpu::Stats& s) { return s.sync.ns; }
+uint64_t LaunchNs(const dxgpu::Stats& s) { return s.launch.ns + s.copy_async.ns; }
+uint64_t H2dNs(const dxgpu::Stats& s) { return s.h2d.ns; }
+uint64_t D2hNs(const dxgpu::Stats& s) { return s.d2h.ns; }
+
+nlohmann::ordered_json StatsJson(const dxgpu::Stats& s) {
+  const auto op = [](const dxgpu::OpStats& o) {
+    return nlohmann::ordered_json{{"calls", o.calls}, {"ns", o.ns}, {"bytes", o.bytes}};
+  };
+  return {{"launch", op(s.launch)},
+          {"copy_async", op(s.copy_async)},
+          {"sync", op(s.sync)},
+          {"h2d", op(s.h2d)},
+          {"d2h", op(s.d2h)},
+          {"d2d", op(s.d2d)},
+          {"submissions", s.submissions}};
 }
 
-std::string MmioText(const DemoResult& r) {
-  const MmioScenario& s = r.mmio_scenario;
-  std::string t = fmt::format(
-      "(a) Host MMIO read of BAR0+0x{:x} of the remote GPU at virtual BDF {}\n"
-      "    host {}, tag {}, host BAR0 at 0x{:x}\n"
-      "    in the GPU box: bridge {}, GPU {}, device BAR0 at 0x{:x}\n\n",
-      s.offset, FormatBdf(s.virtual_gpu_id), FormatBdf(s.host_id), s.host_tag, s.host_bar0,
-      FormatBdf(s.bridge_id), FormatBdf(s.gpu_id), s.device_bar0);
-  int i = 1;
-  for (const MmioHop& h : r.mmio.hops) {
-    t += fmt::format("  {} {:<12} {}\n", i++, h.name, h.where);
-    t += Labelled("rewrite", h.changes);
-    t += Labelled("computed", h.notes);
-    t += fmt::format("    tlp         {}\n", h.summary);
-    t += fmt::format("    bytes       {}  ({} bytes)\n", FormatHex(h.wire, 4), h.wire.size());
-    if (h.fabric_crc) {
-      t += fmt::format("    crc32c      0x{:08x}  (stand-in for the DxFP frame check)\n",
-                       *h.fabric_crc);
+nlohmann::ordered_json RunJson(const DemoRun& r) {
+  nlohmann::ordered_json j{{"ok", r.ok},
+                           {"elapsed_ns", r.elapsed_ns},
+                           {"iterations", r.iterations},
+                           {"max_abs_error", r.max_abs_error},
+                           {"stats", StatsJson(r.stats)}};
+  if (!r.error.empty()) j["error"] = r.error;
+  return j;
+}
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else {
+      out += c;
     }
   }
-  if (r.mmio.value) {
-    t += fmt::format("  host proxy completes the read: 0x{:08x}\n", *r.mmio.value);
-  } else {
-    t += "  the read did not complete (see the failed checks)\n";
-  }
-  return t;
-}
-
-std::string Percent(double e) { return fmt::format("{:.2f} %", e * 100.0); }
-
-std::string ReadRowText(const TransferRow& row, bool with_config) {
-  const TransferStats& s = row.stats;
-  std::string t = with_config ? fmt::format("  {:>5} {:>5} ", row.mrrs, row.mps) : "  ";
-  return t + fmt::format("{:>6} {:>6} {:>11} {:>9} {:>11} {:>9}\n", s.requests, s.completions,
-                         s.payload_bytes, s.header_bytes, Percent(s.Efficiency()),
-                         s.tlp_failures + s.data_errors);
-}
-
-std::string TransfersText(const DemoResult& r) {
-  const TransferRow& d = r.dma_read;
-  std::string t = fmt::format(
-      "(b) GPU DMA read of {} of host memory at 0x{:x} (MRRS {}, MPS {}, RCB {})\n"
-      "    as the host proxy sees it: MRd from the GPU, CplD split by the host's completer\n\n",
-      Size(d.nbytes), d.addr, d.mrrs, d.mps, d.rcb);
-  t += fmt::format("  {:>6} {:>6} {:>11} {:>9} {:>11} {:>9}\n", "MRd", "CplD", "payload B",
-                   "header B", "efficiency", "failures");
-  t += ReadRowText(d, false);
-  t += fmt::format("\n  sweep, same read, RCB {}:\n", d.rcb);
-  t += fmt::format("  {:>5} {:>5} {:>6} {:>6} {:>11} {:>9} {:>11} {:>9}\n", "MRRS", "MPS", "MRd",
-                   "CplD", "payload B", "header B", "efficiency", "failures");
-  for (const TransferRow& row : r.dma_read_sweep) t += ReadRowText(row, true);
-
-  const TransferRow& w = r.posted_write;
-  const TransferStats& s = w.stats;
-  t += fmt::format("\n(c) Host->GPU posted write stream of {} to BAR1 at 0x{:x} (MPS {})\n\n",
-                   Size(w.nbytes), w.addr, w.mps);
-  t += fmt::format("  {:>6} {:>11} {:>9} {:>11} {:>9}\n", "MWr", "payload B", "header B",
-                   "efficiency", "failures");
-  t += fmt::format("  {:>6} {:>11} {:>9} {:>11} {:>9}\n", s.requests, s.payload_bytes,
-                   s.header_bytes, Percent(s.Efficiency()), s.tlp_failures + s.data_errors);
-  return t;
-}
-
-nlohmann::ordered_json RowJson(const TransferRow& row) {
-  const TransferStats& s = row.stats;
-  nlohmann::ordered_json j = {
-      {"addr", row.addr},
-      {"addr_hex", fmt::format("0x{:x}", row.addr)},
-      {"bytes", row.nbytes},
-      {"mps", row.mps},
-      {"requests", s.requests},
-      {"completions", s.completions},
-      {"payload_bytes", s.payload_bytes},
-      {"header_bytes", s.header_bytes},
-      {"efficiency", s.Efficiency()},
-      {"tlp_failures", s.tlp_failures},
-      {"data_errors", s.data_errors},
-  };
-  if (row.mrrs) {
-    j["mrrs"] = row.mrrs;
-    j["rcb"] = row.rcb;
-  }
-  return j;
-}
-
-nlohmann::ordered_json MmioJson(const DemoResult& r) {
-  const MmioScenario& s = r.mmio_scenario;
-  nlohmann::ordered_json hops = nlohmann::ordered_json::array();
-  for (const MmioHop& h : r.mmio.hops) {
-    nlohmann::ordered_json j = {{"name", h.name},         {"where", h.where},
-                                {"changes", h.changes},   {"notes", h.notes},
-                                {"summary", h.summary},   {"hex", FormatHex(h.wire)},
-                                {"length", h.wire.size()}};
-    if (h.fabric_crc) j["crc32c"] = fmt::format("0x{:08x}", *h.fabric_crc);
-    hops.push_back(std::move(j));
-  }
-  nlohmann::ordered_json j = {
-      {"host_id", FormatBdf(s.host_id)},
-      {"virtual_gpu_id", FormatBdf(s.virtual_gpu_id)},
-      {"bridge_id", FormatBdf(s.bridge_id)},
-      {"gpu_id", FormatBdf(s.gpu_id)},
-      {"host_bar0", fmt::format("0x{:x}", s.host_bar0)},
-      {"device_bar0", fmt::format("0x{:x}", s.device_bar0)},
-      {"offset", s.offset},
-      {"host_tag", s.host_tag},
-      {"bridge_tag", s.bridge_tag},
-      {"hops", std::move(hops)},
-  };
-  j["value"] =
-      r.mmio.value ? nlohmann::ordered_json(fmt::format("0x{:08x}", *r.mmio.value)) : nullptr;
-  return j;
+  return out;
 }
 
 }  // namespace
 
-std::string DemoText(const DemoResult& r) {
-  std::string t = fmt::format("{}\n{}\n", kDemoBanner, kScope);
-  t += MmioText(r);
-  t += '\n';
-  t += TransfersText(r);
-  t += fmt::format("\nchecks: {} passed, {} failed\n", r.checks.passed(), r.checks.failed());
-  for (const std::string& f : r.checks.failures()) t += fmt::format("  FAILED: {}\n", f);
-  return t;
+bool DemoReport::ok() const {
+  if (rows.empty()) return false;
+  return std::all_of(rows.begin(), rows.end(), [](const DemoRow& r) {
+    return r.native.ok && r.dxpu.ok &&
+           std::all_of(r.simulated.begin(), r.simulated.end(),
+                       [](const DemoSimRun& s) { return s.native.ok && s.dxpu.ok; });
+  });
 }
 
-nlohmann::ordered_json DemoJson(const DemoResult& r) {
-  nlohmann::ordered_json sweep = nlohmann::ordered_json::array();
-  for (const TransferRow& row : r.dma_read_sweep) sweep.push_back(RowJson(row));
-  return {
-      {"stage", "foundation"},
-      {"banner", kDemoBanner},
-      {"mmio_read", MmioJson(r)},
-      {"dma_read", RowJson(r.dma_read)},
-      {"dma_read_sweep", std::move(sweep)},
-      {"posted_write", RowJson(r.posted_write)},
-      {"checks",
-       {{"passed", r.checks.passed()},
-        {"failed", r.checks.failed()},
-        {"failures", r.checks.failures()}}},
-      {"ok", r.ok()},
+double OverheadPercent(uint64_t native_ns, uint64_t dxpu_ns) {
+  if (native_ns == 0) return 0;
+  return (static_cast<double>(dxpu_ns) - static_cast<double>(native_ns)) * 100.0 /
+         static_cast<double>(native_ns);
+}
+
+std::string DemoTable(const DemoReport& report) {
+  std::string out;
+  out += fmt::format(
+      "GPU box: {} model GPUs behind a dxpu-bridge on {}; this host borrowed {} of them.\n",
+      report.box_gpus, report.bridge, report.dxpu_devices.size());
+  for (size_t i = 0; i < report.dxpu_devices.size(); ++i) {
+    const DemoDevice& d = report.dxpu_devices[i];
+    out +=
+        fmt::format("  GPU {}: {} at {}, {} MiB\n", i, d.profile, d.location, d.memory_bytes >> 20);
+  }
+  out += "Native: the same GPU models on an ideal local PCIe link in this process.\n\n";
+  out += fmt::format("{:<14} {:>11} {:>11} {:>9}   {:<44}", "workload", "native", "DxPU",
+                     "overhead", "DxPU - native, ms: sync launch h2d d2h");
+  for (const DemoSimRun& s :
+       report.rows.empty() ? std::vector<DemoSimRun>{} : report.rows.front().simulated)
+    out += fmt::format(" {:>10}", fmt::format("sim {}us", s.added_latency_ns / 1000));
+  out += "\n";
+  for (const DemoRow& r : report.rows) {
+    const bool ok = r.native.ok && r.dxpu.ok;
+    out += fmt::format(
+        "{:<14} {:>11} {:>11} {:>9}   ", r.name, Millis(r.native.elapsed_ns),
+        Millis(r.dxpu.elapsed_ns),
+        ok ? Percent(OverheadPercent(r.native.elapsed_ns, r.dxpu.elapsed_ns)) : "FAILED");
+    const dxgpu::Stats& n = r.native.stats;
+    const dxgpu::Stats& d = r.dxpu.stats;
+    out += fmt::format(
+        "{:<44}", fmt::format("sync {}  launch {}  h2d {}  d2h {}", Delta(SyncNs(n), SyncNs(d)),
+                              Delta(LaunchNs(n), LaunchNs(d)), Delta(H2dNs(n), H2dNs(d)),
+                              Delta(D2hNs(n), D2hNs(d))));
+    for (const DemoSimRun& s : r.simulated) {
+      out += fmt::format(" {:>10}",
+                         s.native.ok && s.dxpu.ok
+                             ? Percent(OverheadPercent(s.native.elapsed_ns, s.dxpu.elapsed_ns))
+                             : "FAILED");
+    }
+    out += "\n";
+  }
+  out +=
+      "\nmeasured: real time on this machine, native vs the full userspace path (host proxy,\n"
+      "DxFP over the link, dxpu-bridge, GPU model), so it includes this CPU's software cost.\n"
+      "DxPU - native: the host's time in each kind of call. The GPU models compute on this\n"
+      "CPU: natively inside the launching call, through DxPU in the bridge's thread while\n"
+      "the host waits, so time moves from launch to sync.\n"
+      "sim Nus: simulated (virtual time), the same workloads with the fabric at hardware-like\n"
+      "figures: N us added one way, " +
+      fmt::format("{} Gb/s", report.sim_bandwidth_bps / 1'000'000'000) +
+      "; the overhead hardware DxPU would show.\n";
+  for (const DemoRow& r : report.rows) {
+    if (!r.native.error.empty()) out += fmt::format("{} native: {}\n", r.name, r.native.error);
+    if (!r.dxpu.error.empty()) out += fmt::format("{} DxPU: {}\n", r.name, r.dxpu.error);
+    for (const DemoSimRun& s : r.simulated) {
+      if (!s.native.error.empty())
+        out += fmt::format("{} sim native: {}\n", r.name, s.native.error);
+      if (!s.dxpu.error.empty()) out += fmt::format("{} sim DxPU: {}\n", r.name, s.dxpu.error);
+    }
+  }
+  out += fmt::format(
+      "{} in {:.1f} s.\n",
+      report.ok() ? "Every result matched the CPU reference" : "SOME RESULTS FAILED (see above)",
+      report.wall_seconds);
+  return out;
+}
+
+nlohmann::ordered_json DemoJson(const DemoReport& report) {
+  nlohmann::ordered_json j;
+  j["ok"] = report.ok();
+  j["link"] = report.link;
+  j["bridge"] = report.bridge;
+  j["box_gpus"] = report.box_gpus;
+  const auto devices = [](const std::vector<DemoDevice>& v) {
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const DemoDevice& d : v)
+      a.push_back(
+          {{"profile", d.profile}, {"location", d.location}, {"memory_bytes", d.memory_bytes}});
+    return a;
   };
+  j["native_devices"] = devices(report.native_devices);
+  j["dxpu_devices"] = devices(report.dxpu_devices);
+  j["sim_bandwidth_bps"] = report.sim_bandwidth_bps;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const DemoRow& r : report.rows) {
+    nlohmann::ordered_json row{
+        {"name", r.name},
+        {"description", r.description},
+        {"native", RunJson(r.native)},
+        {"dxpu", RunJson(r.dxpu)},
+        {"overhead_pct", OverheadPercent(r.native.elapsed_ns, r.dxpu.elapsed_ns)}};
+    const dxgpu::Stats& n = r.native.stats;
+    const dxgpu::Stats& d = r.dxpu.stats;
+    const auto diff = [](uint64_t a, uint64_t b) {
+      return static_cast<int64_t>(b) - static_cast<int64_t>(a);
+    };
+    row["where_ns"] = {{"sync", diff(SyncNs(n), SyncNs(d))},
+                       {"launch", diff(LaunchNs(n), LaunchNs(d))},
+                       {"h2d", diff(H2dNs(n), H2dNs(d))},
+                       {"d2h", diff(D2hNs(n), D2hNs(d))}};
+    nlohmann::ordered_json sims = nlohmann::ordered_json::array();
+    for (const DemoSimRun& s : r.simulated) {
+      sims.push_back({{"added_latency_ns", s.added_latency_ns},
+                      {"native", RunJson(s.native)},
+                      {"dxpu", RunJson(s.dxpu)},
+                      {"overhead_pct", OverheadPercent(s.native.elapsed_ns, s.dxpu.elapsed_ns)}});
+    }
+    row["simulated"] = sims;
+    rows.push_back(row);
+  }
+  j["workloads"] = rows;
+  j["wall_seconds"] = report.wall_seconds;
+  return j;
+}
+
+std::string DemoSvg(const DemoReport& report) {
+  // Grouped bars per workload: measured overhead, then each simulated latency.
+  const size_t groups = report.rows.size();
+  const size_t bars = 1 + (report.rows.empty() ? 0 : report.rows.front().simulated.size());
+  double top = 10;
+  for (const DemoRow& r : report.rows) {
+    top = std::max(top, OverheadPercent(r.native.elapsed_ns, r.dxpu.elapsed_ns));
+    for (const DemoSimRun& s : r.simulated)
+      top = std::max(top, OverheadPercent(s.native.elapsed_ns, s.dxpu.elapsed_ns));
+  }
+  top = std::ceil(top / 10) * 10;
+  const int width = 160 + static_cast<int>(groups) * (static_cast<int>(bars) * 36 + 40);
+  const int height = 360;
+  const int base = 300;
+  const int plot_h = 240;
+  const char* colors[] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b"};
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<text x=\"10\" y=\"20\" font-size=\"14\">DxPU overhead vs native (%): measured on this "
+      "machine and simulated with hardware-like fabric figures</text>\n",
+      width, height);
+  for (int t = 0; t <= 4; ++t) {
+    const double v = top * t / 4;
+    const int y = base - static_cast<int>(plot_h * t / 4);
+    svg += fmt::format(
+        "<line x1=\"60\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"#ddd\"/><text x=\"55\" "
+        "y=\"{2}\" text-anchor=\"end\">{3:.0f}%</text>\n",
+        y, width - 10, y + 4, v);
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    const DemoRow& r = report.rows[g];
+    std::vector<double> values{OverheadPercent(r.native.elapsed_ns, r.dxpu.elapsed_ns)};
+    for (const DemoSimRun& s : r.simulated)
+      values.push_back(OverheadPercent(s.native.elapsed_ns, s.dxpu.elapsed_ns));
+    const int x0 = 80 + static_cast<int>(g) * (static_cast<int>(bars) * 36 + 40);
+    for (size_t b = 0; b < values.size(); ++b) {
+      const double v = std::max(0.0, values[b]);
+      const int h = static_cast<int>(plot_h * v / top);
+      const int x = x0 + static_cast<int>(b) * 36;
+      svg += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"30\" height=\"{}\" fill=\"{}\"/><text x=\"{}\" "
+          "y=\"{}\" text-anchor=\"middle\" font-size=\"10\">{:.1f}</text>\n",
+          x, base - h, h, colors[b % 5], x + 15, base - h - 3, values[b]);
+    }
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                       x0 + static_cast<int>(values.size()) * 18, base + 18, Escape(r.name));
+  }
+  // Legend.
+  int lx = 80;
+  svg += fmt::format(
+      "<rect x=\"{}\" y=\"335\" width=\"12\" height=\"12\" fill=\"{}\"/><text "
+      "x=\"{}\" y=\"346\">measured</text>\n",
+      lx, colors[0], lx + 16);
+  lx += 90;
+  if (!report.rows.empty()) {
+    for (size_t b = 0; b < report.rows.front().simulated.size(); ++b) {
+      svg += fmt::format(
+          "<rect x=\"{}\" y=\"335\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" "
+          "y=\"346\">simulated, {} us added</text>\n",
+          lx, colors[(b + 1) % 5], lx + 16,
+          report.rows.front().simulated[b].added_latency_ns / 1000);
+      lx += 170;
+    }
+  }
+  svg += "</svg>\n";
+  return svg;
 }
 
 }  // namespace dxpu::cli
