@@ -313,6 +313,38 @@ TEST(ProxyPort, AttachesDevicesOfARealBridgeAndMovesData) {
   ExpectWorkingDevice(**port, 1);
 }
 
+// One host, two GPU boxes: a session to each, one port with a GPU from each.
+TEST(ProxyPort, BorrowsFromTwoBridgesAtOnce) {
+  BridgeSetup first = StartBridge({"dxgpu"}, "2s");
+  BridgeSetup second = StartBridge({"h100-80g"}, "2s");
+  host::ProxyPortOptions o;
+  o.node_id = kNode;
+  o.session = SlackSession(2 * kSecond);
+  for (const BridgeSetup* b : {&first, &second}) {
+    host::BridgeAttachment a;
+    a.name = "udp:127.0.0.1:" + std::to_string(b->port);
+    a.link = link::UdpLink::Open("127.0.0.1", 0).link;
+    a.peer = *link::LinkAddress::FromIp("127.0.0.1", b->port);
+    a.host_bdfs = {0x0100};
+    o.bridges.push_back(std::move(a));
+  }
+  auto port = host::OpenProxyPort(std::move(o));
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  ASSERT_EQ((*port)->device_count(), 2U);
+  EXPECT_EQ((*port)->device_info(0).profile, "dxgpu");
+  EXPECT_EQ((*port)->device_info(1).profile, "h100-80g");
+  EXPECT_NE((*port)->device_info(1).location.find(std::to_string(second.port)), std::string::npos);
+  ExpectWorkingDevice(**port, 0);
+  ExpectWorkingDevice(**port, 1);
+  // One bridge going away loses its GPU only.
+  second.process->Kill();
+  EXPECT_TRUE(PollUntil(
+      **port, 0, [&] { return (*port)->Health(1).code() == ErrorCode::kDeviceLost; },
+      10 * kSecond));
+  EXPECT_TRUE((*port)->Health(0).ok());
+  ExpectWorkingDevice(**port, 0);
+}
+
 TEST(ProxyPort, RefusesDmaOutsidePinnedMemory) {
   BridgeSetup b = StartBridge({"dxgpu"}, "2s");
   auto port = OpenThroughBridge(b, 1, 2 * kSecond);
