@@ -445,15 +445,18 @@ static void apply_write(struct dxpu_host *h, const struct dxpu_tlp *t)
 		return;
 	}
 	dst = w->mem + (t->addr - w->iova);
-	for (i = 0; i < len; i++) {
-		if (i < 4u)
-			be = t->first_be;
-		else if (i >= len - 4u)
-			be = t->last_be;
-		else
-			be = 0xfu;
-		if ((be >> (i & 3u)) & 1u)
+	/* The first and last DW by their byte enables, the DWs between them whole. */
+	for (i = 0; i < 4u; i++)
+		if ((t->first_be >> i) & 1u)
 			dst[i] = t->payload[i];
+	if (len > 4u) {
+		if (len > 8u)
+			memcpy(dst + 4, t->payload + 4, len - 8u);
+		for (i = 0; i < 4u; i++) {
+			be = t->last_be;
+			if ((be >> i) & 1u)
+				dst[len - 4u + i] = t->payload[len - 4u + i];
+		}
 	}
 	h->counters.dma_writes++;
 	h->counters.dma_write_bytes += enabled_bytes(t);
