@@ -35,13 +35,14 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 }  // namespace
 
 Channel::Channel(SparseMemory& memory, DmaEngine& dma, const ConfigSpace& config,
-                 GpuCounters& counters, SignalVector signal)
+                 GpuCounters& counters, SignalVector signal, uint32_t pushbuffer_prefetch)
     : memory_(memory),
       dma_(dma),
       config_(config),
       counters_(counters),
       signal_(std::move(signal)),
-      copy_(memory, dma, config.profile().roofline) {}
+      copy_(memory, dma, config.profile().roofline),
+      prefetch_(std::min(pushbuffer_prefetch, kMaxPushbufferPrefetch)) {}
 
 // --- Registers ---
 
@@ -90,7 +91,7 @@ bool Channel::WriteRegister(uint32_t offset, uint32_t value, uint32_t byte_mask)
       gpfifo_entries_ = Merge(gpfifo_entries_, value, byte_mask);
       gp_get_ = 0;
       gp_put_ = 0;
-      ++ring_generation_;
+      CancelEntryFetch();  // a fetch from the old ring in flight: its data is not wanted
       return true;
     case regs::kGpPut:
       gp_put_ = Merge(gp_put_, value, byte_mask);
@@ -126,7 +127,7 @@ bool Channel::WriteRegister(uint32_t offset, uint32_t value, uint32_t byte_mask)
 
 uint32_t Channel::status() const {
   if (error_ != ChannelError::kNone) return regs::kStatusError;
-  const bool work = phase_ != Phase::kIdle || !entries_.empty() || gp_get_ != gp_put_;
+  const bool work = running_ || entry_fetching_ || !entries_.empty() || gp_get_ != gp_put_;
   return work ? regs::kStatusBusy : regs::kStatusIdle;
 }
 
@@ -144,32 +145,37 @@ void Channel::RaiseInterrupt(uint32_t bits) {
   SignalEnabledEdges(before);
 }
 
-uint32_t Channel::FailingIndex() const {
-  if (phase_ == Phase::kFetchEntries || entries_.empty()) return fetch_first_;
-  return entries_.front().index;
-}
-
-void Channel::Fail(ChannelError error, uint32_t index) {
+void Channel::Fail(ChannelError error, uint32_t index, bool consume) {
   // A failing pushbuffer's entry is consumed (the next one is fetched on restart); entries
-  // fetched after it are dropped and fetched again. A failed GPFIFO fetch consumes nothing.
-  if (phase_ != Phase::kFetchEntries && !entries_.empty() && RingValid()) {
-    gp_get_ = (index + 1) & (gpfifo_entries_ - 1);
-  }
+  // fetched after it, and pushbuffers fetched ahead, are dropped and fetched again. A failed
+  // GPFIFO fetch consumes nothing.
+  if (consume && RingValid()) gp_get_ = (index + 1) & (gpfifo_entries_ - 1);
   error_ = error;
   error_info_ = index;
   ++counters_.channel_errors;
   copy_.Abort();
-  dma_.CancelRead();
+  dma_.CancelAll();
   entries_.clear();
   words_.clear();
-  fetch_buffer_.clear();
-  phase_ = Phase::kIdle;
+  entry_buffer_.clear();
+  entry_fetching_ = false;
+  entry_fetch_error_ = ChannelError::kNone;
+  running_ = false;
   active_ = Active::kNone;
   RaiseInterrupt(regs::kIntrError);
 }
 
+void Channel::CancelEntryFetch() {
+  if (entry_fetching_) dma_.CancelRead(entry_job_);
+  entry_fetching_ = false;
+  entry_buffer_.clear();
+  entry_fetch_error_ = ChannelError::kNone;
+}
+
 void Channel::Reset() {
   copy_.Abort();
+  CancelEntryFetch();
+  dma_.CancelAll();
   gpfifo_base_ = 0;
   gpfifo_entries_ = 0;
   gp_get_ = 0;
@@ -179,11 +185,9 @@ void Channel::Reset() {
   error_info_ = 0;
   intr_status_ = 0;
   intr_enable_ = 0;
-  phase_ = Phase::kIdle;
-  ++ring_generation_;
   entries_.clear();
+  running_ = false;
   words_.clear();
-  fetch_buffer_.clear();
   pc_ = 0;
   active_ = Active::kNone;
   semaphore_stalled_ = false;
@@ -197,14 +201,13 @@ bool Channel::RingValid() const {
          uint64_t{n} * kGpfifoEntryBytes - 1 <= UINT64_MAX - gpfifo_base_;
 }
 
-void Channel::IssueReads(TlpQueue& out) {
-  if (!BusMaster()) return;
-  while (out.size() < kQueueLimit && dma_.IssueRead(out)) {
+void Channel::IssueReads(uint64_t job, TlpQueue& out) {
+  while (out.size() < kQueueLimit && dma_.IssueRead(job, out)) {
   }
 }
 
 uint64_t Channel::NextDeadline() const {
-  if (error_ != ChannelError::kNone || phase_ != Phase::kExecute) return UINT64_MAX;
+  if (error_ != ChannelError::kNone || !running_) return UINT64_MAX;
   if (active_ == Active::kKernel) return wait_until_;
   if (active_ == Active::kCopy) return copy_.wake_time();
   return UINT64_MAX;
@@ -212,111 +215,193 @@ uint64_t Channel::NextDeadline() const {
 
 void Channel::Step(uint64_t now, TlpQueue& out) {
   while (error_ == ChannelError::kNone) {
-    bool progressed = false;
-    switch (phase_) {
-      case Phase::kIdle:
-        progressed = Begin(now);
-        break;
-      case Phase::kFetchEntries:
-        IssueReads(out);
-        if (dma_.ReadDone(job_)) {
-          FinishEntryFetch(now);
-          progressed = true;
-        }
-        break;
-      case Phase::kFetchPushbuffer:
-        IssueReads(out);
-        if (dma_.ReadDone(job_)) {
-          FinishPushbufferFetch(now);
-          progressed = true;
-        }
-        break;
-      case Phase::kExecute:
-        progressed = Execute(now, out);
-        break;
-    }
+    bool progressed = FetchStep(now, out);
+    if (error_ != ChannelError::kNone) return;
+    progressed = (running_ ? Execute(now, out) : StartEntry()) || progressed;
     if (!progressed) return;
   }
 }
 
-bool Channel::Begin(uint64_t now) {
-  const uint32_t mrrs = config_.max_read_request_size();
-  if (!entries_.empty()) {
-    const Entry& e = entries_.front();
-    if (const ChannelError err = CheckGpfifoEntry(e.entry); err != ChannelError::kNone) {
-      Fail(err, e.index);
-      return false;
-    }
-    if (!BusMaster()) return false;
-    job_ = NewJob();
-    dma_.StartRead(job_, e.entry.pushbuffer, e.entry.length, mrrs);
-    fetch_buffer_.assign(e.entry.length, 0);
-    phase_ = Phase::kFetchPushbuffer;
-    time_ = std::max(time_, now);
-    return true;
+// --- Fetching ---
+
+bool Channel::FetchStep(uint64_t now, TlpQueue& out) {
+  bool progressed = false;
+  if (entry_fetching_ && dma_.ReadDone(entry_job_)) {
+    FinishEntryFetch();
+    progressed = true;
   }
-  if (!enabled_ || gp_get_ == gp_put_) return false;
+  const size_t window = std::min(entries_.size(), size_t{prefetch_} + 1);  // what may be fetching
+  for (size_t i = 0; i < window; ++i) {
+    Entry& e = entries_[i];
+    if (e.fetch == Fetch::kFetching && dma_.ReadDone(e.job)) {
+      e.fetch = Fetch::kArrived;
+      e.arrived = now;
+      progressed = true;
+    }
+  }
+  if (StartPushbufferFetches()) progressed = true;
+  if (StartEntryFetch()) progressed = true;
+  if (error_ != ChannelError::kNone || !BusMaster()) return progressed;
+  // Reads go out in the order the work will need them: the pushbuffers in entry order, then
+  // GPFIFO entries; a running copy's reads take the tags left.
+  for (size_t i = 0; i < std::min(entries_.size(), size_t{prefetch_} + 1); ++i) {
+    if (entries_[i].fetch == Fetch::kFetching) IssueReads(entries_[i].job, out);
+  }
+  if (entry_fetching_) IssueReads(entry_job_, out);
+  return progressed;
+}
+
+bool Channel::StartPushbufferFetches() {
+  bool started = false;
+  const uint32_t mrrs = config_.max_read_request_size();
+  const size_t window = std::min(entries_.size(), size_t{prefetch_} + 1);
+  for (size_t i = 0; i < window; ++i) {
+    Entry& e = entries_[i];
+    if (e.fetch == Fetch::kFailed) break;  // nothing is fetched past a failing entry
+    if (e.fetch != Fetch::kNone) continue;
+    if (const ChannelError err = CheckGpfifoEntry(e.entry); err != ChannelError::kNone) {
+      e.fetch = Fetch::kFailed;
+      e.error = err;
+      started = true;
+      break;
+    }
+    if (!BusMaster()) break;
+    e.job = NewJob();
+    dma_.StartRead(e.job, e.entry.pushbuffer, e.entry.length, mrrs);
+    e.bytes.assign(e.entry.length, 0);
+    e.fetch = Fetch::kFetching;
+    started = true;
+  }
+  return started;
+}
+
+bool Channel::StartEntryFetch() {
+  // With prefetch 0 the next GPFIFO entries are fetched once every fetched one is done;
+  // otherwise as soon as fewer than prefetch + 1 entries wait.
+  if (entry_fetching_ || entry_fetch_error_ != ChannelError::kNone || !enabled_ ||
+      gp_get_ == gp_put_ || entries_.size() > prefetch_) {
+    return false;
+  }
   if (!RingValid()) {
-    fetch_first_ = gp_get_;
-    Fail(ChannelError::kBadRing, gp_get_);
+    // BAD_RING once the entries fetched before are done (they are consumed: they run).
+    if (!entries_.empty() || running_) return false;
+    Fail(ChannelError::kBadRing, gp_get_, /*consume=*/false);
     return false;
   }
   if (!BusMaster()) return false;
+  const uint32_t mrrs = config_.max_read_request_size();
   const uint32_t n = gpfifo_entries_;
   const uint32_t pending = (gp_put_ - gp_get_) & (n - 1);
   fetch_first_ = gp_get_;
   fetch_count_ = std::min({pending, n - gp_get_, std::max(1u, mrrs / kGpfifoEntryBytes)});
-  fetch_generation_ = ring_generation_;
-  fetch_buffer_.assign(size_t{fetch_count_} * kGpfifoEntryBytes, 0);
-  job_ = NewJob();
-  dma_.StartRead(job_, gpfifo_base_ + uint64_t{gp_get_} * kGpfifoEntryBytes, fetch_buffer_.size(),
-                 mrrs);
-  phase_ = Phase::kFetchEntries;
-  time_ = std::max(time_, now);
+  entry_buffer_.assign(size_t{fetch_count_} * kGpfifoEntryBytes, 0);
+  entry_job_ = NewJob();
+  dma_.StartRead(entry_job_, gpfifo_base_ + uint64_t{gp_get_} * kGpfifoEntryBytes,
+                 entry_buffer_.size(), mrrs);
+  entry_fetching_ = true;
   return true;
 }
 
-void Channel::FinishEntryFetch(uint64_t now) {
-  phase_ = Phase::kIdle;
-  time_ = std::max(time_, now);
-  if (fetch_generation_ != ring_generation_) return;  // the ring was redefined meanwhile
+void Channel::FinishEntryFetch() {
+  entry_fetching_ = false;
   for (uint32_t i = 0; i < fetch_count_; ++i) {
     const std::span<const uint8_t, kGpfifoEntryBytes> bytes(
-        fetch_buffer_.data() + size_t{i} * kGpfifoEntryBytes, kGpfifoEntryBytes);
-    entries_.push_back(Entry{.index = fetch_first_ + i, .entry = DecodeGpfifoEntry(bytes)});
+        entry_buffer_.data() + size_t{i} * kGpfifoEntryBytes, kGpfifoEntryBytes);
+    Entry e;
+    e.index = fetch_first_ + i;
+    e.entry = DecodeGpfifoEntry(bytes);
+    entries_.push_back(std::move(e));
   }
+  entry_buffer_.clear();
   counters_.gpfifo_entries += fetch_count_;
   gp_get_ = (fetch_first_ + fetch_count_) & (gpfifo_entries_ - 1);
 }
 
-void Channel::FinishPushbufferFetch(uint64_t now) {
-  words_.resize(fetch_buffer_.size() / 4);
-  for (size_t i = 0; i < words_.size(); ++i) words_[i] = Le32(&fetch_buffer_[i * 4]);
-  pc_ = 0;
-  phase_ = Phase::kExecute;
-  time_ = std::max(time_, now);
+Channel::Entry* Channel::FetchingEntry(uint64_t job) {
+  for (size_t i = 0; i < std::min(entries_.size(), size_t{prefetch_} + 1); ++i) {
+    if (entries_[i].fetch == Fetch::kFetching && entries_[i].job == job) return &entries_[i];
+  }
+  return nullptr;
+}
+
+void Channel::FetchFailed(uint64_t job, ChannelError error) {
+  if (entry_fetching_ && job == entry_job_) {
+    CancelEntryFetch();
+    entry_fetch_error_ = error;
+  } else if (Entry* e = FetchingEntry(job)) {
+    dma_.CancelRead(job);
+    e->fetch = Fetch::kFailed;
+    e->error = error;
+    e->bytes.clear();
+  } else {
+    return;
+  }
+  if (!running_) RaiseDeferredError();
+}
+
+bool Channel::RaiseDeferredError() {
+  if (entries_.empty()) {
+    if (entry_fetch_error_ == ChannelError::kNone) return false;
+    Fail(entry_fetch_error_, fetch_first_, /*consume=*/false);
+    return true;
+  }
+  const Entry& e = entries_.front();
+  if (e.fetch != Fetch::kFailed) return false;
+  Fail(e.error, e.index, /*consume=*/true);
+  return true;
 }
 
 void Channel::OnReadCompletion(const DmaCompletion& c) {
-  if (c.job != job_ || error_ != ChannelError::kNone) return;  // an abandoned job's
+  if (error_ != ChannelError::kNone) return;
   if (c.kind == DmaCompletion::Kind::kFailed) {
-    Fail(ChannelError::kDmaUr, FailingIndex());
+    if (running_ && active_ == Active::kCopy && c.job == copy_job_) {
+      Fail(ChannelError::kDmaUr, entries_.front().index, /*consume=*/true);
+    } else {
+      FetchFailed(c.job, ChannelError::kDmaUr);
+    }
     return;
   }
   if (c.kind != DmaCompletion::Kind::kData) return;
-  if (phase_ == Phase::kFetchEntries || phase_ == Phase::kFetchPushbuffer) {
-    if (c.offset <= fetch_buffer_.size() && c.data.size() <= fetch_buffer_.size() - c.offset) {
-      std::copy(c.data.begin(), c.data.end(),
-                fetch_buffer_.begin() + static_cast<ptrdiff_t>(c.offset));
-    }
-  } else if (phase_ == Phase::kExecute && active_ == Active::kCopy) {
+  std::vector<uint8_t>* buffer = nullptr;
+  if (running_ && active_ == Active::kCopy && c.job == copy_job_) {
     copy_.OnReadData(c.offset, c.data);
+    return;
+  }
+  if (entry_fetching_ && c.job == entry_job_) {
+    buffer = &entry_buffer_;
+  } else if (Entry* e = FetchingEntry(c.job)) {
+    buffer = &e->bytes;
+  } else {
+    return;  // an abandoned job's
+  }
+  if (c.offset <= buffer->size() && c.data.size() <= buffer->size() - c.offset) {
+    std::copy(c.data.begin(), c.data.end(), buffer->begin() + static_cast<ptrdiff_t>(c.offset));
   }
 }
 
 void Channel::OnReadTimeout(uint64_t job) {
-  if (job != job_ || error_ != ChannelError::kNone || phase_ == Phase::kIdle) return;
-  Fail(ChannelError::kDmaTimeout, FailingIndex());
+  if (error_ != ChannelError::kNone) return;
+  if (running_ && active_ == Active::kCopy && job == copy_job_) {
+    Fail(ChannelError::kDmaTimeout, entries_.front().index, /*consume=*/true);
+    return;
+  }
+  FetchFailed(job, ChannelError::kDmaTimeout);
+}
+
+// --- Execution ---
+
+bool Channel::StartEntry() {
+  if (RaiseDeferredError() || entries_.empty()) return false;
+  Entry& e = entries_.front();
+  if (e.fetch != Fetch::kArrived) return false;
+  words_.resize(e.bytes.size() / 4);
+  for (size_t i = 0; i < words_.size(); ++i) words_[i] = Le32(&e.bytes[i * 4]);
+  e.bytes.clear();
+  e.bytes.shrink_to_fit();
+  pc_ = 0;
+  running_ = true;
+  time_ = std::max(time_, e.arrived);
+  return true;
 }
 
 bool Channel::Execute(uint64_t now, TlpQueue& out) {
@@ -326,12 +411,12 @@ bool Channel::Execute(uint64_t now, TlpQueue& out) {
     if (pc_ >= words_.size()) {
       entries_.pop_front();
       words_.clear();
-      phase_ = Phase::kIdle;
+      running_ = false;
       return true;
     }
     const DecodedCommand d = DecodeCommand(std::span<const uint32_t>(words_).subspan(pc_));
     if (d.error != ChannelError::kNone) {
-      Fail(d.error, entries_.front().index);
+      Fail(d.error, entries_.front().index, /*consume=*/true);
       return false;
     }
     pc_ += d.dwords;
@@ -340,7 +425,6 @@ bool Channel::Execute(uint64_t now, TlpQueue& out) {
     if (error_ != ChannelError::kNone) return false;
   }
 }
-
 void Channel::StartCommand(const Command& command) {
   const Roofline& roofline = config_.profile().roofline;
   const auto kernel = [&](const auto& c) {
@@ -362,7 +446,7 @@ void Channel::StartCommand(const Command& command) {
 
 void Channel::FinishKernel(ChannelError error, uint64_t ns) {
   if (error != ChannelError::kNone) {
-    Fail(error, entries_.front().index);
+    Fail(error, entries_.front().index, /*consume=*/true);
     return;
   }
   ++counters_.kernels;
@@ -371,11 +455,11 @@ void Channel::FinishKernel(ChannelError error, uint64_t ns) {
 }
 
 void Channel::StartCopy(const CopyCommand& c) {
-  job_ = NewJob();
+  copy_job_ = NewJob();
   const ChannelError err =
-      copy_.Start(c, job_, config_.max_read_request_size(), config_.max_payload_size(), time_);
+      copy_.Start(c, copy_job_, config_.max_read_request_size(), config_.max_payload_size(), time_);
   if (err != ChannelError::kNone) {
-    Fail(err, entries_.front().index);
+    Fail(err, entries_.front().index, /*consume=*/true);
     return;
   }
   active_ = Active::kCopy;
@@ -385,11 +469,11 @@ void Channel::StartSemaphore(const SemaphoreCommand& c) {
   const bool timestamp = (c.flags & kSemaphoreTimestamp) != 0;
   const uint64_t bytes = timestamp ? 16 : (c.flags & kSemaphore64) != 0 ? 8 : 4;
   if (c.address % bytes != 0) {
-    Fail(ChannelError::kBadAlignment, entries_.front().index);
+    Fail(ChannelError::kBadAlignment, entries_.front().index, /*consume=*/true);
     return;
   }
   if (bytes - 1 > UINT64_MAX - c.address) {
-    Fail(ChannelError::kBadAddress, entries_.front().index);
+    Fail(ChannelError::kBadAddress, entries_.front().index, /*consume=*/true);
     return;
   }
   semaphore_ = c;
@@ -399,7 +483,7 @@ void Channel::StartSemaphore(const SemaphoreCommand& c) {
 
 void Channel::StartInterrupt(const InterruptCommand& c) {
   if (c.vector >= config_.msix().table_size) {
-    Fail(ChannelError::kBadVector, entries_.front().index);
+    Fail(ChannelError::kBadVector, entries_.front().index, /*consume=*/true);
     return;
   }
   // INTR_STATUS bit 0 records it; the message is the command's vector, whatever INTR_ENABLE.

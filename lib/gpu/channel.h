@@ -4,6 +4,12 @@
 // interrupts), stopping at the first error. It owns the channel's part of the BAR0 register
 // map (GPFIFO, GP_GET/GP_PUT, STATUS, ERROR_*, INTR_*, CONTROL).
 //
+// Fetching overlaps execution (as a real GPU's host interface does): while the front entry
+// runs, the channel fetches further GPFIFO entries and the pushbuffers of up to
+// `pushbuffer_prefetch` entries after it, so the next entry starts as soon as the front one
+// ends if its pushbuffer has arrived. An error found while fetching ahead (a bad entry, a
+// failed read) is raised only when the entry it belongs to would run.
+//
 // Execution model (docs/dxgpu.md): one command at a time. A command starts when the one
 // before it has finished: a kernel at its roofline end, a copy when its last data has been
 // received (host to device) or its last write queued (device to host), a device-to-device copy
@@ -37,8 +43,14 @@ class Channel {
   // more (it resumes when the queue drains).
   static constexpr size_t kQueueLimit = 64;
 
+  // The most entries whose pushbuffers may be fetched ahead of the running one.
+  static constexpr uint32_t kMaxPushbufferPrefetch = 64;
+
+  // `pushbuffer_prefetch` (0..kMaxPushbufferPrefetch): how many entries after the running one
+  // may have their pushbuffers fetched ahead; 0: an entry's pushbuffer is fetched only once
+  // the entry before it has finished, and GPFIFO entries only once all fetched ones are done.
   Channel(SparseMemory& memory, DmaEngine& dma, const ConfigSpace& config, GpuCounters& counters,
-          SignalVector signal);
+          SignalVector signal, uint32_t pushbuffer_prefetch = 0);
 
   // The channel's registers: nullopt / false for an offset that is not one of them.
   std::optional<uint32_t> ReadRegister(uint32_t offset) const;
@@ -64,20 +76,35 @@ class Channel {
   uint32_t intr_status() const { return intr_status_; }
 
  private:
-  enum class Phase : uint8_t { kIdle, kFetchEntries, kFetchPushbuffer, kExecute };
   enum class Active : uint8_t { kNone, kCopy, kKernel, kSemaphore };
+  enum class Fetch : uint8_t { kNone, kFetching, kArrived, kFailed };
   struct Entry {
     uint32_t index = 0;  // in the ring
     GpfifoEntry entry;
+    Fetch fetch = Fetch::kNone;  // of its pushbuffer
+    uint64_t job = 0;            // kFetching: the pushbuffer's DMA job
+    uint64_t arrived = 0;        // kArrived: the `now` at which its last byte was seen
+    ChannelError error = ChannelError::kNone;  // kFailed: why (raised when it would run)
+    std::vector<uint8_t> bytes;                // the pushbuffer, as fetched
   };
   bool BusMaster() const { return config_.bus_master_enabled(); }
   bool RingValid() const;
   uint64_t NewJob() { return ++jobs_; }
-  void IssueReads(TlpQueue& out);
+  void IssueReads(uint64_t job, TlpQueue& out);
 
-  bool Begin(uint64_t now);
-  void FinishEntryFetch(uint64_t now);
-  void FinishPushbufferFetch(uint64_t now);
+  // Fetching: collects finished fetches, starts new ones (GPFIFO entries, pushbuffers up to
+  // the prefetch depth) and issues their reads. Whether anything changed.
+  bool FetchStep(uint64_t now, TlpQueue& out);
+  bool StartPushbufferFetches();
+  bool StartEntryFetch();
+  void FinishEntryFetch();
+  Entry* FetchingEntry(uint64_t job);
+  void FetchFailed(uint64_t job, ChannelError error);
+  // Raises a deferred fetch error once no earlier work is left: the front entry's, or a
+  // failed GPFIFO fetch's when no entry is left. Whether it did.
+  bool RaiseDeferredError();
+  // Begins running the front entry if its pushbuffer has arrived.
+  bool StartEntry();
   bool Execute(uint64_t now, TlpQueue& out);
   bool ProgressActive(uint64_t now, TlpQueue& out);
   void StartCommand(const Command& command);
@@ -86,10 +113,11 @@ class Channel {
   void StartInterrupt(const InterruptCommand& c);
   void FinishKernel(ChannelError error, uint64_t ns);
   void ReleaseSemaphore(TlpQueue& out);
+  void CancelEntryFetch();
 
-  // Stops the channel with an error about the GPFIFO entry at `index`.
-  void Fail(ChannelError error, uint32_t index);
-  uint32_t FailingIndex() const;
+  // Stops the channel with an error about the GPFIFO entry at `index`; `consume`: GP_GET
+  // moves past it (an entry that was fetched), else GP_GET is left as it is.
+  void Fail(ChannelError error, uint32_t index, bool consume);
   // Sets INTR_STATUS bits; each enabled bit that becomes set sends its vector.
   void RaiseInterrupt(uint32_t bits);
   void SignalEnabledEdges(uint32_t asserted_before);
@@ -113,22 +141,27 @@ class Channel {
   uint32_t intr_enable_ = 0;
 
   // Engine state.
-  Phase phase_ = Phase::kIdle;
-  uint64_t jobs_ = 0;             // the last DMA job number handed out (never reset)
-  uint64_t job_ = 0;              // the job whose data the channel is waiting for
-  uint64_t ring_generation_ = 0;  // bumped when GPFIFO_ENTRIES is written
-  uint64_t fetch_generation_ = 0;
+  uint64_t jobs_ = 0;  // the last DMA job number handed out (never reset)
+  // The GPFIFO fetch in flight (entries fetch_first_ .. + fetch_count_ - 1, entry_fetching_),
+  // or the one that failed (entry_fetch_error_, raised once the entries fetched before it have
+  // run).
+  uint64_t entry_job_ = 0;
+  uint64_t copy_job_ = 0;    // the running copy's DMA job
+  uint64_t wait_until_ = 0;  // a kernel's end
+  uint64_t time_ = 0;        // the channel's own time (see above)
+  size_t pc_ = 0;            // next command in words_
+  std::vector<uint8_t> entry_buffer_;
+  std::deque<Entry> entries_;    // fetched, not yet finished; the front one runs
+  std::vector<uint32_t> words_;  // the running entry's pushbuffer
+  SemaphoreCommand semaphore_;
+  uint32_t prefetch_ = 0;  // pushbuffer_prefetch
   uint32_t fetch_first_ = 0;
   uint32_t fetch_count_ = 0;
-  std::vector<uint8_t> fetch_buffer_;  // GPFIFO entries or a pushbuffer, as fetched
-  std::deque<Entry> entries_;          // fetched, not yet executed; the front one runs
-  std::vector<uint32_t> words_;        // the front entry's pushbuffer
-  size_t pc_ = 0;                      // next command in words_
+  ChannelError entry_fetch_error_ = ChannelError::kNone;
   Active active_ = Active::kNone;
-  uint64_t wait_until_ = 0;  // a kernel's end
-  SemaphoreCommand semaphore_;
+  bool entry_fetching_ = false;
+  bool running_ = false;            // the front entry is executing
   bool semaphore_stalled_ = false;  // waited for Bus Master Enable
-  uint64_t time_ = 0;               // the channel's own time (see above)
 };
 
 }  // namespace dxpu::gpu

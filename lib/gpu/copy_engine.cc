@@ -60,7 +60,7 @@ void CopyEngine::StartChunkRead() {
 void CopyEngine::Pump(TlpQueue& out, size_t queue_limit) {
   switch (mode_) {
     case Mode::kHostToDevice:
-      while (out.size() < queue_limit && dma_.IssueRead(out)) {
+      while (out.size() < queue_limit && dma_.IssueRead(job_, out)) {
       }
       break;
     case Mode::kDeviceToHost:
@@ -68,7 +68,7 @@ void CopyEngine::Pump(TlpQueue& out, size_t queue_limit) {
       break;
     case Mode::kHostToHost:
       if (chunk_reading_) {
-        while (out.size() < queue_limit && dma_.IssueRead(out)) {
+        while (out.size() < queue_limit && dma_.IssueRead(job_, out)) {
         }
         if (!dma_.ReadDone(job_)) break;
         chunk_reading_ = false;
@@ -79,7 +79,7 @@ void CopyEngine::Pump(TlpQueue& out, size_t queue_limit) {
       QueueWrites(out, queue_limit);
       if (!writing_ && chunk_start_ + chunk_bytes_ < command_.size) {
         StartChunkRead();
-        while (out.size() < queue_limit && dma_.IssueRead(out)) {
+        while (out.size() < queue_limit && dma_.IssueRead(job_, out)) {
         }
       }
       break;
@@ -146,6 +146,7 @@ uint64_t CopyEngine::wake_time() const {
 }
 
 void CopyEngine::Abort() {
+  if (mode_ == Mode::kHostToDevice || mode_ == Mode::kHostToHost) dma_.CancelRead(job_);
   mode_ = Mode::kIdle;
   writing_ = false;
   chunk_reading_ = false;

@@ -17,33 +17,66 @@ bool DmaEngine::StartRead(uint64_t job, uint64_t address, uint64_t length,
   if (dxpu_tlp_req_split_init(&split, address, length, max_read_request) != DXPU_TLP_OK) {
     return false;
   }
-  job_ = job;
-  split_ = split;
-  job_open_ = true;
-  job_in_flight_ = 0;
+  CancelRead(job);
+  jobs_.push_back(Job{.id = job, .split = split, .pieces_left = true, .in_flight = 0});
   return true;
 }
 
-void DmaEngine::CancelRead() { job_open_ = false; }
+DmaEngine::Job* DmaEngine::FindJob(uint64_t job) {
+  for (Job& j : jobs_) {
+    if (j.id == job) return &j;
+  }
+  return nullptr;
+}
+
+const DmaEngine::Job* DmaEngine::FindJob(uint64_t job) const {
+  for (const Job& j : jobs_) {
+    if (j.id == job) return &j;
+  }
+  return nullptr;
+}
+
+void DmaEngine::Prune() {
+  std::erase_if(jobs_, [](const Job& j) { return !j.pieces_left && j.in_flight == 0; });
+}
+
+void DmaEngine::CancelRead(uint64_t job) {
+  std::erase_if(jobs_, [job](const Job& j) { return j.id == job; });
+}
+
+void DmaEngine::CancelAll() { jobs_.clear(); }
+
+bool DmaEngine::IssueRead(uint64_t job, TlpQueue& out) {
+  Job* j = FindJob(job);
+  return j != nullptr && Issue(*j, out);
+}
 
 bool DmaEngine::IssueRead(TlpQueue& out) {
-  if (!job_open_ || free_tags_.empty()) return false;
+  for (Job& j : jobs_) {
+    if (j.pieces_left) return Issue(j, out);
+  }
+  return false;
+}
+
+bool DmaEngine::Issue(Job& job, TlpQueue& out) {
+  if (!job.pieces_left || free_tags_.empty()) return false;
   dxpu_tlp_req_piece piece{};
-  if (!dxpu_tlp_req_split_next(&split_, &piece)) {
-    job_open_ = false;
+  if (!dxpu_tlp_req_split_next(&job.split, &piece)) {
+    job.pieces_left = false;
+    Prune();
     return false;
   }
-  if (split_.next >= split_.end) job_open_ = false;
+  if (job.split.next >= job.split.end) job.pieces_left = false;
   const uint16_t tag = free_tags_.front();
   free_tags_.pop_front();
-  reads_[tag] = PendingRead{.job = job_,
-                            .first_byte = split_.start + piece.offset,
+  reads_[tag] = PendingRead{.job = job.id,
+                            .first_byte = job.split.start + piece.offset,
                             .offset = piece.offset,
                             .bytes = piece.nbytes,
                             .received = 0,
                             .deadline = UINT64_MAX};
   ++in_flight_;
-  ++job_in_flight_;
+  ++job.in_flight;
 
   OwnedTlp t;
   t.origin = TlpOrigin::kDmaRead;
@@ -55,7 +88,8 @@ bool DmaEngine::IssueRead(TlpQueue& out) {
 }
 
 bool DmaEngine::ReadDone(uint64_t job) const {
-  return job != job_ || (!job_open_ && job_in_flight_ == 0);
+  const Job* j = FindJob(job);
+  return j == nullptr || (!j->pieces_left && j->in_flight == 0);
 }
 
 void DmaEngine::OnSent(const dxpu_tlp& mrd, uint64_t now) {
@@ -65,7 +99,10 @@ void DmaEngine::OnSent(const dxpu_tlp& mrd, uint64_t now) {
 }
 
 void DmaEngine::Retire(uint16_t tag) {
-  if (reads_[tag]->job == job_ && job_in_flight_ > 0) --job_in_flight_;
+  if (Job* j = FindJob(reads_[tag]->job); j != nullptr && j->in_flight > 0) {
+    --j->in_flight;
+    if (!j->pieces_left && j->in_flight == 0) Prune();
+  }
   reads_[tag].reset();
   free_tags_.push_back(tag);
   --in_flight_;
@@ -136,8 +173,7 @@ void DmaEngine::Reset() {
     }
   }
   in_flight_ = 0;
-  job_open_ = false;
-  job_in_flight_ = 0;
+  jobs_.clear();
 }
 
 OwnedTlp DmaEngine::MakeWrite(uint64_t address, uint8_t first_be, uint8_t last_be,

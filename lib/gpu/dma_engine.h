@@ -4,9 +4,10 @@
 // come back to their read (tag, Requester ID, Byte Count, Lower Address), and retires a read
 // that is not answered in time. It also builds the posted writes the engines send.
 //
-// Reads belong to a job (a number the caller picks): the channel reads one thing at a time (a
-// batch of GPFIFO entries, a pushbuffer, a copy's source) and tells data of the current job
-// from that of one it abandoned.
+// Reads belong to a job (a number the caller picks): a batch of GPFIFO entries, a pushbuffer, a
+// copy's source. Several jobs may be open at once (the channel fetches pushbuffers ahead while
+// a copy runs); they share the tags, and the caller picks whose next piece goes out. The
+// caller tells data of a job it still wants from that of one it abandoned by the job number.
 #ifndef DXPU_LIB_GPU_DMA_ENGINE_H_
 #define DXPU_LIB_GPU_DMA_ENGINE_H_
 
@@ -48,17 +49,22 @@ class DmaEngine {
  public:
   explicit DmaEngine(const DmaOptions& options);
 
-  // Begins reading [address, address + length) for `job` in pieces of at most
-  // max_read_request bytes. The pieces of the previous job not yet issued are forgotten; its
-  // reads in flight still complete, with their own job number. False (nothing started) for
-  // an empty or wrapping range or an MRRS that is not a power of two in 128..4096.
+  // Begins reading [address, address + length) for `job` (a number not open already) in
+  // pieces of at most max_read_request bytes. Other open jobs are not affected. False
+  // (nothing started) for an empty or wrapping range or an MRRS that is not a power of two in
+  // 128..4096.
   bool StartRead(uint64_t job, uint64_t address, uint64_t length, uint32_t max_read_request);
-  // Forgets the current job's pieces not yet issued.
-  void CancelRead();
-  // Queues the current job's next memory read, if a piece remains and a tag is free.
+  // Forgets `job`: its pieces not yet issued are never issued; its reads in flight still
+  // complete (or time out), with its job number, and hold their tags until then.
+  void CancelRead(uint64_t job);
+  // Forgets every job (as CancelRead on each).
+  void CancelAll();
+  // Queues `job`'s next memory read, if a piece of it remains and a tag is free.
+  bool IssueRead(uint64_t job, TlpQueue& out);
+  // The same for the oldest open job with a piece left.
   bool IssueRead(TlpQueue& out);
-  // Whether every piece of `job` has been issued and answered (true for any job but the
-  // current one).
+  // Whether every piece of `job` has been issued and answered (true for a job that is not
+  // open: finished, cancelled, or never started).
   bool ReadDone(uint64_t job) const;
 
   // The device sent this memory read: its completion timeout starts now.
@@ -93,17 +99,26 @@ class DmaEngine {
     uint64_t deadline = UINT64_MAX;  // set when sent
   };
 
+  struct Job {
+    uint64_t id = 0;
+    dxpu_tlp_req_split split{};
+    bool pieces_left = true;  // pieces remain to be issued
+    size_t in_flight = 0;
+  };
+
   void Retire(uint16_t tag);
+  Job* FindJob(uint64_t job);
+  const Job* FindJob(uint64_t job) const;
+  bool Issue(Job& job, TlpQueue& out);
+  // Drops finished jobs.
+  void Prune();
 
   DmaOptions options_;
   std::vector<std::optional<PendingRead>> reads_;  // by tag
   std::deque<uint16_t> free_tags_;
   size_t in_flight_ = 0;
 
-  uint64_t job_ = 0;
-  bool job_open_ = false;  // pieces of the current job remain to be issued
-  dxpu_tlp_req_split split_{};
-  size_t job_in_flight_ = 0;
+  std::vector<Job> jobs_;  // open: pieces left or reads in flight; oldest first
 };
 
 }  // namespace dxpu::gpu

@@ -52,6 +52,9 @@ std::unique_ptr<GpuDevice> GpuDevice::Create(const DeviceProfile& profile,
     return fail("read_completion_boundary must be 64 or 128");
   }
   if (options.completion_timeout_ns == 0) return fail("completion_timeout_ns must be > 0");
+  if (options.pushbuffer_prefetch > Channel::kMaxPushbufferPrefetch) {
+    return fail("pushbuffer_prefetch must be 0..64");
+  }
   const uint64_t memory_bytes =
       options.memory_bytes != 0 ? options.memory_bytes : profile.roofline.memory_bytes;
   if (memory_bytes == 0) return fail("no device memory: memory_bytes and the profile's are 0");
@@ -92,7 +95,9 @@ GpuDevice::GpuDevice(const GpuOptions& options, ConfigSpace config, uint64_t mem
                       .max_outstanding_reads = options.max_outstanding_reads,
                       .completion_timeout_ns = options.completion_timeout_ns}),
       msix_(config_.msix().table_size),
-      channel_(memory_, dma_, config_, counters_, [this](uint16_t v) { Signal(v); }) {
+      channel_(
+          memory_, dma_, config_, counters_, [this](uint16_t v) { Signal(v); },
+          options.pushbuffer_prefetch) {
   config_.set_reset_callback([this] { ResetEngines(); });
 }
 

@@ -39,6 +39,9 @@ struct GpuOptions {
   uint16_t max_outstanding_reads = 64;  // DMA read tags in flight (1..256)
   uint64_t completion_timeout_ns = 50'000'000;  // for the device's own DMA reads
   uint32_t read_completion_boundary = 64;       // 64 or 128
+  uint32_t pushbuffer_prefetch = 4;  // GPFIFO entries after the running one whose pushbuffers
+                                     // the channel may fetch ahead (0..64); 0: fetching does
+                                     // not overlap execution
 };
 
 class GpuDevice {

@@ -46,6 +46,10 @@ bool TestHost::Pump() {
       OnDeviceTlp(t);
       return true;
     });
+    while (!delayed_.empty() && delayed_.front().first <= now_) {
+      to_device_.push_back(std::move(delayed_.front().second));
+      delayed_.pop_front();
+    }
     const bool delivered = !to_device_.empty();
     while (!to_device_.empty()) {
       const OwnedTlp t = std::move(to_device_.front());
@@ -61,7 +65,8 @@ bool TestHost::RunUntil(const std::function<bool()>& done, uint64_t time_limit) 
   while (true) {
     const bool moved = Pump();
     if (done && done()) return true;
-    const uint64_t next = device_.NextDeadline();
+    uint64_t next = device_.NextDeadline();
+    if (!delayed_.empty()) next = std::min(next, delayed_.front().first);
     if (next == UINT64_MAX || next > time_limit) return !done || done();
     if (next > now_) {
       now_ = next;
@@ -143,7 +148,7 @@ void TestHost::Answer(const dxpu_tlp& mrd, ReadAnswer answer) {
       c.byte_count =
           static_cast<uint16_t>(dxpu_tlp_read_byte_count(mrd.length_dw, mrd.first_be, mrd.last_be));
       c.lower_addr = dxpu_tlp_read_lower_addr(mrd.addr, mrd.first_be);
-      to_device_.push_back(Own(c));
+      Deliver(Own(c));
       return;
     }
     case ReadAnswer::kComplete:
@@ -168,7 +173,15 @@ void TestHost::Answer(const dxpu_tlp& mrd, ReadAnswer answer) {
     t.header.lower_addr = piece.lower_addr;
     const auto first = data.begin() + ptrdiff_t{piece.offset_dw} * 4;
     t.payload.assign(first, first + ptrdiff_t{piece.length_dw} * 4);
-    to_device_.push_back(std::move(t));
+    Deliver(std::move(t));
+  }
+}
+
+void TestHost::Deliver(OwnedTlp answer) {
+  if (options_.read_latency_ns == 0) {
+    to_device_.push_back(std::move(answer));
+  } else {
+    delayed_.emplace_back(now_ + options_.read_latency_ns, std::move(answer));
   }
 }
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/tlp_codec.h"
@@ -34,6 +35,8 @@ struct TestHostOptions {
   uint64_t bar32_base = 0xd000'0000;           // where Enumerate places 32-bit BARs
   uint64_t bar64_base = uint64_t{0x40} << 32;  // ... and 64-bit BARs (each aligned to its size)
   uint64_t msix_address = 0xfee0'0000;         // every vector's message address; data = vector
+  uint64_t read_latency_ns = 0;  // the device's memory reads are answered this long after they
+                                 // reach the host (the clock advances to it); 0: at once
 };
 
 // How the host answers one of the device's memory reads.
@@ -109,7 +112,7 @@ class TestHost {
   size_t take_limit = 0;
 
   size_t held_reads() const { return held_.size(); }
-  // Answers the held reads (with their data, now).
+  // Answers the held reads (with their data, now; after read_latency_ns if set).
   void ReleaseHeld();
   const std::vector<MsixMessage>& msix_messages() const { return msix_; }
   uint64_t dropped_device_writes() const { return dropped_writes_; }
@@ -117,6 +120,8 @@ class TestHost {
  private:
   void OnDeviceTlp(const dxpu_tlp& t);
   void Answer(const dxpu_tlp& mrd, ReadAnswer answer);
+  // Queues an answer to one of the device's reads (now, or after read_latency_ns).
+  void Deliver(OwnedTlp answer);
   void ApplyWrite(const dxpu_tlp& mwr);
   uint16_t NextTag() { return static_cast<uint16_t>(next_tag_++ % 256); }
   // Sends a non-posted request and runs until its last completion; its completions.
@@ -128,6 +133,7 @@ class TestHost {
   uint64_t now_ = 0;
   uint32_t next_tag_ = 0;
   std::deque<OwnedTlp> to_device_;
+  std::deque<std::pair<uint64_t, OwnedTlp>> delayed_;  // answers due at a time (read_latency_ns)
   std::deque<OwnedTlp> held_;
   std::map<uint16_t, std::vector<OwnedTlp>> completions_;  // for the host's requests, by tag
   std::map<uint16_t, bool> completed_;

@@ -1,8 +1,14 @@
 // The command channel: GPFIFO fetch (batched, wrapping), channel enable and Bus Master
 // Enable, semaphore ordering, and every error path (bad opcode, bad length, bad address, bad
 // alignment, bad ring, bad vector, DMA UR/CA, DMA timeout with late completions counted
-// unexpected) setting ERROR_CODE, ERROR_INFO and INTR_STATUS, and the restart.
+// unexpected) setting ERROR_CODE, ERROR_INFO and INTR_STATUS, and the restart. Fetching ahead
+// (pushbuffer_prefetch) against a host whose reads take time: launch latency hidden, the ring
+// wrap, errors in and after prefetched entries, CONTROL.enable, FLR, a copy sharing the tags.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
 
 #include "gpu/gpu_registers.h"
 #include "gpu/pci_regs.h"
@@ -386,6 +392,308 @@ TEST(GpuChannelTimeout, FollowsTheOption) {
   EXPECT_EQ(rig.Reg(regs::kErrorCode), static_cast<uint32_t>(ChannelError::kDmaTimeout));
   EXPECT_EQ(rig.host().now(), 100u + 12345u);
   EXPECT_EQ(rig.device().NextDeadline(), UINT64_MAX);
+}
+
+// --- Fetching ahead (pushbuffer_prefetch) against a host with read latency ---
+
+constexpr uint64_t kLatency = 3000;   // ns, each DMA read of the device
+constexpr uint64_t kKernelNs = 5008;  // MEMSET32 of 1000 elements on dxgpu: 5000 + 8
+
+RigOptions LatencyRig(uint32_t prefetch, uint32_t ring_entries = 64) {
+  RigOptions o;
+  o.gpu.pushbuffer_prefetch = prefetch;
+  o.host.read_latency_ns = kLatency;
+  o.ring_entries = ring_entries;
+  return o;
+}
+
+uint64_t PushbufferAddress(uint32_t n) { return kPushbufferArea + uint64_t{4096} * n; }
+
+// Entry n's work: a small kernel, then a timestamped semaphore (payload n + 1) in slot n.
+PushbufferBuilder KernelThenStamp(uint32_t n) {
+  return PushbufferBuilder()
+      .Memset32({.dst = uint64_t{4096} * n, .count = 1000, .value = n})
+      .Semaphore({.address = kSemaphoreArea + uint64_t{16} * n,
+                  .payload = n + 1,
+                  .flags = kSemaphoreTimestamp});
+}
+
+// Writes pushbuffer `n` (at PushbufferAddress(n)) and its GPFIFO entry at ring index `index`,
+// without ringing the doorbell.
+void QueueEntry(GpuRig& rig, uint32_t index, uint32_t n, const PushbufferBuilder& pb) {
+  const std::vector<uint8_t> bytes = pb.bytes();
+  rig.HostWrite(PushbufferAddress(n), bytes);
+  rig.HostWrite(kRingAddress + uint64_t{index} * kGpfifoEntryBytes,
+                EncodeGpfifoEntry({.pushbuffer = PushbufferAddress(n),
+                                   .length = static_cast<uint32_t>(bytes.size()),
+                                   .flags = 0}));
+}
+
+uint64_t Stamp(GpuRig& rig, uint32_t n) {
+  return rig.HostRead64(kSemaphoreArea + uint64_t{16} * n + 8);
+}
+uint64_t Payload(GpuRig& rig, uint32_t n) {
+  return rig.HostRead64(kSemaphoreArea + uint64_t{16} * n);
+}
+
+// Counts the device's reads of each pushbuffer, and the most pushbuffer reads in flight.
+struct PushbufferReads {
+  explicit PushbufferReads(GpuRig& rig) {
+    rig.host().on_device_tlp = [&rig, this](const dxpu_tlp& t) {
+      rig.checker().OnDeviceTlp(t);
+      if (t.kind == DXPU_TLP_MRD && t.addr >= kPushbufferArea && t.addr < kSemaphoreArea) {
+        ++reads[static_cast<uint32_t>((t.addr - kPushbufferArea) / 4096)];
+        in_flight[t.tag] = true;
+        max_in_flight = std::max(max_in_flight, in_flight.size());
+      }
+    };
+    rig.host().on_host_tlp = [&rig, this](const dxpu_tlp& t) {
+      rig.checker().OnHostTlp(t);
+      if (dxpu_tlp_kind_is_cpl(t.kind) && dxpu_tlp_cpl_is_final(&t)) in_flight.erase(t.tag);
+    };
+  }
+  std::map<uint32_t, int> reads;  // by pushbuffer number
+  std::map<uint16_t, bool> in_flight;
+  size_t max_in_flight = 0;
+};
+
+TEST(GpuChannelPrefetch, HidesTheLaunchLatencyOfQueuedWork) {
+  // 20 small kernels in 20 entries, one doorbell, every read answered 3 us late.
+  for (const uint32_t prefetch : {4u, 0u}) {
+    SCOPED_TRACE(testing::Message() << "pushbuffer_prefetch " << prefetch);
+    GpuRig rig(LatencyRig(prefetch));
+    rig.Start();
+    PushbufferReads pb_reads(rig);
+    const uint64_t t0 = 1'000'000;
+    rig.host().set_now(t0);
+    for (uint32_t n = 0; n < 20; ++n) QueueEntry(rig, n, n, KernelThenStamp(n));
+    rig.SetReg(regs::kGpPut, 20);
+    ASSERT_TRUE(rig.Run());
+    for (uint32_t n = 0; n < 20; ++n) {
+      ASSERT_EQ(Payload(rig, n), n + 1);
+      // Prefetch: the first entry waits for the GPFIFO read and its pushbuffer's read; after
+      // that each pushbuffer has arrived before the entry before it ends. Without: every
+      // entry waits for its pushbuffer's read once the one before it has ended.
+      const uint64_t expected = prefetch > 0 ? t0 + 2 * kLatency + (n + 1) * kKernelNs
+                                             : t0 + kLatency + (n + 1) * (kLatency + kKernelNs);
+      EXPECT_EQ(Stamp(rig, n), expected) << "entry " << n;
+    }
+    EXPECT_EQ(pb_reads.max_in_flight, size_t{prefetch} + 1) << "the running entry's + prefetch";
+    EXPECT_EQ(pb_reads.reads.size(), 20u);
+    EXPECT_EQ(rig.device().counters().kernels, 20u);
+    EXPECT_EQ(rig.Reg(regs::kStatus), regs::kStatusIdle);
+    EXPECT_TRUE(rig.checker().violations().empty());
+  }
+}
+
+TEST(GpuChannelPrefetch, AcrossTheRingWrap) {
+  GpuRig rig(LatencyRig(4, 8));
+  rig.Start();
+  for (uint32_t n = 0; n < 6; ++n) QueueEntry(rig, n, n, KernelThenStamp(n));
+  rig.SetReg(regs::kGpPut, 6);
+  ASSERT_TRUE(rig.Run());
+  ASSERT_EQ(Payload(rig, 5), 6u);
+  // Six more at ring indices 6, 7, 0, 1, 2, 3: two GPFIFO reads (split at the end of the ring),
+  // the second one while the first entries run.
+  const uint64_t t1 = rig.host().now() + 1'000'000;
+  rig.host().set_now(t1);
+  for (uint32_t n = 6; n < 12; ++n) QueueEntry(rig, n % 8, n, KernelThenStamp(n));
+  rig.SetReg(regs::kGpPut, 4);
+  ASSERT_TRUE(rig.Run());
+  for (uint32_t n = 6; n < 12; ++n) {
+    EXPECT_EQ(Payload(rig, n), n + 1);
+    EXPECT_EQ(Stamp(rig, n), t1 + 2 * kLatency + (n - 5) * kKernelNs) << "entry " << n;
+  }
+  EXPECT_EQ(rig.Reg(regs::kGpGet), 4u);
+  EXPECT_EQ(rig.device().counters().gpfifo_entries, 12u);
+  EXPECT_EQ(rig.Reg(regs::kStatus), regs::kStatusIdle);
+  EXPECT_TRUE(rig.checker().violations().empty());
+}
+
+TEST(GpuChannelPrefetch, EntriesFetchedAheadOfAFailingOneAreFetchedAgainAfterTheRestart) {
+  GpuRig rig(LatencyRig(4));
+  rig.Start();
+  rig.SetReg(regs::kIntrEnable, regs::kIntrError);
+  PushbufferReads pb_reads(rig);
+  for (uint32_t n = 0; n < 6; ++n) {
+    QueueEntry(rig, n, n,
+               n == 2 ? PushbufferBuilder().Raw(0x7f000000) : KernelThenStamp(n));  // BAD_OPCODE
+  }
+  rig.SetReg(regs::kGpPut, 6);
+  ASSERT_TRUE(rig.Run());
+  EXPECT_EQ(rig.Reg(regs::kErrorCode), static_cast<uint32_t>(ChannelError::kBadOpcode));
+  EXPECT_EQ(rig.Reg(regs::kErrorInfo), 2u);
+  EXPECT_EQ(rig.Reg(regs::kGpGet), 3u) << "the failing entry is consumed, no more";
+  EXPECT_EQ(Payload(rig, 0), 1u);
+  EXPECT_EQ(Payload(rig, 1), 2u);
+  for (uint32_t n = 3; n < 6; ++n) {
+    EXPECT_EQ(Payload(rig, n), 0u) << "fetched ahead, not run";
+    EXPECT_EQ(pb_reads.reads[n], 1) << "pushbuffer " << n << " was fetched ahead";
+  }
+  // The host changes pushbuffer 4 before the restart: the channel fetches it again.
+  QueueEntry(rig, 4, 4,
+             PushbufferBuilder().Semaphore(
+                 {.address = kSemaphoreArea + 64, .payload = 99, .flags = kSemaphore64}));
+  rig.SetReg(regs::kIntrStatus, regs::kIntrError);
+  rig.SetReg(regs::kControl, regs::kControlEnable | regs::kControlRestart);
+  ASSERT_TRUE(rig.Run());
+  EXPECT_EQ(Payload(rig, 3), 4u);
+  EXPECT_EQ(Payload(rig, 4), 99u);
+  EXPECT_EQ(Payload(rig, 5), 6u);
+  for (uint32_t n = 3; n < 6; ++n) EXPECT_EQ(pb_reads.reads[n], 2) << "pushbuffer " << n;
+  EXPECT_EQ(rig.Reg(regs::kGpGet), 6u);
+  EXPECT_EQ(rig.Reg(regs::kStatus), regs::kStatusIdle);
+  EXPECT_TRUE(rig.checker().violations().empty());
+}
+
+TEST(GpuChannelPrefetch, ErrorsFoundFetchingAheadWaitForTheEarlierEntries) {
+  // Entry 3 is bad (a GPFIFO length of 6; then a pushbuffer read answered UR): it is inside
+  // the prefetch window while entries 0..2 run, which all complete before the error.
+  for (const ChannelError expected : {ChannelError::kBadLength, ChannelError::kDmaUr}) {
+    SCOPED_TRACE(ToString(expected));
+    GpuRig rig(LatencyRig(4));
+    rig.Start();
+    rig.SetReg(regs::kIntrEnable, regs::kIntrError);
+    const uint64_t t0 = 1'000'000;
+    rig.host().set_now(t0);
+    for (uint32_t n = 0; n < 5; ++n) QueueEntry(rig, n, n, KernelThenStamp(n));
+    if (expected == ChannelError::kBadLength) {
+      rig.HostWrite(
+          kRingAddress + uint64_t{3} * kGpfifoEntryBytes,
+          EncodeGpfifoEntry({.pushbuffer = PushbufferAddress(3), .length = 6, .flags = 0}));
+    } else {
+      rig.host().read_policy = [](const dxpu_tlp& t) {
+        return t.addr == PushbufferAddress(3) ? ReadAnswer::kUnsupported : ReadAnswer::kComplete;
+      };
+    }
+    rig.SetReg(regs::kGpPut, 5);
+    ASSERT_TRUE(rig.Run());
+    for (uint32_t n = 0; n < 3; ++n) {
+      EXPECT_EQ(Payload(rig, n), n + 1);
+      EXPECT_EQ(Stamp(rig, n), t0 + 2 * kLatency + (n + 1) * kKernelNs);
+    }
+    EXPECT_EQ(rig.Reg(regs::kErrorCode), static_cast<uint32_t>(expected));
+    EXPECT_EQ(rig.Reg(regs::kErrorInfo), 3u);
+    EXPECT_EQ(rig.Reg(regs::kGpGet), 4u);
+    ASSERT_FALSE(rig.host().msix_messages().empty());
+    EXPECT_EQ(rig.host().msix_messages().back().data, 1u);
+    EXPECT_EQ(rig.host().msix_messages().back().time, Stamp(rig, 2)) << "raised when entry 2 ended";
+    EXPECT_EQ(Payload(rig, 4), 0u);
+    rig.host().read_policy = nullptr;
+    rig.SetReg(regs::kControl, regs::kControlEnable | regs::kControlRestart);
+    ASSERT_TRUE(rig.Run());
+    EXPECT_EQ(Payload(rig, 4), 5u) << "the entry after it runs after the restart";
+    EXPECT_EQ(Payload(rig, 3), 0u);
+    EXPECT_EQ(rig.Reg(regs::kStatus), regs::kStatusIdle);
+  }
+}
+
+TEST(GpuChannelPrefetch, DisablingTheChannelStopsGpfifoFetches) {
+  RigOptions o = LatencyRig(4);
+  o.host.max_read_request = 128;  // GPFIFO reads of 8 entries
+  GpuRig rig(o);
+  rig.Start();
+  const uint64_t t0 = 1'000'000;
+  rig.host().set_now(t0);
+  for (uint32_t n = 0; n < 20; ++n) QueueEntry(rig, n, n, KernelThenStamp(n));
+  rig.SetReg(regs::kGpPut, 20);
+  // Entry 0 is running (entries 0..7 fetched, pushbuffers 0..4 too): disable the channel.
+  rig.host().RunUntil([] { return false; }, t0 + 2 * kLatency + 100);
+  ASSERT_EQ(rig.device().counters().gpfifo_entries, 8u);
+  rig.SetReg(regs::kControl, 0);
+  ASSERT_TRUE(rig.Run());
+  for (uint32_t n = 0; n < 8; ++n) {
+    EXPECT_EQ(Payload(rig, n), n + 1) << "entries already fetched still run";
+  }
+  EXPECT_EQ(Payload(rig, 8), 0u);
+  EXPECT_EQ(rig.Reg(regs::kGpGet), 8u);
+  EXPECT_EQ(rig.device().counters().gpfifo_entries, 8u);
+  EXPECT_EQ(rig.Reg(regs::kStatus), regs::kStatusBusy);
+  rig.SetReg(regs::kControl, regs::kControlEnable);
+  ASSERT_TRUE(rig.Run());
+  for (uint32_t n = 8; n < 20; ++n) EXPECT_EQ(Payload(rig, n), n + 1);
+  EXPECT_EQ(rig.Reg(regs::kGpGet), 20u);
+  EXPECT_EQ(rig.Reg(regs::kStatus), regs::kStatusIdle);
+  EXPECT_TRUE(rig.checker().violations().empty());
+}
+
+TEST(GpuChannelPrefetch, FlrDropsWorkFetchedAhead) {
+  GpuRig rig(LatencyRig(4));
+  rig.Start();
+  const uint64_t t0 = 1'000'000;
+  rig.host().set_now(t0);
+  for (uint32_t n = 0; n < 10; ++n) QueueEntry(rig, n, n, KernelThenStamp(n));
+  rig.SetReg(regs::kGpPut, 10);
+  // Entry 1 runs; pushbuffer 5's read is in flight (its answer is due later).
+  rig.host().RunUntil([] { return false; }, t0 + 2 * kLatency + kKernelNs + 100);
+  ASSERT_EQ(Payload(rig, 0), 1u);
+  ASSERT_EQ(Payload(rig, 1), 0u);
+  const uint64_t unexpected = rig.device().counters().unexpected_completions;
+  const uint16_t devctl = static_cast<uint16_t>(
+      *rig.device().config().capability_offset(CapabilityId::kPciExpress) + pci::kExpDevCtl);
+  rig.host().ConfigWrite(devctl, 2,
+                         (rig.host().ConfigRead32(devctl) & 0xffffu) | pci::kExpDevCtlBcrFlr);
+  EXPECT_EQ(rig.device().NextDeadline(), UINT64_MAX) << "nothing runs, no read in flight";
+  rig.host().RunUntilIdle();  // the late answer arrives
+  EXPECT_GT(rig.device().counters().unexpected_completions, unexpected);
+  rig.checker().ForgetReads();
+  EXPECT_EQ(rig.device().counters().kernels, 2u) << "entry 0 ran, entry 1's kernel was running";
+  for (uint32_t n = 1; n < 10; ++n) EXPECT_EQ(Payload(rig, n), 0u);
+  // Set up again: the channel starts from an empty ring and runs new work.
+  rig.Start();
+  EXPECT_EQ(rig.Reg(regs::kStatus), regs::kStatusIdle);
+  QueueEntry(rig, 0, 10, KernelThenStamp(10));
+  rig.SetReg(regs::kGpPut, 1);
+  ASSERT_TRUE(rig.Run());
+  EXPECT_EQ(Payload(rig, 10), 11u);
+  EXPECT_EQ(rig.device().counters().kernels, 3u);
+  EXPECT_TRUE(rig.checker().violations().empty());
+}
+
+TEST(GpuChannelPrefetch, ACopyAndFetchingAheadShareTheTags) {
+  // Two tags, a 1 MiB host-to-device copy in entry 0: the pushbuffers of the entries after it
+  // still get tags while it runs, and entry 1 starts the moment the copy ends.
+  const uint64_t seed = Seed();
+  SCOPED_TRACE(testing::Message() << "DXPU_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  RigOptions o = LatencyRig(4);
+  o.gpu.max_outstanding_reads = 2;
+  GpuRig rig(o);
+  rig.Start();
+  PushbufferReads pb_reads(rig);
+  const uint64_t size = uint64_t{1} << 20;
+  const std::vector<uint8_t> data = RandomBytes(rng, size);
+  rig.HostWrite(kHostData, data);
+  QueueEntry(
+      rig, 0, 0,
+      PushbufferBuilder()
+          .Copy({.flags = kCopySrcHost, .size = size, .src = kHostData, .dst = 1 << 24})
+          .Semaphore({.address = kSemaphoreArea, .payload = 1, .flags = kSemaphoreTimestamp}));
+  for (uint32_t n = 1; n < 6; ++n) QueueEntry(rig, n, n, KernelThenStamp(n));
+  rig.SetReg(regs::kGpPut, 6);
+  // Run until the copy is half done: pushbuffers 1..4 have been fetched already.
+  rig.host().RunUntil([&] { return rig.device().counters().dma_read_bytes > size / 2; });
+  EXPECT_EQ(Payload(rig, 0), 0u);
+  for (uint32_t n = 1; n < 5; ++n) EXPECT_EQ(pb_reads.reads[n], 1) << "pushbuffer " << n;
+  ASSERT_TRUE(rig.Run());
+  EXPECT_EQ(rig.DeviceRead(1 << 24, size), data);
+  EXPECT_EQ(Payload(rig, 0), 1u);
+  for (uint32_t n = 1; n < 6; ++n) {
+    EXPECT_EQ(Payload(rig, n), n + 1);
+    EXPECT_EQ(Stamp(rig, n), Stamp(rig, 0) + n * kKernelNs) << "no wait for a pushbuffer";
+  }
+  EXPECT_LE(rig.checker().max_reads_in_flight(), 2u);
+  EXPECT_TRUE(rig.checker().violations().empty());
+}
+
+TEST(GpuChannelPrefetch, TheOptionIsChecked) {
+  std::string error;
+  GpuOptions o;
+  o.pushbuffer_prefetch = 65;
+  EXPECT_EQ(GpuDevice::Create(*FindProfile("dxgpu"), o, &error), nullptr);
+  EXPECT_NE(error.find("pushbuffer_prefetch"), std::string::npos) << error;
+  o.pushbuffer_prefetch = 64;
+  EXPECT_NE(GpuDevice::Create(*FindProfile("dxgpu"), o, &error), nullptr);
 }
 
 }  // namespace
