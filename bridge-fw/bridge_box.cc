@@ -139,6 +139,7 @@ bool BridgeBox::AddDevice(const BoxDeviceConfig& dc, BoxAddressSpace& space, std
   gpu::GpuOptions options;
   options.requester_id = dc.box_bdf;
   options.memory_bytes = dc.memory_bytes;
+  options.completion_timeout_ns = config_.device_dma_timeout_ns;
   std::string why;
   Device dev;
   dev.gpu = gpu::GpuDevice::Create(dc.profile, options, &why);

@@ -55,6 +55,10 @@ struct BridgeBoxConfig {
   uint16_t box_tags = 256;
   uint16_t max_pending_per_host = 64;
   uint64_t completion_timeout_ns = 50'000'000;
+  // The box's GPUs' own completion timeout for their DMA reads, which cross the fabric to a
+  // host: as a PCIe Device Control 2 range C value (1 s) rather than a local link's 50 ms, so a
+  // retransmission or a descheduled host proxy is not a DMA error (docs/bridge.md).
+  uint64_t device_dma_timeout_ns = 1'000'000'000;
   uint64_t tag_quarantine_ns = 100'000'000;
   // The sessions' parameters (role, identity and epoch are set per session); zero-filled:
   // dxfp_session_config_defaults().
