@@ -51,11 +51,12 @@ TEST_P(RuntimeTest, EventsOrderAndElapsedDeviceTime) {
   Expected<uint64_t> t02 = rt().EventElapsedNs(e[0], e[2]);
   ASSERT_TRUE(t01.ok() && t12.ok() && t02.ok()) << t01.status().ToString();
   EXPECT_EQ(*t01 + *t12, *t02);
-  // At least the roofline time of the kernel between (the device's time: fetches and the
-  // semaphores between come on top), and the big GEMM takes longer than the small one.
+  // At least the roofline time of the kernel between. The device's time also holds whatever
+  // came between: fetches, semaphores, and idle time while the next submission was on its way
+  // (through DxPU on a loaded machine that can be milliseconds), so the two intervals are not
+  // ordered by their kernels alone.
   EXPECT_GE(*t01, GemmRooflineNs(*props, small, small, small));
   EXPECT_GE(*t12, GemmRooflineNs(*props, big, big, big));
-  EXPECT_GT(*t12, *t01);
   EXPECT_EQ(rt().EventElapsedNs(e[0], e[0]).value(), 0u);
   // The end before the start.
   Expected<uint64_t> reversed = rt().EventElapsedNs(e[2], e[0]);
