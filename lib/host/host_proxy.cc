@@ -28,13 +28,7 @@ HostProxy::~HostProxy() = default;
 
 // ------------------------------------------------------------------ paths
 
-std::optional<PathId> HostProxy::AddBridgePath(std::string name, const dxfp_session_config& session,
-                                               std::string* error) {
-  const auto id = static_cast<PathId>(paths_.size());
-  auto path = std::make_unique<Path>();
-  path->state.name = std::move(name);
-  Path* p = path.get();
-
+bool HostProxy::MakeCore(Path& path, PathId id, std::string* error) {
   dxpu_host_config cfg{};
   dxpu_host_config_defaults(&cfg);
   cfg.requester_id = options_.requester_id;
@@ -43,13 +37,23 @@ std::optional<PathId> HostProxy::AddBridgePath(std::string name, const dxfp_sess
   cfg.request_timeout = options_.request_timeout_ns;
   cfg.msi_base = options_.msi_base;
   cfg.msi_size = options_.msi_size;
-  p->core = HostCore::Create(
+  Path* p = &path;
+  path.core = HostCore::Create(
       cfg, [p](const dxpu_tlp& t) { return SendOnPath(*p, t); },
       [this, id](uint16_t bdf, uint64_t, uint32_t data) { OnInterrupt(id, bdf, data); });
-  if (p->core == nullptr) {
-    if (error != nullptr) *error = "the host transaction layer refused the options";
-    return std::nullopt;
-  }
+  if (path.core == nullptr && error != nullptr)
+    *error = "the host transaction layer refused the options";
+  return path.core != nullptr;
+}
+
+std::optional<PathId> HostProxy::AddBridgePath(std::string name, const dxfp_session_config& session,
+                                               std::string* error) {
+  const auto id = static_cast<PathId>(paths_.size());
+  auto path = std::make_unique<Path>();
+  path->state.name = std::move(name);
+  Path* p = path.get();
+
+  if (!MakeCore(*p, id, error)) return std::nullopt;
 
   dxfp_session_config sc = session;
   sc.role = DXFP_ROLE_INITIATOR;
@@ -84,21 +88,7 @@ std::optional<PathId> HostProxy::AddDirectPath(const gpu::DeviceProfile& profile
   p->device = gpu::GpuDevice::Create(profile, options, error);
   if (p->device == nullptr) return std::nullopt;
 
-  dxpu_host_config cfg{};
-  dxpu_host_config_defaults(&cfg);
-  cfg.requester_id = options_.requester_id;
-  cfg.rcb = options_.read_completion_boundary;
-  cfg.max_payload = options_.max_payload;
-  cfg.request_timeout = options_.request_timeout_ns;
-  cfg.msi_base = options_.msi_base;
-  cfg.msi_size = options_.msi_size;
-  p->core = HostCore::Create(
-      cfg, [p](const dxpu_tlp& t) { return SendOnPath(*p, t); },
-      [this, id](uint16_t bdf, uint64_t, uint32_t data) { OnInterrupt(id, bdf, data); });
-  if (p->core == nullptr) {
-    if (error != nullptr) *error = "the host transaction layer refused the options";
-    return std::nullopt;
-  }
+  if (!MakeCore(*p, id, error)) return std::nullopt;
   paths_.push_back(std::move(path));
   AddDevice(id, host_bdf);
   return id;

@@ -160,6 +160,8 @@ class HostProxy {
     RequestResult result;
   };
 
+  // The path's transaction layer, with the proxy's options; false (and *error) if refused.
+  bool MakeCore(Path& path, PathId id, std::string* error);
   void OnInterrupt(PathId path, uint16_t bdf, uint32_t data);
   void OnPathDown(PathId path, std::string reason);
   std::optional<RequestId> Issue(DeviceId dev, dxpu_tlp tlp, uint32_t data_bytes, uint64_t now);
