@@ -13,14 +13,6 @@ sim::PortId DeviceEnd(size_t i) { return static_cast<sim::PortId>(500 + i); }
 constexpr sim::PortId kHostFabric = 1;
 constexpr sim::PortId kBoxFabric = 1000;
 
-std::vector<uint8_t> Gather(link::FramePieces frame) {
-  size_t total = 0;
-  for (const auto& p : frame) total += p.size();
-  std::vector<uint8_t> bytes(total);
-  link::GatherFrame(frame, bytes);
-  return bytes;
-}
-
 }  // namespace
 
 SimHost::SimHost(const HostProxyOptions& options, uint64_t seed)
@@ -90,7 +82,7 @@ std::optional<PathId> SimHost::AddBox(std::unique_ptr<bridge::BridgeBox> box,
 
 void SimHost::BoxTransmit(link::FramePieces frame) {
   moved_ = true;
-  net_->Send(kBoxFabric, kHostFabric, Gather(frame));
+  net_->Send(kBoxFabric, kHostFabric, link::GatherFrame(frame));
 }
 
 bool SimHost::Step() {
@@ -100,7 +92,7 @@ bool SimHost::Step() {
     box_->Run(now_, [this](const bridge::Peer&, link::FramePieces p) { BoxTransmit(p); });
   proxy_.Flush(now_, [this](PathId, link::FramePieces p) {
     moved_ = true;
-    net_->Send(kHostFabric, kBoxFabric, Gather(p));
+    net_->Send(kHostFabric, kBoxFabric, link::GatherFrame(p));
   });
   return moved_;
 }

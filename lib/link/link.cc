@@ -58,6 +58,14 @@ size_t GatherFrame(FramePieces frame, std::span<uint8_t> out) {
   return at;
 }
 
+std::vector<uint8_t> GatherFrame(FramePieces frame) {
+  size_t total = 0;
+  for (const auto& p : frame) total += p.size();
+  std::vector<uint8_t> bytes(total);
+  GatherFrame(frame, bytes);
+  return bytes;
+}
+
 std::error_code Link::SendFailed(ssize_t n, int err, const std::string& what) {
   if (n < 0) {
     if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) {

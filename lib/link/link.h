@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "link/link_address.h"
 
@@ -44,6 +45,8 @@ size_t FramePiecesToIovecs(FramePieces frame, iovec* iov);
 
 // Copies a frame's pieces, in order, into out (which must hold them); returns the bytes.
 size_t GatherFrame(FramePieces frame, std::span<uint8_t> out);
+// The same, into a new buffer of exactly the frame's size.
+std::vector<uint8_t> GatherFrame(FramePieces frame);
 
 // What an Open() returns: a link, or the error that stopped it opening.
 template <typename T>

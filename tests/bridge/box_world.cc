@@ -11,14 +11,6 @@ namespace {
 sim::PortId HostPort(size_t i) { return static_cast<sim::PortId>(i + 1); }
 sim::PortId BoxPort(size_t i) { return static_cast<sim::PortId>(1000 + i); }
 
-std::vector<uint8_t> Gather(link::FramePieces frame) {
-  size_t total = 0;
-  for (const auto& p : frame) total += p.size();
-  std::vector<uint8_t> bytes(total);
-  link::GatherFrame(frame, bytes);
-  return bytes;
-}
-
 }  // namespace
 
 BoxWorld::BoxWorld(const bridge::BridgeBoxConfig& config, Transport transport, uint64_t seed,
@@ -68,7 +60,7 @@ void BoxWorld::BoxTransmit(const bridge::Peer& to, link::FramePieces frame) {
     if (to.link < box_links_.size()) box_links_[to.link]->SendPieces(link::LinkAddress(), frame);
     return;
   }
-  net_->Send(BoxPort(to.link), HostPort(to.link), Gather(frame));
+  net_->Send(BoxPort(to.link), HostPort(to.link), link::GatherFrame(frame));
 }
 
 bool BoxWorld::Step() {
@@ -104,7 +96,7 @@ bool BoxWorld::Step() {
       if (transport_ == Transport::kMemoryLink) {
         host_links_[i]->SendPieces(link::LinkAddress(), p);
       } else {
-        net_->Send(HostPort(i), BoxPort(i), Gather(p));
+        net_->Send(HostPort(i), BoxPort(i), link::GatherFrame(p));
       }
     });
   }
