@@ -118,6 +118,7 @@ BridgeBox::BridgeBox(const BridgeBoxConfig& config, std::unique_ptr<Datapath> da
     : config_(config),
       datapath_(std::move(datapath)),
       hosts_(config.max_hosts),
+      switch_(config.devices.size(), config.box_links),
       refusal_log_(config.refusal_log_interval_ns, config.refusal_log_burst) {
   if (config.session) {
     session_template_ = *config.session;
@@ -525,10 +526,14 @@ bool BridgeBox::PumpDevices(uint64_t now) {
       counters_.tlps_from_devices++;
       progress = true;
       const Decision dec = datapath_->FromDevice(d, t, now);
-      if (dec.route == Route::kDevice) {
+      if (dec.route == Route::kDevice && dec.refusal == Refusal::kNone) {
+        // Peer to peer: across the box's switch (which copies the payload).
+        counters_.tlps_peer++;
+        switch_.Send(d, dec.port, dec.tlp, now);
+      } else if (dec.route == Route::kDevice) {
         // A refused DMA read's UR: it carries no payload, so the copy is whole.
         to_device.push_back(dec);
-        if (dec.refusal != Refusal::kNone) LogRefusal(now, dec.refusal, "device", d, t);
+        LogRefusal(now, dec.refusal, "device", d, t);
       } else {
         Dispatch(dec, now, "device", d, t);
       }
@@ -540,6 +545,13 @@ bool BridgeBox::PumpDevices(uint64_t now) {
     }
   }
   return progress;
+}
+
+bool BridgeBox::DeliverPeers(uint64_t now) {
+  return switch_.Deliver(now, [&](DeviceIndex to, const dxpu_tlp& t) {
+    counters_.tlps_to_devices++;
+    devices_[to].gpu->Receive(t, now);
+  }) != 0;
 }
 
 void BridgeBox::ExpireRequests(uint64_t now) {
@@ -575,7 +587,8 @@ void BridgeBox::Run(uint64_t now, const Transmit& tx) {
   // Devices and sessions in turn, so that output bounded by the sessions' queues keeps
   // moving; a few rounds at most, so that frames waiting to be received are not starved.
   for (int round = 0; round < 8; ++round) {
-    const bool progress = PumpDevices(now);
+    bool progress = DeliverPeers(now);
+    progress = PumpDevices(now) || progress;
     RetryDeferred(now);
     FlushHosts(now, tx);
     if (!progress) break;
@@ -587,7 +600,7 @@ uint64_t BridgeBox::NextDeadline() const {
   for (const Host& h : hosts_)
     if (h.endpoint) next = std::min(next, h.endpoint->NextDeadline());
   for (const Device& d : devices_) next = std::min(next, d.gpu->NextDeadline());
-  return next;
+  return std::min(next, switch_.NextDeadline());
 }
 
 // ------------------------------------------------------------------ management
@@ -624,6 +637,8 @@ ManageResult BridgeBox::Release(DeviceIndex d, uint64_t now) {
   std::vector<Decision> urs(config_.box_tags);
   const size_t n = datapath_->ReleaseDevice(d, now, urs);
   for (size_t i = 0; i < n; ++i) Dispatch(urs[i], now, "release", d, urs[i].tlp);
+  // Peer writes on their way in belong to the owner that is leaving.
+  switch_.DropTo(d);
   // Function Level Reset through the configuration space, then a scrub of device memory.
   gpu::ConfigSpace& cfg = dev.gpu->config();
   if (dev.pcie_cap != 0) {

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bridge-fw/box_switch.h"
 #include "bridge-fw/datapath.h"
 #include "bridge-fw/rate_limited_log.h"
 #include "bridge-fw/virtual_bars.h"
@@ -67,6 +68,8 @@ struct BridgeBoxConfig {
   // The largest frame each link (by Peer::link) carries; a session on that link offers no
   // more. Links not listed: the session parameters' max_frame.
   std::vector<uint32_t> link_max_frame;
+  // The box's PCIe links as peer-to-peer TLPs cross them (box_switch.h); zero: at once.
+  BoxLinkConfig box_links;
   // Refusal log lines: at most `burst` per reason and host per interval.
   uint64_t refusal_log_interval_ns = 1'000'000'000;
   uint32_t refusal_log_burst = 5;
@@ -129,6 +132,7 @@ struct BoxCounters {
   uint64_t tlps_to_hosts = 0;
   uint64_t tlps_from_devices = 0;
   uint64_t tlps_to_devices = 0;
+  uint64_t tlps_peer = 0;        // device to device in the box (peer to peer)
   uint64_t config_emulated = 0;  // BAR / Resizable BAR accesses the bridge answered itself
   uint64_t deferred = 0;         // host requests that waited for a box tag
   uint64_t host_queue_full = 0;  // a TLP for a host whose queue was full: dropped
@@ -249,6 +253,8 @@ class BridgeBox {
   bool SendToHost(HostSlot slot, const dxpu_tlp& tlp);
   bool HostHasRoom(HostSlot slot, const dxpu_tlp& tlp) const;
   bool PumpDevices(uint64_t now);
+  // Peer-to-peer TLPs whose time has come, into their devices; true if any.
+  bool DeliverPeers(uint64_t now);
   void ExpireRequests(uint64_t now);
   void LogRefusal(uint64_t now, Refusal why, const char* from_what, uint32_t from_id,
                   const dxpu_tlp& tlp);
@@ -263,6 +269,7 @@ class BridgeBox {
   std::vector<Host> hosts_;                            // by slot; endpoint null: free
   std::unordered_map<uint32_t, HostSlot> by_session_;  // our session ID -> slot
   std::unordered_map<uint64_t, HostSlot> by_node_;     // live sessions only
+  BoxSwitch switch_;
   RateLimitedLog refusal_log_;
   uint64_t last_close_reply_ = 0;
   uint64_t now_ = 0;  // the time of the call in progress (for callbacks)

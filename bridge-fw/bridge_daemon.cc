@@ -246,6 +246,8 @@ std::string BridgeDaemon::Metrics() const {
   counter("dxpu_bridge_tlps_to_hosts_total", "TLPs queued to host sessions.", c.tlps_to_hosts);
   counter("dxpu_bridge_tlps_from_devices_total", "TLPs the devices sent.", c.tlps_from_devices);
   counter("dxpu_bridge_tlps_to_devices_total", "TLPs put onto the box's PCIe.", c.tlps_to_devices);
+  counter("dxpu_bridge_tlps_peer_total", "TLPs from one of the box's devices to another.",
+          c.tlps_peer);
   counter("dxpu_bridge_config_emulated_total", "Configuration accesses the bridge answered.",
           c.config_emulated);
   counter("dxpu_bridge_deferred_total", "Host requests that waited for a box tag.", c.deferred);

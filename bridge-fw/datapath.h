@@ -10,6 +10,10 @@
 //                 address, access control (only the owner's TLPs reach a device)
 //   box -> host:  completions routed back to the session and tag that asked; device DMA
 //                 translated into the owner's address space, only inside its granted windows
+//   box -> box:   a device's memory request to a BAR of a device the same host holds (at the
+//                 address that host gave it) goes to that device, and the completions of such
+//                 a read back to the requester: peer to peer stays in the box, as behind a
+//                 PCIe switch
 //
 // A refused non-posted request is answered with an Unsupported Request completion; a refused
 // posted request or completion is dropped. Both are counted by reason.
@@ -93,6 +97,7 @@ struct DmaWindow {
 struct DatapathCounters {
   uint64_t to_device = 0;
   uint64_t to_host = 0;
+  uint64_t peer = 0;       // device to device in the box (peer to peer; also in to_device)
   uint64_t retries = 0;    // kRetry decisions
   uint64_t ur_sent = 0;    // UR completions generated (refusals and timeouts)
   uint64_t dropped = 0;    // all kDrop decisions

@@ -397,8 +397,8 @@ Decision GoldenDatapath::FromDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t
 }
 
 Decision GoldenDatapath::DeviceCompletion(DeviceIndex d, const dxpu_tlp& tlp) {
-  if (tlp.requester_id != config_.bridge_rid || tlp.tag >= pending_.size())
-    return Drop(Refusal::kUnexpectedCpl);
+  if (tlp.requester_id != config_.bridge_rid) return PeerCompletion(d, tlp);
+  if (tlp.tag >= pending_.size()) return Drop(Refusal::kUnexpectedCpl);
   Pending& p = pending_[tlp.tag];
   const Device& dev = devices_[d];
   if (!p.in_use || p.device != d || tlp.completer_id != dev.entry.box_rid)
@@ -418,6 +418,20 @@ Decision GoldenDatapath::DeviceCompletion(DeviceIndex d, const dxpu_tlp& tlp) {
   return Count(out);
 }
 
+Decision GoldenDatapath::PeerCompletion(DeviceIndex d, const dxpu_tlp& tlp) {
+  // The answer to a peer's read: routed by Requester ID, as a switch does, to a device of the
+  // same owner; IDs and tag stay the box's.
+  const HostSlot owner = devices_[d].entry.owner;
+  for (DeviceIndex to = 0; to < device_count(); ++to) {
+    const DeviceEntry& e = devices_[to].entry;
+    if (to == d || e.box_rid != tlp.requester_id) continue;
+    if (owner == kNoHost || e.owner != owner) break;
+    counters_.peer++;
+    return Count({Route::kDevice, to, Refusal::kNone, tlp});
+  }
+  return Drop(Refusal::kUnexpectedCpl);
+}
+
 Decision GoldenDatapath::DeviceMemory(DeviceIndex d, const dxpu_tlp& tlp) {
   const Device& dev = devices_[d];
   if (tlp.requester_id != dev.entry.box_rid)  // a device may only speak for itself
@@ -425,6 +439,14 @@ Decision GoldenDatapath::DeviceMemory(DeviceIndex d, const dxpu_tlp& tlp) {
   if (dev.entry.owner == kNoHost)
     return Refuse(tlp, Refusal::kUnowned, Route::kDevice, d, config_.bridge_rid);
   const uint64_t len = RequestBytes(tlp);
+  // Peer to peer: a BAR of a device the same host holds, at the address that host gave it.
+  // It stays in the box, as behind a PCIe switch; IDs and tag stay the box's.
+  if (const HostWindow* w = FindBarWindow(dev.entry.owner, tlp.addr, len)) {
+    Decision out{Route::kDevice, w->device, Refusal::kNone, tlp};
+    out.tlp.addr = tlp.addr - w->host_base + w->device_base;
+    counters_.peer++;
+    return Count(out);
+  }
   auto it = std::upper_bound(dev.dma.begin(), dev.dma.end(), tlp.addr,
                              [](uint64_t a, const DmaWindow& w) { return a < w.device_base; });
   if (it == dev.dma.begin() || !Contains((it - 1)->device_base, (it - 1)->size, tlp.addr, len))

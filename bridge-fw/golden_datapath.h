@@ -90,6 +90,7 @@ class GoldenDatapath final : public Datapath {
   Decision HostCompletion(HostSlot host, const dxpu_tlp& tlp);
   Decision DeviceCompletion(DeviceIndex d, const dxpu_tlp& tlp);
   Decision DeviceMemory(DeviceIndex d, const dxpu_tlp& tlp);
+  Decision PeerCompletion(DeviceIndex d, const dxpu_tlp& tlp);
 
   // A device `host` holds and presents at host_rid, or nullptr.
   const Device* HostDevice(HostSlot host, uint16_t host_rid, DeviceIndex* index) const;

@@ -28,6 +28,10 @@ struct PortDeviceInfo {
   uint16_t device_id = 0;
   uint64_t memory_bytes = 0;  // device memory (the MEM_SIZE register)
   uint16_t msix_vectors = 0;
+  // Where other devices of the port reach this one's memory (from address 0) by DMA: the bus
+  // address of its memory window (a BAR) and the window's size; size 0: no peer access.
+  uint64_t memory_window = 0;
+  uint64_t memory_window_size = 0;
 };
 
 // Pinned host memory that every device of the port may read and write by DMA: `data` for the

@@ -379,6 +379,31 @@ Status Runtime::MemcpyDtoDAsync(Stream stream, DevicePtr dst, DevicePtr src, uin
       .status();
 }
 
+Status Runtime::MemcpyPeerAsync(Stream stream, DevicePtr dst, DevicePtr src, uint64_t bytes) {
+  Timed timed(port_, stats_, Kind::kCopyAsync);
+  Expected<std::shared_ptr<StreamState>> s = GetStream(stream);
+  if (!s.ok()) return s.status();
+  if (bytes == 0) return Invalid("MemcpyPeerAsync of 0 bytes");
+  Status status = CheckDeviceRange(src, bytes, (*s)->device, "MemcpyPeerAsync source");
+  if (status.ok()) status = CheckDeviceRange(dst, bytes, SIZE_MAX, "MemcpyPeerAsync destination");
+  if (!status.ok()) return status;
+  if (dst.device == src.device) return Invalid("MemcpyPeerAsync within one device: use DtoD");
+  const PortDeviceInfo& peer = port_.device_info(dst.device);
+  if (peer.memory_window_size == 0 || dst.address > peer.memory_window_size ||
+      bytes > peer.memory_window_size - dst.address) {
+    return Invalid("MemcpyPeerAsync destination: device " + std::to_string(dst.device) +
+                   "'s memory window (" + std::to_string(peer.memory_window_size) +
+                   " bytes) does not reach [" + std::to_string(dst.address) + ", +" +
+                   std::to_string(bytes) + ")");
+  }
+  timed.set_bytes(bytes);
+  // The source device writes into the peer's window, then reads the last DW back: the stream
+  // reaches its next command only once every write has landed in the peer.
+  return SubmitCopy(*devices_[(*s)->device], s->get(), 0, gpu::kCopyDstHost | gpu::kCopyFlush,
+                    src.address, peer.memory_window + dst.address, bytes)
+      .status();
+}
+
 Status Runtime::CopyPinned(HostSide side, DevicePtr device_ptr, uint64_t iova, uint64_t bytes) {
   DeviceState& device = *devices_[device_ptr.device];
   const uint64_t owner = NewId() | DeviceChannel::kPrivateOwner;
@@ -575,7 +600,8 @@ Status Runtime::LaunchAxpy(Stream stream, uint64_t n, float a, DevicePtr x, Devi
 }
 
 Status Runtime::LaunchGemm(Stream stream, uint64_t m, uint64_t n, uint64_t k, float alpha,
-                           DevicePtr a, DevicePtr b, float beta, DevicePtr c) {
+                           DevicePtr a, DevicePtr b, float beta, DevicePtr c,
+                           GemmTranspose transpose) {
   const Timed timed(port_, stats_, Kind::kLaunch);
   for (const uint64_t dim : {m, n, k}) {
     if (dim == 0 || dim > UINT32_MAX) {
@@ -595,7 +621,9 @@ Status Runtime::LaunchGemm(Stream stream, uint64_t m, uint64_t n, uint64_t k, fl
                  .beta = beta,
                  .a = a.address,
                  .b = b.address,
-                 .c = c.address});
+                 .c = c.address,
+                 .flags = (transpose.a ? gpu::kGemmTransposeA : 0U) |
+                          (transpose.b ? gpu::kGemmTransposeB : 0U)});
   return LaunchKernel(stream, {{a, *a_bytes}, {b, *b_bytes}, {c, *c_bytes}}, std::move(commands),
                       "gemm");
 }

@@ -93,6 +93,12 @@ class Runtime {
   Status MemcpyHtoDAsync(Stream stream, DevicePtr dst, const void* src, uint64_t bytes);
   Status MemcpyDtoHAsync(Stream stream, void* dst, DevicePtr src, uint64_t bytes);
   Status MemcpyDtoDAsync(Stream stream, DevicePtr dst, DevicePtr src, uint64_t bytes);
+  // Peer to peer: from the stream's device (src) into another device's memory (dst), written
+  // by the source's copy engine through the destination's memory window (a BAR) without
+  // touching host memory; work after it on the stream starts once every byte has landed.
+  // kInvalidArgument when dst lies beyond that window (PortDeviceInfo::memory_window_size).
+  // Nothing orders it with the destination device's own work: synchronise both.
+  Status MemcpyPeerAsync(Stream stream, DevicePtr dst, DevicePtr src, uint64_t bytes);
   // Synchronous: return when the copy is complete. Pageable host memory is staged through
   // pinned buffers in chunks of staging_chunk_bytes; pinned memory is copied directly.
   Status MemcpyHtoD(DevicePtr dst, const void* src, uint64_t bytes);
@@ -105,9 +111,10 @@ class Runtime {
   Status LaunchMemset32(Stream stream, DevicePtr dst, uint32_t value, uint64_t count);
   // y = a * x + y, n elements.
   Status LaunchAxpy(Stream stream, uint64_t n, float a, DevicePtr x, DevicePtr y);
-  // C = alpha * A * B + beta * C; row-major, A m x k, B k x n, C m x n.
+  // C = alpha * op(A) * op(B) + beta * C; row-major, op(A) m x k, op(B) k x n, C m x n; op(X)
+  // is X or, when `transpose` says so, X^T (A then stored k x m, B n x k), as in BLAS.
   Status LaunchGemm(Stream stream, uint64_t m, uint64_t n, uint64_t k, float alpha, DevicePtr a,
-                    DevicePtr b, float beta, DevicePtr c);
+                    DevicePtr b, float beta, DevicePtr c, GemmTranspose transpose = {});
   // *out = sum of x[0..n).
   Status LaunchReduceSum(Stream stream, uint64_t n, DevicePtr x, DevicePtr out);
 

@@ -21,6 +21,12 @@ struct DevicePtr {
   bool operator==(const DevicePtr&) const = default;
 };
 
+// Which GEMM operands are read transposed (BLAS's transa/transb).
+struct GemmTranspose {
+  bool a = false;
+  bool b = false;
+};
+
 // A stream: an ordered queue of work on one device. 0 is never a valid id.
 struct Stream {
   uint64_t id = 0;

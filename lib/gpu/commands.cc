@@ -78,6 +78,7 @@ Command Decode(Opcode op, std::span<const uint32_t> words) {
       c.a = a.U64();
       c.b = a.U64();
       c.c = a.U64();
+      c.flags = a.U32();
       return c;
     }
     case Opcode::kReduceSum: {
@@ -115,6 +116,8 @@ std::string_view ToString(ChannelError error) {
       return "BAD_ALIGNMENT";
     case ChannelError::kBadVector:
       return "BAD_VECTOR";
+    case ChannelError::kBadFlags:
+      return "BAD_FLAGS";
   }
   return "unknown";
 }
@@ -158,7 +161,7 @@ std::optional<uint16_t> ArgumentCount(uint8_t opcode) {
     case Opcode::kAxpy:
       return 6;
     case Opcode::kGemm:
-      return 11;
+      return 12;
     case Opcode::kReduceSum:
       return 5;
   }
@@ -241,7 +244,7 @@ PushbufferBuilder& PushbufferBuilder::Axpy(const AxpyCommand& c) {
 }
 
 PushbufferBuilder& PushbufferBuilder::Gemm(const GemmCommand& c) {
-  words_.push_back(CommandHeader(Opcode::kGemm, 11));
+  words_.push_back(CommandHeader(Opcode::kGemm, 12));
   words_.push_back(c.m);
   words_.push_back(c.n);
   words_.push_back(c.k);
@@ -250,6 +253,7 @@ PushbufferBuilder& PushbufferBuilder::Gemm(const GemmCommand& c) {
   Put64(c.a);
   Put64(c.b);
   Put64(c.c);
+  words_.push_back(c.flags);
   return *this;
 }
 

@@ -58,10 +58,16 @@ struct NopCommand {
 
 inline constexpr uint32_t kCopySrcHost = 1u << 0;
 inline constexpr uint32_t kCopyDstHost = 1u << 1;
+// With kCopyDstHost: after its writes the copy reads back the last DW it wrote and finishes
+// only when that read completes. A read does not pass the posted writes before it on their
+// path, so every write has then landed: what a copy into another device's memory window
+// (peer to peer) needs before its completion may be signalled on another path.
+inline constexpr uint32_t kCopyFlush = 1u << 2;
+inline constexpr uint32_t kCopyFlagsMask = kCopySrcHost | kCopyDstHost | kCopyFlush;
 inline constexpr uint64_t kMaxCopyBytes = uint64_t{4} << 30;
 
 struct CopyCommand {
-  uint32_t flags = 0;  // kCopySrcHost, kCopyDstHost; else device memory
+  uint32_t flags = 0;  // kCopySrcHost, kCopyDstHost (else device memory), kCopyFlush
   uint64_t size = 0;   // 1 .. 4 GiB
   uint64_t src = 0;
   uint64_t dst = 0;
@@ -104,6 +110,10 @@ struct AxpyCommand {
   bool operator==(const AxpyCommand&) const = default;
 };
 
+inline constexpr uint32_t kGemmTransposeA = 1u << 0;  // op(A) = A^T: A is stored k x m
+inline constexpr uint32_t kGemmTransposeB = 1u << 1;  // op(B) = B^T: B is stored n x k
+inline constexpr uint32_t kGemmFlagsMask = kGemmTransposeA | kGemmTransposeB;
+
 struct GemmCommand {
   uint32_t m = 0;
   uint32_t n = 0;
@@ -113,6 +123,7 @@ struct GemmCommand {
   uint64_t a = 0;
   uint64_t b = 0;
   uint64_t c = 0;
+  uint32_t flags = 0;  // kGemmTransposeA, kGemmTransposeB
 
   bool operator==(const GemmCommand&) const = default;
 };

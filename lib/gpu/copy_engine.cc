@@ -19,6 +19,10 @@ ChannelError CopyEngine::Start(const CopyCommand& c, uint64_t job, uint32_t max_
   if (c.size == 0 || c.size > kMaxCopyBytes) return ChannelError::kBadLength;
   const bool src_host = (c.flags & kCopySrcHost) != 0;
   const bool dst_host = (c.flags & kCopyDstHost) != 0;
+  flush_ = (c.flags & kCopyFlush) != 0;
+  // A flush belongs to writes from device memory: reserved bits and other uses are refused.
+  if ((c.flags & ~kCopyFlagsMask) != 0 || (flush_ && (src_host || !dst_host)))
+    return ChannelError::kBadFlags;
   const bool src_ok = src_host ? HostRangeOk(c.src, c.size) : memory_.Contains(c.src, c.size);
   const bool dst_ok = dst_host ? HostRangeOk(c.dst, c.size) : memory_.Contains(c.dst, c.size);
   if (!src_ok || !dst_ok) return ChannelError::kBadAddress;
@@ -28,6 +32,7 @@ ChannelError CopyEngine::Start(const CopyCommand& c, uint64_t job, uint32_t max_
   max_read_request_ = max_read_request;
   max_payload_ = max_payload;
   writing_ = false;
+  flushing_ = false;
   chunk_reading_ = false;
   if (src_host && dst_host) {
     mode_ = Mode::kHostToHost;
@@ -65,6 +70,13 @@ void CopyEngine::Pump(TlpQueue& out, size_t queue_limit) {
       break;
     case Mode::kDeviceToHost:
       QueueWrites(out, queue_limit);
+      if (!writing_ && flush_ && !flushing_) {
+        // Behind the last write on its path: the read of the last DW written.
+        const uint64_t last_dw = (command_.dst + command_.size - 1) & ~uint64_t{3};
+        dma_.StartRead(job_, last_dw, 4, max_read_request_);
+        flushing_ = true;
+      }
+      if (flushing_) dma_.IssueRead(job_, out);
       break;
     case Mode::kHostToHost:
       if (chunk_reading_) {
@@ -127,7 +139,7 @@ std::optional<uint64_t> CopyEngine::Finished(uint64_t now) const {
       if (dma_.ReadDone(job_)) return now;
       return std::nullopt;
     case Mode::kDeviceToHost:
-      if (!writing_) return now;
+      if (!writing_ && (!flush_ || (flushing_ && dma_.ReadDone(job_)))) return now;
       return std::nullopt;
     case Mode::kHostToHost:
       if (!chunk_reading_ && !writing_ && chunk_start_ + chunk_bytes_ >= command_.size) {
@@ -146,9 +158,11 @@ uint64_t CopyEngine::wake_time() const {
 }
 
 void CopyEngine::Abort() {
-  if (mode_ == Mode::kHostToDevice || mode_ == Mode::kHostToHost) dma_.CancelRead(job_);
+  if (mode_ == Mode::kHostToDevice || mode_ == Mode::kHostToHost || flushing_)
+    dma_.CancelRead(job_);
   mode_ = Mode::kIdle;
   writing_ = false;
+  flushing_ = false;
   chunk_reading_ = false;
   staging_.clear();
   staging_.shrink_to_fit();

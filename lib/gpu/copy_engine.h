@@ -2,7 +2,8 @@
 //   host -> device   memory reads of the source (at most MRRS, never crossing 4 KiB, at most
 //                    max_outstanding_reads in flight); each completion's data is written to
 //                    device memory as it arrives
-//   device -> host   posted writes of at most MPS, never crossing 4 KiB
+//   device -> host   posted writes of at most MPS, never crossing 4 KiB; with kCopyFlush
+//                    then a read of the last DW written, whose completion ends the copy
 //   host -> host     through a 1 MiB staging buffer: read a chunk, then write it
 //   device -> device a local copy, done when the roofline says 2 * size bytes of memory
 //                    traffic take (no launch overhead)
@@ -32,7 +33,8 @@ class CopyEngine {
       : memory_(memory), dma_(dma), roofline_(roofline) {}
 
   // Checks the command (BAD_LENGTH: size 0 or above 4 GiB; BAD_ADDRESS: a device range
-  // outside device memory or a host range that wraps) and starts it at time `start`, its DMA
+  // outside device memory or a host range that wraps; BAD_FLAGS: reserved bits, or a flush
+  // on a copy that does not write from device memory) and starts it at time `start`, its DMA
   // reads under `job`. A device-to-device copy happens here.
   ChannelError Start(const CopyCommand& c, uint64_t job, uint32_t max_read_request,
                      uint32_t max_payload, uint64_t start);
@@ -71,6 +73,8 @@ class CopyEngine {
   // Writes in progress (device to host, or a host-to-host chunk): the split of the
   // destination range and, per transfer offset, where the bytes come from.
   bool writing_ = false;
+  bool flush_ = false;     // kCopyFlush: read back once the writes are queued
+  bool flushing_ = false;  // that read is under way
   dxpu_tlp_req_split write_split_{};
   uint64_t chunk_start_ = 0;  // host to host: the chunk's offset in the transfer
   uint64_t chunk_bytes_ = 0;

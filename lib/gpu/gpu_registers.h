@@ -65,6 +65,7 @@ enum class ChannelError : uint32_t {
   kKernelTooBig = 7,
   kBadAlignment = 8,
   kBadVector = 9,  // INTERRUPT naming a vector the MSI-X table does not have
+  kBadFlags = 10,  // a COPY or GEMM with reserved flag bits set
 };
 
 std::string_view ToString(ChannelError error);

@@ -38,6 +38,15 @@ std::vector<float> Load(const SparseMemory& memory, uint64_t address, uint64_t e
   return v;
 }
 
+// The transpose of a row-major rows x cols matrix.
+std::vector<float> Transposed(const std::vector<float>& m, uint64_t rows, uint64_t cols) {
+  std::vector<float> t(m.size());
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (uint64_t col = 0; col < cols; ++col) t[col * rows + r] = m[r * cols + col];
+  }
+  return t;
+}
+
 void Store(SparseMemory& memory, uint64_t address, const std::vector<float>& v) {
   memory.Write(address,
                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4));
@@ -121,8 +130,13 @@ ChannelError RunKernel(SparseMemory& memory, const GemmCommand& c) {
       e != ChannelError::kNone) {
     return e;
   }
-  const std::vector<float> a = Load(memory, c.a, mk);
-  const std::vector<float> b = Load(memory, c.b, kn);
+  if ((c.flags & ~kGemmFlagsMask) != 0) return ChannelError::kBadFlags;
+  // Operands as stored, then in the layout the product reads (op(A) m x k, op(B) k x n): a
+  // transposed operand is transposed first, so the arithmetic is the same either way.
+  std::vector<float> a = Load(memory, c.a, mk);
+  std::vector<float> b = Load(memory, c.b, kn);
+  if ((c.flags & kGemmTransposeA) != 0) a = Transposed(a, c.k, c.m);
+  if ((c.flags & kGemmTransposeB) != 0) b = Transposed(b, c.n, c.k);
   std::vector<float> out = c.beta == 0.0f ? std::vector<float>(mn) : Load(memory, c.c, mn);
   std::vector<float> row(c.n);
   for (uint64_t i = 0; i < c.m; ++i) {

@@ -111,6 +111,7 @@ std::optional<uint64_t> BarAllocator::Allocate(uint64_t size, bool is64) {
   const uint64_t at = (next + size - 1) & ~(size - 1);
   if (at < next) return std::nullopt;
   if (!is64 && (at > kHigh32 || size > kHigh32 - at)) return std::nullopt;
+  if (is64 && (at > kHigh64 || size > kHigh64 - at)) return std::nullopt;
   next = at + size;
   return at;
 }

@@ -23,6 +23,7 @@ class BarAllocator {
   static constexpr uint64_t kLow32 = 0x8000'0000;
   static constexpr uint64_t kHigh32 = 0xf000'0000;  // below the MSI range
   static constexpr uint64_t kLow64 = uint64_t{0x40} << 32;
+  static constexpr uint64_t kHigh64 = kLow64 + (uint64_t{1} << 40);  // a 1 TiB window
 
   std::optional<uint64_t> Allocate(uint64_t size, bool is64);
 

@@ -136,6 +136,15 @@ Status HostPort::Health(size_t device) const {
   return s;
 }
 
+AttachedBar MemoryWindow(const AttachedDevice& device) {
+  AttachedBar best;
+  for (size_t i = 1; i < device.bars.size(); ++i) {
+    const AttachedBar& b = device.bars[i];
+    if (b.is64 && b.prefetchable && b.size > best.size) best = b;
+  }
+  return best;
+}
+
 Expected<std::vector<PortDevice>> AttachAll(HostDriver& driver,
                                             const std::vector<DeviceId>& devices,
                                             const AttachOptions& options) {
@@ -161,6 +170,12 @@ Expected<std::vector<PortDevice>> AttachAll(HostDriver& driver,
     pd.info.device_id = a->device_id;
     pd.info.memory_bytes = a->memory_bytes;
     pd.info.msix_vectors = a->msix_vectors;
+    const AttachedBar window = MemoryWindow(*a);
+    pd.info.memory_window = window.address;
+    pd.info.memory_window_size = window.size;
+    driver.Run([&](HostProxy& proxy, uint64_t) {
+      proxy.SetMemoryWindow(id, window.address, window.size);
+    });
     out.push_back(std::move(pd));
   }
   return out;

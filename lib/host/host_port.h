@@ -65,7 +65,12 @@ class HostPort final : public dxgpu::Port {
   std::map<uint64_t, Pinned> pinned_;  // by IOVA
 };
 
-// Attaches each device of the driver's proxy in turn (device_attach.h) and describes it.
+// The model's memory window (docs/dxgpu.md): its largest 64-bit prefetchable BAR other than
+// BAR0; size 0 when it has none.
+AttachedBar MemoryWindow(const AttachedDevice& device);
+
+// Attaches each device of the driver's proxy in turn (device_attach.h), describes it, and
+// gives the proxy its memory window for peer-to-peer routing.
 dxgpu::Expected<std::vector<PortDevice>> AttachAll(HostDriver& driver,
                                                    const std::vector<DeviceId>& devices,
                                                    const AttachOptions& options);

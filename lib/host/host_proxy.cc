@@ -59,7 +59,7 @@ std::optional<PathId> HostProxy::AddBridgePath(std::string name, const dxfp_sess
   sc.role = DXFP_ROLE_INITIATOR;
   sc.node_id = options_.node_id;
   fabric::EndpointCallbacks cb;
-  cb.deliver = [this, p](const dxpu_tlp& t) { p->core->Receive(t, p->now); };
+  cb.deliver = [this, p, id](const dxpu_tlp& t) { FromDevice(id, t, p->now); };
   cb.established = [this, p] {
     p->state.up = true;
     ++generation_;
@@ -156,12 +156,53 @@ void HostProxy::DeliverToDevice(PathId path, const dxpu_tlp& tlp, uint64_t now) 
 }
 
 void HostProxy::DeliverToHost(PathId path, const dxpu_tlp& tlp, uint64_t now) {
-  Path& p = *paths_.at(path);
-  p.now = now;
-  p.core->Receive(tlp, now);
+  paths_.at(path)->now = now;
+  FromDevice(path, tlp, now);
 }
 
-void HostProxy::PumpDirect(Path& path, uint64_t now) {
+void HostProxy::FromDevice(PathId from, const dxpu_tlp& tlp, uint64_t now) {
+  if (!RouteToPeer(from, tlp)) paths_[from]->core->Receive(tlp, now);
+}
+
+bool HostProxy::RouteToPeer(PathId from, const dxpu_tlp& tlp) {
+  std::optional<DeviceId> target;
+  if (tlp.kind == DXPU_TLP_MRD || tlp.kind == DXPU_TLP_MWR) {
+    const uint64_t len = uint64_t{tlp.length_dw} * 4;
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      const DeviceState& d = devices_[i];
+      if (len <= d.memory_window_size && tlp.addr >= d.memory_window &&
+          tlp.addr - d.memory_window <= d.memory_window_size - len) {
+        target = static_cast<DeviceId>(i);
+        break;
+      }
+    }
+  } else if ((tlp.kind == DXPU_TLP_CPL || tlp.kind == DXPU_TLP_CPLD) &&
+             tlp.requester_id != options_.requester_id) {
+    // The answer to a peer's read: for the one device presented at that Requester ID.
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      if (devices_[i].host_bdf != tlp.requester_id) continue;
+      if (target) return false;  // ambiguous (the same BDF behind two bridges): not ours
+      target = static_cast<DeviceId>(i);
+    }
+  }
+  if (!target) return false;
+  const DeviceState& d = devices_[*target];
+  Path& to = *paths_[d.path];
+  if (d.lost || to.state.down) return false;  // the transaction layer refuses it (UR, counted)
+  ++peer_tlps_;
+  to.now = std::max(to.now, paths_[from]->now);
+  if (!SendOnPath(to, tlp)) ++peer_dropped_;
+  return true;
+}
+
+void HostProxy::SetMemoryWindow(DeviceId dev, uint64_t base, uint64_t size) {
+  DeviceState& d = devices_.at(dev);
+  d.memory_window = base;
+  d.memory_window_size = size;
+}
+
+void HostProxy::PumpDirect(PathId id, uint64_t now) {
+  Path& path = *paths_[id];
   gpu::GpuDevice& device = *path.device;
   if (path.wire.to_host) {
     // A modelled link: the carrier brings each TLP to the host later.
@@ -189,10 +230,7 @@ void HostProxy::PumpDirect(Path& path, uint64_t now) {
     if (path.to_host.empty()) return;
     // The device is out of Poll: the core may answer into it (device reads of host memory).
     std::vector<gpu::OwnedTlp> batch = std::move(path.to_host);
-    for (const gpu::OwnedTlp& t : batch) {
-      const dxpu_tlp view = t.View();
-      path.core->Receive(view, now);
-    }
+    for (const gpu::OwnedTlp& t : batch) FromDevice(id, t.View(), now);
   }
 }
 
@@ -201,7 +239,7 @@ void HostProxy::Flush(uint64_t now, const Transmit& transmit) {
     Path& p = *paths_[id];
     p.now = now;
     if (p.device != nullptr) {
-      PumpDirect(p, now);
+      PumpDirect(id, now);
       p.core->Expire(now);
       continue;
     }

@@ -66,6 +66,10 @@ struct DeviceState {
   bool lost = false;
   std::array<uint8_t, 4096> shadow{};       // configuration space as last read or written
   std::map<uint32_t, uint64_t> interrupts;  // MSI-X messages received: data (vector) -> count
+  // Its memory window (a BAR) on this host, where other devices reach its memory peer to
+  // peer; size 0: none set.
+  uint64_t memory_window = 0;
+  uint64_t memory_window_size = 0;
 };
 
 // How a direct path's TLPs travel. Unset (the default): the ideal link, handed over at once.
@@ -135,6 +139,16 @@ class HostProxy {
   std::optional<RequestResult> TakeResult(RequestId id);
   bool Done(RequestId id) const;
 
+  // ---- peer to peer ----
+  // Device `dev`'s memory window, once its BAR is programmed (size 0: none). A device's
+  // memory request inside another device's window goes to that device instead of host
+  // memory, and the completions of such a read go back to the device that asked: the routing
+  // a root complex does between its ports (docs/host-proxy.md, "Peer to peer").
+  void SetMemoryWindow(DeviceId dev, uint64_t base, uint64_t size);
+  // TLPs routed peer to peer, and those the target's path would not take (dropped).
+  uint64_t peer_tlps() const { return peer_tlps_; }
+  uint64_t peer_dropped() const { return peer_dropped_; }
+
   // ---- DMA windows: host memory every device may reach at iova ----
   // False (nothing added) if any device's path refuses it (overlap, table full).
   bool AddWindow(uint64_t iova, std::span<uint8_t> memory);
@@ -166,7 +180,11 @@ class HostProxy {
   void OnPathDown(PathId path, std::string reason);
   std::optional<RequestId> Issue(DeviceId dev, dxpu_tlp tlp, uint32_t data_bytes, uint64_t now);
   static bool SendOnPath(Path& path, const dxpu_tlp& tlp);
-  static void PumpDirect(Path& path, uint64_t now);
+  void PumpDirect(PathId id, uint64_t now);
+  // A TLP from a device on path `from` to the host: true when it went to a peer device
+  // instead (see SetMemoryWindow); false: the path's transaction layer takes it.
+  bool RouteToPeer(PathId from, const dxpu_tlp& tlp);
+  void FromDevice(PathId from, const dxpu_tlp& tlp, uint64_t now);
   std::optional<DeviceId> FindDevice(PathId path, uint16_t bdf) const;
 
   HostProxyOptions options_;
@@ -176,6 +194,8 @@ class HostProxy {
   RequestId next_request_ = 1;
   std::map<uint64_t, std::span<uint8_t>> windows_;  // by iova
   uint64_t generation_ = 0;
+  uint64_t peer_tlps_ = 0;
+  uint64_t peer_dropped_ = 0;
 };
 
 }  // namespace dxpu::host

@@ -16,7 +16,9 @@ using dxgpu::Status;
 
 std::vector<HostDmaGrant> HostDmaGrants() {
   const HostProxyOptions defaults;
-  return {{kDmaRangeBase, kDmaRangeSize}, {defaults.msi_base, defaults.msi_size}};
+  return {{kDmaRangeBase, kDmaRangeSize},
+          {defaults.msi_base, defaults.msi_size},
+          {BarAllocator::kLow64, BarAllocator::kHigh64 - BarAllocator::kLow64}};
 }
 
 dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenProxyPort(ProxyPortOptions options) {

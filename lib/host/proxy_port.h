@@ -34,7 +34,8 @@ struct ProxyPortOptions {
 };
 
 // A DMA window a controller grants every device it gives this host: [base, base + size)
-// identity-mapped. The host's DMA range (pinned buffers) and its MSI range.
+// identity-mapped. The host's DMA range (pinned buffers), its MSI range, and its 64-bit BAR
+// window (peer to peer into devices behind other bridges, which the host proxy routes).
 struct HostDmaGrant {
   uint64_t base = 0;
   uint64_t size = 0;

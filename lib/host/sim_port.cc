@@ -57,6 +57,8 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenSimulatedPort(const SimPortOpt
     bc.node_id = 0xb0c5;
     bc.epoch = 1;
     bc.session = session;
+    // Peer to peer crosses the box's PCIe as it would a native host's: two modelled links.
+    bc.box_links = {f.pcie_latency_ns, f.pcie_bandwidth_bps};
     for (size_t i = 0; i < profiles.size(); ++i) bc.devices.push_back({profiles[i], HostBdf(i), 0});
     std::unique_ptr<bridge::BridgeBox> box = bridge::BridgeBox::Create(bc, &error);
     if (box == nullptr) return Status{ErrorCode::kInvalidArgument, "bridge: " + error};

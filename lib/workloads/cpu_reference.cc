@@ -30,6 +30,24 @@ void Gemm(size_t m, size_t n, size_t k, float alpha, std::span<const float> a,
   }
 }
 
+void Gemm(size_t m, size_t n, size_t k, float alpha, std::span<const float> a,
+          std::span<const float> b, float beta, std::span<float> c,
+          dxgpu::GemmTranspose transpose) {
+  std::vector<float> at;
+  std::vector<float> bt;
+  if (transpose.a) {
+    at.resize(m * k);
+    Transpose(k, m, a.first(m * k), at);
+    a = at;
+  }
+  if (transpose.b) {
+    bt.resize(k * n);
+    Transpose(n, k, b.first(k * n), bt);
+    b = bt;
+  }
+  Gemm(m, n, k, alpha, a, b, beta, c);
+}
+
 void Axpy(float a, std::span<const float> x, std::span<float> y) {
   for (size_t i = 0; i < y.size(); ++i) y[i] = (a * x[i]) + y[i];
 }

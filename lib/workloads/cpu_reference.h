@@ -10,12 +10,18 @@
 #include <string>
 #include <string_view>
 
+#include "dxgpu/types.h"
+
 namespace dxpu::workloads {
 namespace cpu {
 
 // C = alpha * A * B + beta * C; row-major, A m x k, B k x n, C m x n; beta == 0: C not read.
 void Gemm(size_t m, size_t n, size_t k, float alpha, std::span<const float> a,
           std::span<const float> b, float beta, std::span<float> c);
+// The same with op(A), op(B) transposed as `transpose` says (A stored k x m, B n x k), as the
+// model does it: the operand is transposed first, then the product above.
+void Gemm(size_t m, size_t n, size_t k, float alpha, std::span<const float> a,
+          std::span<const float> b, float beta, std::span<float> c, dxgpu::GemmTranspose transpose);
 // y = a * x + y.
 void Axpy(float a, std::span<const float> x, std::span<float> y);
 // The sum of x, accumulated in double in index order, rounded to float.

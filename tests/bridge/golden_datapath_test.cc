@@ -253,6 +253,41 @@ TEST_F(DatapathTest, DeviceDmaGoesToItsOwnerInsideGrantedWindowsOnly) {
   EXPECT_EQ(dp_->FromHost(2, cpl, 1).route, Route::kDrop);
 }
 
+// Peer to peer: device 2 (box 05:00.0) joins host 0 beside device 0. A write into device 0's
+// BAR1 at the address host 0 gave it stays in the box, translated, IDs and tag the box's; a
+// read too, and its completion goes back to the reader by Requester ID. Another host's
+// device cannot reach in, and a completion for a device of another owner is dropped.
+TEST_F(DatapathTest, PeerToPeerBetweenOneHostsDevicesStaysInTheBox) {
+  ASSERT_TRUE(dp_->SetDevice(2, {.box_rid = 0x0500, .host_rid = 0x0010, .owner = 0}));
+  const std::vector<uint8_t> data(256, 9);
+  const Decision wr = dp_->FromDevice(2, MemWr(0x0500, 0x40'0000'1000, data), 0);
+  ASSERT_EQ(wr.route, Route::kDevice);
+  EXPECT_EQ(wr.port, 0);
+  EXPECT_EQ(wr.refusal, Refusal::kNone);
+  EXPECT_EQ(wr.tlp.addr, 0x80'0000'1000u);
+  EXPECT_EQ(wr.tlp.requester_id, 0x0500);
+  EXPECT_EQ(wr.tlp.payload, data.data());
+  const Decision rd = dp_->FromDevice(2, MemRd(0x0500, 17, 0x40'0000'1ffc, 1), 0);
+  ASSERT_EQ(rd.route, Route::kDevice);
+  EXPECT_EQ(rd.port, 0);
+  EXPECT_EQ(rd.tlp.tag, 17);
+  EXPECT_EQ(rd.tlp.requester_id, 0x0500);
+  dxpu_tlp cpl = CplD(0x0300, 17, 1, 4, 0x7c, data_.data());
+  cpl.requester_id = 0x0500;
+  const Decision back = dp_->FromDevice(0, cpl, 1);
+  ASSERT_EQ(back.route, Route::kDevice);
+  EXPECT_EQ(back.port, 2);
+  EXPECT_EQ(back.tlp.requester_id, 0x0500);
+  EXPECT_EQ(back.tlp.completer_id, 0x0300);
+  EXPECT_EQ(dp_->counters().peer, 3u);
+  // Host 1's device writing to that address is outside its own windows: dropped.
+  EXPECT_EQ(dp_->FromDevice(1, MemWr(0x0400, 0x40'0000'1000, data), 0).route, Route::kDrop);
+  // A completion device 1 (host 1's) sends to device 2 (host 0's): dropped.
+  cpl.completer_id = 0x0400;
+  EXPECT_EQ(dp_->FromDevice(1, cpl, 1).refusal, Refusal::kUnexpectedCpl);
+  EXPECT_EQ(dp_->counters().peer, 3u);
+}
+
 TEST_F(DatapathTest, UnownedDeviceCannotDma) {
   std::array<Decision, 8> out{};
   EXPECT_EQ(dp_->ReleaseDevice(0, 0, out), 0u);

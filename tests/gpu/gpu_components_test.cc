@@ -86,7 +86,8 @@ TEST(Commands, EncodeDecodeRoundTrip) {
                          .beta = -0.25f,
                          .a = 0x100,
                          .b = 0x1'0000'0200,
-                         .c = 0x300};
+                         .c = 0x300,
+                         .flags = kGemmTransposeA | kGemmTransposeB};
   const PushbufferBuilder pb = PushbufferBuilder()
                                    .Nop(3)
                                    .Copy(copy)
@@ -125,7 +126,7 @@ TEST(Commands, ArgumentCountsAndErrors) {
   const std::pair<Opcode, uint16_t> counts[] = {
       {Opcode::kCopy, 7},      {Opcode::kSemaphoreRelease, 5},
       {Opcode::kInterrupt, 1}, {Opcode::kMemset32, 4},
-      {Opcode::kAxpy, 6},      {Opcode::kGemm, 11},
+      {Opcode::kAxpy, 6},      {Opcode::kGemm, 12},
       {Opcode::kReduceSum, 5}};
   for (const auto& [op, n] : counts) {
     EXPECT_EQ(ArgumentCount(static_cast<uint8_t>(op)), n);

@@ -242,6 +242,45 @@ TEST(GpuCopy, DeviceToDeviceOverlappingCopiesLikeMemmove) {
   }
 }
 
+// kCopyFlush: behind the copy's last write, a 1-DW read of the last DW written; the copy (and
+// so the semaphore after it) ends only when that read is answered.
+TEST(GpuCopy, FlushReadsTheLastDwBackBeforeTheCopyEnds) {
+  GpuRig rig;
+  rig.Start();
+  std::vector<dxpu_tlp> out;
+  rig.host().on_device_tlp = [&](const dxpu_tlp& t) {
+    if (t.kind == DXPU_TLP_MRD || t.kind == DXPU_TLP_MWR) out.push_back(t);
+  };
+  const uint64_t dst = kHostData + 4093;  // the last byte at +1000 lies in DW +1000 & ~3
+  const std::vector<uint8_t> data(1001, 0x5a);
+  rig.DeviceWrite(4096, data);
+  rig.Run();
+  out.clear();
+  rig.host().read_policy = [](const dxpu_tlp& t) {
+    return t.length_dw == 1 ? ReadAnswer::kHold : ReadAnswer::kComplete;
+  };
+  rig.Submit(PushbufferBuilder()
+                 .Copy({.flags = kCopyDstHost | kCopyFlush, .size = 1001, .src = 4096, .dst = dst})
+                 .Semaphore({.address = kSemaphoreArea, .payload = 77, .flags = kSemaphore64}));
+  rig.Run(rig.host().now() + 1'000'000);  // well inside the read's completion timeout
+  ASSERT_EQ(rig.host().held_reads(), 1u);
+  EXPECT_NE(rig.HostRead64(kSemaphoreArea), 77u) << "the copy ended before its flush read";
+  // Every write, then the read of the last DW (the fetches of the pushbuffer come first).
+  ASSERT_GE(out.size(), 2u);
+  const dxpu_tlp& flush = out.back();
+  EXPECT_EQ(flush.kind, DXPU_TLP_MRD);
+  EXPECT_EQ(flush.addr, (dst + 1000) & ~uint64_t{3});
+  EXPECT_EQ(flush.length_dw, 1u);
+  size_t writes = 0;
+  for (size_t i = 0; i + 1 < out.size(); ++i) writes += out[i].kind == DXPU_TLP_MWR ? 1 : 0;
+  EXPECT_GE(writes, 4u);  // 1001 bytes from 4093: at least 4 writes (MPS, 4 KiB pages)
+  rig.host().ReleaseHeld();
+  ASSERT_TRUE(rig.Run());
+  EXPECT_EQ(rig.Reg(regs::kErrorCode), 0u);
+  EXPECT_EQ(rig.HostRead64(kSemaphoreArea), 77u);
+  EXPECT_TRUE(rig.HostRead(dst, data.size()) == data);
+}
+
 TEST(GpuCopy, SizeAndRangeLimits) {
   GpuRig rig;
   rig.Start();
@@ -264,6 +303,15 @@ TEST(GpuCopy, SizeAndRangeLimits) {
   expect_error(
       {.flags = kCopySrcHost | kCopyDstHost, .size = 8, .src = UINT64_MAX - 3, .dst = kHostData},
       ChannelError::kBadAddress);
+  // Reserved flag bits; a flush on a copy that does not write from device memory.
+  expect_error({.flags = kCopyDstHost | 8, .size = 8, .src = 0, .dst = kHostData},
+               ChannelError::kBadFlags);
+  expect_error({.flags = kCopyFlush, .size = 8, .src = 0, .dst = 64}, ChannelError::kBadFlags);
+  expect_error({.flags = kCopySrcHost | kCopyDstHost | kCopyFlush,
+                .size = 8,
+                .src = kHostData,
+                .dst = kHostData + 64},
+               ChannelError::kBadFlags);
   // A copy of all of device memory (1 GiB) onto itself is in range.
   rig.Submit(PushbufferBuilder().Copy({.flags = 0, .size = 1u << 30, .src = 0, .dst = 0}));
   rig.Run();

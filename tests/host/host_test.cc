@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "bridge-fw/management_client.h"
@@ -182,6 +184,67 @@ void ExpectDmaOutsideWindowsRefused(Port& port, size_t device) {
       5 * kSecond));
 }
 
+// Peer to peer through the runtime: copies between devices a and b (both ways, odd sizes and
+// offsets) land exactly, the bytes around them untouched, and a GEMM reads a copied operand
+// transposed; a destination beyond the peer's memory window and a copy within one device are
+// refused. Returns the port time the largest copy took.
+uint64_t ExpectPeerCopies(Port& port, size_t a, size_t b) {
+  auto opened = dxgpu::Runtime::Open(port);
+  EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+  if (!opened.ok()) return 0;
+  dxgpu::Runtime& rt = **opened;
+  const uint64_t window = port.device_info(b).memory_window_size;
+  EXPECT_GE(window, uint64_t{64} << 20);
+  EXPECT_NE(port.device_info(b).memory_window, 0U);
+  constexpr uint64_t kMax = (uint64_t{4} << 20) + 1001;
+  uint64_t largest_ns = 0;
+  for (const auto& [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+    auto src = rt.Malloc(from, kMax + 64);
+    auto dst = rt.Malloc(to, kMax + 64);
+    auto stream = rt.CreateStream(from);
+    EXPECT_TRUE(src.ok() && dst.ok() && stream.ok());
+    if (!src.ok() || !dst.ok() || !stream.ok()) return 0;
+    std::vector<uint8_t> data(kMax + 64);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>((i * 29) + from);
+    const std::vector<uint8_t> guard(kMax + 64, 0xee);
+    EXPECT_TRUE(rt.MemcpyHtoD(*src, data.data(), data.size()).ok());
+    for (const auto& [bytes, src_off, dst_off] : {std::tuple<uint64_t, uint64_t, uint64_t>{1, 0, 0},
+                                                  {4095, 3, 1},
+                                                  {70001, 7, 33},
+                                                  {kMax, 1, 2}}) {
+      EXPECT_TRUE(rt.MemcpyHtoD(*dst, guard.data(), guard.size()).ok());
+      const uint64_t start = port.Now();
+      const dxgpu::Status st = rt.MemcpyPeerAsync(*stream, *dst + dst_off, *src + src_off, bytes);
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      const dxgpu::Status sync = rt.SynchronizeStream(*stream);
+      EXPECT_TRUE(sync.ok()) << sync.ToString();
+      if (bytes == kMax) largest_ns = std::max(largest_ns, port.Now() - start);
+      std::vector<uint8_t> got(guard.size());
+      EXPECT_TRUE(rt.MemcpyDtoH(got.data(), *dst, got.size()).ok());
+      std::vector<uint8_t> want = guard;
+      std::copy_n(data.begin() + static_cast<ptrdiff_t>(src_off), bytes,
+                  want.begin() + static_cast<ptrdiff_t>(dst_off));
+      EXPECT_TRUE(got == want) << bytes << " bytes from device " << from << " to " << to;
+    }
+    EXPECT_EQ(rt.MemcpyPeerAsync(*stream, *src, *src, 4).code(), ErrorCode::kInvalidArgument);
+    EXPECT_TRUE(rt.Free(*src).ok() && rt.Free(*dst).ok() && rt.DestroyStream(*stream).ok());
+  }
+  // Beyond the window (where memory is larger than it): an allocation past its end.
+  if (port.device_info(b).memory_bytes <= window) return largest_ns;
+  auto below = rt.Malloc(b, window);
+  auto beyond = rt.Malloc(b, 4096);
+  auto s = rt.CreateStream(a);
+  auto src = rt.Malloc(a, 4096);
+  EXPECT_TRUE(below.ok() && beyond.ok() && s.ok() && src.ok());
+  if (below.ok() && beyond.ok() && s.ok() && src.ok()) {
+    EXPECT_GE(beyond->address, window);
+    const dxgpu::Status st = rt.MemcpyPeerAsync(*s, *beyond, *src, 4096);
+    EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("memory window"), std::string::npos) << st.ToString();
+  }
+  return largest_ns;
+}
+
 TEST(DirectPort, AttachesEveryProfileWithItsIdsAndMemory) {
   auto port = host::OpenDirectPort({{"dxgpu", "a100-40g", "h100-80g"}});
   ASSERT_TRUE(port.ok()) << port.status().ToString();
@@ -204,6 +267,12 @@ TEST(DirectPort, MovesDataBothWaysAndDeliversMsix) {
   auto port = host::OpenDirectPort({});
   ASSERT_TRUE(port.ok()) << port.status().ToString();
   ExpectWorkingDevice(**port, 0);
+}
+
+TEST(DirectPort, PeerToPeerBetweenTwoDevices) {
+  auto port = host::OpenDirectPort({.profiles = {"dxgpu", "dxgpu"}});
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  ExpectPeerCopies(**port, 0, 1);
 }
 
 TEST(DirectPort, RefusesDmaOutsidePinnedMemory) {
@@ -250,9 +319,10 @@ struct BridgeSetup {
   std::string mgmt;
 };
 
-// A dxpu-bridge process with `profiles`, every device assigned to kNode at bus i + 1 and
+// A dxpu-bridge process with `profiles`, every device assigned to kNode at bus i + first_bus and
 // granted the host's DMA and MSI ranges.
-BridgeSetup StartBridge(const std::vector<std::string>& profiles, const std::string& link_down) {
+BridgeSetup StartBridge(const std::vector<std::string>& profiles, const std::string& link_down,
+                        uint16_t first_bus = 1) {
   BridgeSetup s;
   s.port = FreePort(SOCK_DGRAM);
   static int n = 0;
@@ -271,7 +341,7 @@ BridgeSetup StartBridge(const std::vector<std::string>& profiles, const std::str
   const bridge::ManagementClient manager(link::LinkAddress::Unix(s.mgmt));
   for (size_t i = 0; i < profiles.size(); ++i) {
     const auto dev = static_cast<uint16_t>(i);
-    EXPECT_TRUE(manager.Assign(dev, static_cast<uint16_t>((i + 1) << 8), kNode).ok());
+    EXPECT_TRUE(manager.Assign(dev, static_cast<uint16_t>((i + first_bus) << 8), kNode).ok());
     for (const host::HostDmaGrant& g : host::HostDmaGrants())
       EXPECT_TRUE(manager.Grant(dev, g.base, g.base, g.size).ok());
   }
@@ -311,12 +381,15 @@ TEST(ProxyPort, AttachesDevicesOfARealBridgeAndMovesData) {
   EXPECT_NE((*port)->device_info(0).location.find("udp:127.0.0.1"), std::string::npos);
   ExpectWorkingDevice(**port, 0);
   ExpectWorkingDevice(**port, 1);
+  // Peer to peer between two GPUs of one box stays in the box (the bridge's switch).
+  ExpectPeerCopies(**port, 0, 1);
 }
 
 // One host, two GPU boxes: a session to each, one port with a GPU from each.
 TEST(ProxyPort, BorrowsFromTwoBridgesAtOnce) {
+  // Each box's GPU at its own bus on this host, so a peer's completions are unambiguous.
   BridgeSetup first = StartBridge({"dxgpu"}, "2s");
-  BridgeSetup second = StartBridge({"h100-80g"}, "2s");
+  BridgeSetup second = StartBridge({"h100-80g"}, "2s", 2);
   host::ProxyPortOptions o;
   o.node_id = kNode;
   o.session = SlackSession(2 * kSecond);
@@ -325,7 +398,7 @@ TEST(ProxyPort, BorrowsFromTwoBridgesAtOnce) {
     a.name = "udp:127.0.0.1:" + std::to_string(b->port);
     a.link = link::UdpLink::Open("127.0.0.1", 0).link;
     a.peer = *link::LinkAddress::FromIp("127.0.0.1", b->port);
-    a.host_bdfs = {0x0100};
+    a.host_bdfs = {b == &first ? uint16_t{0x0100} : uint16_t{0x0200}};
     o.bridges.push_back(std::move(a));
   }
   auto port = host::OpenProxyPort(std::move(o));
@@ -336,6 +409,8 @@ TEST(ProxyPort, BorrowsFromTwoBridgesAtOnce) {
   EXPECT_NE((*port)->device_info(1).location.find(std::to_string(second.port)), std::string::npos);
   ExpectWorkingDevice(**port, 0);
   ExpectWorkingDevice(**port, 1);
+  // Peer to peer between boxes: through this host's proxy, which routes like a root complex.
+  ExpectPeerCopies(**port, 0, 1);
   // One bridge going away loses its GPU only.
   second.process->Kill();
   EXPECT_TRUE(PollUntil(
@@ -474,6 +549,27 @@ TEST(SimulatedPort, NativeAndDxpuBothWork) {
     ExpectWorkingDevice(**port, 0);
     ExpectDmaOutsideWindowsRefused(**port, 1);
   }
+}
+
+// Peer to peer in the simulator: natively through the root complex (two modelled PCIe links),
+// through DxPU inside the box (the same two links, behind the bridge's switch): the fabric is
+// not on the way, so the copy costs the same, not what the 100 Gb/s fabric would take.
+TEST(SimulatedPort, PeerToPeerStaysInTheBox) {
+  uint64_t times[2] = {};
+  for (bool dxpu : {false, true}) {
+    host::SimPortOptions o;
+    o.through_dxpu = dxpu;
+    o.profiles = {"dxgpu", "dxgpu"};
+    auto port = host::OpenSimulatedPort(o);
+    ASSERT_TRUE(port.ok()) << port.status().ToString();
+    times[dxpu ? 1 : 0] = ExpectPeerCopies(**port, 0, 1);
+  }
+  const host::SimFabric f;
+  const double bytes = (4 << 20) + 1001;
+  const double fabric_ns = bytes * 8e9 / static_cast<double>(f.fabric_bandwidth_bps);
+  EXPECT_GT(times[0], 0U);
+  EXPECT_LT(static_cast<double>(times[1]), 0.75 * fabric_ns) << "native " << times[0];
+  EXPECT_LT(static_cast<double>(times[1]), 1.1 * static_cast<double>(times[0]));
 }
 
 // Virtual time of one H2D copy of `bytes` and the round trip of a register read.
