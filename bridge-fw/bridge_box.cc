@@ -499,8 +499,7 @@ void BridgeBox::Dispatch(const Decision& dec, uint64_t now, const char* from_wha
                          const dxpu_tlp& original) {
   switch (dec.route) {
     case Route::kDevice:
-      counters_.tlps_to_devices++;
-      devices_[dec.port].gpu->Receive(dec.tlp, now);
+      DeliverToDevice(dec.port, dec.tlp, now);
       break;
     case Route::kHost:
       if (!SendToHost(dec.port, dec.tlp)) counters_.host_queue_full++;
@@ -545,6 +544,47 @@ bool BridgeBox::PumpDevices(uint64_t now) {
     }
   }
   return progress;
+}
+
+// A completion larger than the device's Max Payload Size (a host completes a DMA read in one
+// TLP over the fabric) is split here, on the box's PCIe, as the completer may split it: every
+// piece but the last ends on an RCB boundary, none carries more than MPS. Only the address's
+// low 7 bits (Lower Address) matter for that, so the piece boundaries come out as a completer
+// that knew the whole address would draw them.
+void BridgeBox::DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now) {
+  gpu::GpuDevice& gpu = *devices_[d].gpu;
+  const uint32_t mps = gpu.config().max_payload_size();
+  const uint32_t carried = dxpu_tlp_payload_len(&tlp);
+  if (tlp.kind != DXPU_TLP_CPLD || carried <= mps) {
+    counters_.tlps_to_devices++;
+    gpu.Receive(tlp, now);
+    return;
+  }
+  // The bytes this completion carries, as a read of them would ask: from Lower Address.
+  const uint32_t lead = tlp.lower_addr & 3U;
+  const uint32_t bytes = std::min<uint32_t>(tlp.byte_count, carried - lead);
+  const uint32_t last = (lead + bytes - 1) & 3U;
+  const auto first_be = static_cast<uint8_t>((0xfU << lead) & 0xfU);
+  const auto last_be = static_cast<uint8_t>(0xfU >> (3 - last));
+  dxpu_tlp_cpl_split split{};
+  if (dxpu_tlp_cpl_split_init(&split, tlp.lower_addr & ~3U, tlp.length_dw, first_be,
+                              tlp.length_dw == 1 ? 0 : last_be, kBoxRcb, mps) != DXPU_TLP_OK) {
+    counters_.tlps_to_devices++;
+    gpu.Receive(tlp, now);  // not a shape a completer sends: the device judges it
+    return;
+  }
+  const uint32_t after = tlp.byte_count - bytes;  // what later completions carry
+  dxpu_tlp_cpl_piece piece{};
+  while (dxpu_tlp_cpl_split_next(&split, &piece)) {
+    dxpu_tlp t = tlp;
+    t.length_dw = piece.length_dw;
+    t.byte_count = static_cast<uint16_t>(piece.byte_count + after);
+    t.lower_addr = piece.lower_addr;
+    t.payload = tlp.payload + (size_t{piece.offset_dw} * 4);
+    counters_.tlps_to_devices++;
+    counters_.completions_split++;
+    gpu.Receive(t, now);
+  }
 }
 
 bool BridgeBox::DeliverPeers(uint64_t now) {

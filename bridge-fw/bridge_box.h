@@ -132,10 +132,11 @@ struct BoxCounters {
   uint64_t tlps_to_hosts = 0;
   uint64_t tlps_from_devices = 0;
   uint64_t tlps_to_devices = 0;
-  uint64_t tlps_peer = 0;        // device to device in the box (peer to peer)
-  uint64_t config_emulated = 0;  // BAR / Resizable BAR accesses the bridge answered itself
-  uint64_t deferred = 0;         // host requests that waited for a box tag
-  uint64_t host_queue_full = 0;  // a TLP for a host whose queue was full: dropped
+  uint64_t tlps_peer = 0;          // device to device in the box (peer to peer)
+  uint64_t completions_split = 0;  // pieces of host completions larger than a device's MPS
+  uint64_t config_emulated = 0;    // BAR / Resizable BAR accesses the bridge answered itself
+  uint64_t deferred = 0;           // host requests that waited for a box tag
+  uint64_t host_queue_full = 0;    // a TLP for a host whose queue was full: dropped
   uint64_t releases = 0;
   uint64_t scrubbed_bytes = 0;
   uint64_t refusal_logs_suppressed = 0;
@@ -143,6 +144,8 @@ struct BoxCounters {
 
 class BridgeBox {
  public:
+  // The Read Completion Boundary the box keeps when it splits a host's completion.
+  static constexpr uint32_t kBoxRcb = 64;
   using Transmit = std::function<void(const Peer& to, link::FramePieces frame)>;
 
   // Null, with *error set, for an invalid configuration.
@@ -253,6 +256,8 @@ class BridgeBox {
   bool SendToHost(HostSlot slot, const dxpu_tlp& tlp);
   bool HostHasRoom(HostSlot slot, const dxpu_tlp& tlp) const;
   bool PumpDevices(uint64_t now);
+  // A TLP onto the box's PCIe to device d; a completion above its MPS in pieces.
+  void DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now);
   // Peer-to-peer TLPs whose time has come, into their devices; true if any.
   bool DeliverPeers(uint64_t now);
   void ExpireRequests(uint64_t now);

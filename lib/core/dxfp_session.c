@@ -18,11 +18,11 @@ void dxfp_session_config_defaults(struct dxfp_session_config *cfg)
 	cfg->epoch = 1;
 	cfg->max_frame = DXFP_MAX_FRAME;
 	cfg->replay_window = 1024;
-	cfg->replay_bytes = 1u << 20;
+	cfg->replay_bytes = 2u << 20;
 	cfg->max_np = 256;
 	for (i = 0; i < DXFP_CLASSES; i++) {
 		cfg->rx_hdr_cap[i] = 512;
-		cfg->rx_data_cap[i] = (256u * 1024u) / DXFP_CREDIT_UNIT;
+		cfg->rx_data_cap[i] = (1024u * 1024u) / DXFP_CREDIT_UNIT;
 	}
 	cfg->ack_delay_ns = 50 * DXFP_NS_PER_US;
 	cfg->keepalive_ns = 1 * DXFP_NS_PER_MS;

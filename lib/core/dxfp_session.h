@@ -285,7 +285,8 @@ struct dxfp_session {
 	bool close_pending;
 };
 
-/* Defaults: 9216-byte frames, 1024-TLP window, 1 MiB replay, 256 NP, 50 us ack delay,
+/* Defaults: 9216-byte frames, 1024-TLP window, 2 MiB replay, 256 NP, 512 TLPs and 1 MiB of
+ * receive buffer per class, 50 us ack delay,
  * 1 ms keepalive, 20 ms link down, RTO 1 ms initial, 200 us .. 5 ms. */
 void dxfp_session_config_defaults(struct dxfp_session_config *cfg);
 

@@ -82,6 +82,17 @@ static bool config_valid(const struct dxpu_host_config *cfg)
 	return true;
 }
 
+enum dxpu_host_err dxpu_host_set_max_payload(struct dxpu_host *h, uint32_t max_payload)
+{
+	struct dxpu_host_config cfg = h->cfg;
+
+	cfg.max_payload = max_payload;
+	if (!config_valid(&cfg))
+		return DXPU_HOST_BAD_ARGUMENT;
+	h->cfg.max_payload = max_payload;
+	return DXPU_HOST_OK;
+}
+
 enum dxpu_host_err dxpu_host_init(struct dxpu_host *h, const struct dxpu_host_config *cfg,
 				  const struct dxpu_host_ops *ops, void *ctx)
 {

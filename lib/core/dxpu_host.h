@@ -129,6 +129,13 @@ enum dxpu_host_err dxpu_host_init(struct dxpu_host *h, const struct dxpu_host_co
 				  const struct dxpu_host_ops *ops, void *ctx);
 
 /*
+ * The most data one of its completions carries from now on (a path's limit learnt once its
+ * session is up: what a frame of the negotiated size holds). BAD_ARGUMENT, and nothing
+ * changed, unless a power of two in 128..4096 and at least the RCB.
+ */
+enum dxpu_host_err dxpu_host_set_max_payload(struct dxpu_host *h, uint32_t max_payload);
+
+/*
  * Issue a non-posted request: t's kind (CfgRd0/CfgWr0/CfgRd1/CfgWr1/MRd/MRd
  * locked excluded) and fields; Requester ID and tag are set here. A request
  * with data to return writes it to buf, which must hold buf_len >= the bytes

@@ -31,12 +31,12 @@
 namespace dxpu::gpu {
 
 struct GpuOptions {
-  uint16_t requester_id = 0x0100;       // the function's BDF on the box's PCIe: Requester ID of its
-                                        // DMA, Completer ID of its completions
-  uint64_t memory_bytes = 0;            // device memory; 0: the profile's roofline.memory_bytes.
-                                        // Stored sparsely (pages allocated on first write; reads of
-                                        // never-written memory return zeros)
-  uint16_t max_outstanding_reads = 64;  // DMA read tags in flight (1..256)
+  uint16_t requester_id = 0x0100;  // the function's BDF on the box's PCIe: Requester ID of its
+                                   // DMA, Completer ID of its completions
+  uint64_t memory_bytes = 0;       // device memory; 0: the profile's roofline.memory_bytes.
+                                   // Stored sparsely (pages allocated on first write; reads of
+                                   // never-written memory return zeros)
+  uint16_t max_outstanding_reads = 256;         // DMA read tags in flight (1..256)
   uint64_t completion_timeout_ns = 50'000'000;  // for the device's own DMA reads
   uint32_t read_completion_boundary = 64;       // 64 or 128
   uint32_t pushbuffer_prefetch = 4;  // GPFIFO entries after the running one whose pushbuffers

@@ -38,6 +38,7 @@ class HostCore {
   dxpu_host_err Issue(dxpu_tlp& tlp, std::span<uint8_t> data, uint64_t now, Done done);
   dxpu_host_err Post(dxpu_tlp& tlp) { return dxpu_host_post(&core_, &tlp); }
   void Receive(const dxpu_tlp& tlp, uint64_t now) { dxpu_host_receive(&core_, &tlp, now); }
+  dxpu_host_err SetMaxPayload(uint32_t bytes) { return dxpu_host_set_max_payload(&core_, bytes); }
   void Expire(uint64_t now) { dxpu_host_expire(&core_, now); }
   uint64_t NextDeadline() const { return dxpu_host_next_deadline(&core_); }
   void FailAll(uint8_t status) { dxpu_host_fail_all(&core_, status); }

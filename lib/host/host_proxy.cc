@@ -24,16 +24,24 @@ dxpu_tlp ConfigRequest(uint8_t kind, uint16_t bdf, uint16_t reg, uint8_t be) {
 
 HostProxy::HostProxy(const HostProxyOptions& options) : options_(options) {}
 
+uint32_t HostProxy::FabricPayload(uint32_t max_frame) const {
+  // One CplD record (3-DW header) alone in a frame: header, record header, TLP header, CRC.
+  constexpr uint32_t kOverhead = DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + 12 + DXFP_CRC_SIZE;
+  uint32_t payload = std::max(options_.fabric_max_payload, options_.max_payload);
+  while (payload > options_.max_payload && payload + kOverhead > max_frame) payload /= 2;
+  return payload;
+}
+
 HostProxy::~HostProxy() = default;
 
 // ------------------------------------------------------------------ paths
 
-bool HostProxy::MakeCore(Path& path, PathId id, std::string* error) {
+bool HostProxy::MakeCore(Path& path, PathId id, uint32_t max_payload, std::string* error) {
   dxpu_host_config cfg{};
   dxpu_host_config_defaults(&cfg);
   cfg.requester_id = options_.requester_id;
   cfg.rcb = options_.read_completion_boundary;
-  cfg.max_payload = options_.max_payload;
+  cfg.max_payload = max_payload;
   cfg.request_timeout = options_.request_timeout_ns;
   cfg.msi_base = options_.msi_base;
   cfg.msi_size = options_.msi_size;
@@ -53,14 +61,22 @@ std::optional<PathId> HostProxy::AddBridgePath(std::string name, const dxfp_sess
   path->state.name = std::move(name);
   Path* p = path.get();
 
-  if (!MakeCore(*p, id, error)) return std::nullopt;
+  // Completions start at the direct size; once the session is up they grow to what one
+  // frame of its negotiated size carries (FabricPayload).
+  if (!MakeCore(*p, id, options_.max_payload, error)) return std::nullopt;
 
   dxfp_session_config sc = session;
   sc.role = DXFP_ROLE_INITIATOR;
   sc.node_id = options_.node_id;
   fabric::EndpointCallbacks cb;
-  cb.deliver = [this, p, id](const dxpu_tlp& t) { FromDevice(id, t, p->now); };
+  // Credits are freed here once a TLP is dealt with; a peer TLP waiting for its target's
+  // queue keeps its credit, so the bridge stops sending before the backlog grows.
+  cb.deliver = [this, p, id](const dxpu_tlp& t) {
+    if (FromDevice(id, t, p->now))
+      p->endpoint->Release(dxpu_tlp_kind_class(t.kind), dxpu_tlp_payload_len(&t));
+  };
   cb.established = [this, p] {
+    p->core->SetMaxPayload(FabricPayload(p->endpoint->session().max_frame));
     p->state.up = true;
     ++generation_;
   };
@@ -70,6 +86,7 @@ std::optional<PathId> HostProxy::AddBridgePath(std::string name, const dxfp_sess
   fabric::EndpointOptions eo;
   eo.queue.max_tlps_per_class = options_.queue_tlps;
   eo.queue.max_payload_bytes_per_class = options_.queue_bytes;
+  eo.auto_release = false;
   p->endpoint = fabric::Endpoint::Create(sc, std::move(cb), eo, error);
   if (p->endpoint == nullptr) return std::nullopt;
   paths_.push_back(std::move(path));
@@ -88,7 +105,7 @@ std::optional<PathId> HostProxy::AddDirectPath(const gpu::DeviceProfile& profile
   p->device = gpu::GpuDevice::Create(profile, options, error);
   if (p->device == nullptr) return std::nullopt;
 
-  if (!MakeCore(*p, id, error)) return std::nullopt;
+  if (!MakeCore(*p, id, options_.max_payload, error)) return std::nullopt;
   paths_.push_back(std::move(path));
   AddDevice(id, host_bdf);
   return id;
@@ -160,11 +177,20 @@ void HostProxy::DeliverToHost(PathId path, const dxpu_tlp& tlp, uint64_t now) {
   FromDevice(path, tlp, now);
 }
 
-void HostProxy::FromDevice(PathId from, const dxpu_tlp& tlp, uint64_t now) {
-  if (!RouteToPeer(from, tlp)) paths_[from]->core->Receive(tlp, now);
+bool HostProxy::FromDevice(PathId from, const dxpu_tlp& tlp, uint64_t now) {
+  switch (RouteToPeer(from, tlp)) {
+    case PeerRoute::kNotPeer:
+      paths_[from]->core->Receive(tlp, now);
+      return true;
+    case PeerRoute::kSent:
+      return true;
+    case PeerRoute::kWaiting:
+      return false;
+  }
+  return true;
 }
 
-bool HostProxy::RouteToPeer(PathId from, const dxpu_tlp& tlp) {
+HostProxy::PeerRoute HostProxy::RouteToPeer(PathId from, const dxpu_tlp& tlp) {
   std::optional<DeviceId> target;
   if (tlp.kind == DXPU_TLP_MRD || tlp.kind == DXPU_TLP_MWR) {
     const uint64_t len = uint64_t{tlp.length_dw} * 4;
@@ -181,18 +207,52 @@ bool HostProxy::RouteToPeer(PathId from, const dxpu_tlp& tlp) {
     // The answer to a peer's read: for the one device presented at that Requester ID.
     for (size_t i = 0; i < devices_.size(); ++i) {
       if (devices_[i].host_bdf != tlp.requester_id) continue;
-      if (target) return false;  // ambiguous (the same BDF behind two bridges): not ours
+      if (target) return PeerRoute::kNotPeer;  // ambiguous (one BDF behind two bridges)
       target = static_cast<DeviceId>(i);
     }
   }
-  if (!target) return false;
+  if (!target) return PeerRoute::kNotPeer;
   const DeviceState& d = devices_[*target];
   Path& to = *paths_[d.path];
-  if (d.lost || to.state.down) return false;  // the transaction layer refuses it (UR, counted)
+  // A lost target: the transaction layer refuses the TLP (UR, counted).
+  if (d.lost || to.state.down) return PeerRoute::kNotPeer;
   ++peer_tlps_;
   to.now = std::max(to.now, paths_[from]->now);
-  if (!SendOnPath(to, tlp)) ++peer_dropped_;
-  return true;
+  if (to.peer_backlog.empty() && SendOnPath(to, tlp)) return PeerRoute::kSent;
+  // The target's queue is full: the TLP waits, in order, and (from a bridge) keeps its credit.
+  const bool credited = paths_[from]->endpoint != nullptr;
+  if (!credited && to.peer_backlog.size() >= kMaxPeerBacklog) {
+    ++peer_dropped_;  // a direct device outrunning a bridge: bounded, counted
+    return PeerRoute::kSent;
+  }
+  PeerWaiting w;
+  w.from = from;
+  w.credited = credited;
+  w.tlp.header = tlp;
+  w.tlp.header.payload = nullptr;
+  if (tlp.payload != nullptr)
+    w.tlp.payload.assign(tlp.payload, tlp.payload + dxpu_tlp_payload_len(&tlp));
+  to.peer_backlog.push_back(std::move(w));
+  return credited ? PeerRoute::kWaiting : PeerRoute::kSent;
+}
+
+void HostProxy::DrainPeerBacklog(Path& to) {
+  while (!to.peer_backlog.empty()) {
+    PeerWaiting& w = to.peer_backlog.front();
+    const dxpu_tlp t = w.tlp.View();
+    if (!to.state.down && !SendOnPath(to, t)) return;
+    if (to.state.down) ++peer_dropped_;
+    Path& from = *paths_[w.from];
+    if (w.credited && !from.state.down)
+      from.endpoint->Release(dxpu_tlp_kind_class(t.kind), dxpu_tlp_payload_len(&t));
+    to.peer_backlog.pop_front();
+  }
+}
+
+size_t HostProxy::peer_waiting() const {
+  size_t n = 0;
+  for (const auto& p : paths_) n += p->peer_backlog.size();
+  return n;
 }
 
 void HostProxy::SetMemoryWindow(DeviceId dev, uint64_t base, uint64_t size) {
@@ -238,6 +298,7 @@ void HostProxy::Flush(uint64_t now, const Transmit& transmit) {
   for (PathId id = 0; id < paths_.size(); ++id) {
     Path& p = *paths_[id];
     p.now = now;
+    DrainPeerBacklog(p);
     if (p.device != nullptr) {
       PumpDirect(id, now);
       p.core->Expire(now);
@@ -245,6 +306,11 @@ void HostProxy::Flush(uint64_t now, const Transmit& transmit) {
     }
     p.core->Expire(now);
     p.endpoint->Flush(now, [&](link::FramePieces frame) { transmit(id, frame); });
+    if (!p.peer_backlog.empty()) {
+      // What the frames just sent made room for.
+      DrainPeerBacklog(p);
+      p.endpoint->Flush(now, [&](link::FramePieces frame) { transmit(id, frame); });
+    }
   }
 }
 

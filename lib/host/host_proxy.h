@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -38,7 +39,13 @@ struct HostProxyOptions {
   uint64_t node_id = 1;            // this host's identity in every HELLO (bridges own by it)
   uint16_t requester_id = 0x0000;  // the host's root port
   uint32_t read_completion_boundary = 64;
-  uint32_t max_payload = 256;  // the most data one of the host's completions carries
+  uint32_t max_payload =
+      256;  // the most data a host write or a completion on a direct path carries
+  // The most data one of the host's completions carries over a DxFP session, as far as the
+  // session's frames allow (1024 in a 1472-byte UDP datagram, 4096 in a 9216-byte frame): a
+  // device's DMA read is answered in fewer, larger TLPs, and the bridge splits them to the
+  // device's MPS on the box's PCIe (docs/host-proxy.md).
+  uint32_t fabric_max_payload = 4096;
   uint64_t request_timeout_ns = 1'000'000'000;  // configuration and MMIO reads
   uint64_t msi_base = 0xfee0'0000;              // the MSI range: device writes there are interrupts
   uint64_t msi_size = 0x10'0000;
@@ -145,9 +152,11 @@ class HostProxy {
   // memory, and the completions of such a read go back to the device that asked: the routing
   // a root complex does between its ports (docs/host-proxy.md, "Peer to peer").
   void SetMemoryWindow(DeviceId dev, uint64_t base, uint64_t size);
-  // TLPs routed peer to peer, and those the target's path would not take (dropped).
+  // TLPs routed peer to peer; those dropped (a direct device's beyond the backlog bound, or
+  // waiting when their target's path went down); those waiting now.
   uint64_t peer_tlps() const { return peer_tlps_; }
   uint64_t peer_dropped() const { return peer_dropped_; }
+  size_t peer_waiting() const;
 
   // ---- DMA windows: host memory every device may reach at iova ----
   // False (nothing added) if any device's path refuses it (overlap, table full).
@@ -160,7 +169,17 @@ class HostProxy {
   dxpu_host_counters Counters() const;
 
  private:
+  // A peer TLP waiting for room in its target path's queue.
+  struct PeerWaiting {
+    gpu::OwnedTlp tlp;
+    PathId from = 0;
+    bool credited = false;  // its source session's credit is still held
+  };
+  static constexpr size_t kMaxPeerBacklog = 65536;  // TLPs, for sources without credit
+  enum class PeerRoute : uint8_t { kNotPeer, kSent, kWaiting };
+
   struct Path {
+    std::deque<PeerWaiting> peer_backlog;  // peer TLPs for this path, oldest first
     PathState state;
     std::unique_ptr<HostCore> core;
     std::unique_ptr<fabric::Endpoint> endpoint;  // bridge path
@@ -175,16 +194,23 @@ class HostProxy {
   };
 
   // The path's transaction layer, with the proxy's options; false (and *error) if refused.
-  bool MakeCore(Path& path, PathId id, std::string* error);
+  bool MakeCore(Path& path, PathId id, uint32_t max_payload, std::string* error);
+  // The completion size for a session whose frames hold max_frame bytes: the largest power of
+  // two up to fabric_max_payload whose CplD fits one frame, never below max_payload.
+  uint32_t FabricPayload(uint32_t max_frame) const;
   void OnInterrupt(PathId path, uint16_t bdf, uint32_t data);
   void OnPathDown(PathId path, std::string reason);
   std::optional<RequestId> Issue(DeviceId dev, dxpu_tlp tlp, uint32_t data_bytes, uint64_t now);
   static bool SendOnPath(Path& path, const dxpu_tlp& tlp);
   void PumpDirect(PathId id, uint64_t now);
-  // A TLP from a device on path `from` to the host: true when it went to a peer device
-  // instead (see SetMemoryWindow); false: the path's transaction layer takes it.
-  bool RouteToPeer(PathId from, const dxpu_tlp& tlp);
-  void FromDevice(PathId from, const dxpu_tlp& tlp, uint64_t now);
+  // A TLP from a device on path `from` to the host: sent to a peer device instead (see
+  // SetMemoryWindow), waiting for room on the peer's path, or not a peer's (the path's
+  // transaction layer takes it).
+  PeerRoute RouteToPeer(PathId from, const dxpu_tlp& tlp);
+  // False: the TLP waits in a peer backlog and its credit is still held.
+  bool FromDevice(PathId from, const dxpu_tlp& tlp, uint64_t now);
+  // Sends what waits for `to` while its queue takes it, freeing the sources' credits.
+  void DrainPeerBacklog(Path& to);
   std::optional<DeviceId> FindDevice(PathId path, uint16_t bdf) const;
 
   HostProxyOptions options_;

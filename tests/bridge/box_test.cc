@@ -195,27 +195,44 @@ TEST_P(BoxTest, DmaBothWaysAtEverySize) {
   std::vector<uint64_t> sizes = {1,   3,   4,    5,    63,   64,    65,
                                  255, 257, 4095, 4096, 4097, 65537, (1 << 20) + 13};
   if (GetParam() == Transport::kMemoryLink) sizes.push_back(64ULL << 20);
-  for (uint64_t size : sizes) {
-    // Unaligned and 4 KiB-crossing: host source at an odd offset, device at another.
-    const uint64_t src = kSrc + 4093 - (size % 7);
-    const uint64_t dev = 0x1000 - 3 + (size % 5);
-    const uint64_t dst = kDst + 4096 + 2 + (size % 11);
-    std::vector<uint8_t> data(size);
-    for (auto& b : data) b = static_cast<uint8_t>(rng());
-    Put(h, src, data.data(), size);
-    // Guard bytes on both sides of the destination must survive.
-    constexpr uint64_t kGuard = 64;
-    std::span<uint8_t> guarded = h.Memory(dst - kGuard, size + 2 * kGuard);
-    ASSERT_EQ(guarded.size(), size + 2 * kGuard);
-    std::memset(guarded.data(), 0xee, guarded.size());
-    std::span<uint8_t> out = h.Memory(dst, size);
-    Pushbuffer pb;
-    pb.Copy(true, false, size, src, dev).Copy(false, true, size, dev, dst);
-    ASSERT_TRUE(drv->Run(pb, 20'000'000'000ULL)) << size;
-    ASSERT_EQ(std::memcmp(out.data(), data.data(), size), 0) << "size " << size;
-    for (uint64_t i = 0; i < kGuard; ++i) {
-      ASSERT_EQ(guarded[i], 0xee) << "size " << size << ": byte before dst - " << kGuard - i;
-      ASSERT_EQ(guarded[kGuard + size + i], 0xee) << "size " << size << ": byte after, +" << i;
+  // The host completes at the device's MPS, then as a host proxy does over the fabric: up to
+  // 4 KiB per completion, which the bridge splits to the device's MPS at RCB boundaries (the
+  // device checks each piece's Byte Count and Lower Address against its read).
+  for (const uint32_t payload : {256U, 4096U}) {
+    h.completion_payload = payload;
+    const uint64_t split_before = world_->box().counters().completions_split;
+    for (uint64_t size : sizes) {
+      // Unaligned and 4 KiB-crossing: host source at an odd offset, device at another.
+      const uint64_t src = kSrc + 4093 - (size % 7);
+      const uint64_t dev = 0x1000 - 3 + (size % 5);
+      const uint64_t dst = kDst + 4096 + 2 + (size % 11);
+      std::vector<uint8_t> data(size);
+      for (auto& b : data) b = static_cast<uint8_t>(rng());
+      Put(h, src, data.data(), size);
+      // Guard bytes on both sides of the destination must survive.
+      constexpr uint64_t kGuard = 64;
+      std::span<uint8_t> guarded = h.Memory(dst - kGuard, size + 2 * kGuard);
+      ASSERT_EQ(guarded.size(), size + 2 * kGuard);
+      std::memset(guarded.data(), 0xee, guarded.size());
+      std::span<uint8_t> out = h.Memory(dst, size);
+      Pushbuffer pb;
+      pb.Copy(true, false, size, src, dev).Copy(false, true, size, dev, dst);
+      ASSERT_TRUE(drv->Run(pb, 20'000'000'000ULL)) << size;
+      ASSERT_EQ(std::memcmp(out.data(), data.data(), size), 0) << "size " << size;
+      for (uint64_t i = 0; i < kGuard; ++i) {
+        ASSERT_EQ(guarded[i], 0xee) << "size " << size << ": byte before dst - " << kGuard - i;
+        ASSERT_EQ(guarded[kGuard + size + i], 0xee) << "size " << size << ": byte after, +" << i;
+      }
+    }
+    // Pieces of completions above the device's MPS (as programmed: the driver may leave the
+    // power-on 128): none when the host already completes within it, else at least one per MPS
+    // of the 1 MiB + 13 copy alone.
+    const uint64_t split = world_->box().counters().completions_split - split_before;
+    const uint32_t mps = world_->box().device(0).config().max_payload_size();
+    if (payload <= mps) {
+      EXPECT_EQ(split, 0U);
+    } else {
+      EXPECT_GE(split, (uint64_t{1} << 20) / mps);
     }
   }
 }

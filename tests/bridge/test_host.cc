@@ -179,7 +179,7 @@ void TestHost::AnswerRead(const dxpu_tlp& t) {
   }
   dxpu_tlp_cpl_split split{};
   if (dxpu_tlp_cpl_split_init(&split, t.addr, t.length_dw, t.first_be, t.last_be, kHostRcb,
-                              kHostMps) != DXPU_TLP_OK)
+                              completion_payload) != DXPU_TLP_OK)
     return;
   dxpu_tlp_cpl_piece piece{};
   while (dxpu_tlp_cpl_split_next(&split, &piece)) {

@@ -62,6 +62,9 @@ class TestHost {
   size_t outstanding() const { return by_tag_.size(); }
 
   // Counters of what the host saw.
+  // The most data one of its completions to a device's DMA read carries: 256 (the device's
+  // MPS) or, as host proxies complete over the fabric, up to 4096 (the bridge splits them).
+  uint32_t completion_payload = 256;
   uint64_t dma_reads = 0, dma_writes = 0, dma_refused = 0, unexpected_cpl = 0, ur_received = 0;
   uint64_t now_ns = 0;  // set by the driver before each call
 

@@ -836,6 +836,30 @@ TEST(HostCore, DeviceReadsInsideAWindow) {
   EXPECT_EQ(mem, copy);
 }
 
+// A path learns its frame size once its session is up: the completion size changes then, and
+// only to a valid one.
+TEST(HostCore, MaxPayloadChangesOnlyToAValidSize) {
+  constexpr uint64_t kIova = 0x2'8000'0000;
+  std::mt19937_64 rng = DataRng(4);
+  std::vector<uint8_t> mem = RandomBytes(rng, 0x2000);
+  dxpu_host_config cfg = Config();
+  cfg.rcb = 64;
+  cfg.max_payload = 256;
+  Host host(cfg);
+  ASSERT_EQ(
+      dxpu_host_add_window(host.get(), kGpu, kIova, mem.size(), mem.data(), DXPU_HOST_WIN_READ),
+      DXPU_HOST_OK);
+  for (const uint32_t bad : {0U, 32U, 100U, 384U, 8192U}) {
+    EXPECT_EQ(dxpu_host_set_max_payload(host.get(), bad), DXPU_HOST_BAD_ARGUMENT) << bad;
+  }
+  CheckDeviceRead(host, kIova, mem, kIova + 0x1003, 4000, 64, 256);
+  ASSERT_EQ(dxpu_host_set_max_payload(host.get(), 4096), DXPU_HOST_OK);
+  CheckDeviceRead(host, kIova, mem, kIova + 0x1003, 4000, 64, 4096);
+  CheckDeviceRead(host, kIova, mem, kIova + 0x1000, 4096, 64, 4096);
+  ASSERT_EQ(dxpu_host_set_max_payload(host.get(), 1024), DXPU_HOST_OK);
+  CheckDeviceRead(host, kIova, mem, kIova + 0x0101, 3000, 64, 1024);
+}
+
 TEST(HostCore, DeviceReadsWithSparseOrNoByteEnables) {
   constexpr uint64_t kIova = 0x10000;
   std::mt19937_64 rng = DataRng(4);

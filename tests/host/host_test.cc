@@ -491,6 +491,7 @@ TEST(ProxyPort, KillingTheBridgeMidWorkloadFailsEveryThreadCleanly) {
   struct Worker {
     std::thread thread;
     std::atomic<int> rounds{0};
+    std::atomic<bool> done{false};  // failure is set
     dxgpu::Status failure;
     std::chrono::steady_clock::time_point failed_at;
   };
@@ -505,6 +506,7 @@ TEST(ProxyPort, KillingTheBridgeMidWorkloadFailsEveryThreadCleanly) {
       auto stream = r.CreateStream(0);
       if (!host.ok() || !dev.ok() || !stream.ok()) {
         w->failure = {ErrorCode::kInternal, "set-up failed"};
+        w->done = true;
         return;
       }
       for (;;) {
@@ -514,19 +516,25 @@ TEST(ProxyPort, KillingTheBridgeMidWorkloadFailsEveryThreadCleanly) {
         if (!s.ok()) {
           w->failure = s;
           w->failed_at = std::chrono::steady_clock::now();
+          w->done = true;
           return;
         }
         w->rounds++;
       }
     });
   }
-  // Let them get going, then kill the box.
-  while (workers[0]->rounds < 3 || workers[1]->rounds < 3)
+  // Let them get going (a worker that fails first ends the wait), then kill the box.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((workers[0]->rounds < 3 || workers[1]->rounds < 3) && !workers[0]->done &&
+         !workers[1]->done && std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const bool going = !workers[0]->done && !workers[1]->done;
   b.process->Kill();
   const auto killed = std::chrono::steady_clock::now();
+  for (auto& w : workers) w->thread.join();
+  ASSERT_TRUE(going) << "a worker ended before the kill: " << workers[0]->failure.ToString()
+                     << " / " << workers[1]->failure.ToString();
   for (auto& w : workers) {
-    w->thread.join();
     EXPECT_EQ(w->failure.code(), ErrorCode::kDeviceLost) << w->failure.ToString();
     EXPECT_NE(w->failure.message().find("session went down"), std::string::npos)
         << w->failure.message();
