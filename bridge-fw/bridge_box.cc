@@ -486,13 +486,33 @@ bool BridgeBox::SendToHost(HostSlot slot, const dxpu_tlp& tlp) {
   return true;
 }
 
-bool BridgeBox::HostHasRoom(HostSlot slot, const dxpu_tlp& tlp) const {
+bool BridgeBox::HostHasRoom(HostSlot slot, const dxpu_tlp& tlp, uint32_t waiting_bytes) const {
   const Host& h = hosts_[slot];
   if (!h.endpoint) return true;  // nowhere to wait: the datapath decides (and drops)
   const fabric::TxQueue& q = h.endpoint->queue();
   const dxpu_tlp_class cls = dxpu_tlp_kind_class(tlp.kind);
-  return q.size(cls) < kHostQueueTlps &&
-         q.payload_bytes_used(cls) + dxpu_tlp_payload_len(&tlp) <= kHostQueuePayload;
+  // A combined write waiting (posted, like any DMA write) counts as one TLP more.
+  const size_t waiting = waiting_bytes != 0 ? 1 : 0;
+  return q.size(cls) + waiting < kHostQueueTlps &&
+         q.payload_bytes_used(cls) + waiting_bytes + dxpu_tlp_payload_len(&tlp) <=
+             kHostQueuePayload;
+}
+
+uint32_t BridgeBox::WriteCap(HostSlot slot) const {
+  const Host& h = hosts_[slot];
+  if (!h.endpoint) return 0;
+  // One MWr record (4-DW header) alone in a frame of the session's negotiated size.
+  constexpr uint32_t kOverhead = DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + 16 + DXFP_CRC_SIZE;
+  const uint32_t frame = h.endpoint->session().max_frame;
+  uint32_t cap = DXPU_TLP_MAX_PAYLOAD;
+  while (cap > 0 && cap + kOverhead > frame) cap /= 2;
+  return cap;
+}
+
+void BridgeBox::FlushCombined() {
+  if (!combiner_.pending()) return;
+  const HostSlot slot = combiner_.slot();
+  if (!SendToHost(slot, combiner_.Take())) counters_.host_queue_full++;
 }
 
 void BridgeBox::Dispatch(const Decision& dec, uint64_t now, const char* from_what, uint32_t from_id,
@@ -521,10 +541,22 @@ bool BridgeBox::PumpDevices(uint64_t now) {
     const std::optional<HostSlot> owner = LiveSlot(dev.owner_node);
     to_device.clear();
     dev.gpu->Poll(now, [&](const dxpu_tlp& t) {
-      if (owner && !HostHasRoom(*owner, t)) return false;  // waits in the device
+      // Room for it beside the write being combined, which goes into the same queue.
+      if (owner && !HostHasRoom(*owner, t, combiner_.pending_bytes())) return false;
       counters_.tlps_from_devices++;
       progress = true;
       const Decision dec = datapath_->FromDevice(d, t, now);
+      if (dec.route == Route::kHost && dec.refusal == Refusal::kNone &&
+          WriteCombiner::Joinable(dec.tlp)) {
+        if (combiner_.Append(dec.port, dec.tlp, WriteCap(dec.port))) {
+          counters_.writes_combined++;
+          return true;
+        }
+        FlushCombined();
+        combiner_.Start(dec.port, dec.tlp);
+        return true;
+      }
+      FlushCombined();  // the device's order: what it wrote before goes first
       if (dec.route == Route::kDevice && dec.refusal == Refusal::kNone) {
         // Peer to peer: across the box's switch (which copies the payload).
         counters_.tlps_peer++;
@@ -538,6 +570,7 @@ bool BridgeBox::PumpDevices(uint64_t now) {
       }
       return true;
     });
+    FlushCombined();
     for (const Decision& dec : to_device) {
       counters_.tlps_to_devices++;
       devices_[dec.port].gpu->Receive(dec.tlp, now);

@@ -27,6 +27,7 @@
 #include "bridge-fw/datapath.h"
 #include "bridge-fw/rate_limited_log.h"
 #include "bridge-fw/virtual_bars.h"
+#include "bridge-fw/write_combiner.h"
 #include "core/dxfp_session.h"
 #include "fabric/endpoint.h"
 #include "gpu/gpu_device.h"
@@ -133,6 +134,7 @@ struct BoxCounters {
   uint64_t tlps_from_devices = 0;
   uint64_t tlps_to_devices = 0;
   uint64_t tlps_peer = 0;          // device to device in the box (peer to peer)
+  uint64_t writes_combined = 0;    // device writes joined onto the one before (to a host)
   uint64_t completions_split = 0;  // pieces of host completions larger than a device's MPS
   uint64_t config_emulated = 0;    // BAR / Resizable BAR accesses the bridge answered itself
   uint64_t deferred = 0;           // host requests that waited for a box tag
@@ -254,7 +256,12 @@ class BridgeBox {
   void Dispatch(const Decision& d, uint64_t now, const char* from_what, uint32_t from_id,
                 const dxpu_tlp& original);
   bool SendToHost(HostSlot slot, const dxpu_tlp& tlp);
-  bool HostHasRoom(HostSlot slot, const dxpu_tlp& tlp) const;
+  // Room in the host's queue for tlp, with `waiting_bytes` of a combined write before it.
+  bool HostHasRoom(HostSlot slot, const dxpu_tlp& tlp, uint32_t waiting_bytes = 0) const;
+  // The largest combined write one frame of the host's session carries.
+  uint32_t WriteCap(HostSlot slot) const;
+  // The combined write, if one is pending, into its host's queue.
+  void FlushCombined();
   bool PumpDevices(uint64_t now);
   // A TLP onto the box's PCIe to device d; a completion above its MPS in pieces.
   void DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now);
@@ -275,6 +282,7 @@ class BridgeBox {
   std::unordered_map<uint32_t, HostSlot> by_session_;  // our session ID -> slot
   std::unordered_map<uint64_t, HostSlot> by_node_;     // live sessions only
   BoxSwitch switch_;
+  WriteCombiner combiner_;  // for the device being polled; empty between devices
   RateLimitedLog refusal_log_;
   uint64_t last_close_reply_ = 0;
   uint64_t now_ = 0;  // the time of the call in progress (for callbacks)

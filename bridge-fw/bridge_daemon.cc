@@ -248,6 +248,12 @@ std::string BridgeDaemon::Metrics() const {
   counter("dxpu_bridge_tlps_to_devices_total", "TLPs put onto the box's PCIe.", c.tlps_to_devices);
   counter("dxpu_bridge_tlps_peer_total", "TLPs from one of the box's devices to another.",
           c.tlps_peer);
+  counter("dxpu_bridge_writes_combined_total",
+          "Device writes to a host joined onto the one before (fewer, larger TLPs).",
+          c.writes_combined);
+  counter("dxpu_bridge_completions_split_total",
+          "Pieces of host completions larger than a device's Max Payload Size.",
+          c.completions_split);
   counter("dxpu_bridge_config_emulated_total", "Configuration accesses the bridge answered.",
           c.config_emulated);
   counter("dxpu_bridge_deferred_total", "Host requests that waited for a box tag.", c.deferred);
