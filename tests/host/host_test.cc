@@ -185,9 +185,9 @@ void ExpectDmaOutsideWindowsRefused(Port& port, size_t device) {
 }
 
 // Peer to peer through the runtime: copies between devices a and b (both ways, odd sizes and
-// offsets) land exactly, the bytes around them untouched, and a GEMM reads a copied operand
-// transposed; a destination beyond the peer's memory window and a copy within one device are
-// refused. Returns the port time the largest copy took.
+// offsets) land exactly, the bytes around them untouched; a destination beyond the peer's
+// memory window and a copy within one device are refused. Returns the port time the largest
+// copy took.
 uint64_t ExpectPeerCopies(Port& port, size_t a, size_t b) {
   auto opened = dxgpu::Runtime::Open(port);
   EXPECT_TRUE(opened.ok()) << opened.status().ToString();
