@@ -501,12 +501,8 @@ bool BridgeBox::HostHasRoom(HostSlot slot, const dxpu_tlp& tlp, uint32_t waiting
 uint32_t BridgeBox::WriteCap(HostSlot slot) const {
   const Host& h = hosts_[slot];
   if (!h.endpoint) return 0;
-  // One MWr record (4-DW header) alone in a frame of the session's negotiated size.
-  constexpr uint32_t kOverhead = DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + 16 + DXFP_CRC_SIZE;
-  const uint32_t frame = h.endpoint->session().max_frame;
-  uint32_t cap = DXPU_TLP_MAX_PAYLOAD;
-  while (cap > 0 && cap + kOverhead > frame) cap /= 2;
-  return cap;
+  // An MWr with a 64-bit address has a 4-DW header.
+  return fabric::FramePayloadLimit(h.endpoint->session().max_frame, 16);
 }
 
 void BridgeBox::FlushCombined() {
@@ -539,6 +535,7 @@ bool BridgeBox::PumpDevices(uint64_t now) {
     Device& dev = devices_[i];
     if (dev.stalled) continue;
     const std::optional<HostSlot> owner = LiveSlot(dev.owner_node);
+    const uint32_t write_cap = owner ? WriteCap(*owner) : 0;
     to_device.clear();
     dev.gpu->Poll(now, [&](const dxpu_tlp& t) {
       // Room for it beside the write being combined, which goes into the same queue.
@@ -548,7 +545,8 @@ bool BridgeBox::PumpDevices(uint64_t now) {
       const Decision dec = datapath_->FromDevice(d, t, now);
       if (dec.route == Route::kHost && dec.refusal == Refusal::kNone &&
           WriteCombiner::Joinable(dec.tlp)) {
-        if (combiner_.Append(dec.port, dec.tlp, WriteCap(dec.port))) {
+        // A device's DMA goes to its owner only, so the owner's cap is the one.
+        if (combiner_.Append(dec.port, dec.tlp, write_cap)) {
           counters_.writes_combined++;
           return true;
         }

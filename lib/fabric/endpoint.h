@@ -102,6 +102,12 @@ class Endpoint {
   uint64_t now_ = 0;  // the time of the call in progress, for the queue's try_send
 };
 
+// The largest power-of-two payload, up to `cap`, of a TLP with a `header_bytes` header that
+// one DxFP frame of `max_frame` bytes carries alone (frame header, record header, TLP, CRC);
+// 0 when not even 1 byte fits.
+uint32_t FramePayloadLimit(uint32_t max_frame, uint32_t header_bytes,
+                           uint32_t cap = DXPU_TLP_MAX_PAYLOAD);
+
 }  // namespace dxpu::fabric
 
 #endif  // DXPU_LIB_FABRIC_ENDPOINT_H_

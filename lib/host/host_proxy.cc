@@ -25,11 +25,9 @@ dxpu_tlp ConfigRequest(uint8_t kind, uint16_t bdf, uint16_t reg, uint8_t be) {
 HostProxy::HostProxy(const HostProxyOptions& options) : options_(options) {}
 
 uint32_t HostProxy::FabricPayload(uint32_t max_frame) const {
-  // One CplD record (3-DW header) alone in a frame: header, record header, TLP header, CRC.
-  constexpr uint32_t kOverhead = DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + 12 + DXFP_CRC_SIZE;
-  uint32_t payload = std::max(options_.fabric_max_payload, options_.max_payload);
-  while (payload > options_.max_payload && payload + kOverhead > max_frame) payload /= 2;
-  return payload;
+  // A CplD has a 3-DW header.
+  return std::max(options_.max_payload,
+                  fabric::FramePayloadLimit(max_frame, 12, options_.fabric_max_payload));
 }
 
 HostProxy::~HostProxy() = default;
@@ -247,12 +245,6 @@ void HostProxy::DrainPeerBacklog(Path& to) {
       from.endpoint->Release(dxpu_tlp_kind_class(t.kind), dxpu_tlp_payload_len(&t));
     to.peer_backlog.pop_front();
   }
-}
-
-size_t HostProxy::peer_waiting() const {
-  size_t n = 0;
-  for (const auto& p : paths_) n += p->peer_backlog.size();
-  return n;
 }
 
 void HostProxy::SetMemoryWindow(DeviceId dev, uint64_t base, uint64_t size) {

@@ -153,10 +153,9 @@ class HostProxy {
   // a root complex does between its ports (docs/host-proxy.md, "Peer to peer").
   void SetMemoryWindow(DeviceId dev, uint64_t base, uint64_t size);
   // TLPs routed peer to peer; those dropped (a direct device's beyond the backlog bound, or
-  // waiting when their target's path went down); those waiting now.
+  // waiting when their target's path went down).
   uint64_t peer_tlps() const { return peer_tlps_; }
   uint64_t peer_dropped() const { return peer_dropped_; }
-  size_t peer_waiting() const;
 
   // ---- DMA windows: host memory every device may reach at iova ----
   // False (nothing added) if any device's path refuses it (overlap, table full).
