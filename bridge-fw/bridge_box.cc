@@ -400,7 +400,7 @@ bool BridgeBox::ProcessHostTlp(HostSlot slot, const dxpu_tlp& tlp, uint64_t now)
   std::optional<DeviceIndex> cfg_device;
   if (tlp.kind == DXPU_TLP_CFGRD0 || tlp.kind == DXPU_TLP_CFGWR0) {
     cfg_device = OwnedAt(slot, tlp.cfg_target);
-    if (cfg_device && InterceptConfig(slot, tlp, *cfg_device)) return true;
+    if (cfg_device && InterceptConfig(slot, tlp, *cfg_device, now)) return true;
   }
   const Decision dec = datapath_->FromHost(slot, tlp, now);
   if (dec.route == Route::kRetry) return false;
@@ -412,7 +412,7 @@ bool BridgeBox::ProcessHostTlp(HostSlot slot, const dxpu_tlp& tlp, uint64_t now)
 
 // The BAR registers are the bridge's own copy per host (virtual_bars.h); the Resizable BAR
 // controls are the box's to set, so a host's write to them is completed and ignored.
-bool BridgeBox::InterceptConfig(HostSlot slot, const dxpu_tlp& tlp, DeviceIndex d) {
+bool BridgeBox::InterceptConfig(HostSlot slot, const dxpu_tlp& tlp, DeviceIndex d, uint64_t now) {
   Device& dev = devices_[d];
   const uint16_t reg = tlp.cfg_reg;
   const bool bar = VirtualBars::Covers(reg);
@@ -438,7 +438,7 @@ bool BridgeBox::InterceptConfig(HostSlot slot, const dxpu_tlp& tlp, DeviceIndex 
     dev.bars.WriteDw(reg, PayloadDw(tlp), tlp.first_be);
     UpdateBarWindows(d);
   }
-  if (!SendToHost(slot, cpl)) counters_.host_queue_full++;
+  if (!SendToHost(slot, cpl, now)) counters_.host_queue_full++;
   return true;
 }
 
@@ -478,10 +478,10 @@ void BridgeBox::UpdateBarWindows(DeviceIndex d) {
 
 // ------------------------------------------------------------------ routing
 
-bool BridgeBox::SendToHost(HostSlot slot, const dxpu_tlp& tlp) {
+bool BridgeBox::SendToHost(HostSlot slot, const dxpu_tlp& tlp, uint64_t now) {
   if (slot >= hosts_.size()) return false;
   Host& h = hosts_[slot];
-  if (!h.endpoint || h.down || !h.endpoint->Submit(tlp)) return false;
+  if (!h.endpoint || h.down || !h.endpoint->Submit(tlp, now)) return false;
   counters_.tlps_to_hosts++;
   return true;
 }
@@ -505,10 +505,10 @@ uint32_t BridgeBox::WriteCap(HostSlot slot) const {
   return fabric::FramePayloadLimit(h.endpoint->session().max_frame, 16);
 }
 
-void BridgeBox::FlushCombined() {
+void BridgeBox::FlushCombined(uint64_t now) {
   if (!combiner_.pending()) return;
   const HostSlot slot = combiner_.slot();
-  if (!SendToHost(slot, combiner_.Take())) counters_.host_queue_full++;
+  if (!SendToHost(slot, combiner_.Take(), now)) counters_.host_queue_full++;
 }
 
 void BridgeBox::Dispatch(const Decision& dec, uint64_t now, const char* from_what, uint32_t from_id,
@@ -518,7 +518,7 @@ void BridgeBox::Dispatch(const Decision& dec, uint64_t now, const char* from_wha
       DeliverToDevice(dec.port, dec.tlp, now);
       break;
     case Route::kHost:
-      if (!SendToHost(dec.port, dec.tlp)) counters_.host_queue_full++;
+      if (!SendToHost(dec.port, dec.tlp, now)) counters_.host_queue_full++;
       break;
     case Route::kDrop:
     case Route::kRetry:
@@ -550,11 +550,11 @@ bool BridgeBox::PumpDevices(uint64_t now) {
           counters_.writes_combined++;
           return true;
         }
-        FlushCombined();
+        FlushCombined(now);
         combiner_.Start(dec.port, dec.tlp);
         return true;
       }
-      FlushCombined();  // the device's order: what it wrote before goes first
+      FlushCombined(now);  // the device's order: what it wrote before goes first
       if (dec.route == Route::kDevice && dec.refusal == Refusal::kNone) {
         // Peer to peer: across the box's switch (which copies the payload).
         counters_.tlps_peer++;
@@ -568,7 +568,7 @@ bool BridgeBox::PumpDevices(uint64_t now) {
       }
       return true;
     });
-    FlushCombined();
+    FlushCombined(now);
     for (const Decision& dec : to_device) {
       counters_.tlps_to_devices++;
       devices_[dec.port].gpu->Receive(dec.tlp, now);

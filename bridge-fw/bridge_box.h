@@ -246,7 +246,7 @@ class BridgeBox {
   void OnHostTlp(HostSlot slot, const dxpu_tlp& tlp);
   // False when the datapath answered kRetry (the request must wait).
   bool ProcessHostTlp(HostSlot slot, const dxpu_tlp& tlp, uint64_t now);
-  bool InterceptConfig(HostSlot slot, const dxpu_tlp& tlp, DeviceIndex d);
+  bool InterceptConfig(HostSlot slot, const dxpu_tlp& tlp, DeviceIndex d, uint64_t now);
   void AfterConfigWrite(const dxpu_tlp& tlp, DeviceIndex d);
   std::optional<DeviceIndex> OwnedAt(HostSlot slot, uint16_t host_bdf) const;
   void RetryDeferred(uint64_t now);
@@ -255,13 +255,13 @@ class BridgeBox {
   // Carries out a decision about `original`; a refusal is logged naming the original.
   void Dispatch(const Decision& d, uint64_t now, const char* from_what, uint32_t from_id,
                 const dxpu_tlp& original);
-  bool SendToHost(HostSlot slot, const dxpu_tlp& tlp);
+  bool SendToHost(HostSlot slot, const dxpu_tlp& tlp, uint64_t now);
   // Room in the host's queue for tlp, with `waiting_bytes` of a combined write before it.
   bool HostHasRoom(HostSlot slot, const dxpu_tlp& tlp, uint32_t waiting_bytes = 0) const;
   // The largest combined write one frame of the host's session carries.
   uint32_t WriteCap(HostSlot slot) const;
   // The combined write, if one is pending, into its host's queue.
-  void FlushCombined();
+  void FlushCombined(uint64_t now);
   bool PumpDevices(uint64_t now);
   // A TLP onto the box's PCIe to device d; a completion above its MPS in pieces.
   void DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now);

@@ -161,14 +161,13 @@ BridgeDaemon::~BridgeDaemon() = default;
 void BridgeDaemon::OnLinkReadable(uint32_t index) {
   link::Link& l = *links_[index];
   const auto tx = [this](const Peer& to, link::FramePieces f) { Transmit(to, f); };
-  for (int i = 0; i < kFramesPerWake; ++i) {
-    Peer from{index, link::LinkAddress()};
-    const link::LinkResult r = l.Receive(rx_, &from.address);
-    if (!r.ok()) break;
+  const link::Link::FrameUse use = [&](std::span<const uint8_t> frame,
+                                       const link::LinkAddress& address) {
     // The time of this frame's arrival, not of the wake: opening a session for an earlier
     // frame may have taken a while.
-    box_->ReceiveFrame(fabric::MonotonicNanos(), from, std::span<const uint8_t>(rx_.data(), r.size),
-                       tx);
+    box_->ReceiveFrame(fabric::MonotonicNanos(), Peer{index, address}, frame, tx);
+  };
+  for (int i = 0; i < kFramesPerWake && l.ReceiveInPlace(rx_, use).ok(); ++i) {
   }
   RunBox();
 }

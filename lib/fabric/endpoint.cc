@@ -32,8 +32,15 @@ Endpoint::Endpoint(const dxfp_session_config& config, EndpointCallbacks callback
   (void)dxfp_session_init(&session_, &config, memory_.data(), memory_.size() * 8, &kOps, this);
 }
 
-bool Endpoint::Submit(const dxpu_tlp& tlp) {
+bool Endpoint::Submit(const dxpu_tlp& tlp, uint64_t now) {
   if (state() == DXFP_STATE_DOWN) return false;
+  if (queue_.empty() && state() == DXFP_STATE_ESTABLISHED &&
+      dxfp_session_send(&session_, now, &tlp) == DXFP_SEND_OK) {
+    if (callbacks_.sent) callbacks_.sent(tlp);
+    return true;
+  }
+  // Refused (no credit, no room, or not a TLP the session sends): the queue keeps it, and
+  // Flush offers it again or drops and counts it, as for any queued TLP.
   return queue_.Push(tlp);
 }
 

@@ -5,7 +5,7 @@
 //
 //   auto ep = Endpoint::Create(cfg, callbacks);
 //   ep->Connect(now);                    // initiator; a responder calls Accept(now, hello)
-//   ep->Submit(tlp);                     // queue a TLP (false: the queue is full)
+//   ep->Submit(tlp, now);                // send or queue a TLP (false: the queue is full)
 //   ep->Receive(now, frame);             // a frame from the link
 //   ep->Flush(now, transmit);            // offer queued TLPs, send every frame due
 //   wake me at ep->NextDeadline(), then Flush again.
@@ -70,8 +70,11 @@ class Endpoint {
     return dxfp_session_receive_frame(&session_, now, &frame);
   }
 
-  // Queues a TLP (copied). False when its class's queue is full or the session is down.
-  bool Submit(const dxpu_tlp& tlp);
+  // Hands a TLP to the session at once (time `now`) when nothing is queued before it and the
+  // session takes it: the order is the same, and the TLP is copied once, into the replay
+  // buffer. Otherwise queues it (copied) for Flush. False when its class's queue is full or
+  // the session is down. May be called from the deliver callback.
+  bool Submit(const dxpu_tlp& tlp, uint64_t now);
   // Offers queued TLPs to the session in PCIe order, then transmits every frame due now.
   void Flush(uint64_t now, const Transmit& transmit);
   uint64_t NextDeadline() const { return dxfp_session_next_deadline(&session_); }

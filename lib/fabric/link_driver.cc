@@ -71,23 +71,22 @@ void LinkDriver::OnTimer() {
 }
 
 void LinkDriver::OnReadable() {
-  // A bounded batch, so that one busy link cannot starve the loop's timers.
-  for (int i = 0; i < 64; i++) {
-    link::LinkAddress from;
-    const link::LinkResult r = link_.Receive(rx_, &from);
-    if (!r.ok()) break;
+  const link::Link::FrameUse use = [this](std::span<const uint8_t> frame,
+                                          const link::LinkAddress& from) {
     counters_.frames_in++;
     const uint64_t now = MonotonicNanos();
-    const std::span<const uint8_t> frame(rx_.data(), r.size);
     if (endpoint_.state() == DXFP_STATE_IDLE &&
         endpoint_.session().cfg.role == DXFP_ROLE_RESPONDER) {
       dxfp_frame f{};
       if (dxfp_frame_parse(frame.data(), frame.size(), DXFP_MAX_FRAME, &f) == DXFP_OK &&
           f.hdr.type == DXFP_HELLO && endpoint_.Accept(now, f) == DXFP_RX_OK)
         peer_ = from;
-      continue;
+      return;
     }
     endpoint_.Receive(now, frame);
+  };
+  // A bounded batch, so that one busy link cannot starve the loop's timers.
+  for (int i = 0; i < 64 && link_.ReceiveInPlace(rx_, use).ok(); i++) {
   }
   Kick();
 }

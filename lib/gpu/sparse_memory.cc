@@ -9,13 +9,16 @@
 namespace dxpu::gpu {
 
 const SparseMemory::Page* SparseMemory::FindPage(uint64_t index) const {
+  if (index == last_.index) return last_.page;
   const auto it = pages_.find(index);
   return it == pages_.end() ? nullptr : it->second.get();
 }
 
 SparseMemory::Page& SparseMemory::PageForWrite(uint64_t index) {
+  if (index == last_.index) return *last_.page;
   std::unique_ptr<Page>& page = pages_[index];
   if (!page) page = std::make_unique<Page>();  // value-initialized: zeros
+  last_ = {index, page.get()};
   return *page;
 }
 
@@ -59,6 +62,7 @@ bool SparseMemory::Zero(uint64_t offset, uint64_t length) {
     const auto it = pages_.find(at / kPageSize);
     if (it != pages_.end()) {
       if (n == kPageSize) {
+        if (last_.index == it->first) last_ = {};
         pages_.erase(it);
       } else {
         std::memset(it->second->data() + in_page, 0, n);

@@ -18,6 +18,9 @@ class SparseMemory {
   static constexpr uint64_t kPageSize = uint64_t{64} << 10;
 
   explicit SparseMemory(uint64_t size) : size_(size) {}
+  // Not movable: last_ points into pages_.
+  SparseMemory(const SparseMemory&) = delete;
+  SparseMemory& operator=(const SparseMemory&) = delete;
 
   uint64_t size() const { return size_; }
   // Whether [offset, offset + length) lies inside the memory (without wrapping).
@@ -34,7 +37,10 @@ class SparseMemory {
   // written copy as zeros without being allocated at the source.
   bool Copy(uint64_t dst, uint64_t src, uint64_t length);
   // Every byte zero again; frees every page.
-  void Clear() { pages_.clear(); }
+  void Clear() {
+    pages_.clear();
+    last_ = {};
+  }
 
   // Bytes held by allocated pages.
   uint64_t resident_bytes() const { return pages_.size() * kPageSize; }
@@ -45,8 +51,17 @@ class SparseMemory {
   const Page* FindPage(uint64_t index) const;
   Page& PageForWrite(uint64_t index);
 
+  // The page written last (a DMA stream stays in one page for 64 KiB): a lookup that hits it
+  // skips the hash map. Set by writes only, so that const reads stay free of side effects;
+  // forgotten when a page is freed.
+  struct LastPage {
+    uint64_t index = UINT64_MAX;
+    Page* page = nullptr;
+  };
+
   uint64_t size_;
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
+  LastPage last_;
 };
 
 }  // namespace dxpu::gpu

@@ -131,7 +131,7 @@ bool HostProxy::SendOnPath(Path& path, const dxpu_tlp& tlp) {
     }
     return true;
   }
-  return path.endpoint->Submit(tlp);
+  return path.endpoint->Submit(tlp, path.now);
 }
 
 void HostProxy::OnPathDown(PathId path, std::string reason) {

@@ -8,6 +8,13 @@
 
 namespace dxpu::link {
 
+LinkResult Link::ReceiveInPlace(std::span<uint8_t> scratch, const FrameUse& use) {
+  LinkAddress from;
+  const LinkResult r = Receive(scratch, &from);
+  if (r.ok()) use(scratch.first(r.size), from);
+  return r;
+}
+
 LinkCounters Link::counters() const {
   LinkCounters c;
   c.frames_sent = frames_sent_.load(std::memory_order_relaxed);

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -95,6 +96,13 @@ class Link {
   // do not fit buf or are not DxFP for this link are dropped and counted, never delivered
   // in part.
   virtual LinkResult Receive(std::span<uint8_t> buf, LinkAddress* from) = 0;
+
+  // Receive() without the copy out where the link can avoid it: the next frame and its
+  // sender are handed to `use`, valid during that call only. A link that holds frames in
+  // memory (MemoryLink) hands them over in place; the others receive into `scratch` first,
+  // with Receive()'s rules. The result is Receive()'s; `use` runs exactly when it is ok().
+  using FrameUse = std::function<void(std::span<const uint8_t> frame, const LinkAddress& from)>;
+  virtual LinkResult ReceiveInPlace(std::span<uint8_t> scratch, const FrameUse& use);
 
   // A descriptor that polls readable while Receive() may have a frame.
   virtual int fd() const = 0;

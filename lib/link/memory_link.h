@@ -3,6 +3,7 @@
 #define DXPU_LIB_LINK_MEMORY_LINK_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <system_error>
@@ -14,10 +15,16 @@
 namespace dxpu::link {
 
 // One end of an in-memory pair. Each direction is a bounded queue of frames; a send to a
-// full queue is dropped and counted on the sender. fd() is an eventfd that is readable
-// exactly while this end's receive queue is non-empty. Send and Receive may be called from
-// different threads (any number of each). The address passed to Send is ignored; Receive
-// reports the empty address.
+// full queue is dropped and counted on the sender. Send and Receive may be called from
+// different threads (any number of each); a sender never waits for a receiver or the other
+// way round (the queue is a lock-free ring), and ReceiveInPlace hands the receiver the
+// sender's copy itself, so a frame is copied once.
+//
+// fd() is an eventfd that is readable while this end's receive queue holds a frame. It is
+// written only by a send that finds the receiver armed, that is, after a Receive that found
+// the queue empty (which clears it): a receiver that keeps up costs no system call per frame,
+// and after a Receive that returns would_block the fd is not readable until the next send.
+// The address passed to Send is ignored; Receive reports the empty address.
 class MemoryLink final : public Link {
  public:
   struct PairResult {
@@ -34,6 +41,7 @@ class MemoryLink final : public Link {
 
   std::error_code SendPieces(const LinkAddress& to, FramePieces frame) override;
   LinkResult Receive(std::span<uint8_t> buf, LinkAddress* from) override;
+  LinkResult ReceiveInPlace(std::span<uint8_t> scratch, const FrameUse& use) override;
   int fd() const override;
   size_t max_frame() const override { return max_frame_; }
 
@@ -42,6 +50,20 @@ class MemoryLink final : public Link {
  private:
   MemoryLink(std::shared_ptr<Queue> rx, std::shared_ptr<Queue> tx, size_t max_frame)
       : rx_(std::move(rx)), tx_(std::move(tx)), max_frame_(max_frame) {}
+
+  // A frame's bytes: a buffer of max_frame bytes, reused, never cleared.
+  struct Frame {
+    std::unique_ptr<uint8_t[]> data;
+    size_t size = 0;
+  };
+
+  // The oldest frame of the receive queue, taken out of it; false when there is none (the
+  // receiver is then armed). The caller holds receive_mu.
+  bool PopFrame(Frame* f);
+  // A received frame's buffer, kept for a later Send of the peer to reuse.
+  void GiveBack(Frame f);
+  // Makes the receiver's eventfd readable.
+  std::error_code Signal(Queue& q);
 
   std::shared_ptr<Queue> rx_;  // frames for this end; shared with the peer's tx_
   std::shared_ptr<Queue> tx_;

@@ -354,7 +354,7 @@ void Scenario::HostGenerate() {
         payload = WritePayload(id, static_cast<size_t>(dws) * 4);
         t.payload = payload.data();
       }
-      if (!host_->Submit(t)) {
+      if (!host_->Submit(t, sched_.Now())) {
         if (read) {
           free_tags_.push_back(t.tag);
           reads_.erase(t.tag);
@@ -479,7 +479,7 @@ void Scenario::BridgeAnswerRead(const dxpu_tlp& rd) {
     std::vector<uint8_t> data(static_cast<size_t>(piece.length_dw) * 4);
     const uint32_t offset = total - piece.byte_count;
     for (size_t i = 0; i < data.size(); i++) data[i] = DataByte(id, offset + i);
-    if (!bridge_->Submit(fabric::ReadCompletion(rd, kBridgeRid, piece, data.data())))
+    if (!bridge_->Submit(fabric::ReadCompletion(rd, kBridgeRid, piece, data.data()), sched_.Now()))
       return Fail("bridge: completion queue overflow");
   }
 }
@@ -499,7 +499,7 @@ void Scenario::BridgeGenerate() {
       t.length_dw = static_cast<uint16_t>(dws);
       t.addr = 0x4000'0000ull + ((id & 0xffff) << 12);
       t.payload = payload.data();
-      if (!bridge_->Submit(t)) break;
+      if (!bridge_->Submit(t, sched_.Now())) break;
       bridge_left_--;
       if (rng_.Bernoulli(0.5)) break;
     }

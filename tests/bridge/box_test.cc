@@ -467,7 +467,7 @@ TEST_P(BoxTest, RandomTlpsFromOneHostLeaveAnotherUnharmed) {
       continue;
     if (t.kind == DXPU_TLP_CFGWR0) continue;  // A may reconfigure its own device: not the point
     if (dxpu_tlp_validate(&t) != DXPU_TLP_OK) continue;
-    if (!ha.endpoint().Submit(t)) world_->RunFor(100'000);
+    if (!ha.endpoint().Submit(t, world_->now())) world_->RunFor(100'000);
     ++sent;
     if (i % 100 == 0) world_->RunFor(50'000);
   }

@@ -77,7 +77,7 @@ std::optional<uint32_t> TestHost::Issue(dxpu_tlp tlp, uint32_t expect_bytes) {
   next_tag_ = static_cast<uint16_t>((tag + 1) & 0xff);
   tlp.requester_id = kRequesterId;
   tlp.tag = tag;
-  if (!endpoint_->Submit(tlp)) return std::nullopt;
+  if (!endpoint_->Submit(tlp, now_ns)) return std::nullopt;
   const uint32_t id = next_id_++;
   HostRequest& r = requests_[id];
   r.data.assign(expect_bytes, 0);
@@ -129,7 +129,7 @@ bool TestHost::MemWrite(uint64_t addr, std::span<const uint8_t> bytes) {
     dxpu_tlp_req_piece_header(&piece, DXPU_TLP_MWR, &t);
     t.requester_id = kRequesterId;
     t.payload = buf.data();
-    if (!endpoint_->Submit(t)) return false;
+    if (!endpoint_->Submit(t, now_ns)) return false;
   }
   return true;
 }
@@ -174,7 +174,7 @@ void TestHost::AnswerRead(const dxpu_tlp& t) {
     ur.byte_count =
         static_cast<uint16_t>(dxpu_tlp_read_byte_count(t.length_dw, t.first_be, t.last_be) & 0xfff);
     ur.lower_addr = dxpu_tlp_read_lower_addr(t.addr, t.first_be);
-    endpoint_->Submit(ur);
+    endpoint_->Submit(ur, now_ns);
     return;
   }
   dxpu_tlp_cpl_split split{};
@@ -185,7 +185,7 @@ void TestHost::AnswerRead(const dxpu_tlp& t) {
   while (dxpu_tlp_cpl_split_next(&split, &piece)) {
     const dxpu_tlp cpl =
         fabric::ReadCompletion(t, kRequesterId, piece, src + size_t{piece.offset_dw} * 4);
-    endpoint_->Submit(cpl);
+    endpoint_->Submit(cpl, now_ns);
   }
 }
 

@@ -138,7 +138,7 @@ TEST_P(RealtimeTest, WritesAndReadsArriveOnceInOrder) {
                                      .length_dw = t.length_dw,
                                      .byte_count = static_cast<uint16_t>(t.length_dw * 4u),
                                      .lower_addr = 0};
-      EXPECT_TRUE(bridge->Submit(ReadCompletion(t, 0x0100, whole, data.data())));
+      EXPECT_TRUE(bridge->Submit(ReadCompletion(t, 0x0100, whole, data.data()), MonotonicNanos()));
     }
   };
   bcb.link_down = [](dxfp_down_reason, std::span<const dxpu_tlp>) {};
@@ -190,7 +190,7 @@ TEST_P(RealtimeTest, WritesAndReadsArriveOnceInOrder) {
         t.payload = data.data();
         next_write++;
       }
-      ASSERT_TRUE(host->Submit(t));
+      ASSERT_TRUE(host->Submit(t, MonotonicNanos()));
     }
     host_driver->Kick();
     bridge_driver->Kick();  // completions queued by the bridge's deliver callback
@@ -251,7 +251,7 @@ TEST_P(RealtimeTest, SilentPeerTakesTheLinkDownWithUnansweredReads) {
         t.length_dw = 1;
         t.first_be = 0xf;
         t.addr = 0x3000;
-        ASSERT_TRUE(host->Submit(t));
+        ASSERT_TRUE(host->Submit(t, MonotonicNanos()));
       }
       host_driver->Kick();
       sent = true;

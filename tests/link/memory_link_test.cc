@@ -80,7 +80,7 @@ TEST(MemoryLink, OversizedFramesAreRefusedOrDropped) {
   EXPECT_EQ(pair.b->counters().frames_received, 1u);
 }
 
-TEST(MemoryLink, EventFdReadableExactlyWhileFramesWait) {
+TEST(MemoryLink, EventFdReadableWhileFramesWaitAndClearedByAnEmptyReceive) {
   auto pair = MemoryLink::Pair(4);
   ASSERT_TRUE(pair.ok());
   ASSERT_GE(pair.b->fd(), 0);
@@ -94,6 +94,50 @@ TEST(MemoryLink, EventFdReadableExactlyWhileFramesWait) {
   ASSERT_TRUE(pair.b->Receive(buf, nullptr).ok());
   EXPECT_TRUE(Readable(pair.b->fd()));
   ASSERT_TRUE(pair.b->Receive(buf, nullptr).ok());
+  EXPECT_TRUE(pair.b->Receive(buf, nullptr).would_block);
+  EXPECT_FALSE(Readable(pair.b->fd()));
+  // Armed again: the next send signals, once.
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), frame));
+  EXPECT_TRUE(Readable(pair.b->fd()));
+  ASSERT_TRUE(pair.b->Receive(buf, nullptr).ok());
+  EXPECT_TRUE(pair.b->Receive(buf, nullptr).would_block);
+  EXPECT_FALSE(Readable(pair.b->fd()));
+}
+
+TEST(MemoryLink, ReceiveInPlaceHandsOverTheFrameAndCountsIt) {
+  auto pair = MemoryLink::Pair(4);
+  ASSERT_TRUE(pair.ok());
+  const std::array<uint8_t, 12> frame = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), frame));
+  std::vector<uint8_t> got;
+  const Link::FrameUse use = [&](std::span<const uint8_t> f, const LinkAddress& /*from*/) {
+    got.assign(f.begin(), f.end());
+  };
+  std::array<uint8_t, 4> scratch{};  // too small to copy into: in place needs none
+  const LinkResult r = pair.b->ReceiveInPlace(scratch, use);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.size, frame.size());
+  EXPECT_EQ(got, std::vector<uint8_t>(frame.begin(), frame.end()));
+  EXPECT_EQ(pair.b->counters().frames_received, 1u);
+  EXPECT_EQ(pair.b->counters().bytes_received, frame.size());
+  got.clear();
+  EXPECT_TRUE(pair.b->ReceiveInPlace(scratch, use).would_block);
+  EXPECT_TRUE(got.empty());
+}
+
+// A receiver that stops after some frames (a bounded batch) finds the rest by readiness.
+TEST(MemoryLink, FramesLeftAfterABatchKeepTheFdReadable) {
+  auto pair = MemoryLink::Pair(8);
+  ASSERT_TRUE(pair.ok());
+  std::array<uint8_t, 16> buf{};
+  EXPECT_TRUE(pair.b->Receive(buf, nullptr).would_block);  // armed
+  const std::array<uint8_t, 8> frame{};
+  for (int i = 0; i < 3; ++i) ASSERT_FALSE(pair.a->Send(LinkAddress(), frame));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(Readable(pair.b->fd())) << "before frame " << i;
+    ASSERT_TRUE(pair.b->Receive(buf, nullptr).ok());
+  }
+  EXPECT_TRUE(pair.b->Receive(buf, nullptr).would_block);
   EXPECT_FALSE(Readable(pair.b->fd()));
 }
 
@@ -126,6 +170,38 @@ TEST(MemoryLink, ProducerAndConsumerThreadsDeliverInOrder) {
       ASSERT_EQ(got, next);
       ++next;
     }
+  }
+  producer.join();
+  EXPECT_EQ(pair.b->counters().frames_received, kFrames);
+}
+
+// The wake-up race: a receiver that takes one frame per readiness and sleeps in between,
+// against a sender that pauses at random. A frame whose send did not signal while the
+// receiver was going to sleep would stall it here (the poll times out).
+TEST(MemoryLink, OneFramePerWakeNeverStalls) {
+  auto pair = MemoryLink::Pair(4);
+  ASSERT_TRUE(pair.ok());
+  constexpr uint32_t kFrames = 20000;
+  std::thread producer([&] {
+    uint32_t lcg = 12345;
+    for (uint32_t i = 0; i < kFrames;) {
+      const std::array<uint8_t, 4> f = {static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8),
+                                        static_cast<uint8_t>(i >> 16), 0};
+      if (!pair.a->Send(LinkAddress(), f)) ++i;
+      lcg = lcg * 1103515245u + 12345u;
+      if ((lcg >> 16) % 4 == 0) std::this_thread::yield();
+    }
+  });
+  uint32_t next = 0;
+  std::array<uint8_t, 8> buf{};
+  while (next < kFrames) {
+    pollfd p{pair.b->fd(), POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 5000), 1) << "no readiness at frame " << next;
+    const LinkResult r = pair.b->Receive(buf, nullptr);
+    if (r.would_block) continue;  // a stale signal: that Receive cleared it
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(buf[0] | (buf[1] << 8) | (buf[2] << 16), next);
+    ++next;
   }
   producer.join();
   EXPECT_EQ(pair.b->counters().frames_received, kFrames);

@@ -34,6 +34,7 @@ struct BenchGpuArgs {
   uint32_t mmio_reads = 2000;
   uint32_t doorbells = 20000;
   uint64_t min_bytes = 128u << 20;  // each bandwidth cell copies at least this much
+  std::string direction = "both";   // "h2d", "d2h" or "both"
   bool json = false;
 };
 
@@ -169,7 +170,10 @@ int RunBenchGpu(const BenchGpuArgs& args) {
   PortBench dxpu(**dxpu_rt, args);
 
   std::vector<Cell> cells;
-  const uint64_t total = 2 + 2 * args.sizes.size();
+  std::vector<bool> directions;
+  if (args.direction != "d2h") directions.push_back(true);
+  if (args.direction != "h2d") directions.push_back(false);
+  const uint64_t total = 2 + directions.size() * args.sizes.size();
   Progress progress("bench gpu");
   uint64_t done = 0;
   {
@@ -184,7 +188,7 @@ int RunBenchGpu(const BenchGpuArgs& args) {
     cells.push_back(c);
     progress.Update(++done, total);
   }
-  for (bool h2d : {true, false}) {
+  for (bool h2d : directions) {
     for (uint64_t size : args.sizes) {
       Cell c{h2d ? "h2d" : "d2h", size, 0, 0, true, {}};
       Fill(c, direct.CopyBytesPerSecond(h2d, size), dxpu.CopyBytesPerSecond(h2d, size));
@@ -261,6 +265,9 @@ std::function<int()> AddBenchGpuCommand(CLI::App& bench, CLI::App** app) {
       ->check(CLI::Range(1u, 10'000'000u))
       ->capture_default_str();
   cmd->add_option("--min-bytes", args->min_bytes, "bytes each bandwidth cell copies at least")
+      ->capture_default_str();
+  cmd->add_option("--direction", args->direction, "copies to time: h2d, d2h or both")
+      ->check(CLI::IsMember({"h2d", "d2h", "both"}))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print the results as JSON");
   cmd->footer(
