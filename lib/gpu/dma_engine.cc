@@ -108,15 +108,35 @@ void DmaEngine::Retire(uint16_t tag) {
   --in_flight_;
 }
 
+bool DmaEngine::IsOurs(const dxpu_tlp& cpl) const {
+  return cpl.requester_id == options_.requester_id && cpl.tag < reads_.size() &&
+         reads_[cpl.tag].has_value();
+}
+
+bool DmaEngine::Failed(const dxpu_tlp& cpl) {
+  return cpl.cpl_status != DXPU_TLP_CPL_SC || (cpl.flags & DXPU_TLP_F_EP) != 0;
+}
+
+// The next bytes of read r, as a completer must send them: Byte Count the bytes left, Lower
+// Address that of the next byte, data, no BCM.
+bool DmaEngine::FitsRead(const dxpu_tlp& cpl, const PendingRead& r) {
+  const uint32_t remaining = r.bytes - r.received;
+  const uint64_t next = r.first_byte + r.received;
+  return cpl.kind == DXPU_TLP_CPLD && cpl.payload != nullptr && cpl.byte_count == remaining &&
+         cpl.lower_addr == (next & 0x7fu) && (cpl.flags & DXPU_TLP_F_BCM) == 0;
+}
+
+bool DmaEngine::TakesAsData(const dxpu_tlp& cpl) const {
+  return IsOurs(cpl) && !Failed(cpl) && FitsRead(cpl, *reads_[cpl.tag]);
+}
+
 DmaCompletion DmaEngine::OnCompletion(const dxpu_tlp& cpl) {
   DmaCompletion c;
-  if (cpl.requester_id != options_.requester_id || cpl.tag >= reads_.size() || !reads_[cpl.tag]) {
-    return c;  // kUnexpected
-  }
+  if (!IsOurs(cpl)) return c;  // kUnexpected
   const auto tag = static_cast<uint16_t>(cpl.tag);
   PendingRead& r = *reads_[tag];
   c.job = r.job;
-  if (cpl.cpl_status != DXPU_TLP_CPL_SC || (cpl.flags & DXPU_TLP_F_EP) != 0) {
+  if (Failed(cpl)) {
     c.kind = DmaCompletion::Kind::kFailed;
     c.status = cpl.cpl_status;
     c.read_done = true;
@@ -124,9 +144,7 @@ DmaCompletion DmaEngine::OnCompletion(const dxpu_tlp& cpl) {
     return c;
   }
   const uint32_t remaining = r.bytes - r.received;
-  const uint64_t next = r.first_byte + r.received;
-  if (cpl.kind != DXPU_TLP_CPLD || cpl.payload == nullptr || cpl.byte_count != remaining ||
-      cpl.lower_addr != (next & 0x7fu) || (cpl.flags & DXPU_TLP_F_BCM) != 0) {
+  if (!FitsRead(cpl, r)) {
     c.kind = DmaCompletion::Kind::kMalformed;
     return c;
   }

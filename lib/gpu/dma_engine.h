@@ -71,6 +71,8 @@ class DmaEngine {
   void OnSent(const dxpu_tlp& mrd, uint64_t now);
   // A Cpl or CplD that reached the device (already checked by dxpu_tlp_validate).
   DmaCompletion OnCompletion(const dxpu_tlp& cpl);
+  // Whether OnCompletion would take cpl as data of a read in flight (kData).
+  bool TakesAsData(const dxpu_tlp& cpl) const;
   // Retires the reads sent at least completion_timeout_ns before `now`; appends their jobs to
   // *jobs and returns how many there were.
   size_t ExpireReads(uint64_t now, std::vector<uint64_t>* jobs);
@@ -98,6 +100,13 @@ class DmaEngine {
     uint32_t received = 0;
     uint64_t deadline = UINT64_MAX;  // set when sent
   };
+
+  // A read in flight of this requester has cpl's tag.
+  bool IsOurs(const dxpu_tlp& cpl) const;
+  // A status other than SC, or poisoned: the read ends, failed.
+  static bool Failed(const dxpu_tlp& cpl);
+  // cpl carries the next bytes of r as a completer must send them.
+  static bool FitsRead(const dxpu_tlp& cpl, const PendingRead& r);
 
   struct Job {
     uint64_t id = 0;

@@ -104,12 +104,26 @@ GpuDevice::GpuDevice(const GpuOptions& options, ConfigSpace config, uint64_t mem
 // --- Requests from the bus ---
 
 void GpuDevice::Receive(const dxpu_tlp& tlp, uint64_t now) {
-  now_ = std::max(now_, now);
-  ++counters_.tlps_in;
   if (dxpu_tlp_validate(&tlp) != DXPU_TLP_OK) {
+    now_ = std::max(now_, now);
+    ++counters_.tlps_in;
     ++counters_.malformed;
     return;
   }
+  ReceiveValidated(tlp, now);
+}
+
+bool GpuDevice::ReceiveSplitCompletion(const dxpu_tlp& cpld, uint32_t pieces, uint64_t now) {
+  if (!dma_.TakesAsData(cpld)) return false;
+  now_ = std::max(now_, now);
+  counters_.tlps_in += pieces;
+  OnCompletion(cpld);
+  return true;
+}
+
+void GpuDevice::ReceiveValidated(const dxpu_tlp& tlp, uint64_t now) {
+  now_ = std::max(now_, now);
+  ++counters_.tlps_in;
   switch (tlp.kind) {
     case DXPU_TLP_CFGRD0:
     case DXPU_TLP_CFGWR0:

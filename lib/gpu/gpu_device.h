@@ -62,6 +62,18 @@ class GpuDevice {
   // tag); anything else is counted unexpected and dropped. TLPs that fail dxpu_tlp_validate are
   // counted malformed and dropped; other kinds get UR (non-posted) or are dropped and counted.
   void Receive(const dxpu_tlp& tlp, uint64_t now);
+  // Receive() of a TLP that is known to pass dxpu_tlp_validate: a piece the caller cut with
+  // the codec's split routines from a TLP that passed it (the bridge's MPS split), so the
+  // device does not check it again. Everything else goes through Receive().
+  void ReceiveValidated(const dxpu_tlp& tlp, uint64_t now);
+  // A CplD larger than MPS that passed dxpu_tlp_validate, which the box's PCIe carries to the
+  // device as `pieces` TLPs (split at RCB and MPS, each as a completer would send it). When the
+  // device's DMA engine takes it as the next data of a read in flight, the device takes it in
+  // one step, with the same result as the pieces one by one (data, read state, counters), and
+  // true is returned. Otherwise nothing happens and false is returned: the caller delivers
+  // the pieces one by one, so that every error is counted as the device counts it. A
+  // simulation speed-up (a burst instead of its beats); the wire does not change.
+  bool ReceiveSplitCompletion(const dxpu_tlp& cpld, uint32_t pieces, uint64_t now);
 
   // Offers the TLPs the device sends now (completions, DMA reads and writes, MSI-X writes),
   // in order. `emit` returns false to stop (back-pressure: that TLP is offered again on the

@@ -32,6 +32,12 @@ uint32_t HostProxy::FabricPayload(uint32_t max_frame) const {
 
 HostProxy::~HostProxy() = default;
 
+uint64_t HostProxy::progress() const {
+  uint64_t p = generation_;
+  for (const std::unique_ptr<Path>& path : paths_) p += path->core->counters().dma_writes;
+  return p;
+}
+
 // ------------------------------------------------------------------ paths
 
 bool HostProxy::MakeCore(Path& path, PathId id, uint32_t max_payload, std::string* error) {

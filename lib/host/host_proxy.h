@@ -127,6 +127,9 @@ class HostProxy {
   uint64_t NextDeadline() const;
   // Bumped whenever a request ends, an interrupt arrives or a path changes state.
   uint64_t generation() const { return generation_; }
+  // Moves whenever something a waiter may be waiting for happens: generation() moves or a
+  // device writes host memory (a semaphore, say). A driver wakes its waiters when it moved.
+  uint64_t progress() const;
 
   // ---- devices ----
   DeviceId AddDevice(PathId path, uint16_t host_bdf);

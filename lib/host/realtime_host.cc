@@ -136,6 +136,7 @@ void RealTimeHost::Worker() {
 
     const std::lock_guard lock(mu_);
     worker_deadline_ = 0;  // awake: callers need not wake it
+    const uint64_t progress = proxy_.progress();
     for (LinkEntry& l : links_) {
       const link::Link::FrameUse use = [&](std::span<const uint8_t> frame,
                                            const link::LinkAddress& /*from*/) {
@@ -145,7 +146,9 @@ void RealTimeHost::Worker() {
       }
     }
     FlushLocked(Now());
-    cv_.notify_all();
+    // Waiters wake only for something they may wait for: a wake-up costs them a context
+    // switch and this thread the lock, thousands of times a second under a stream of frames.
+    if (proxy_.progress() != progress) cv_.notify_all();
   }
   // Close every session so the bridges hear it.
   const std::lock_guard lock(mu_);

@@ -28,10 +28,11 @@ struct MemoryLink::Queue {
   // Buffers of frames already received, reused by Send: a steady stream allocates nothing
   // (and no burst hands memory back to the OS only to fault it in again).
   SpscRing<Frame> spare;
-  std::mutex send_mu;
-  std::mutex receive_mu;
+  // Each side's lock on a cache line of its own, apart from the flag both touch.
+  alignas(64) std::mutex send_mu;
+  alignas(64) std::mutex receive_mu;
   // The receiver found the ring empty and cleared the eventfd: the next send writes it.
-  std::atomic<bool> armed{true};
+  alignas(64) std::atomic<bool> armed{true};
   UniqueFd event;
 };
 

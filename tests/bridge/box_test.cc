@@ -201,6 +201,7 @@ TEST_P(BoxTest, DmaBothWaysAtEverySize) {
   for (const uint32_t payload : {256U, 4096U}) {
     h.completion_payload = payload;
     const uint64_t split_before = world_->box().counters().completions_split;
+    const gpu::GpuCounters device_before = world_->box().device(0).counters();
     for (uint64_t size : sizes) {
       // Unaligned and 4 KiB-crossing: host source at an odd offset, device at another.
       const uint64_t src = kSrc + 4093 - (size % 7);
@@ -236,6 +237,11 @@ TEST_P(BoxTest, DmaBothWaysAtEverySize) {
     } else {
       EXPECT_GE(split, (uint64_t{1} << 20) / mps);
     }
+    // The device took every piece (in one step or one by one), and refused none.
+    const gpu::GpuCounters& device = world_->box().device(0).counters();
+    EXPECT_GE(device.tlps_in - device_before.tlps_in, split);
+    EXPECT_EQ(device.malformed, device_before.malformed);
+    EXPECT_EQ(device.unexpected_completions, device_before.unexpected_completions);
   }
 }
 

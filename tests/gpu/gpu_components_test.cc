@@ -211,17 +211,27 @@ TEST(DmaEngine, TagsAndCompletionMatching) {
   EXPECT_EQ(dma.reads_in_flight(), 2u);
   std::vector<uint8_t> data(1024, 0xab);
   // Wrong tag / wrong requester: unexpected.
+  // TakesAsData says beforehand whether OnCompletion takes a completion as data.
   dxpu_tlp wrong = Completion(r0, 510, 2, 128, data.data());
   wrong.tag = 7;
+  EXPECT_FALSE(dma.TakesAsData(wrong));
   EXPECT_EQ(dma.OnCompletion(wrong).kind, DmaCompletion::Kind::kUnexpected);
   wrong = Completion(r0, 510, 2, 128, data.data());
   wrong.requester_id = 0x0301;
+  EXPECT_FALSE(dma.TakesAsData(wrong));
   EXPECT_EQ(dma.OnCompletion(wrong).kind, DmaCompletion::Kind::kUnexpected);
   // Byte Count or Lower Address not what the read expects: malformed, still in flight.
+  EXPECT_FALSE(dma.TakesAsData(Completion(r0, 508, 2, 128, data.data())));
   EXPECT_EQ(dma.OnCompletion(Completion(r0, 508, 2, 128, data.data())).kind,
             DmaCompletion::Kind::kMalformed);
+  EXPECT_FALSE(dma.TakesAsData(Completion(r0, 510, 6, 128, data.data())));
   EXPECT_EQ(dma.OnCompletion(Completion(r0, 510, 6, 128, data.data())).kind,
             DmaCompletion::Kind::kMalformed);
+  dxpu_tlp failed = Completion(r0, 510, 2, 128, data.data());
+  failed.cpl_status = DXPU_TLP_CPL_CA;
+  EXPECT_FALSE(dma.TakesAsData(failed)) << "a failed read is no data";
+  EXPECT_TRUE(dma.TakesAsData(Completion(r0, 510, 2, 16, data.data())));
+  EXPECT_EQ(dma.reads_in_flight(), 2u) << "asking changes nothing";
   // Split in two at a 64-byte boundary: 62 bytes, then the rest.
   DmaCompletion c = dma.OnCompletion(Completion(r0, 510, 2, 16, data.data()));
   ASSERT_EQ(c.kind, DmaCompletion::Kind::kData);
@@ -305,6 +315,28 @@ TEST(MsixTable, Registers) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].header.addr, 0xfee00000u);
   EXPECT_EQ(out[0].payload, (std::vector<uint8_t>{0, 0x56, 0, 0}));
+}
+
+// A completion the device's DMA engine would not take as data is left to the caller, who
+// delivers its pieces one by one so that the device counts each as it does.
+TEST(GpuDevice, SplitCompletionItDoesNotWaitForIsLeftUntouched) {
+  std::string error;
+  auto dev = GpuDevice::Create(*FindProfile("dxgpu"), {.requester_id = 0x0100}, &error);
+  ASSERT_NE(dev, nullptr) << error;
+  std::vector<uint8_t> data(4096, 0x5a);
+  dxpu_tlp mrd{};
+  mrd.requester_id = 0x0100;
+  mrd.tag = 3;
+  const dxpu_tlp cpl = Completion(mrd, 4096, 0, 1024, data.data());
+  ASSERT_EQ(dxpu_tlp_validate(&cpl), DXPU_TLP_OK);
+  const GpuCounters before = dev->counters();
+  EXPECT_FALSE(dev->ReceiveSplitCompletion(cpl, 16, 0));
+  EXPECT_EQ(dev->counters().tlps_in, before.tlps_in);
+  EXPECT_EQ(dev->counters().unexpected_completions, before.unexpected_completions);
+  // The same TLP through Receive is counted, as unexpected.
+  dev->Receive(cpl, 0);
+  EXPECT_EQ(dev->counters().tlps_in, before.tlps_in + 1);
+  EXPECT_EQ(dev->counters().unexpected_completions, before.unexpected_completions + 1);
 }
 
 TEST(GpuDeviceCreate, RefusesBadOptionsAndProfiles) {
