@@ -186,6 +186,11 @@ if run "bench gpu" 0 "$DXPU" bench gpu --json --size 4096 --size 1048576 --min-b
   json_check "bench gpu json" 'd["link"] == "mem" and len(d["results"]) == 6 and
     all("error" not in r and r["direct"] > 0 and r["dxpu"] > 0 and r["ratio"] > 0 for r in d["results"])'
 fi
+if run "bench gpu one direction" 0 "$DXPU" bench gpu --json --direction d2h --size 65536 \
+    --min-bytes 1048576 --mmio-reads 10 --doorbells 10; then
+  json_check "bench gpu d2h only" '[r["what"] for r in d["results"]] == ["mmio-read", "doorbell", "d2h"]'
+fi
+run "bench gpu bad direction" 2 "$DXPU" bench gpu --direction sideways
 
 # --- sim fabric ---------------------------------------------------------------------------
 if run "sim fabric" 0 "$DXPU" sim fabric --seeds 5 --faults 'loss=0.05,reorder=0.05,latency=5us'; then
