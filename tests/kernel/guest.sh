@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# guest.sh - boots the pinned Debian kernel under QEMU (TCG) with an initramfs that holds
+# busybox, the given kernel modules and files, and a scenario script; checks the console.
+#
+#   tests/kernel/guest.sh --name NAME --script SCENARIO.sh [--ko FILE.ko]... [--file SRC:DST]...
+#                         [--expect TEXT]... [--timeout SECONDS] [--out DIR]
+#
+# The scenario runs as root in the guest after /proc, /sys and /dev are mounted, with the
+# modules under /lib/dxpu/. It reports with lines "DXPU-TEST: PASS <what>" or
+# "DXPU-TEST: FAIL <what>"; the guest powers off when it returns. The run passes when the
+# console has at least one PASS line, no FAIL line, every --expect text, and none of the
+# kernel's own reports of trouble (WARNING:, BUG:, Oops, a lockdep splat, a KASAN report,
+# a panic). The kernel image comes from Debian's linux-image package of the version whose
+# headers tools/bootstrap installed (downloaded once, cached under $DXPU_KERNEL_CACHE).
+set -euo pipefail
+
+name=guest
+script=
+timeout_s=120
+out=
+kos=()
+files=()
+expects=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --name) name=$2; shift 2 ;;
+    --script) script=$2; shift 2 ;;
+    --ko) kos+=("$2"); shift 2 ;;
+    --file) files+=("$2"); shift 2 ;;
+    --expect) expects+=("$2"); shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "guest.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$script" ] || { echo "guest.sh: --script is required" >&2; exit 2; }
+out=${out:-$(mktemp -d "/tmp/dxpu-guest-$name.XXXXXX")}
+mkdir -p "$out"
+
+kdir=${DXPU_KDIR:-$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1 || true)}
+[ -f "$kdir/Makefile" ] || { echo "FAIL: no kernel headers (run tools/bootstrap)" >&2; exit 1; }
+kver=${kdir##*/linux-headers-}
+cache=${DXPU_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dxpu}/kernel-$kver
+for tool in qemu-system-x86_64 busybox cpio; do
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool missing (run tools/bootstrap)" >&2; exit 1; }
+done
+
+# The kernel image, once: apt-get download and unpack (installing it would run initramfs hooks).
+if [ ! -f "$cache/boot/vmlinuz-$kver" ]; then
+  mkdir -p "$cache.tmp"
+  (cd "$cache.tmp" && apt-get download -q "linux-image-$kver" >/dev/null)
+  dpkg-deb -x "$cache.tmp"/linux-image-"$kver"_*.deb "$cache.tmp/root"
+  rm -rf "$cache"
+  mv "$cache.tmp/root" "$cache"
+  rm -rf "$cache.tmp"
+fi
+
+# The initramfs: busybox, the modules, the files, the scenario, and /init.
+root="$out/initramfs"
+rm -rf "$root"
+mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,lib/dxpu,etc}
+cp "$(command -v busybox)" "$root/bin/busybox"
+for applet in sh mount umount insmod rmmod lsmod cat echo grep sleep poweroff ls dmesg; do
+  ln -s busybox "$root/bin/$applet"
+done
+for ko in "${kos[@]}"; do cp "$ko" "$root/lib/dxpu/"; done
+for f in "${files[@]}"; do
+  mkdir -p "$root/$(dirname "${f#*:}")"
+  cp "${f%%:*}" "$root/${f#*:}"
+done
+cp "$script" "$root/scenario.sh"
+cat >"$root/init" <<'INIT'
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+echo "DXPU-GUEST: up"
+sh /scenario.sh
+echo "DXPU-GUEST: scenario returned $?"
+poweroff -f
+INIT
+chmod +x "$root/init" "$root/scenario.sh"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$out/initramfs.cpio.gz"
+
+console="$out/console.log"
+set +e
+timeout "$timeout_s" qemu-system-x86_64 -accel tcg -smp 2 -m 1G -nographic -no-reboot \
+  -kernel "$cache/boot/vmlinuz-$kver" -initrd "$out/initramfs.cpio.gz" \
+  -append "console=ttyS0 panic=-1 ipv6.disable=1 quiet loglevel=4" </dev/null >"$console" 2>&1
+rc=$?
+set -e
+
+fail=0
+report() { echo "$1"; fail=1; }
+[ $rc -eq 124 ] && report "FAIL $name: the guest did not power off within ${timeout_s}s"
+grep -q "DXPU-GUEST: up" "$console" || report "FAIL $name: the guest never reached /init"
+grep -q "DXPU-TEST: PASS" "$console" || report "FAIL $name: the scenario reported no PASS"
+if grep -q "DXPU-TEST: FAIL" "$console"; then
+  grep "DXPU-TEST: FAIL" "$console"
+  report "FAIL $name: the scenario reported failures"
+fi
+for e in "${expects[@]}"; do
+  grep -qF -- "$e" "$console" || report "FAIL $name: no '$e' on the console"
+done
+if grep -nE 'WARNING:|BUG:|Oops|possible circular locking|possible recursive locking|KASAN:|Kernel panic|general protection fault|Call Trace:' "$console"; then
+  report "FAIL $name: the kernel reported trouble (above)"
+fi
+if [ $fail -ne 0 ]; then
+  echo "console: $console"
+  exit 1
+fi
+grep "DXPU-TEST: PASS" "$console" | sed 's/^/  /'
+echo "PASS $name ($(grep -c 'DXPU-TEST: PASS' "$console") checks; console $console)"

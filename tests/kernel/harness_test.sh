@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The harness can fail: a scenario that reports a failure, and a guest whose kernel oopses
+# (sysrq crash), must each make guest.sh exit non-zero; a clean one must pass.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+work=${1:-$(mktemp -d /tmp/dxpu-kernel-harness.XXXXXX)}
+mkdir -p "$work"
+status=0
+printf '#!/bin/sh\necho "DXPU-TEST: PASS one"\necho "DXPU-TEST: FAIL two"\n' >"$work/fails.sh"
+printf '#!/bin/sh\necho "DXPU-TEST: PASS before"\necho 1 > /proc/sys/kernel/sysrq\necho c > /proc/sysrq-trigger\n' >"$work/oops.sh"
+if bash "$here/guest.sh" --name reports-fail --script "$work/fails.sh" --out "$work/fails" >"$work/fails.txt" 2>&1; then
+  echo "FAIL: a scenario's FAIL line passed"; status=1
+elif ! grep -q "scenario reported failures" "$work/fails.txt"; then
+  echo "FAIL: no reason given for the FAIL line"; cat "$work/fails.txt"; status=1
+else
+  echo "PASS: a scenario's FAIL line fails the run"
+fi
+if bash "$here/guest.sh" --name oops --script "$work/oops.sh" --timeout 90 --out "$work/oops" >"$work/oops.txt" 2>&1; then
+  echo "FAIL: a crashed kernel passed"; status=1
+elif ! grep -q "kernel reported trouble" "$work/oops.txt"; then
+  echo "FAIL: the crash was not recognised"; cat "$work/oops.txt"; status=1
+else
+  echo "PASS: a kernel crash fails the run"
+fi
+exit $status
