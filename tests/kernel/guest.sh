@@ -86,7 +86,7 @@ console="$out/console.log"
 set +e
 timeout "$timeout_s" qemu-system-x86_64 -accel tcg -smp 2 -m 1G -nographic -no-reboot \
   -kernel "$cache/boot/vmlinuz-$kver" -initrd "$out/initramfs.cpio.gz" \
-  -append "console=ttyS0 panic=-1 ipv6.disable=1 quiet loglevel=4" </dev/null >"$console" 2>&1
+  -append "console=ttyS0 panic=-1 ipv6.disable=1 ignore_loglevel" </dev/null >"$console" 2>&1
 rc=$?
 set -e
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The harness can fail: a scenario that reports a failure, and a guest whose kernel oopses
-# (sysrq crash), must each make guest.sh exit non-zero; a clean one must pass.
+# The harness can fail: a scenario that reports a failure, a kernel log line that looks like
+# a WARNING splat, and a guest whose kernel crashes (sysrq c) must each make guest.sh exit
+# non-zero.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=${1:-$(mktemp -d /tmp/dxpu-kernel-harness.XXXXXX)}
@@ -14,6 +15,14 @@ elif ! grep -q "scenario reported failures" "$work/fails.txt"; then
   echo "FAIL: no reason given for the FAIL line"; cat "$work/fails.txt"; status=1
 else
   echo "PASS: a scenario's FAIL line fails the run"
+fi
+printf '#!/bin/sh\necho "DXPU-TEST: PASS before"\necho "WARNING: CPU: 0 PID: 1 at test" > /dev/kmsg\n' >"$work/warn.sh"
+if bash "$here/guest.sh" --name warning --script "$work/warn.sh" --out "$work/warn" >"$work/warn.txt" 2>&1; then
+  echo "FAIL: a WARNING on the console passed"; status=1
+elif ! grep -q "kernel reported trouble" "$work/warn.txt"; then
+  echo "FAIL: the WARNING was not recognised"; cat "$work/warn.txt"; status=1
+else
+  echo "PASS: a WARNING on the console fails the run"
 fi
 if bash "$here/guest.sh" --name oops --script "$work/oops.sh" --timeout 90 --out "$work/oops" >"$work/oops.txt" 2>&1; then
   echo "FAIL: a crashed kernel passed"; status=1
