@@ -40,20 +40,27 @@ mkdir -p "$out"
 kdir=${DXPU_KDIR:-$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1 || true)}
 [ -f "$kdir/Makefile" ] || { echo "FAIL: no kernel headers (run tools/bootstrap)" >&2; exit 1; }
 kver=${kdir##*/linux-headers-}
-cache=${DXPU_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dxpu}/kernel-$kver
+cache=${DXPU_KERNEL_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dxpu}/kernel-$kver
 for tool in qemu-system-x86_64 busybox cpio; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool missing (run tools/bootstrap)" >&2; exit 1; }
 done
 
 # The kernel image, once: apt-get download and unpack (installing it would run initramfs hooks).
+# Under a lock: ctest runs several guests at once, and the first one fetches for all.
+mkdir -p "$(dirname "$cache")"
+exec 9>"$cache.lock"
+flock 9
 if [ ! -f "$cache/boot/vmlinuz-$kver" ]; then
+  rm -rf "$cache.tmp"
   mkdir -p "$cache.tmp"
-  (cd "$cache.tmp" && apt-get download -q "linux-image-$kver" >/dev/null)
+  (cd "$cache.tmp" && apt-get download -q "linux-image-$kver" >/dev/null 2>&1) ||
+    { echo "FAIL: cannot download linux-image-$kver" >&2; exit 1; }
   dpkg-deb -x "$cache.tmp"/linux-image-"$kver"_*.deb "$cache.tmp/root"
   rm -rf "$cache"
   mv "$cache.tmp/root" "$cache"
   rm -rf "$cache.tmp"
 fi
+flock -u 9
 
 # The initramfs: busybox, the modules, the files, the scenario, and /init.
 root="$out/initramfs"
