@@ -3,14 +3,16 @@
 # busybox, the given kernel modules and files, and a scenario script; checks the console.
 #
 #   tests/kernel/guest.sh --name NAME --script SCENARIO.sh [--ko FILE.ko]... [--file SRC:DST]...
-#                         [--expect TEXT]... [--timeout SECONDS] [--out DIR]
+#                         [--expect TEXT]... [--timeout SECONDS] [--out DIR] [--nic PEER]
 #
 # The scenario runs as root in the guest after /proc, /sys and /dev are mounted, with the
 # modules under /lib/dxpu/. It reports with lines "DXPU-TEST: PASS <what>" or
 # "DXPU-TEST: FAIL <what>"; the guest powers off when it returns. The run passes when the
 # console has at least one PASS line, no FAIL line, every --expect text, and none of the
 # kernel's own reports of trouble (WARNING:, BUG:, Oops, a lockdep splat, a KASAN report,
-# a panic). The kernel image comes from Debian's linux-image package of the version whose
+# a panic). With --nic, the guest has a virtio-net NIC (eth0, up, carrier waited for) whose
+# Ethernet frames QEMU exchanges, one per datagram, with the AF_UNIX datagram socket bound at
+# PEER on the host (QEMU's own end is bound in the output directory). The kernel image comes from Debian's linux-image package of the version whose
 # headers tools/bootstrap installed (downloaded once, cached under $DXPU_KERNEL_CACHE).
 set -euo pipefail
 
@@ -21,6 +23,7 @@ out=
 kos=()
 files=()
 expects=()
+nic=
 while [ $# -gt 0 ]; do
   case "$1" in
     --name) name=$2; shift 2 ;;
@@ -30,6 +33,7 @@ while [ $# -gt 0 ]; do
     --expect) expects+=("$2"); shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --nic) nic=$2; shift 2 ;;
     *) echo "guest.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -60,6 +64,8 @@ if [ ! -f "$cache/boot/vmlinuz-$kver" ]; then
   mv "$cache.tmp/root" "$cache"
   rm -rf "$cache.tmp"
 fi
+# The NIC's modules (virtio_net and virtio_pci are modules in Debian's kernel), in load order.
+[ -f "$cache/lib/modules/$kver/modules.dep" ] || depmod -b "$cache" "$kver"
 flock -u 9
 
 # The initramfs: busybox, the modules, the files, the scenario, and /init.
@@ -71,6 +77,20 @@ for applet in sh mount umount insmod rmmod lsmod cat echo grep sleep poweroff ls
   ln -s busybox "$root/bin/$applet"
 done
 for ko in "${kos[@]}"; do cp "$ko" "$root/lib/dxpu/"; done
+qemu_nic=()
+if [ -n "$nic" ]; then
+  mkdir -p "$root/lib/nic"
+  n=0
+  while read -r _ path; do
+    n=$((n + 1))
+    cp "$path" "$root/lib/nic/$(printf %02d $n)-$(basename "$path")"
+  done < <(for m in virtio_pci virtio_net; do modprobe -d "$cache" -S "$kver" --show-depends "$m"; done |
+           awk '$1 == "insmod" && !seen[$2]++')
+  for applet in ip; do ln -sf busybox "$root/bin/$applet"; done
+  rm -f "$out/qemu.sock"
+  qemu_nic=(-netdev "dgram,id=n0,local.type=unix,local.path=$out/qemu.sock,remote.type=unix,remote.path=$nic"
+            -device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56")
+fi
 for f in "${files[@]}"; do
   mkdir -p "$root/$(dirname "${f#*:}")"
   cp "${f%%:*}" "$root/${f#*:}"
@@ -82,6 +102,15 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 echo "DXPU-GUEST: up"
+if [ -d /lib/nic ]; then
+  for ko in /lib/nic/*.ko; do insmod "$ko" || echo "DXPU-TEST: FAIL insmod $ko"; done
+  ip link set eth0 up || echo "DXPU-TEST: FAIL eth0 up"
+  i=0
+  while [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] && [ $i -lt 50 ]; do
+    sleep 0.1; i=$((i + 1))
+  done
+  echo "DXPU-GUEST: eth0 carrier $(cat /sys/class/net/eth0/carrier 2>/dev/null)"
+fi
 sh /scenario.sh
 echo "DXPU-GUEST: scenario returned $?"
 poweroff -f
@@ -92,7 +121,7 @@ chmod +x "$root/init" "$root/scenario.sh"
 console="$out/console.log"
 set +e
 timeout "$timeout_s" qemu-system-x86_64 -accel tcg -smp 2 -m 1G -nographic -no-reboot \
-  -kernel "$cache/boot/vmlinuz-$kver" -initrd "$out/initramfs.cpio.gz" \
+  -kernel "$cache/boot/vmlinuz-$kver" -initrd "$out/initramfs.cpio.gz" "${qemu_nic[@]}" \
   -append "console=ttyS0 panic=-1 ipv6.disable=1 ignore_loglevel" </dev/null >"$console" 2>&1
 rc=$?
 set -e
