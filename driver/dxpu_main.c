@@ -1,15 +1,62 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dxpu_main.c - dxpu.ko: remote GPUs as local PCIe endpoints. Loading it creates the
- * virtual PCI domain under /sys/devices/dxpu; unloading removes it and all on it.
+ * virtual PCI domain under /sys/devices/dxpu and, when `ifname` names a network interface,
+ * the DxFP fabric on it; sysfs there connects to bridges and lists them
+ * (Documentation/ABI/testing/sysfs-devices-dxpu). Unloading closes every session and
+ * removes the domain and all on it.
  */
 #include <linux/device.h>
+#include <linux/etherdevice.h>
 #include <linux/module.h>
 
 #include "dxpu.h"
+#include "dxpu_fabric.h"
+
+static char *ifname;
+module_param(ifname, charp, 0444);
+MODULE_PARM_DESC(ifname, "network interface DxFP runs on (raw Ethernet, EtherType 0x88B5)");
+
+static unsigned long long node_id;
+module_param(node_id, ullong, 0444);
+MODULE_PARM_DESC(node_id, "this host's DxFP node ID (default: the interface's MAC address)");
 
 static struct device *dxpu_root;
 static struct dxpu_domain dxpu_domain;
+static struct dxpu_fabric dxpu_fabric;
+
+static ssize_t interface_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", dxpu_fabric.dev ? netdev_name(dxpu_fabric.dev) : "");
+}
+static DEVICE_ATTR_RO(interface);
+
+static ssize_t connect_store(struct device *dev, struct device_attribute *attr, const char *buf,
+			     size_t count)
+{
+	u8 mac[ETH_ALEN];
+	int err;
+
+	if (!mac_pton(buf, mac))
+		return -EINVAL;
+	err = dxpu_fabric_connect(&dxpu_fabric, mac);
+	return err ? err : count;
+}
+static DEVICE_ATTR_WO(connect);
+
+static ssize_t bridges_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return dxpu_fabric_show_bridges(&dxpu_fabric, buf);
+}
+static DEVICE_ATTR_RO(bridges);
+
+static struct attribute *dxpu_attrs[] = {
+	&dev_attr_interface.attr,
+	&dev_attr_connect.attr,
+	&dev_attr_bridges.attr,
+	NULL,
+};
+static const struct attribute_group dxpu_group = { .attrs = dxpu_attrs };
 
 static int __init dxpu_init(void)
 {
@@ -18,17 +65,35 @@ static int __init dxpu_init(void)
 	dxpu_root = root_device_register("dxpu");
 	if (IS_ERR(dxpu_root))
 		return PTR_ERR(dxpu_root);
-	err = dxpu_domain_create(&dxpu_domain, dxpu_root);
-	if (err) {
-		root_device_unregister(dxpu_root);
-		return err;
+	if (ifname) {
+		err = dxpu_fabric_open(&dxpu_fabric, ifname, node_id);
+		if (err) {
+			pr_err("dxpu: no network interface %s\n", ifname);
+			goto unregister;
+		}
 	}
+	err = dxpu_domain_create(&dxpu_domain, dxpu_root);
+	if (err)
+		goto close_fabric;
+	err = sysfs_create_group(&dxpu_root->kobj, &dxpu_group);
+	if (err)
+		goto destroy_domain;
 	return 0;
+
+destroy_domain:
+	dxpu_domain_destroy(&dxpu_domain);
+close_fabric:
+	dxpu_fabric_close(&dxpu_fabric);
+unregister:
+	root_device_unregister(dxpu_root);
+	return err;
 }
 
 static void __exit dxpu_exit(void)
 {
+	sysfs_remove_group(&dxpu_root->kobj, &dxpu_group);
 	dxpu_domain_destroy(&dxpu_domain);
+	dxpu_fabric_close(&dxpu_fabric);
 	root_device_unregister(dxpu_root);
 }
 

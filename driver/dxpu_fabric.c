@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dxpu_fabric.c - DxFP sessions to bridges over raw Ethernet (dxpu_fabric.h). The protocol
+ * is lib/core's session, sans-IO as in userspace: frames in from the packet handler, the
+ * time from ktime_get_ns(), frames out through dev_queue_xmit, and a timer for the
+ * session's next deadline.
+ */
+#include <linux/etherdevice.h>
+#include <linux/jiffies.h>
+#include <linux/random.h>
+#include <linux/rculist.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+
+#include "dxpu_fabric.h"
+
+static u64 dxpu_now(void)
+{
+	return ktime_get_ns();
+}
+
+/* One frame to the bridge; counted, never fatal (the session retransmits what is lost). */
+static void dxpu_bridge_xmit(struct dxpu_bridge *b, const u8 *frame, size_t len)
+{
+	struct net_device *dev = b->fabric->dev;
+	int head = LL_RESERVED_SPACE(dev);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(head + len + dev->needed_tailroom, GFP_ATOMIC);
+	if (!skb) {
+		b->tx_errors++;
+		return;
+	}
+	skb_reserve(skb, head);
+	skb_reset_network_header(skb);
+	skb_put_data(skb, frame, len);
+	skb->dev = dev;
+	skb->protocol = htons(ETH_P_DXFP);
+	if (dev_hard_header(skb, dev, ETH_P_DXFP, b->mac, dev->dev_addr, skb->len) < 0) {
+		kfree_skb(skb);
+		b->tx_errors++;
+		return;
+	}
+	if (dev_queue_xmit(skb) == NET_XMIT_SUCCESS)
+		b->tx_frames++;
+	else
+		b->tx_errors++;
+}
+
+/* The timer at the session's next deadline. Caller holds b->lock. */
+static void dxpu_bridge_arm(struct dxpu_bridge *b, u64 now)
+{
+	u64 next = dxfp_session_next_deadline(&b->session);
+
+	if (b->closing || next == DXFP_NO_DEADLINE)
+		return;
+	mod_timer(&b->timer, jiffies + 1 + nsecs_to_jiffies(next > now ? next - now : 0));
+}
+
+/* Sends every frame the session has due, then re-arms. Caller holds b->lock. */
+static void dxpu_bridge_flush(struct dxpu_bridge *b, u64 now)
+{
+	size_t len;
+
+	while (dxfp_session_poll(&b->session, now, b->frame, sizeof(b->frame), &len))
+		dxpu_bridge_xmit(b, b->frame, len);
+	dxpu_bridge_arm(b, now);
+}
+
+static void dxpu_bridge_timer(struct timer_list *t)
+{
+	struct dxpu_bridge *b = from_timer(b, t, timer);
+
+	spin_lock(&b->lock);
+	if (!b->closing)
+		dxpu_bridge_flush(b, dxpu_now());
+	spin_unlock(&b->lock);
+}
+
+/* ---- the session's callbacks, with b->lock held, in any context ---- */
+
+static void dxpu_on_deliver(void *ctx, const struct dxpu_tlp *tlp)
+{
+	struct dxpu_bridge *b = ctx;
+
+	/* No device behind the session consumes TLPs yet: free the credit at once. */
+	dxfp_session_release(&b->session, (int)dxpu_tlp_kind_class(tlp->kind),
+			     dxpu_tlp_payload_len(tlp));
+}
+
+static void dxpu_on_link_down(void *ctx, enum dxfp_down_reason reason,
+			      const struct dxpu_tlp *unanswered, size_t n)
+{
+	struct dxpu_bridge *b = ctx;
+
+	netdev_info(b->fabric->dev, "dxpu: session to %pM down: %s (%zu requests unanswered)\n",
+		    b->mac, dxfp_down_reason_name(reason), n);
+}
+
+static void dxpu_on_established(void *ctx)
+{
+	struct dxpu_bridge *b = ctx;
+
+	netdev_info(b->fabric->dev, "dxpu: session to %pM established\n", b->mac);
+}
+
+static const struct dxfp_session_ops dxpu_session_ops = {
+	.deliver = dxpu_on_deliver,
+	.link_down = dxpu_on_link_down,
+	.established = dxpu_on_established,
+};
+
+/* ---- receiving ---- */
+
+static struct dxpu_bridge *dxpu_fabric_find(struct dxpu_fabric *f, const u8 *mac)
+{
+	struct dxpu_bridge *b;
+
+	list_for_each_entry_rcu(
+		b, &f->bridges, node,
+		lockdep_is_held(&f->lock)) if (ether_addr_equal(b->mac, mac)) return b;
+	return NULL;
+}
+
+static int dxpu_fabric_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
+			   struct net_device *orig_dev)
+{
+	struct dxpu_fabric *f = container_of(pt, struct dxpu_fabric, pt);
+	struct dxpu_bridge *b;
+
+	if (skb->pkt_type == PACKET_OTHERHOST || skb->pkt_type == PACKET_OUTGOING)
+		goto drop;
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		return NET_RX_DROP;
+	if (skb_linearize(skb)) {
+		atomic64_inc(&f->rx_dropped);
+		goto drop;
+	}
+	rcu_read_lock();
+	b = dxpu_fabric_find(f, eth_hdr(skb)->h_source);
+	if (!b) {
+		rcu_read_unlock();
+		atomic64_inc(&f->rx_unknown);
+		goto drop;
+	}
+	spin_lock(&b->lock);
+	if (!b->closing) {
+		u64 now = dxpu_now();
+
+		b->rx_frames++;
+		if (dxfp_session_receive(&b->session, now, skb->data, skb->len) != DXFP_RX_OK)
+			atomic64_inc(&f->rx_dropped);
+		dxpu_bridge_flush(b, now);
+	}
+	spin_unlock(&b->lock);
+	rcu_read_unlock();
+	consume_skb(skb);
+	return NET_RX_SUCCESS;
+drop:
+	kfree_skb(skb);
+	return NET_RX_DROP;
+}
+
+/* ---- the fabric ---- */
+
+int dxpu_fabric_open(struct dxpu_fabric *f, const char *ifname, u64 node_id)
+{
+	f->dev = dev_get_by_name(&init_net, ifname);
+	if (!f->dev)
+		return -ENODEV;
+	mutex_init(&f->lock);
+	INIT_LIST_HEAD(&f->bridges);
+	atomic64_set(&f->rx_unknown, 0);
+	atomic64_set(&f->rx_dropped, 0);
+	/* By default the node ID is the interface's MAC: stable across loads. */
+	f->node_id = node_id ? node_id : ether_addr_to_u64(f->dev->dev_addr);
+	f->pt.type = htons(ETH_P_DXFP);
+	f->pt.dev = f->dev;
+	f->pt.func = dxpu_fabric_rcv;
+	dev_add_pack(&f->pt);
+	netdev_info(f->dev, "dxpu: DxFP on %s, node %016llx\n", ifname, f->node_id);
+	return 0;
+}
+
+static void dxpu_bridge_config(struct dxpu_fabric *f, struct dxfp_session_config *cfg)
+{
+	dxfp_session_config_defaults(cfg);
+	cfg->role = DXFP_ROLE_INITIATOR;
+	cfg->node_id = f->node_id;
+	cfg->session_id = get_random_u32() | 1;
+	cfg->epoch = get_random_u32() | 1;
+	cfg->initial_seq = get_random_u32();
+	cfg->max_frame = min_t(u32, f->dev->mtu, DXFP_MAX_FRAME) & ~3u;
+	/* The timer ticks in jiffies: times well above a tick. */
+	cfg->timer_granularity_ns = TICK_NSEC;
+	cfg->initial_rto_ns = 20 * NSEC_PER_MSEC;
+	cfg->min_rto_ns = 2 * TICK_NSEC;
+	cfg->max_rto_ns = 500 * NSEC_PER_MSEC;
+	cfg->keepalive_ns = 100 * NSEC_PER_MSEC;
+	cfg->link_down_ns = 2 * NSEC_PER_SEC;
+}
+
+int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac)
+{
+	struct dxfp_session_config cfg;
+	struct dxpu_bridge *b;
+	const char *why;
+	size_t size;
+	int err = 0;
+
+	if (!f->dev)
+		return -ENETDOWN;
+	if (!is_valid_ether_addr(mac))
+		return -EINVAL;
+	dxpu_bridge_config(f, &cfg);
+	why = dxfp_session_config_check(&cfg);
+	if (why) {
+		netdev_err(f->dev, "dxpu: session configuration refused: %s\n", why);
+		return -EINVAL;
+	}
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	size = dxfp_session_mem_size(&cfg);
+	b->mem = kvzalloc(size, GFP_KERNEL);
+	if (!b->mem) {
+		kfree(b);
+		return -ENOMEM;
+	}
+	b->fabric = f;
+	ether_addr_copy(b->mac, mac);
+	spin_lock_init(&b->lock);
+	timer_setup(&b->timer, dxpu_bridge_timer, 0);
+	dxfp_session_init(&b->session, &cfg, b->mem, size, &dxpu_session_ops, b);
+
+	mutex_lock(&f->lock);
+	if (dxpu_fabric_find(f, mac)) {
+		err = -EEXIST;
+		goto unlock;
+	}
+	list_add_tail_rcu(&b->node, &f->bridges);
+	spin_lock_bh(&b->lock);
+	dxfp_session_connect(&b->session, dxpu_now());
+	dxpu_bridge_flush(b, dxpu_now());
+	spin_unlock_bh(&b->lock);
+	b = NULL;
+unlock:
+	mutex_unlock(&f->lock);
+	if (b) {
+		kvfree(b->mem);
+		kfree(b);
+	}
+	return err;
+}
+
+static void dxpu_bridge_free(struct dxpu_bridge *b)
+{
+	spin_lock_bh(&b->lock);
+	if (dxfp_session_get_state(&b->session) != DXFP_STATE_DOWN) {
+		dxfp_session_close(&b->session, dxpu_now(), DXFP_CLOSE_SHUTDOWN);
+		dxpu_bridge_flush(b, dxpu_now()); /* the CLOSE */
+	}
+	b->closing = true;
+	spin_unlock_bh(&b->lock);
+	del_timer_sync(&b->timer);
+	kvfree(b->mem);
+	kfree(b);
+}
+
+void dxpu_fabric_close(struct dxpu_fabric *f)
+{
+	struct dxpu_bridge *b, *tmp;
+
+	if (!f->dev)
+		return;
+	dev_remove_pack(&f->pt); /* waits for receivers in flight */
+	mutex_lock(&f->lock);
+	list_for_each_entry_safe(b, tmp, &f->bridges, node)
+	{
+		list_del_rcu(&b->node);
+		dxpu_bridge_free(b); /* no reader left: the packet handler is gone */
+	}
+	mutex_unlock(&f->lock);
+	dev_put(f->dev);
+	f->dev = NULL;
+}
+
+ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
+{
+	struct dxpu_bridge *b;
+	int n = 0;
+
+	if (!f->dev)
+		return 0;
+	mutex_lock(&f->lock);
+	list_for_each_entry(b, &f->bridges, node)
+	{
+		spin_lock_bh(&b->lock);
+		n += sysfs_emit_at(buf, n, "%pM %s rx %llu tx %llu tx_errors %llu\n", b->mac,
+				   dxfp_session_state_name(dxfp_session_get_state(&b->session)),
+				   b->rx_frames, b->tx_frames, b->tx_errors);
+		spin_unlock_bh(&b->lock);
+	}
+	mutex_unlock(&f->lock);
+	return n;
+}
