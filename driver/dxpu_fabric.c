@@ -164,25 +164,6 @@ drop:
 
 /* ---- the fabric ---- */
 
-int dxpu_fabric_open(struct dxpu_fabric *f, const char *ifname, u64 node_id)
-{
-	f->dev = dev_get_by_name(&init_net, ifname);
-	if (!f->dev)
-		return -ENODEV;
-	mutex_init(&f->lock);
-	INIT_LIST_HEAD(&f->bridges);
-	atomic64_set(&f->rx_unknown, 0);
-	atomic64_set(&f->rx_dropped, 0);
-	/* By default the node ID is the interface's MAC: stable across loads. */
-	f->node_id = node_id ? node_id : ether_addr_to_u64(f->dev->dev_addr);
-	f->pt.type = htons(ETH_P_DXFP);
-	f->pt.dev = f->dev;
-	f->pt.func = dxpu_fabric_rcv;
-	dev_add_pack(&f->pt);
-	netdev_info(f->dev, "dxpu: DxFP on %s, node %016llx\n", ifname, f->node_id);
-	return 0;
-}
-
 static void dxpu_bridge_config(struct dxpu_fabric *f, struct dxfp_session_config *cfg)
 {
 	dxfp_session_config_defaults(cfg);
@@ -201,65 +182,44 @@ static void dxpu_bridge_config(struct dxpu_fabric *f, struct dxfp_session_config
 	cfg->link_down_ns = 2 * NSEC_PER_SEC;
 }
 
-int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac)
+static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *mac)
 {
 	struct dxfp_session_config cfg;
 	struct dxpu_bridge *b;
 	const char *why;
 	size_t size;
-	int err = 0;
 
-	if (!f->dev)
-		return -ENETDOWN;
-	if (!is_valid_ether_addr(mac))
-		return -EINVAL;
 	dxpu_bridge_config(f, &cfg);
 	why = dxfp_session_config_check(&cfg);
 	if (why) {
 		netdev_err(f->dev, "dxpu: session configuration refused: %s\n", why);
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	}
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	size = dxfp_session_mem_size(&cfg);
 	b->mem = kvzalloc(size, GFP_KERNEL);
 	if (!b->mem) {
 		kfree(b);
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	}
 	b->fabric = f;
 	ether_addr_copy(b->mac, mac);
 	spin_lock_init(&b->lock);
 	timer_setup(&b->timer, dxpu_bridge_timer, 0);
+	/* Cannot fail: the configuration was checked and the memory sized from it. */
 	dxfp_session_init(&b->session, &cfg, b->mem, size, &dxpu_session_ops, b);
-
-	mutex_lock(&f->lock);
-	if (dxpu_fabric_find(f, mac)) {
-		err = -EEXIST;
-		goto unlock;
-	}
-	list_add_tail_rcu(&b->node, &f->bridges);
-	spin_lock_bh(&b->lock);
-	dxfp_session_connect(&b->session, dxpu_now());
-	dxpu_bridge_flush(b, dxpu_now());
-	spin_unlock_bh(&b->lock);
-	b = NULL;
-unlock:
-	mutex_unlock(&f->lock);
-	if (b) {
-		kvfree(b->mem);
-		kfree(b);
-	}
-	return err;
+	return b;
 }
 
+/* Closes the session (the bridge hears a CLOSE if the interface still carries it) and frees. */
 static void dxpu_bridge_free(struct dxpu_bridge *b)
 {
 	spin_lock_bh(&b->lock);
 	if (dxfp_session_get_state(&b->session) != DXFP_STATE_DOWN) {
 		dxfp_session_close(&b->session, dxpu_now(), DXFP_CLOSE_SHUTDOWN);
-		dxpu_bridge_flush(b, dxpu_now()); /* the CLOSE */
+		dxpu_bridge_flush(b, dxpu_now());
 	}
 	b->closing = true;
 	spin_unlock_bh(&b->lock);
@@ -268,22 +228,120 @@ static void dxpu_bridge_free(struct dxpu_bridge *b)
 	kfree(b);
 }
 
-void dxpu_fabric_close(struct dxpu_fabric *f)
+/* Every session closed, the handler removed, the interface let go. Caller holds f->lock. */
+static void dxpu_fabric_stop(struct dxpu_fabric *f)
 {
 	struct dxpu_bridge *b, *tmp;
 
 	if (!f->dev)
 		return;
 	dev_remove_pack(&f->pt); /* waits for receivers in flight */
-	mutex_lock(&f->lock);
 	list_for_each_entry_safe(b, tmp, &f->bridges, node)
 	{
 		list_del_rcu(&b->node);
 		dxpu_bridge_free(b); /* no reader left: the packet handler is gone */
 	}
-	mutex_unlock(&f->lock);
+	netdev_info(f->dev, "dxpu: DxFP on %s stopped\n", netdev_name(f->dev));
 	dev_put(f->dev);
 	f->dev = NULL;
+}
+
+/* The interface is going away: stop using it, or its unregistration would wait for us. */
+static int dxpu_fabric_netdev_event(struct notifier_block *nb, unsigned long event, void *ptr)
+{
+	struct dxpu_fabric *f = container_of(nb, struct dxpu_fabric, netdev_nb);
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+
+	if (event != NETDEV_UNREGISTER)
+		return NOTIFY_DONE;
+	mutex_lock(&f->lock);
+	if (f->dev == dev)
+		dxpu_fabric_stop(f);
+	mutex_unlock(&f->lock);
+	return NOTIFY_DONE;
+}
+
+int dxpu_fabric_init(struct dxpu_fabric *f)
+{
+	mutex_init(&f->lock);
+	INIT_LIST_HEAD(&f->bridges);
+	atomic64_set(&f->rx_unknown, 0);
+	atomic64_set(&f->rx_dropped, 0);
+	f->netdev_nb.notifier_call = dxpu_fabric_netdev_event;
+	return register_netdevice_notifier(&f->netdev_nb);
+}
+
+void dxpu_fabric_exit(struct dxpu_fabric *f)
+{
+	unregister_netdevice_notifier(&f->netdev_nb);
+	mutex_lock(&f->lock);
+	dxpu_fabric_stop(f);
+	mutex_unlock(&f->lock);
+}
+
+int dxpu_fabric_open(struct dxpu_fabric *f, const char *ifname, u64 node_id)
+{
+	struct net_device *dev = dev_get_by_name(&init_net, ifname);
+
+	if (!dev)
+		return -ENODEV;
+	mutex_lock(&f->lock);
+	if (f->dev) {
+		mutex_unlock(&f->lock);
+		dev_put(dev);
+		return -EBUSY;
+	}
+	f->dev = dev;
+	/* By default the node ID is the interface's MAC: stable across loads. */
+	f->node_id = node_id ? node_id : ether_addr_to_u64(dev->dev_addr);
+	f->pt.type = htons(ETH_P_DXFP);
+	f->pt.dev = dev;
+	f->pt.func = dxpu_fabric_rcv;
+	dev_add_pack(&f->pt);
+	mutex_unlock(&f->lock);
+	netdev_info(dev, "dxpu: DxFP on %s, node %016llx\n", ifname, f->node_id);
+	return 0;
+}
+
+int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac)
+{
+	struct dxpu_bridge *b;
+	int err = 0;
+
+	if (!is_valid_ether_addr(mac))
+		return -EINVAL;
+	mutex_lock(&f->lock);
+	if (!f->dev) {
+		err = -ENETDOWN;
+		goto unlock;
+	}
+	if (dxpu_fabric_find(f, mac)) {
+		err = -EEXIST;
+		goto unlock;
+	}
+	b = dxpu_bridge_alloc(f, mac);
+	if (IS_ERR(b)) {
+		err = PTR_ERR(b);
+		goto unlock;
+	}
+	list_add_tail_rcu(&b->node, &f->bridges);
+	spin_lock_bh(&b->lock);
+	dxfp_session_connect(&b->session, dxpu_now());
+	dxpu_bridge_flush(b, dxpu_now());
+	spin_unlock_bh(&b->lock);
+unlock:
+	mutex_unlock(&f->lock);
+	return err;
+}
+
+ssize_t dxpu_fabric_show_interface(struct dxpu_fabric *f, char *buf)
+{
+	ssize_t n;
+
+	mutex_lock(&f->lock);
+	n = sysfs_emit(buf, "%s\n", f->dev ? netdev_name(f->dev) : "");
+	mutex_unlock(&f->lock);
+	return n;
 }
 
 ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
@@ -291,8 +349,6 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 	struct dxpu_bridge *b;
 	int n = 0;
 
-	if (!f->dev)
-		return 0;
 	mutex_lock(&f->lock);
 	list_for_each_entry(b, &f->bridges, node)
 	{

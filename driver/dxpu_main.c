@@ -27,7 +27,7 @@ static struct dxpu_fabric dxpu_fabric;
 
 static ssize_t interface_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%s\n", dxpu_fabric.dev ? netdev_name(dxpu_fabric.dev) : "");
+	return dxpu_fabric_show_interface(&dxpu_fabric, buf);
 }
 static DEVICE_ATTR_RO(interface);
 
@@ -65,16 +65,19 @@ static int __init dxpu_init(void)
 	dxpu_root = root_device_register("dxpu");
 	if (IS_ERR(dxpu_root))
 		return PTR_ERR(dxpu_root);
+	err = dxpu_fabric_init(&dxpu_fabric);
+	if (err)
+		goto unregister;
 	if (ifname) {
 		err = dxpu_fabric_open(&dxpu_fabric, ifname, node_id);
 		if (err) {
 			pr_err("dxpu: no network interface %s\n", ifname);
-			goto unregister;
+			goto exit_fabric;
 		}
 	}
 	err = dxpu_domain_create(&dxpu_domain, dxpu_root);
 	if (err)
-		goto close_fabric;
+		goto exit_fabric;
 	err = sysfs_create_group(&dxpu_root->kobj, &dxpu_group);
 	if (err)
 		goto destroy_domain;
@@ -82,8 +85,8 @@ static int __init dxpu_init(void)
 
 destroy_domain:
 	dxpu_domain_destroy(&dxpu_domain);
-close_fabric:
-	dxpu_fabric_close(&dxpu_fabric);
+exit_fabric:
+	dxpu_fabric_exit(&dxpu_fabric);
 unregister:
 	root_device_unregister(dxpu_root);
 	return err;
@@ -93,7 +96,7 @@ static void __exit dxpu_exit(void)
 {
 	sysfs_remove_group(&dxpu_root->kobj, &dxpu_group);
 	dxpu_domain_destroy(&dxpu_domain);
-	dxpu_fabric_close(&dxpu_fabric);
+	dxpu_fabric_exit(&dxpu_fabric);
 	root_device_unregister(dxpu_root);
 }
 
