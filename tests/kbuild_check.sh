@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds lib/core into a kernel module with Kbuild against the installed
-# Debian kernel headers (the kernel's own flags, -Werror), from a copy of the
-# tree under $1 so no objects land in the sources. Also checks that
-# driver/Kbuild and lib/core/CMakeLists.txt list the same core sources.
+# Builds driver/ (dxpu.ko, and dxpu_core_check.ko carrying lib/core) with
+# Kbuild against the installed Debian kernel headers (the kernel's own flags,
+# -Werror, W=1, sparse), from a copy of the tree under $1 so no objects land in
+# the sources. Also checks that driver/Kbuild and lib/core/CMakeLists.txt list
+# the same core sources.
 set -euo pipefail
 out=${1:?usage: kbuild_check.sh BUILD_DIR}
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,8 +31,16 @@ cp -r "$src/include" "$out/include"
 cp -r "$src/lib/core" "$out/lib/core"
 cp -r "$src/driver" "$out/driver"
 echo "kbuild: $kdir"
-make -s -C "$kdir" M="$out/driver" modules
-ko="$out/driver/dxpu_core_check.ko"
-test -f "$ko"
-modinfo "$ko" | grep -E '^(description|vermagic):'
-echo "PASS: lib/core builds as a kernel module ($(basename "$kdir"))"
+# W=1: the kernel's extra warnings; C=2: sparse on every file. Any warning fails the check.
+command -v sparse >/dev/null || { echo "FAIL: sparse missing (run tools/bootstrap)" >&2; exit 1; }
+make -s -C "$kdir" M="$out/driver" W=1 C=2 modules >"$out/build.log" 2>&1 ||
+  { cat "$out/build.log" >&2; echo "FAIL: the modules do not build" >&2; exit 1; }
+if grep -E 'warning:|error:' "$out/build.log" >&2; then
+  echo "FAIL: W=1 or sparse warnings (above)" >&2
+  exit 1
+fi
+for ko in "$out/driver/dxpu_core_check.ko" "$out/driver/dxpu.ko"; do
+  test -f "$ko"
+  modinfo "$ko" | grep -E '^(description|vermagic):'
+done
+echo "PASS: lib/core and dxpu.ko build as kernel modules, clean under W=1 and sparse ($(basename "$kdir"))"

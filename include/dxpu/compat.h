@@ -45,18 +45,19 @@ static inline uint32_t dxpu_get_be32(const uint8_t *p)
 	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
+/* Each byte masked before its cast, so that sparse sees no bits dropped from a constant. */
 static inline void dxpu_put_be16(uint8_t *p, uint16_t v)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
+	p[0] = (uint8_t)((v >> 8) & 0xffu);
+	p[1] = (uint8_t)(v & 0xffu);
 }
 
 static inline void dxpu_put_be32(uint8_t *p, uint32_t v)
 {
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
+	p[0] = (uint8_t)((v >> 24) & 0xffu);
+	p[1] = (uint8_t)((v >> 16) & 0xffu);
+	p[2] = (uint8_t)((v >> 8) & 0xffu);
+	p[3] = (uint8_t)(v & 0xffu);
 }
 
 /*
