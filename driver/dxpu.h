@@ -1,13 +1,48 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * dxpu.h - the host proxy module's shared state: one virtual PCI domain whose root bus
- * carries the remote devices (docs/kernel-module.md).
+ * carries the remote devices, one hot-plug slot per device number on it
+ * (docs/kernel-module.md).
+ *
+ * Locking: a slot's mutex guards its binding and its power (process context: sysfs, the
+ * hotplug core, unload). domain->cfg_lock (a spinlock, interrupts off: pci_ops run under the
+ * PCI core's raw pci_lock) guards what pci_ops read of an attached slot: its shadow, its
+ * bridge and remote BDF; it is taken inside a slot's mutex, never the other way round, and
+ * a bridge's lock is taken inside it.
  */
 #ifndef DXPU_DRIVER_DXPU_H
 #define DXPU_DRIVER_DXPU_H
 
 #include <linux/device.h>
+#include <linux/if_ether.h>
+#include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/pci_hotplug.h>
+#include <linux/spinlock.h>
+
+#include "core/dxpu_cfg_shadow.h"
+
+#define DXPU_MAX_SLOTS 32
+
+struct dxpu_domain;
+struct dxpu_fabric;
+struct dxpu_bridge;
+
+struct dxpu_slot {
+	struct hotplug_slot hp;
+	struct dxpu_domain *domain;
+	u8 nr;	       /* its device number on the root bus */
+	char name[16]; /* /sys/bus/pci/slots/<name> */
+	bool registered;
+	struct mutex lock; /* the binding and the power state below */
+	bool bound;
+	u8 mac[ETH_ALEN]; /* the bridge */
+	u16 remote_bdf;	  /* the device behind it: the BDF the bridge assigned it to us at */
+	bool powered;
+	struct dxpu_bridge *bridge; /* a reference while powered */
+	/* What pci_ops use, under domain->cfg_lock; set while powered. */
+	struct dxpu_cfg_shadow *shadow;
+};
 
 /* The virtual PCI domain: a root bus of our own, numbered above any firmware's. */
 struct dxpu_domain {
@@ -15,9 +50,32 @@ struct dxpu_domain {
 	struct pci_sysdata sysdata; /* x86: the domain number lives here */
 	struct pci_bus *root;
 	struct resource busn;
+	struct resource mem32;	      /* the window 32-bit BARs are placed in (below 4 GiB) */
+	struct resource mem64;	      /* the window 64-bit prefetchable BARs are placed in */
+	struct notifier_block pci_nb; /* devices added to our bus: driver_override */
+	spinlock_t cfg_lock;
+	struct mutex bind_lock; /* bindings change one at a time: no remote device bound twice */
+	struct dxpu_fabric *fabric;
+	unsigned int nr_slots;
+	struct dxpu_slot slots[DXPU_MAX_SLOTS];
 };
 
-int dxpu_domain_create(struct dxpu_domain *d, struct device *parent);
+/* The domain, its root bus with windows of mem32_size and mem64_size bytes (powers of two). */
+int dxpu_domain_create(struct dxpu_domain *d, struct device *parent, u64 mem32_size,
+		       u64 mem64_size);
 void dxpu_domain_destroy(struct dxpu_domain *d);
+
+/* ---- slots (dxpu_slot.c) ---- */
+
+/* nr_slots hot-plug slots on the root bus, registered with the PCI hotplug core. */
+int dxpu_slots_create(struct dxpu_domain *d, struct dxpu_fabric *f, unsigned int nr_slots);
+/* Every slot powered off, then unregistered. */
+void dxpu_slots_destroy(struct dxpu_domain *d);
+/* "SLOT MAC BB:DD.F": binds the slot to that remote device. */
+int dxpu_slot_bind(struct dxpu_domain *d, const char *buf);
+/* "SLOT": forgets its binding (it must be powered off). */
+int dxpu_slot_unbind(struct dxpu_domain *d, const char *buf);
+/* One line per slot into buf (PAGE_SIZE). */
+ssize_t dxpu_slots_show(struct dxpu_domain *d, char *buf);
 
 #endif /* DXPU_DRIVER_DXPU_H */

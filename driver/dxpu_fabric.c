@@ -22,7 +22,7 @@ static u64 dxpu_now(void)
 /* One frame to the bridge; counted, never fatal (the session retransmits what is lost). */
 static void dxpu_bridge_xmit(struct dxpu_bridge *b, const u8 *frame, size_t len)
 {
-	struct net_device *dev = b->fabric->dev;
+	struct net_device *dev = b->dev;
 	int head = LL_RESERVED_SPACE(dev);
 	struct sk_buff *skb;
 
@@ -47,12 +47,12 @@ static void dxpu_bridge_xmit(struct dxpu_bridge *b, const u8 *frame, size_t len)
 		b->tx_errors++;
 }
 
-/* The timer at the session's next deadline. Caller holds b->lock. */
+/* The timer at the session's or a request's next deadline. Caller holds b->lock. */
 static void dxpu_bridge_arm(struct dxpu_bridge *b, u64 now)
 {
-	u64 next = dxfp_session_next_deadline(&b->session);
+	u64 next = min(dxfp_session_next_deadline(&b->session), dxpu_host_next_deadline(&b->host));
 
-	if (b->closing || next == DXFP_NO_DEADLINE)
+	if (b->closing || next == DXFP_NO_DEADLINE || next == U64_MAX)
 		return;
 	mod_timer(&b->timer, jiffies + 1 + nsecs_to_jiffies(next > now ? next - now : 0));
 }
@@ -67,14 +67,34 @@ static void dxpu_bridge_flush(struct dxpu_bridge *b, u64 now)
 	dxpu_bridge_arm(b, now);
 }
 
+void dxpu_bridge_flush_locked(struct dxpu_bridge *b)
+{
+	dxpu_bridge_flush(b, dxpu_now());
+}
+
 static void dxpu_bridge_timer(struct timer_list *t)
 {
 	struct dxpu_bridge *b = from_timer(b, t, timer);
 
+	u64 now = dxpu_now();
+
 	spin_lock(&b->lock);
+	if (!b->closing) {
+		dxpu_host_expire(&b->host, now);
+		dxpu_bridge_flush(b, now);
+	}
+	spin_unlock(&b->lock);
+}
+
+/* Sends what was queued in a context that cannot send (pci_ops, interrupts off). */
+static void dxpu_bridge_tx_work(struct work_struct *work)
+{
+	struct dxpu_bridge *b = container_of(work, struct dxpu_bridge, tx_work);
+
+	spin_lock_bh(&b->lock);
 	if (!b->closing)
 		dxpu_bridge_flush(b, dxpu_now());
-	spin_unlock(&b->lock);
+	spin_unlock_bh(&b->lock);
 }
 
 /* ---- the session's callbacks, with b->lock held, in any context ---- */
@@ -83,7 +103,8 @@ static void dxpu_on_deliver(void *ctx, const struct dxpu_tlp *tlp)
 {
 	struct dxpu_bridge *b = ctx;
 
-	/* No device behind the session consumes TLPs yet: free the credit at once. */
+	/* Completions end requests; the devices' DMA is served or refused; all at once. */
+	dxpu_host_receive(&b->host, tlp, dxpu_now());
 	dxfp_session_release(&b->session, (int)dxpu_tlp_kind_class(tlp->kind),
 			     dxpu_tlp_payload_len(tlp));
 }
@@ -93,15 +114,24 @@ static void dxpu_on_link_down(void *ctx, enum dxfp_down_reason reason,
 {
 	struct dxpu_bridge *b = ctx;
 
-	netdev_info(b->fabric->dev, "dxpu: session to %pM down: %s (%zu requests unanswered)\n",
-		    b->mac, dxfp_down_reason_name(reason), n);
+	netdev_info(b->dev, "dxpu: session to %pM down: %s (%zu requests unanswered)\n", b->mac,
+		    dxfp_down_reason_name(reason), n);
+	/* Every request waiting on it ends now (UR, all-ones data), not at its deadline. */
+	dxpu_host_fail_all(&b->host, DXPU_TLP_CPL_UR);
+	wake_up_all(&b->state_wq);
 }
 
 static void dxpu_on_established(void *ctx)
 {
 	struct dxpu_bridge *b = ctx;
 
-	netdev_info(b->fabric->dev, "dxpu: session to %pM established\n", b->mac);
+	u32 mps = dxfp_frame_payload_limit(b->session.max_frame, 12, DXPU_TLP_MAX_PAYLOAD);
+
+	/* The host's completions grow to what one frame carries (docs/host-proxy.md). */
+	if (mps >= 256)
+		dxpu_host_set_max_payload(&b->host, mps);
+	netdev_info(b->dev, "dxpu: session to %pM established\n", b->mac);
+	wake_up_all(&b->state_wq);
 }
 
 static const struct dxfp_session_ops dxpu_session_ops = {
@@ -116,9 +146,9 @@ static struct dxpu_bridge *dxpu_fabric_find(struct dxpu_fabric *f, const u8 *mac
 {
 	struct dxpu_bridge *b;
 
-	list_for_each_entry_rcu(
-		b, &f->bridges, node,
-		lockdep_is_held(&f->lock)) if (ether_addr_equal(b->mac, mac)) return b;
+	list_for_each_entry_rcu(b, &f->bridges, node, lockdep_is_held(&f->lock))
+		if (ether_addr_equal(b->mac, mac))
+			return b;
 	return NULL;
 }
 
@@ -182,8 +212,16 @@ static void dxpu_bridge_config(struct dxpu_fabric *f, struct dxfp_session_config
 	cfg->link_down_ns = 2 * NSEC_PER_SEC;
 }
 
+/* The host's transaction layer on a bridge: 256 tags, requests end by 1 s at the latest. */
+static void dxpu_bridge_host_config(struct dxpu_host_config *cfg)
+{
+	dxpu_host_config_defaults(cfg);
+	cfg->request_timeout = NSEC_PER_SEC;
+}
+
 static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *mac)
 {
+	struct dxpu_host_config host_cfg;
 	struct dxfp_session_config cfg;
 	struct dxpu_bridge *b;
 	const char *why;
@@ -205,16 +243,39 @@ static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *ma
 		return ERR_PTR(-ENOMEM);
 	}
 	b->fabric = f;
+	b->dev = f->dev;
+	kref_init(&b->ref);
 	ether_addr_copy(b->mac, mac);
+	init_waitqueue_head(&b->state_wq);
+	INIT_WORK(&b->tx_work, dxpu_bridge_tx_work);
 	spin_lock_init(&b->lock);
 	timer_setup(&b->timer, dxpu_bridge_timer, 0);
-	/* Cannot fail: the configuration was checked and the memory sized from it. */
+	/* Cannot fail: the configurations are the module's own, checked, the memory sized. */
 	dxfp_session_init(&b->session, &cfg, b->mem, size, &dxpu_session_ops, b);
+	dxpu_bridge_host_config(&host_cfg);
+	dxpu_host_init(&b->host, &host_cfg, &dxpu_bridge_host_ops, b);
 	return b;
 }
 
-/* Closes the session (the bridge hears a CLOSE if the interface still carries it) and frees. */
-static void dxpu_bridge_free(struct dxpu_bridge *b)
+static void dxpu_bridge_release(struct kref *ref)
+{
+	struct dxpu_bridge *b = container_of(ref, struct dxpu_bridge, ref);
+
+	kvfree(b->mem);
+	kfree(b);
+}
+
+void dxpu_bridge_put(struct dxpu_bridge *b)
+{
+	kref_put(&b->ref, dxpu_bridge_release);
+}
+
+/*
+ * Closes the session (the bridge hears a CLOSE if the interface still carries it), ends
+ * every request with UR, and stops the timer and the send work: from here on the bridge
+ * sends nothing and the interface may go. Its memory lives until the last reference goes.
+ */
+static void dxpu_bridge_close(struct dxpu_bridge *b)
 {
 	spin_lock_bh(&b->lock);
 	if (dxfp_session_get_state(&b->session) != DXFP_STATE_DOWN) {
@@ -222,10 +283,11 @@ static void dxpu_bridge_free(struct dxpu_bridge *b)
 		dxpu_bridge_flush(b, dxpu_now());
 	}
 	b->closing = true;
+	dxpu_host_fail_all(&b->host, DXPU_TLP_CPL_UR);
 	spin_unlock_bh(&b->lock);
+	wake_up_all(&b->state_wq);
 	del_timer_sync(&b->timer);
-	kvfree(b->mem);
-	kfree(b);
+	cancel_work_sync(&b->tx_work);
 }
 
 /* Every session closed, the handler removed, the interface let go. Caller holds f->lock. */
@@ -236,10 +298,10 @@ static void dxpu_fabric_stop(struct dxpu_fabric *f)
 	if (!f->dev)
 		return;
 	dev_remove_pack(&f->pt); /* waits for receivers in flight */
-	list_for_each_entry_safe(b, tmp, &f->bridges, node)
-	{
+	list_for_each_entry_safe(b, tmp, &f->bridges, node) {
 		list_del_rcu(&b->node);
-		dxpu_bridge_free(b); /* no reader left: the packet handler is gone */
+		dxpu_bridge_close(b); /* no reader left: the packet handler is gone */
+		dxpu_bridge_put(b);
 	}
 	netdev_info(f->dev, "dxpu: DxFP on %s stopped\n", netdev_name(f->dev));
 	dev_put(f->dev);
@@ -303,6 +365,21 @@ int dxpu_fabric_open(struct dxpu_fabric *f, const char *ifname, u64 node_id)
 	return 0;
 }
 
+/* A new bridge in the list, its session started. Caller holds f->lock, f->dev is set. */
+static struct dxpu_bridge *dxpu_fabric_add(struct dxpu_fabric *f, const u8 *mac)
+{
+	struct dxpu_bridge *b = dxpu_bridge_alloc(f, mac);
+
+	if (IS_ERR(b))
+		return b;
+	list_add_tail_rcu(&b->node, &f->bridges);
+	spin_lock_bh(&b->lock);
+	dxfp_session_connect(&b->session, dxpu_now());
+	dxpu_bridge_flush(b, dxpu_now());
+	spin_unlock_bh(&b->lock);
+	return b;
+}
+
 int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac)
 {
 	struct dxpu_bridge *b;
@@ -311,26 +388,58 @@ int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac)
 	if (!is_valid_ether_addr(mac))
 		return -EINVAL;
 	mutex_lock(&f->lock);
-	if (!f->dev) {
+	if (!f->dev)
 		err = -ENETDOWN;
-		goto unlock;
-	}
-	if (dxpu_fabric_find(f, mac)) {
+	else if (dxpu_fabric_find(f, mac))
 		err = -EEXIST;
-		goto unlock;
-	}
-	b = dxpu_bridge_alloc(f, mac);
-	if (IS_ERR(b)) {
+	else if (IS_ERR(b = dxpu_fabric_add(f, mac)))
 		err = PTR_ERR(b);
+	mutex_unlock(&f->lock);
+	return err;
+}
+
+struct dxpu_bridge *dxpu_fabric_get_bridge(struct dxpu_fabric *f, const u8 *mac)
+{
+	struct dxpu_bridge *b;
+
+	if (!is_valid_ether_addr(mac))
+		return ERR_PTR(-EINVAL);
+	mutex_lock(&f->lock);
+	if (!f->dev) {
+		b = ERR_PTR(-ENETDOWN);
 		goto unlock;
 	}
-	list_add_tail_rcu(&b->node, &f->bridges);
-	spin_lock_bh(&b->lock);
-	dxfp_session_connect(&b->session, dxpu_now());
-	dxpu_bridge_flush(b, dxpu_now());
-	spin_unlock_bh(&b->lock);
+	b = dxpu_fabric_find(f, mac);
+	if (!b)
+		b = dxpu_fabric_add(f, mac);
+	if (!IS_ERR(b))
+		kref_get(&b->ref);
 unlock:
 	mutex_unlock(&f->lock);
+	return b;
+}
+
+static bool dxpu_bridge_settled(struct dxpu_bridge *b, int *err)
+{
+	enum dxfp_session_state st;
+
+	spin_lock_bh(&b->lock);
+	st = dxfp_session_get_state(&b->session);
+	spin_unlock_bh(&b->lock);
+	if (b->closing || st == DXFP_STATE_DOWN)
+		*err = -ENOLINK;
+	else if (st == DXFP_STATE_ESTABLISHED)
+		*err = 0;
+	else
+		return false;
+	return true;
+}
+
+int dxpu_bridge_wait_established(struct dxpu_bridge *b, unsigned int timeout_ms)
+{
+	int err = -ETIMEDOUT;
+
+	wait_event_timeout(b->state_wq, dxpu_bridge_settled(b, &err), msecs_to_jiffies(timeout_ms));
 	return err;
 }
 
@@ -350,8 +459,7 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 	int n = 0;
 
 	mutex_lock(&f->lock);
-	list_for_each_entry(b, &f->bridges, node)
-	{
+	list_for_each_entry(b, &f->bridges, node) {
 		spin_lock_bh(&b->lock);
 		n += sysfs_emit_at(buf, n, "%pM %s rx %llu tx %llu tx_errors %llu\n", b->mac,
 				   dxfp_session_state_name(dxfp_session_get_state(&b->session)),

@@ -7,19 +7,31 @@
  * process context (the netdevice notifier takes it under RTNL; nothing under it takes RTNL);
  * the receive path finds a bridge under RCU. Each bridge's session is guarded by its own
  * spinlock, taken with bottom halves off in process context: frames arrive in softirq
- * context and the session's timer runs there too. The session never sleeps.
+ * context and the session's timer runs there too (and with interrupts off from pci_ops, which
+ * only queue: frames are sent by tx_work then). The session never sleeps.
+ *
+ * Each bridge also carries lib/core's host transaction layer (dxpu_host) under the same lock:
+ * the requests this host issues to devices behind the bridge and the DMA those devices do.
+ * A bridge is reference counted: the fabric's list holds one reference, each attached device
+ * another, so a device keeps its bridge (closed, every request failing) after the fabric
+ * let it go.
  */
 #ifndef DXPU_DRIVER_DXPU_FABRIC_H
 #define DXPU_DRIVER_DXPU_FABRIC_H
 
+#include <linux/completion.h>
 #include <linux/if_ether.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "core/dxfp_session.h"
+#include "core/dxpu_host.h"
 
 #define ETH_P_DXFP 0x88B5
 
@@ -27,16 +39,29 @@ struct dxpu_fabric;
 
 struct dxpu_bridge {
 	struct list_head node; /* in fabric->bridges (RCU) */
-	struct rcu_head rcu;
+	struct kref ref;
 	struct dxpu_fabric *fabric;
 	u8 mac[ETH_ALEN];
-	spinlock_t lock; /* everything below */
+	struct net_device *dev;	    /* the fabric's interface; used only while !closing */
+	wait_queue_head_t state_wq; /* the session established or down */
+	struct work_struct tx_work; /* sends what was queued where frames cannot be sent */
+	spinlock_t lock;	    /* everything below */
 	struct dxfp_session session;
 	void *mem;		 /* the session's buffers */
-	struct timer_list timer; /* the session's next deadline */
+	struct timer_list timer; /* the session's or a request's next deadline */
 	bool closing;
+	struct dxpu_host host; /* requests to the bridge's devices, their DMA */
 	u64 rx_frames, tx_frames, tx_errors;
-	u8 frame[DXFP_MAX_FRAME]; /* a frame being built for sending */
+	u64 cfg_write_errors; /* configuration writes forwarded without waiting that failed */
+	atomic_t cfg_writes_pending; /* ... and not ended yet */
+	u8 frame[DXFP_MAX_FRAME];    /* a frame being built for sending */
+};
+
+/* A request issued and waited for. */
+struct dxpu_waiter {
+	struct completion done;
+	u8 status;    /* DXPU_TLP_CPL_* */
+	u32 received; /* data bytes */
 };
 
 struct dxpu_fabric {
@@ -57,8 +82,36 @@ void dxpu_fabric_exit(struct dxpu_fabric *f);
 /* DxFP on ifname (one interface at a time: EBUSY while one is in use). */
 int dxpu_fabric_open(struct dxpu_fabric *f, const char *ifname, u64 node_id);
 int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac);
+/* The bridge at mac with a reference, its session started if there was none (connect). */
+struct dxpu_bridge *dxpu_fabric_get_bridge(struct dxpu_fabric *f, const u8 *mac);
+void dxpu_bridge_put(struct dxpu_bridge *b);
+/* Waits up to timeout_ms for the session to be established: 0, -ETIMEDOUT or -ENOLINK. */
+int dxpu_bridge_wait_established(struct dxpu_bridge *b, unsigned int timeout_ms);
 ssize_t dxpu_fabric_show_interface(struct dxpu_fabric *f, char *buf);
 /* One line per bridge into buf (PAGE_SIZE): MAC, session state, frames in/out. */
 ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf);
+
+/* ---- transactions (dxpu_txn.c) ---- */
+
+/*
+ * Issue the non-posted request t (buf receives up to len bytes of its data) and wait for it
+ * to end, which its deadline bounds (the host layer's request timeout). Process context.
+ * 0 with *status the completion status; -ENOLINK when the session is not up; -EBUSY when no
+ * tag or no room came free within 2 s.
+ */
+int dxpu_bridge_transact(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32 len, u8 *status);
+/* One DW of configuration space of the function at bdf (behind the bridge). -EIO: not SC. */
+int dxpu_bridge_cfg_read(struct dxpu_bridge *b, u16 bdf, u16 reg, u32 *val);
+int dxpu_bridge_cfg_write(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 val);
+/* Queue a configuration write without waiting: any context, interrupts off included. */
+int dxpu_bridge_cfg_write_nowait(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 val);
+/* Waits (up to 2 s) until every write queued without waiting has ended. Process context. */
+void dxpu_bridge_drain(struct dxpu_bridge *b);
+
+/* Send every frame the session has due and re-arm its timer. Caller holds b->lock. */
+void dxpu_bridge_flush_locked(struct dxpu_bridge *b);
+
+/* Called by dxpu_fabric.c: the host layer's operations, and its requests ended at close. */
+extern const struct dxpu_host_ops dxpu_bridge_host_ops;
 
 #endif /* DXPU_DRIVER_DXPU_FABRIC_H */

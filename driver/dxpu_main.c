@@ -21,6 +21,18 @@ static unsigned long long node_id;
 module_param(node_id, ullong, 0444);
 MODULE_PARM_DESC(node_id, "this host's DxFP node ID (default: the interface's MAC address)");
 
+static unsigned int slots = 8;
+module_param(slots, uint, 0444);
+MODULE_PARM_DESC(slots, "hot-plug slots on the virtual root bus (1..32, default 8)");
+
+static unsigned int mmio32_mib = 256;
+module_param(mmio32_mib, uint, 0444);
+MODULE_PARM_DESC(mmio32_mib, "MiB below 4 GiB for 32-bit BARs (a power of two, default 256)");
+
+static unsigned int mmio64_gib = 256;
+module_param(mmio64_gib, uint, 0444);
+MODULE_PARM_DESC(mmio64_gib, "GiB for 64-bit BARs (a power of two, default 256)");
+
 static struct device *dxpu_root;
 static struct dxpu_domain dxpu_domain;
 static struct dxpu_fabric dxpu_fabric;
@@ -50,10 +62,37 @@ static ssize_t bridges_show(struct device *dev, struct device_attribute *attr, c
 }
 static DEVICE_ATTR_RO(bridges);
 
+static ssize_t bind_store(struct device *dev, struct device_attribute *attr, const char *buf,
+			  size_t count)
+{
+	int err = dxpu_slot_bind(&dxpu_domain, buf);
+
+	return err ? err : count;
+}
+static DEVICE_ATTR_WO(bind);
+
+static ssize_t unbind_store(struct device *dev, struct device_attribute *attr, const char *buf,
+			    size_t count)
+{
+	int err = dxpu_slot_unbind(&dxpu_domain, buf);
+
+	return err ? err : count;
+}
+static DEVICE_ATTR_WO(unbind);
+
+static ssize_t slots_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return dxpu_slots_show(&dxpu_domain, buf);
+}
+static DEVICE_ATTR_RO(slots);
+
 static struct attribute *dxpu_attrs[] = {
 	&dev_attr_interface.attr,
 	&dev_attr_connect.attr,
 	&dev_attr_bridges.attr,
+	&dev_attr_bind.attr,
+	&dev_attr_unbind.attr,
+	&dev_attr_slots.attr,
 	NULL,
 };
 static const struct attribute_group dxpu_group = { .attrs = dxpu_attrs };
@@ -62,6 +101,10 @@ static int __init dxpu_init(void)
 {
 	int err;
 
+	if (!slots || slots > DXPU_MAX_SLOTS) {
+		pr_err("dxpu: slots=%u: 1..%d\n", slots, DXPU_MAX_SLOTS);
+		return -EINVAL;
+	}
 	dxpu_root = root_device_register("dxpu");
 	if (IS_ERR(dxpu_root))
 		return PTR_ERR(dxpu_root);
@@ -75,14 +118,20 @@ static int __init dxpu_init(void)
 			goto exit_fabric;
 		}
 	}
-	err = dxpu_domain_create(&dxpu_domain, dxpu_root);
+	err = dxpu_domain_create(&dxpu_domain, dxpu_root, (u64)mmio32_mib << 20,
+				 (u64)mmio64_gib << 30);
 	if (err)
 		goto exit_fabric;
-	err = sysfs_create_group(&dxpu_root->kobj, &dxpu_group);
+	err = dxpu_slots_create(&dxpu_domain, &dxpu_fabric, slots);
 	if (err)
 		goto destroy_domain;
+	err = sysfs_create_group(&dxpu_root->kobj, &dxpu_group);
+	if (err)
+		goto destroy_slots;
 	return 0;
 
+destroy_slots:
+	dxpu_slots_destroy(&dxpu_domain);
 destroy_domain:
 	dxpu_domain_destroy(&dxpu_domain);
 exit_fabric:
@@ -95,6 +144,7 @@ unregister:
 static void __exit dxpu_exit(void)
 {
 	sysfs_remove_group(&dxpu_root->kobj, &dxpu_group);
+	dxpu_slots_destroy(&dxpu_domain);
 	dxpu_domain_destroy(&dxpu_domain);
 	dxpu_fabric_exit(&dxpu_fabric);
 	root_device_unregister(dxpu_root);

@@ -305,6 +305,15 @@ void dxfp_writer_finish(struct dxfp_writer *w, size_t *len)
 	dxfp_writer_finish_pieces(w, NULL, 0, 0, &w->buf[w->len], len);
 }
 
+uint32_t dxfp_frame_payload_limit(uint32_t max_frame, uint32_t header_bytes, uint32_t cap)
+{
+	const uint32_t overhead = DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + header_bytes + DXFP_CRC_SIZE;
+
+	while (cap > 0 && cap + overhead > max_frame)
+		cap /= 2;
+	return cap;
+}
+
 const char *dxfp_err_name(enum dxfp_err err)
 {
 	static const char *const names[DXFP_ERR_COUNT] = {

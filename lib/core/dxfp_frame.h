@@ -145,6 +145,13 @@ struct dxfp_piece {
 void dxfp_writer_finish_pieces(struct dxfp_writer *w, const struct dxfp_piece *more, size_t n,
 			       uint16_t more_nrec, uint8_t crc[DXFP_CRC_SIZE], size_t *len);
 
+/*
+ * The largest power-of-two payload, up to cap, of a TLP with a header_bytes header that one
+ * frame of max_frame bytes carries alone (frame header, record header, TLP, CRC); 0 when not
+ * even 1 byte fits.
+ */
+uint32_t dxfp_frame_payload_limit(uint32_t max_frame, uint32_t header_bytes, uint32_t cap);
+
 const char *dxfp_err_name(enum dxfp_err err);
 
 DXPU_EXTERN_C_END

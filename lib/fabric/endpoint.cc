@@ -85,9 +85,7 @@ void Endpoint::OnEstablished(void* ctx) {
 }
 
 uint32_t FramePayloadLimit(uint32_t max_frame, uint32_t header_bytes, uint32_t cap) {
-  const uint32_t overhead = DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + header_bytes + DXFP_CRC_SIZE;
-  while (cap > 0 && cap + overhead > max_frame) cap /= 2;
-  return cap;
+  return dxfp_frame_payload_limit(max_frame, header_bytes, cap);
 }
 
 }  // namespace dxpu::fabric

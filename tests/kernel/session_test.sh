@@ -6,29 +6,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bridge_bin=${1:?usage: session_test.sh DXPU_BRIDGE [WORKDIR]}
 work=${2:-$(mktemp -d /tmp/dxpu-kernel-session.XXXXXX)}
-mkdir -p "$work/guest"
-bash "$here/../kbuild_check.sh" "$work/kbuild" >/dev/null
-cat >"$work/bridge.json" <<JSON
-{
-  "node_id": "0x0000000000b0b001",
-  "links": [{"type": "unix", "path": "$work/bridge.sock", "peer": "$work/guest/qemu.sock",
-             "mac": "02:00:00:00:b0:01", "mtu": 1500}],
-  "management": {"unix": "$work/mgmt.sock"},
-  "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "64MiB"}],
-  "limits": {"link_down": "2s"},
-  "log": {"level": "info", "format": "text"}
-}
-JSON
-"$bridge_bin" --config "$work/bridge.json" >"$work/bridge.log" 2>&1 &
-bridge_pid=$!
-trap 'kill $bridge_pid 2>/dev/null || true' EXIT
-for _ in $(seq 50); do [ -S "$work/bridge.sock" ] && break; sleep 0.1; done
+source "$here/bridge_env.sh"
+start_bridge "$bridge_bin" "$work"
 status=0
 bash "$here/guest.sh" --name session --script "$here/scenario_session.sh" --nic "$work/bridge.sock" \
   --ko "$work/kbuild/driver/dxpu.ko" --out "$work/guest" --expect "dxpu: session to 02:00:00:00:b0:01 established" ||
   status=1
-kill -TERM $bridge_pid 2>/dev/null || true
-wait $bridge_pid 2>/dev/null || true
+stop_bridge
 # The bridge's side of it: the session opened from the guest's MAC, and closed by rmmod.
 if grep -q "session 0x[0-9a-f]* from 52:54:00:12:34:56" "$work/bridge.log"; then
   echo "PASS the bridge accepted the guest's session"
@@ -40,5 +24,4 @@ if grep -q "down (peer-closed)" "$work/bridge.log"; then
 else
   echo "FAIL the bridge did not see the session closed"; status=1
 fi
-echo "bridge log: $work/bridge.log"
 exit $status

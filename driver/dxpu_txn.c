@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dxpu_txn.c - transactions on a bridge's session: configuration and memory requests this
+ * host issues to the devices behind the bridge, through lib/core's host transaction layer
+ * (dxpu_host) under the bridge's lock. A request is ended by its completion, its deadline
+ * (the bridge's timer), the session going down or the bridge closing: whoever waits for one
+ * always wakes.
+ */
+#include <linux/delay.h>
+#include <linux/ratelimit.h>
+
+#include "dxpu_fabric.h"
+
+/* How long a request may wait for a free tag or room in the session before -EBUSY. */
+#define DXPU_ISSUE_PATIENCE_MS 2000
+
+/* ---- the host layer's operations, called with b->lock held ---- */
+
+static bool dxpu_host_send(void *ctx, const struct dxpu_tlp *t)
+{
+	struct dxpu_bridge *b = ctx;
+
+	return dxfp_session_send(&b->session, ktime_get_ns(), t) == DXFP_SEND_OK;
+}
+
+static void dxpu_host_complete(void *ctx, u64 cookie, u8 status, u32 received)
+{
+	struct dxpu_bridge *b = ctx;
+	struct dxpu_waiter *w = (struct dxpu_waiter *)(uintptr_t)cookie;
+
+	if (!w) { /* a configuration write nobody waits for */
+		if (atomic_dec_and_test(&b->cfg_writes_pending))
+			wake_up_all(&b->state_wq);
+		if (status != DXPU_TLP_CPL_SC) {
+			b->cfg_write_errors++;
+			pr_warn_ratelimited("dxpu: %pM: a configuration write ended with %s\n",
+					    b->mac, dxpu_tlp_cpl_status_name(status));
+		}
+		return;
+	}
+	w->status = status;
+	w->received = received;
+	complete(&w->done);
+}
+
+const struct dxpu_host_ops dxpu_bridge_host_ops = {
+	.send = dxpu_host_send,
+	.complete = dxpu_host_complete,
+};
+
+/* ---- issuing ---- */
+
+static bool dxpu_bridge_up(struct dxpu_bridge *b)
+{
+	return !b->closing && dxfp_session_get_state(&b->session) == DXFP_STATE_ESTABLISHED;
+}
+
+int dxpu_bridge_transact(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32 len, u8 *status)
+{
+	unsigned long give_up = jiffies + msecs_to_jiffies(DXPU_ISSUE_PATIENCE_MS);
+	struct dxpu_waiter w;
+	enum dxpu_host_err err;
+
+	might_sleep();
+	init_completion(&w.done);
+	for (;;) {
+		spin_lock_bh(&b->lock);
+		if (!dxpu_bridge_up(b)) {
+			spin_unlock_bh(&b->lock);
+			return -ENOLINK;
+		}
+		err = dxpu_host_issue(&b->host, t, buf, len, (u64)(uintptr_t)&w, ktime_get_ns(),
+				      NULL);
+		if (err == DXPU_HOST_OK)
+			dxpu_bridge_flush_locked(b); /* now, not at the next timer tick */
+		spin_unlock_bh(&b->lock);
+		if (err == DXPU_HOST_OK)
+			break;
+		if (err == DXPU_HOST_BAD_REQUEST || err == DXPU_HOST_BAD_ARGUMENT)
+			return -EINVAL;
+		/* No tag, or the session's queue is full: room comes as completions arrive. */
+		if (time_after(jiffies, give_up))
+			return -EBUSY;
+		usleep_range(200, 1000);
+	}
+	/* Bounded: its deadline, the session going down or the bridge closing ends it. */
+	wait_for_completion(&w.done);
+	*status = w.status;
+	return 0;
+}
+
+static void dxpu_cfg_request(struct dxpu_tlp *t, u8 kind, u16 bdf, u16 reg, u8 be)
+{
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->length_dw = 1;
+	t->first_be = be;
+	t->cfg_target = bdf;
+	t->cfg_reg = reg & 0xffc;
+}
+
+int dxpu_bridge_cfg_read(struct dxpu_bridge *b, u16 bdf, u16 reg, u32 *val)
+{
+	struct dxpu_tlp t;
+	__le32 data = cpu_to_le32(~0u);
+	u8 status;
+	int err;
+
+	dxpu_cfg_request(&t, DXPU_TLP_CFGRD0, bdf, reg, 0xf);
+	err = dxpu_bridge_transact(b, &t, (u8 *)&data, sizeof(data), &status);
+	*val = le32_to_cpu(data);
+	if (err)
+		return err;
+	return status == DXPU_TLP_CPL_SC ? 0 : -EIO;
+}
+
+int dxpu_bridge_cfg_write(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 val)
+{
+	__le32 data = cpu_to_le32(val);
+	struct dxpu_tlp t;
+	u8 status;
+	int err;
+
+	dxpu_cfg_request(&t, DXPU_TLP_CFGWR0, bdf, reg, be);
+	t.payload = (const u8 *)&data;
+	err = dxpu_bridge_transact(b, &t, NULL, 0, &status);
+	if (err)
+		return err;
+	return status == DXPU_TLP_CPL_SC ? 0 : -EIO;
+}
+
+int dxpu_bridge_cfg_write_nowait(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 val)
+{
+	__le32 data = cpu_to_le32(val);
+	enum dxpu_host_err err;
+	struct dxpu_tlp t;
+	unsigned long flags;
+
+	dxpu_cfg_request(&t, DXPU_TLP_CFGWR0, bdf, reg, be);
+	t.payload = (const u8 *)&data;
+	spin_lock_irqsave(&b->lock, flags);
+	if (!dxpu_bridge_up(b)) {
+		spin_unlock_irqrestore(&b->lock, flags);
+		return -ENOLINK;
+	}
+	err = dxpu_host_issue(&b->host, &t, NULL, 0, 0, ktime_get_ns(), NULL);
+	if (err == DXPU_HOST_OK)
+		atomic_inc(&b->cfg_writes_pending);
+	spin_unlock_irqrestore(&b->lock, flags);
+	if (err != DXPU_HOST_OK)
+		return -EBUSY;
+	/* Frames go out from process context: here interrupts may be off. */
+	schedule_work(&b->tx_work);
+	return 0;
+}
+
+void dxpu_bridge_drain(struct dxpu_bridge *b)
+{
+	flush_work(&b->tx_work);
+	wait_event_timeout(b->state_wq, !atomic_read(&b->cfg_writes_pending) || b->closing,
+			   msecs_to_jiffies(DXPU_ISSUE_PATIENCE_MS));
+}

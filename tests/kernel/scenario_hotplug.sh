@@ -1,0 +1,82 @@
+#!/bin/sh
+# Guest side: dxpu.ko's hot-plug slots. A slot bound to the GPU the bridge on the host
+# (02:00:00:00:b0:01) assigned to this host at 01:00.0 is powered on through the PCI hotplug
+# core: the GPU appears in the virtual domain with its IDs, class and BAR sizes, read over the
+# fabric; powering off removes it. A slot bound to a device the bridge did not assign to us
+# refuses to power on; a slot powered twice, unbound while on, or bound to garbage refuses.
+ok() { echo "DXPU-TEST: PASS $1"; }
+bad() { echo "DXPU-TEST: FAIL $1"; }
+check() { if [ "$2" = "$3" ]; then ok "$1: $2"; else bad "$1: '$2', expected '$3'"; fi; }
+bridge=02:00:00:00:b0:01
+slots=/sys/bus/pci/slots
+if insmod /lib/dxpu/dxpu.ko ifname=eth0 slots=4; then ok "insmod dxpu slots=4"; else bad "insmod dxpu"; exit 0; fi
+check "slots registered" "$(ls $slots | grep -c '^dxpu')" 4
+dom=$(ls /sys/class/pci_bus | grep -E '^1[0-9a-f]{4}:00$' | head -n 1 | cut -d: -f1)
+check "slot dxpu0 address" "$(cat $slots/dxpu0/address)" "$dom:00:00"
+check "power before binding" "$(cat $slots/dxpu0/power)" 0
+if echo 1 > $slots/dxpu0/power 2>/dev/null; then bad "an unbound slot powered on"; else ok "an unbound slot refuses power"; fi
+for junk in "dxpu0 $bridge" "dxpu0 $bridge 1:2:3" "dxpu0 nonsense 01:00.0" "dxpu9 $bridge 01:00.0" \
+            "dxpu0 $bridge 01:20.0" "dxpu0 $bridge 01:00.0 extra"; do
+  if echo "$junk" > /sys/devices/dxpu/bind 2>/dev/null; then bad "bind accepted '$junk'"; else ok "bind refused '$junk'"; fi
+done
+if echo "dxpu0 $bridge 01:00.0" > /sys/devices/dxpu/bind; then ok "bind dxpu0"; else bad "bind dxpu0"; fi
+if echo "dxpu1 $bridge 01:00.0" > /sys/devices/dxpu/bind 2>/dev/null; then bad "a remote device bound twice"; else ok "a remote device cannot be bound to two slots"; fi
+check "adapter of a bound slot" "$(cat $slots/dxpu0/adapter)" 1
+cat /sys/devices/dxpu/slots
+t0=$(date +%s)
+if echo 1 > $slots/dxpu0/power; then ok "power on dxpu0 ($(( $(date +%s) - t0 )) s)"; else bad "power on dxpu0"; fi
+check "power after" "$(cat $slots/dxpu0/power)" 1
+cat /sys/devices/dxpu/slots
+cat /sys/devices/dxpu/bridges
+dev=/sys/bus/pci/devices/$dom:00:00.0
+check "vendor" "$(cat $dev/vendor)" 0x4450
+check "device" "$(cat $dev/device)" 0x0001
+check "class" "$(cat $dev/class)" 0x030200
+check "subsystem" "$(cat $dev/subsystem_vendor):$(cat $dev/subsystem_device)" 0x4450:0x0001
+check "driver_override" "$(cat $dev/driver_override)" dxpu
+# BAR sizes from the resources the PCI core placed (start end flags per line).
+i=0
+while read -r start end flags; do
+  if [ "$start" != 0x0000000000000000 ]; then
+    echo "BAR $i: $start-$end flags $flags size $(( end - start + 1 ))"
+    eval "bar$i=$(( end - start + 1 ))"
+  fi
+  i=$((i + 1))
+done < $dev/resource
+check "BAR0 size" "${bar0:-none}" $((16 << 20))
+check "BAR2 size (64-bit prefetchable)" "${bar2:-none}" $((256 << 20))
+grep -i dxpu /proc/iomem
+if echo 1 > $slots/dxpu0/power 2>/dev/null; then bad "a powered slot powered again"; else ok "a powered slot refuses power on"; fi
+if echo dxpu0 > /sys/devices/dxpu/unbind 2>/dev/null; then bad "a powered slot unbound"; else ok "a powered slot refuses unbind"; fi
+# A configuration write goes into the shadow at once and to the device: the Interrupt Line
+# register (0x3c) reads back 5a now, and again after a power cycle re-reads the device.
+# The same for a byte at offset 3 of its DW: MSI-X Message Control's upper byte, Function Mask.
+cfg_at() { hexdump -s "$1" -n 1 -e '1/1 "%02x"' $dev/config; }
+cfg_byte() { cfg_at 60; }
+printf '\132' | dd of=$dev/config bs=1 seek=60 conv=notrunc 2>/dev/null
+check "interrupt line written (shadow)" "$(cfg_byte)" 5a
+msix=$((0x$(cfg_at 52)))
+while [ "$msix" -ne 0 ] && [ "$(cfg_at $msix)" != 11 ]; do msix=$((0x$(cfg_at $((msix + 1))))); done
+check "MSI-X capability found" "$([ "$msix" -ne 0 ] && echo yes)" yes
+printf '\100' | dd of=$dev/config bs=1 seek=$((msix + 3)) conv=notrunc 2>/dev/null
+check "MSI-X function mask written (shadow)" "$(cfg_at $((msix + 3)))" 40
+if echo 1 > $dev/remove; then ok "remove through sysfs"; else bad "remove through sysfs"; fi
+echo 1 > /sys/bus/pci/rescan
+if [ -e $dev ]; then ok "rescan finds the device again (from its shadow)"; else bad "rescan lost the device"; fi
+check "driver_override after a rescan" "$(cat $dev/driver_override)" dxpu
+if echo 0 > $slots/dxpu0/power; then ok "power off dxpu0"; else bad "power off dxpu0"; fi
+if [ -e $dev ]; then bad "device still there after power off"; else ok "device gone after power off"; fi
+check "power after off" "$(cat $slots/dxpu0/power)" 0
+if echo 0 > $slots/dxpu0/power 2>/dev/null; then bad "a powered-off slot powered off again"; else ok "power off twice refused"; fi
+# A device the bridge never assigned to this host: no answer, power on refused.
+if echo "dxpu1 $bridge 02:00.0" > /sys/devices/dxpu/bind; then ok "bind dxpu1 to an unassigned device"; else bad "bind dxpu1"; fi
+if echo 1 > $slots/dxpu1/power 2>/dev/null; then bad "an unassigned device powered on"; else ok "an unassigned device refuses power on"; fi
+check "dxpu1 power" "$(cat $slots/dxpu1/power)" 0
+# On again, then rmmod with the device attached.
+if echo 1 > $slots/dxpu0/power; then ok "power on dxpu0 again"; else bad "power on dxpu0 again"; fi
+if [ -e $dev ]; then ok "device back"; else bad "device not back"; fi
+check "interrupt line read again from the device" "$(cfg_byte)" 5a
+check "MSI-X function mask read again from the device" "$(cfg_at $((msix + 3)))" 40
+if rmmod dxpu; then ok "rmmod dxpu with a device attached"; else bad "rmmod dxpu"; fi
+if [ -e $dev ]; then bad "device left after rmmod"; else ok "device gone with the module"; fi
+if ls $slots | grep -q dxpu; then bad "slots left after rmmod"; else ok "slots gone with the module"; fi
