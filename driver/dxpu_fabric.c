@@ -13,6 +13,7 @@
 #include <linux/slab.h>
 
 #include "dxpu_fabric.h"
+#include "dxpu_gpu.h"
 
 static u64 dxpu_now(void)
 {
@@ -103,8 +104,12 @@ static void dxpu_on_deliver(void *ctx, const struct dxpu_tlp *tlp)
 {
 	struct dxpu_bridge *b = ctx;
 
+	u64 writes = b->host.counters.dma_writes;
+
 	/* Completions end requests; the devices' DMA is served or refused; all at once. */
 	dxpu_host_receive(&b->host, tlp, dxpu_now());
+	if (b->host.counters.dma_writes != writes) /* host memory changed: tell its pollers */
+		dxpu_gpu_event(b, tlp->requester_id, -1);
 	dxfp_session_release(&b->session, (int)dxpu_tlp_kind_class(tlp->kind),
 			     dxpu_tlp_payload_len(tlp));
 }
@@ -249,6 +254,7 @@ static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *ma
 	init_waitqueue_head(&b->state_wq);
 	INIT_WORK(&b->tx_work, dxpu_bridge_tx_work);
 	spin_lock_init(&b->lock);
+	INIT_LIST_HEAD(&b->gpus);
 	timer_setup(&b->timer, dxpu_bridge_timer, 0);
 	/* Cannot fail: the configurations are the module's own, checked, the memory sized. */
 	dxfp_session_init(&b->session, &cfg, b->mem, size, &dxpu_session_ops, b);
@@ -461,9 +467,15 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 	mutex_lock(&f->lock);
 	list_for_each_entry(b, &f->bridges, node) {
 		spin_lock_bh(&b->lock);
-		n += sysfs_emit_at(buf, n, "%pM %s rx %llu tx %llu tx_errors %llu\n", b->mac,
-				   dxfp_session_state_name(dxfp_session_get_state(&b->session)),
-				   b->rx_frames, b->tx_frames, b->tx_errors);
+		const struct dxpu_host_counters *c = dxpu_host_get_counters(&b->host);
+
+		n += sysfs_emit_at(
+			buf, n,
+			"%pM %s rx %llu tx %llu tx_errors %llu requests %llu timeouts %llu unexpected_cpl %llu dma_reads %llu dma_writes %llu dma_refused_reads %llu dma_refused_writes %llu interrupts %llu\n",
+			b->mac, dxfp_session_state_name(dxfp_session_get_state(&b->session)),
+			b->rx_frames, b->tx_frames, b->tx_errors, c->requests, c->timeouts,
+			c->unexpected_cpl, c->dma_reads, c->dma_writes, c->dma_refused_reads,
+			c->dma_refused_writes, c->interrupts);
 		spin_unlock_bh(&b->lock);
 	}
 	mutex_unlock(&f->lock);

@@ -51,6 +51,7 @@ struct dxpu_bridge {
 	struct timer_list timer; /* the session's or a request's next deadline */
 	bool closing;
 	struct dxpu_host host; /* requests to the bridge's devices, their DMA */
+	struct list_head gpus; /* struct dxpu_gpu bound behind this bridge (dxpu_gpu.c) */
 	u64 rx_frames, tx_frames, tx_errors;
 	u64 cfg_write_errors; /* configuration writes forwarded without waiting that failed */
 	atomic_t cfg_writes_pending; /* ... and not ended yet */
@@ -105,6 +106,13 @@ int dxpu_bridge_cfg_read(struct dxpu_bridge *b, u16 bdf, u16 reg, u32 *val);
 int dxpu_bridge_cfg_write(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 val);
 /* Queue a configuration write without waiting: any context, interrupts off included. */
 int dxpu_bridge_cfg_write_nowait(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 val);
+/*
+ * A memory read of len bytes at bus address addr (one TLP: len <= 4096, no 4 KiB crossing);
+ * buf is all-ones where no data came. 0 with *status the completion status.
+ */
+int dxpu_bridge_mem_read(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8 *status);
+/* A posted memory write of len bytes (one TLP, as for reads). */
+int dxpu_bridge_mem_write(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len);
 /* Waits (up to 2 s) until every write queued without waiting has ended. Process context. */
 void dxpu_bridge_drain(struct dxpu_bridge *b);
 

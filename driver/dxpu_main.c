@@ -12,6 +12,7 @@
 
 #include "dxpu.h"
 #include "dxpu_fabric.h"
+#include "dxpu_gpu.h"
 
 static char *ifname;
 module_param(ifname, charp, 0444);
@@ -122,9 +123,12 @@ static int __init dxpu_init(void)
 				 (u64)mmio64_gib << 30);
 	if (err)
 		goto exit_fabric;
-	err = dxpu_slots_create(&dxpu_domain, &dxpu_fabric, slots);
+	err = dxpu_gpu_driver_register();
 	if (err)
 		goto destroy_domain;
+	err = dxpu_slots_create(&dxpu_domain, &dxpu_fabric, slots);
+	if (err)
+		goto unregister_driver;
 	err = sysfs_create_group(&dxpu_root->kobj, &dxpu_group);
 	if (err)
 		goto destroy_slots;
@@ -132,6 +136,8 @@ static int __init dxpu_init(void)
 
 destroy_slots:
 	dxpu_slots_destroy(&dxpu_domain);
+unregister_driver:
+	dxpu_gpu_driver_unregister();
 destroy_domain:
 	dxpu_domain_destroy(&dxpu_domain);
 exit_fabric:
@@ -145,6 +151,7 @@ static void __exit dxpu_exit(void)
 {
 	sysfs_remove_group(&dxpu_root->kobj, &dxpu_group);
 	dxpu_slots_destroy(&dxpu_domain);
+	dxpu_gpu_driver_unregister();
 	dxpu_domain_destroy(&dxpu_domain);
 	dxpu_fabric_exit(&dxpu_fabric);
 	root_device_unregister(dxpu_root);

@@ -15,6 +15,7 @@
 
 #include "dxpu.h"
 #include "dxpu_fabric.h"
+#include "dxpu_gpu.h"
 
 #define DXPU_FIRST_DOMAIN 0x10000
 
@@ -101,6 +102,17 @@ static struct pci_ops dxpu_pci_ops = {
 	.read = dxpu_cfg_read,
 	.write = dxpu_cfg_write,
 };
+
+struct dxpu_slot *dxpu_slot_of(struct pci_dev *pdev)
+{
+	struct dxpu_slot *s;
+	int ret;
+
+	if (pdev->bus->ops != &dxpu_pci_ops)
+		return NULL;
+	s = dxpu_cfg_slot(pdev->bus, pdev->devfn, 0, 4, &ret);
+	return s && s->bridge ? s : NULL;
+}
 
 /*
  * Every device added to our root bus, by attach or by a rescan, is bound only by dxpu's own

@@ -8,8 +8,10 @@
  */
 #include <linux/delay.h>
 #include <linux/ratelimit.h>
+#include <linux/slab.h>
 
 #include "dxpu_fabric.h"
+#include "dxpu_gpu.h"
 
 /* How long a request may wait for a free tag or room in the session before -EBUSY. */
 #define DXPU_ISSUE_PATIENCE_MS 2000
@@ -43,9 +45,16 @@ static void dxpu_host_complete(void *ctx, u64 cookie, u8 status, u32 received)
 	complete(&w->done);
 }
 
+/* A device wrote to the MSI range: an interrupt, its vector the data (dxpu_gpu.c's setup). */
+static void dxpu_host_interrupt(void *ctx, u16 device, u64 addr, u32 data)
+{
+	dxpu_gpu_event(ctx, device, (int)(data % DXPU_MAX_VECTORS));
+}
+
 const struct dxpu_host_ops dxpu_bridge_host_ops = {
 	.send = dxpu_host_send,
 	.complete = dxpu_host_complete,
+	.interrupt = dxpu_host_interrupt,
 };
 
 /* ---- issuing ---- */
@@ -159,4 +168,63 @@ void dxpu_bridge_drain(struct dxpu_bridge *b)
 	flush_work(&b->tx_work);
 	wait_event_timeout(b->state_wq, !atomic_read(&b->cfg_writes_pending) || b->closing,
 			   msecs_to_jiffies(DXPU_ISSUE_PATIENCE_MS));
+}
+
+/* Post t, retrying while the session has no room, until give_up. */
+static int dxpu_bridge_post(struct dxpu_bridge *b, struct dxpu_tlp *t, unsigned long give_up)
+{
+	enum dxpu_host_err err;
+
+	for (;;) {
+		spin_lock_bh(&b->lock);
+		if (!dxpu_bridge_up(b)) {
+			spin_unlock_bh(&b->lock);
+			return -ENOLINK;
+		}
+		err = dxpu_host_post(&b->host, t);
+		if (err == DXPU_HOST_OK)
+			dxpu_bridge_flush_locked(b);
+		spin_unlock_bh(&b->lock);
+		if (err == DXPU_HOST_OK)
+			return 0;
+		if (err != DXPU_HOST_SEND_FAILED)
+			return -EINVAL;
+		if (time_after(jiffies, give_up))
+			return -EBUSY;
+		usleep_range(200, 1000);
+	}
+}
+
+int dxpu_bridge_mem_read(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8 *status)
+{
+	struct dxpu_tlp t;
+
+	if (!dxpu_tlp_mem_request(DXPU_TLP_MRD, addr, len, &t))
+		return -EINVAL;
+	memset(buf, 0xff, len);
+	return dxpu_bridge_transact(b, &t, buf, len, status);
+}
+
+int dxpu_bridge_mem_write(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len)
+{
+	unsigned long give_up = jiffies + msecs_to_jiffies(DXPU_ISSUE_PATIENCE_MS);
+	u8 small[72], *payload = small;
+	struct dxpu_tlp t;
+	int err;
+
+	if (!dxpu_tlp_mem_request(DXPU_TLP_MWR, addr, len, &t))
+		return -EINVAL;
+	if ((size_t)t.length_dw * 4 > sizeof(small)) {
+		payload = kmalloc((size_t)t.length_dw * 4, GFP_KERNEL);
+		if (!payload)
+			return -ENOMEM;
+	}
+	/* The payload is whole DWs: the bytes sit at their offset in the first one. */
+	memset(payload, 0, (size_t)t.length_dw * 4);
+	memcpy(payload + (addr & 3), buf, len);
+	t.payload = payload;
+	err = dxpu_bridge_post(b, &t, give_up);
+	if (payload != small)
+		kfree(payload);
+	return err;
 }

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dxpu_dma.c - host memory the remote devices may DMA: buffers the module allocates
+ * (vmalloc_user: zeroed, mappable), each at an IOVA of its own in the host's DMA range and
+ * registered as a DMA window of one or more devices in their bridge's host transaction layer,
+ * which serves the devices' reads and writes there and refuses them anywhere else.
+ *
+ * A buffer lives while it is allocated or mapped: freeing it removes its windows at once (the
+ * devices can no longer reach it), and the memory goes when the last mapping does.
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "dxpu_fabric.h"
+#include "dxpu_gpu.h"
+
+/* The host's DMA range (docs/host-proxy.md, "The host's address map"). */
+#define DXPU_DMA_BASE 0x100000000ull
+#define DXPU_DMA_END 0x4000000000ull
+#define DXPU_DMA_GUARD PAGE_SIZE /* unmapped between buffers: an overrun is refused */
+#define DXPU_DMA_MAX_SHARES 32
+
+struct dxpu_dma_buf {
+	struct kref ref; /* allocated, and each mapping */
+	struct list_head node;
+	const void *owner;
+	u64 iova;
+	u64 size;
+	void *mem;
+	unsigned int nr_gpus;
+	struct dxpu_gpu *gpus[DXPU_DMA_MAX_SHARES]; /* windows (no reference: removal forgets) */
+};
+
+static DEFINE_MUTEX(dxpu_dma_lock); /* the list, each buffer's gpus, the next IOVA */
+static LIST_HEAD(dxpu_dma_bufs);
+static u64 dxpu_dma_next = DXPU_DMA_BASE;
+
+static void dxpu_dma_release(struct kref *ref)
+{
+	struct dxpu_dma_buf *buf = container_of(ref, struct dxpu_dma_buf, ref);
+
+	vfree(buf->mem);
+	kfree(buf);
+}
+
+static struct dxpu_dma_buf *dxpu_dma_find(u64 iova)
+{
+	struct dxpu_dma_buf *buf;
+
+	lockdep_assert_held(&dxpu_dma_lock);
+	list_for_each_entry(buf, &dxpu_dma_bufs, node)
+		if (buf->iova == iova)
+			return buf;
+	return NULL;
+}
+
+static int dxpu_dma_window_add(struct dxpu_gpu *gpu, struct dxpu_dma_buf *buf)
+{
+	struct dxpu_bridge *b = gpu->bridge;
+	enum dxpu_host_err err;
+
+	if (buf->nr_gpus == DXPU_DMA_MAX_SHARES)
+		return -ENOSPC;
+	spin_lock_bh(&b->lock);
+	err = dxpu_host_add_window(&b->host, gpu->remote_bdf, buf->iova, buf->size, buf->mem,
+				   DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE);
+	spin_unlock_bh(&b->lock);
+	if (err == DXPU_HOST_TABLE_FULL)
+		return -ENOSPC;
+	if (err == DXPU_HOST_OVERLAP)
+		return -EEXIST;
+	if (err)
+		return -EINVAL;
+	buf->gpus[buf->nr_gpus++] = gpu;
+	return 0;
+}
+
+static void dxpu_dma_window_remove(struct dxpu_gpu *gpu, struct dxpu_dma_buf *buf)
+{
+	struct dxpu_bridge *b = gpu->bridge;
+
+	spin_lock_bh(&b->lock);
+	dxpu_host_remove_window(&b->host, gpu->remote_bdf, buf->iova);
+	spin_unlock_bh(&b->lock);
+}
+
+int dxpu_dma_alloc(struct dxpu_gpu *gpu, const void *owner, u64 size, u64 *iova)
+{
+	struct dxpu_dma_buf *buf;
+	int err;
+
+	if (!size || size > DXPU_DMA_MAX_SIZE)
+		return -EINVAL;
+	size = PAGE_ALIGN(size);
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	buf->mem = vmalloc_user(size);
+	if (!buf->mem) {
+		kfree(buf);
+		return -ENOMEM;
+	}
+	kref_init(&buf->ref);
+	buf->owner = owner;
+	buf->size = size;
+	mutex_lock(&dxpu_dma_lock);
+	if (dxpu_dma_next + size > DXPU_DMA_END) {
+		err = -ENOSPC;
+		goto fail;
+	}
+	buf->iova = dxpu_dma_next;
+	err = dxpu_dma_window_add(gpu, buf);
+	if (err)
+		goto fail;
+	dxpu_dma_next += size + DXPU_DMA_GUARD;
+	list_add_tail(&buf->node, &dxpu_dma_bufs);
+	*iova = buf->iova;
+	mutex_unlock(&dxpu_dma_lock);
+	return 0;
+fail:
+	mutex_unlock(&dxpu_dma_lock);
+	kref_put(&buf->ref, dxpu_dma_release);
+	return err;
+}
+
+int dxpu_dma_share(struct dxpu_gpu *gpu, u64 iova)
+{
+	struct dxpu_dma_buf *buf;
+	unsigned int i;
+	int err;
+
+	mutex_lock(&dxpu_dma_lock);
+	buf = dxpu_dma_find(iova);
+	err = buf ? 0 : -ENOENT;
+	for (i = 0; buf && i < buf->nr_gpus; i++)
+		if (buf->gpus[i] == gpu)
+			err = -EEXIST;
+	if (!err)
+		err = dxpu_dma_window_add(gpu, buf);
+	mutex_unlock(&dxpu_dma_lock);
+	return err;
+}
+
+/* Windows removed, off the list, the allocation's reference dropped. Caller holds the lock. */
+static void dxpu_dma_destroy(struct dxpu_dma_buf *buf)
+{
+	unsigned int i;
+
+	for (i = 0; i < buf->nr_gpus; i++)
+		dxpu_dma_window_remove(buf->gpus[i], buf);
+	buf->nr_gpus = 0;
+	list_del(&buf->node);
+	kref_put(&buf->ref, dxpu_dma_release);
+}
+
+int dxpu_dma_free(const void *owner, u64 iova)
+{
+	struct dxpu_dma_buf *buf;
+	int err = 0;
+
+	mutex_lock(&dxpu_dma_lock);
+	buf = dxpu_dma_find(iova);
+	if (!buf || buf->owner != owner)
+		err = -ENOENT;
+	else
+		dxpu_dma_destroy(buf);
+	mutex_unlock(&dxpu_dma_lock);
+	return err;
+}
+
+void dxpu_dma_free_owner(const void *owner)
+{
+	struct dxpu_dma_buf *buf, *tmp;
+
+	mutex_lock(&dxpu_dma_lock);
+	list_for_each_entry_safe(buf, tmp, &dxpu_dma_bufs, node)
+		if (buf->owner == owner)
+			dxpu_dma_destroy(buf);
+	mutex_unlock(&dxpu_dma_lock);
+}
+
+void dxpu_dma_forget_gpu(struct dxpu_gpu *gpu)
+{
+	struct dxpu_dma_buf *buf;
+	unsigned int i;
+
+	mutex_lock(&dxpu_dma_lock);
+	list_for_each_entry(buf, &dxpu_dma_bufs, node) {
+		for (i = 0; i < buf->nr_gpus; i++) {
+			if (buf->gpus[i] != gpu)
+				continue;
+			dxpu_dma_window_remove(gpu, buf);
+			buf->gpus[i] = buf->gpus[--buf->nr_gpus];
+			break;
+		}
+	}
+	mutex_unlock(&dxpu_dma_lock);
+}
+
+static void dxpu_dma_vm_open(struct vm_area_struct *vma)
+{
+	struct dxpu_dma_buf *buf = vma->vm_private_data;
+
+	kref_get(&buf->ref);
+}
+
+static void dxpu_dma_vm_close(struct vm_area_struct *vma)
+{
+	struct dxpu_dma_buf *buf = vma->vm_private_data;
+
+	kref_put(&buf->ref, dxpu_dma_release);
+}
+
+static const struct vm_operations_struct dxpu_dma_vm_ops = {
+	.open = dxpu_dma_vm_open,
+	.close = dxpu_dma_vm_close,
+};
+
+int dxpu_dma_mmap(struct dxpu_gpu *gpu, struct vm_area_struct *vma)
+{
+	u64 iova = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	struct dxpu_dma_buf *buf;
+	bool shared = false;
+	unsigned int i;
+	int err;
+
+	mutex_lock(&dxpu_dma_lock);
+	buf = dxpu_dma_find(iova);
+	for (i = 0; buf && i < buf->nr_gpus; i++)
+		shared |= buf->gpus[i] == gpu;
+	if (!shared) {
+		err = -ENOENT;
+	} else if (vma->vm_end - vma->vm_start > buf->size) {
+		err = -EINVAL;
+	} else {
+		err = remap_vmalloc_range(vma, buf->mem, 0);
+		if (!err) {
+			vma->vm_private_data = buf;
+			vma->vm_ops = &dxpu_dma_vm_ops;
+			kref_get(&buf->ref);
+		}
+	}
+	mutex_unlock(&dxpu_dma_lock);
+	return err;
+}
+
+void dxpu_dma_exit(void)
+{
+	WARN_ON(!list_empty(&dxpu_dma_bufs));
+}

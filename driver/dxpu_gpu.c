@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dxpu_gpu.c - dxpu's PCI driver for the remote devices on its own bus (only they bind it:
+ * driver_override). Probe enables memory decoding and bus mastering (both forwarded to the
+ * device), programs every MSI-X vector to the host's MSI range with the vector number as
+ * data, and creates /dev/dxpuN. The character device's user API is include/dxpu/dxpu_ioctl.h;
+ * other kernel code reaches a device's BARs through dxpu_mmio_read/write.
+ */
+#include <linux/etherdevice.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "dxpu.h"
+#include "dxpu_fabric.h"
+#include "dxpu_gpu.h"
+
+#define DXPU_MSI_ADDRESS 0xfee00000u /* the host layer's MSI range (dxpu_host_config) */
+
+struct dxpu_file {
+	struct dxpu_gpu *gpu;
+	u64 seen_interrupts, seen_dma_writes;
+	u64 seen_vector[DXPU_MAX_VECTORS];
+};
+
+static void dxpu_gpu_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct dxpu_gpu, ref));
+}
+
+static void dxpu_gpu_put(struct dxpu_gpu *gpu)
+{
+	kref_put(&gpu->ref, dxpu_gpu_release);
+}
+
+void dxpu_gpu_event(struct dxpu_bridge *b, u16 requester, int vector)
+{
+	struct dxpu_gpu *gpu;
+
+	list_for_each_entry(gpu, &b->gpus, bridge_node) {
+		if (gpu->remote_bdf != requester)
+			continue;
+		if (vector < 0) {
+			atomic64_inc(&gpu->dma_writes);
+		} else {
+			atomic64_inc(&gpu->interrupts);
+			atomic64_inc(&gpu->vector_count[vector % DXPU_MAX_VECTORS]);
+		}
+		wake_up_interruptible(&gpu->wq);
+		return;
+	}
+}
+
+/* ---- MMIO ---- */
+
+/* The bus address of [offset, offset + len) in a memory BAR, or 0 when it is not inside one. */
+static u64 dxpu_bar_addr(struct pci_dev *pdev, int bar, u64 offset, u32 len)
+{
+	if (bar < 0 || bar >= PCI_STD_NUM_BARS || !(pci_resource_flags(pdev, bar) & IORESOURCE_MEM))
+		return 0;
+	if (!len || offset >= pci_resource_len(pdev, bar) ||
+	    len > pci_resource_len(pdev, bar) - offset)
+		return 0;
+	return pci_bus_address(pdev, bar) + offset;
+}
+
+static u8 dxpu_mmio_status(u8 cpl_status)
+{
+	switch (cpl_status) {
+	case DXPU_TLP_CPL_SC:
+		return DXPU_MMIO_OK;
+	case DXPU_TLP_CPL_CA:
+		return DXPU_MMIO_CA;
+	default:
+		return DXPU_MMIO_UR;
+	}
+}
+
+/**
+ * dxpu_mmio_read - read from a dxpu device's BAR over the fabric
+ * @pdev: a device bound to dxpu's driver
+ * @bar: a memory BAR it implements
+ * @offset: from the BAR's start
+ * @buf: receives @len bytes (all-ones where the device did not answer)
+ * @len: 1..4096, not crossing a 4 KiB boundary of the bus address
+ *
+ * Sleeps until the completion arrives or the request times out (1 s).
+ * Return: 0; -EIO when the device answered UR or CA or did not answer; -EINVAL for a range
+ * outside the BAR; -ENODEV once the device is lost; -ENOLINK or -EBUSY from the session.
+ */
+int dxpu_mmio_read(struct pci_dev *pdev, int bar, u64 offset, void *buf, u32 len)
+{
+	struct dxpu_gpu *gpu = pci_get_drvdata(pdev);
+	u64 addr = dxpu_bar_addr(pdev, bar, offset, len);
+	u8 status;
+	int err;
+
+	if (!gpu || !addr)
+		return -EINVAL;
+	mutex_lock(&gpu->lock);
+	err = gpu->lost ? -ENODEV : dxpu_bridge_mem_read(gpu->bridge, addr, buf, len, &status);
+	mutex_unlock(&gpu->lock);
+	if (!err && status != DXPU_TLP_CPL_SC)
+		err = -EIO;
+	return err;
+}
+EXPORT_SYMBOL_GPL(dxpu_mmio_read);
+
+/**
+ * dxpu_mmio_write - post a write to a dxpu device's BAR over the fabric
+ * @pdev: a device bound to dxpu's driver
+ * @bar: a memory BAR it implements
+ * @offset: from the BAR's start
+ * @buf: @len bytes
+ * @len: as for dxpu_mmio_read
+ *
+ * Returns once the write is queued on the session; writes to a device arrive in order, and a
+ * later read of it does not pass them.
+ * Return: 0, or the errors of dxpu_mmio_read but -EIO.
+ */
+int dxpu_mmio_write(struct pci_dev *pdev, int bar, u64 offset, const void *buf, u32 len)
+{
+	struct dxpu_gpu *gpu = pci_get_drvdata(pdev);
+	u64 addr = dxpu_bar_addr(pdev, bar, offset, len);
+	int err;
+
+	if (!gpu || !addr)
+		return -EINVAL;
+	mutex_lock(&gpu->lock);
+	err = gpu->lost ? -ENODEV : dxpu_bridge_mem_write(gpu->bridge, addr, buf, len);
+	mutex_unlock(&gpu->lock);
+	return err;
+}
+EXPORT_SYMBOL_GPL(dxpu_mmio_write);
+
+/* One op of a batch. Caller holds gpu->lock, the device is not lost. */
+static int dxpu_mmio_op(struct dxpu_gpu *gpu, struct dxpu_mmio_op *op)
+{
+	u64 addr = dxpu_bar_addr(gpu->pdev, op->bar, op->offset, op->width);
+	__le64 data;
+	u8 status;
+	int err;
+
+	if (op->reserved || op->dir > DXPU_MMIO_WRITE || !addr ||
+	    (op->width != 1 && op->width != 2 && op->width != 4 && op->width != 8) ||
+	    (op->offset & (op->width - 1)))
+		return -EINVAL;
+	if (op->dir == DXPU_MMIO_WRITE) {
+		data = cpu_to_le64(op->value);
+		err = dxpu_bridge_mem_write(gpu->bridge, addr, &data, op->width);
+		op->status = DXPU_MMIO_OK;
+		return err;
+	}
+	data = 0;
+	err = dxpu_bridge_mem_read(gpu->bridge, addr, &data, op->width, &status);
+	if (err)
+		return err;
+	op->value = le64_to_cpu(data);
+	op->status = dxpu_mmio_status(status);
+	return op->status == DXPU_MMIO_OK ? 0 : -EIO;
+}
+
+static long dxpu_ioctl_mmio(struct dxpu_gpu *gpu, struct dxpu_mmio_batch __user *ubatch)
+{
+	struct dxpu_mmio_batch batch;
+	struct dxpu_mmio_op *ops;
+	u32 i;
+	int err = 0;
+
+	if (copy_from_user(&batch, ubatch, sizeof(batch)))
+		return -EFAULT;
+	if (!batch.count || batch.count > DXPU_MMIO_MAX_BATCH)
+		return -EINVAL;
+	ops = memdup_user(u64_to_user_ptr(batch.ops), sizeof(*ops) * batch.count);
+	if (IS_ERR(ops))
+		return PTR_ERR(ops);
+	for (i = 0; i < batch.count && !err; i++)
+		err = dxpu_mmio_op(gpu, &ops[i]);
+	batch.done = err ? i - 1 : i;
+	if (copy_to_user(u64_to_user_ptr(batch.ops), ops, sizeof(*ops) * batch.count) ||
+	    put_user(batch.done, &ubatch->done))
+		err = -EFAULT;
+	kfree(ops);
+	return err;
+}
+
+/* ---- the character device ---- */
+
+static long dxpu_ioctl_info(struct dxpu_gpu *gpu, void __user *arg)
+{
+	struct pci_dev *pdev = gpu->pdev;
+	struct dxpu_device_info info = {};
+	int i;
+
+	info.vendor_id = pdev->vendor;
+	info.device_id = pdev->device;
+	info.subsystem_vendor_id = pdev->subsystem_vendor;
+	info.subsystem_id = pdev->subsystem_device;
+	info.class_code = pdev->class;
+	info.flags = gpu->lost ? DXPU_INFO_F_LOST : 0;
+	for (i = 0; i < DXPU_BARS; i++) {
+		if (!(pci_resource_flags(pdev, i) & IORESOURCE_MEM))
+			continue;
+		info.bar_addr[i] = pci_bus_address(pdev, i);
+		info.bar_size[i] = pci_resource_len(pdev, i);
+	}
+	memcpy(info.bridge_mac, gpu->bridge_mac, ETH_ALEN);
+	info.remote_bdf = gpu->remote_bdf;
+	info.msix_vectors = gpu->msix_vectors;
+	info.slot = gpu->slot_nr;
+	strscpy(info.pci_name, pci_name(pdev), sizeof(info.pci_name));
+	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long dxpu_ioctl_dma(struct file *file, unsigned int cmd, void __user *arg)
+{
+	struct dxpu_file *df = file->private_data;
+	struct dxpu_dma_alloc req;
+	struct dxpu_dma_ref ref;
+	int err;
+
+	if (cmd == DXPU_IOC_DMA_ALLOC) {
+		if (copy_from_user(&req, arg, sizeof(req)))
+			return -EFAULT;
+		err = dxpu_dma_alloc(df->gpu, df, req.size, &req.iova);
+		if (err)
+			return err;
+		req.size = PAGE_ALIGN(req.size);
+		req.mmap_offset = req.iova;
+		if (copy_to_user(arg, &req, sizeof(req))) {
+			dxpu_dma_free(df, req.iova);
+			return -EFAULT;
+		}
+		return 0;
+	}
+	if (copy_from_user(&ref, arg, sizeof(ref)))
+		return -EFAULT;
+	if (cmd == DXPU_IOC_DMA_SHARE)
+		return dxpu_dma_share(df->gpu, ref.iova);
+	return dxpu_dma_free(df, ref.iova);
+}
+
+static long dxpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct dxpu_file *df = file->private_data;
+	struct dxpu_gpu *gpu = df->gpu;
+	void __user *uarg = (void __user *)arg;
+	long err;
+
+	mutex_lock(&gpu->lock);
+	if (gpu->lost && cmd != DXPU_IOC_INFO && cmd != DXPU_IOC_DMA_FREE) {
+		err = -ENODEV;
+		goto unlock;
+	}
+	switch (cmd) {
+	case DXPU_IOC_INFO:
+		err = dxpu_ioctl_info(gpu, uarg);
+		break;
+	case DXPU_IOC_MMIO:
+		err = dxpu_ioctl_mmio(gpu, uarg);
+		break;
+	case DXPU_IOC_DMA_ALLOC:
+	case DXPU_IOC_DMA_SHARE:
+	case DXPU_IOC_DMA_FREE:
+		err = dxpu_ioctl_dma(file, cmd, uarg);
+		break;
+	default:
+		err = -ENOTTY;
+	}
+unlock:
+	mutex_unlock(&gpu->lock);
+	return err;
+}
+
+/* Whether something happened since this file last read. */
+static bool dxpu_file_pending(struct dxpu_file *df)
+{
+	struct dxpu_gpu *gpu = df->gpu;
+
+	return READ_ONCE(gpu->lost) || atomic64_read(&gpu->interrupts) != df->seen_interrupts ||
+	       atomic64_read(&gpu->dma_writes) != df->seen_dma_writes;
+}
+
+static ssize_t dxpu_read(struct file *file, char __user *ubuf, size_t len, loff_t *ppos)
+{
+	struct dxpu_file *df = file->private_data;
+	struct dxpu_gpu *gpu = df->gpu;
+	struct dxpu_event ev = {};
+	int i, err;
+
+	if (len < sizeof(ev))
+		return -EINVAL;
+	if (!dxpu_file_pending(df)) {
+		if (file->f_flags & O_NONBLOCK)
+			return -EAGAIN;
+		err = wait_event_interruptible(gpu->wq, dxpu_file_pending(df));
+		if (err)
+			return err;
+	}
+	ev.interrupts = atomic64_read(&gpu->interrupts);
+	ev.dma_writes = atomic64_read(&gpu->dma_writes);
+	ev.lost = READ_ONCE(gpu->lost);
+	for (i = 0; i < DXPU_MAX_VECTORS; i++) {
+		u64 n = atomic64_read(&gpu->vector_count[i]);
+
+		if (n != df->seen_vector[i])
+			ev.vector_mask |= 1ull << i;
+		df->seen_vector[i] = n;
+	}
+	df->seen_interrupts = ev.interrupts;
+	df->seen_dma_writes = ev.dma_writes;
+	return copy_to_user(ubuf, &ev, sizeof(ev)) ? -EFAULT : sizeof(ev);
+}
+
+static __poll_t dxpu_poll(struct file *file, poll_table *wait)
+{
+	struct dxpu_file *df = file->private_data;
+	__poll_t mask = 0;
+
+	poll_wait(file, &df->gpu->wq, wait);
+	if (dxpu_file_pending(df))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (READ_ONCE(df->gpu->lost))
+		mask |= EPOLLHUP | EPOLLERR;
+	return mask;
+}
+
+static int dxpu_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct dxpu_file *df = file->private_data;
+	int err;
+
+	mutex_lock(&df->gpu->lock);
+	err = df->gpu->lost ? -ENODEV : dxpu_dma_mmap(df->gpu, vma);
+	mutex_unlock(&df->gpu->lock);
+	return err;
+}
+
+static int dxpu_open(struct inode *inode, struct file *file)
+{
+	struct dxpu_gpu *gpu = container_of(file->private_data, struct dxpu_gpu, misc);
+	struct dxpu_file *df = kzalloc(sizeof(*df), GFP_KERNEL);
+	int i;
+
+	if (!df)
+		return -ENOMEM;
+	mutex_lock(&gpu->lock);
+	if (gpu->lost) {
+		mutex_unlock(&gpu->lock);
+		kfree(df);
+		return -ENODEV;
+	}
+	kref_get(&gpu->ref);
+	mutex_unlock(&gpu->lock);
+	df->gpu = gpu;
+	df->seen_interrupts = atomic64_read(&gpu->interrupts);
+	df->seen_dma_writes = atomic64_read(&gpu->dma_writes);
+	for (i = 0; i < DXPU_MAX_VECTORS; i++)
+		df->seen_vector[i] = atomic64_read(&gpu->vector_count[i]);
+	file->private_data = df;
+	return 0;
+}
+
+static int dxpu_release(struct inode *inode, struct file *file)
+{
+	struct dxpu_file *df = file->private_data;
+
+	dxpu_dma_free_owner(df);
+	dxpu_gpu_put(df->gpu);
+	kfree(df);
+	return 0;
+}
+
+static const struct file_operations dxpu_fops = {
+	.owner = THIS_MODULE,
+	.open = dxpu_open,
+	.release = dxpu_release,
+	.read = dxpu_read,
+	.poll = dxpu_poll,
+	.mmap = dxpu_mmap,
+	.unlocked_ioctl = dxpu_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+/* ---- the PCI driver ---- */
+
+/* Every MSI-X vector to the MSI range with data = its number, unmasked; MSI-X on. */
+static int dxpu_gpu_setup_msix(struct dxpu_gpu *gpu)
+{
+	struct pci_dev *pdev = gpu->pdev;
+	int cap = pci_find_capability(pdev, PCI_CAP_ID_MSIX);
+	__le32 entry[4];
+	u32 table;
+	u16 flags, v;
+	int err;
+
+	if (!cap)
+		return 0;
+	pci_read_config_word(pdev, cap + PCI_MSIX_FLAGS, &flags);
+	pci_read_config_dword(pdev, cap + PCI_MSIX_TABLE, &table);
+	gpu->msix_vectors = (flags & PCI_MSIX_FLAGS_QSIZE) + 1;
+	for (v = 0; v < gpu->msix_vectors; v++) {
+		entry[0] = cpu_to_le32(DXPU_MSI_ADDRESS);
+		entry[1] = 0;
+		entry[2] = cpu_to_le32(v);
+		entry[3] = 0; /* unmasked */
+		err = dxpu_bridge_mem_write(gpu->bridge,
+					    pci_bus_address(pdev, table & PCI_MSIX_TABLE_BIR) +
+						    (table & PCI_MSIX_TABLE_OFFSET) +
+						    PCI_MSIX_ENTRY_SIZE * v,
+					    entry, sizeof(entry));
+		if (err)
+			return err;
+	}
+	flags = (flags & ~PCI_MSIX_FLAGS_MASKALL) | PCI_MSIX_FLAGS_ENABLE;
+	pci_write_config_word(pdev, cap + PCI_MSIX_FLAGS, flags);
+	return 0;
+}
+
+static int dxpu_gpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct dxpu_slot *slot = dxpu_slot_of(pdev);
+	struct dxpu_gpu *gpu;
+	int err, i;
+
+	if (!slot)
+		return -ENODEV;
+	gpu = kzalloc(sizeof(*gpu), GFP_KERNEL);
+	if (!gpu)
+		return -ENOMEM;
+	kref_init(&gpu->ref);
+	mutex_init(&gpu->lock);
+	init_waitqueue_head(&gpu->wq);
+	gpu->pdev = pdev;
+	gpu->bridge = slot->bridge;
+	kref_get(&gpu->bridge->ref);
+	ether_addr_copy(gpu->bridge_mac, slot->mac);
+	gpu->remote_bdf = slot->remote_bdf;
+	gpu->slot_nr = slot->nr;
+	for (i = 0; i < DXPU_MAX_VECTORS; i++)
+		atomic64_set(&gpu->vector_count[i], 0);
+	err = pci_enable_device_mem(pdev);
+	if (err)
+		goto put;
+	pci_set_master(pdev);
+	err = dxpu_gpu_setup_msix(gpu);
+	if (err)
+		goto disable;
+	spin_lock_bh(&gpu->bridge->lock);
+	list_add_tail(&gpu->bridge_node, &gpu->bridge->gpus);
+	spin_unlock_bh(&gpu->bridge->lock);
+	snprintf(gpu->name, sizeof(gpu->name), "dxpu%u", gpu->slot_nr);
+	gpu->misc.minor = MISC_DYNAMIC_MINOR;
+	gpu->misc.name = gpu->name;
+	gpu->misc.fops = &dxpu_fops;
+	gpu->misc.parent = &pdev->dev;
+	gpu->misc.mode = 0600;
+	err = misc_register(&gpu->misc);
+	if (err)
+		goto unlist;
+	pci_set_drvdata(pdev, gpu);
+	pci_info(pdev, "/dev/%s: %u MSI-X vectors\n", gpu->name, gpu->msix_vectors);
+	return 0;
+unlist:
+	spin_lock_bh(&gpu->bridge->lock);
+	list_del(&gpu->bridge_node);
+	spin_unlock_bh(&gpu->bridge->lock);
+disable:
+	pci_clear_master(pdev);
+	pci_disable_device(pdev);
+put:
+	dxpu_bridge_put(gpu->bridge);
+	dxpu_gpu_put(gpu);
+	return err;
+}
+
+static void dxpu_gpu_remove(struct pci_dev *pdev)
+{
+	struct dxpu_gpu *gpu = pci_get_drvdata(pdev);
+
+	misc_deregister(&gpu->misc);
+	mutex_lock(&gpu->lock); /* calls in flight end first */
+	WRITE_ONCE(gpu->lost, true);
+	spin_lock_bh(&gpu->bridge->lock);
+	list_del(&gpu->bridge_node);
+	spin_unlock_bh(&gpu->bridge->lock);
+	dxpu_dma_forget_gpu(gpu);
+	mutex_unlock(&gpu->lock);
+	wake_up_interruptible(&gpu->wq);
+	pci_clear_master(pdev);
+	pci_disable_device(pdev);
+	pci_set_drvdata(pdev, NULL);
+	dxpu_bridge_put(gpu->bridge);
+	gpu->bridge = NULL;
+	dxpu_gpu_put(gpu);
+}
+
+static struct pci_driver dxpu_gpu_driver = {
+	.name = KBUILD_MODNAME,
+	.id_table = NULL, /* binds only what driver_override names it for */
+	.probe = dxpu_gpu_probe,
+	.remove = dxpu_gpu_remove,
+};
+
+int dxpu_gpu_driver_register(void)
+{
+	return pci_register_driver(&dxpu_gpu_driver);
+}
+
+void dxpu_gpu_driver_unregister(void)
+{
+	pci_unregister_driver(&dxpu_gpu_driver);
+	dxpu_dma_exit();
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dxpu_gpu.h - dxpu's PCI driver for the remote devices on its own bus: each bound device has
+ * a character device /dev/dxpuN (include/dxpu/dxpu_ioctl.h), MMIO through the fabric, DMA
+ * buffers registered as its windows, MSI-X counted and delivered to pollers.
+ *
+ * Locking: gpu->lock (a mutex) is held by every file operation that uses the device and by
+ * its removal, so removal waits for calls in flight and none starts after it (they see
+ * lost). The bridge's gpus list changes under the bridge's lock, which the event path (the
+ * session's receive, softirq) holds when it looks a device up. dxpu_dma's buffers have their
+ * own mutex, taken inside gpu->lock.
+ */
+#ifndef DXPU_DRIVER_DXPU_GPU_H
+#define DXPU_DRIVER_DXPU_GPU_H
+
+#include <linux/if_ether.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/miscdevice.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/wait.h>
+
+#include <dxpu/dxpu_ioctl.h>
+#include <dxpu/dxpu_kapi.h>
+
+struct dxpu_bridge;
+struct dxpu_slot;
+
+struct dxpu_gpu {
+	struct kref ref; /* the driver's binding and each open file */
+	struct pci_dev *pdev;
+	struct dxpu_bridge *bridge; /* a reference until removal */
+	u8 bridge_mac[ETH_ALEN];
+	u16 remote_bdf;
+	u16 slot_nr;
+	struct list_head bridge_node; /* in bridge->gpus, under the bridge's lock */
+	struct miscdevice misc;
+	char name[16];
+	struct mutex lock; /* file operations against removal */
+	bool lost;
+	u16 msix_vectors;
+	wait_queue_head_t wq;  /* events: interrupts, DMA writes, loss */
+	atomic64_t interrupts; /* MSI-X interrupts */
+	atomic64_t dma_writes; /* the device's writes into host memory */
+	atomic64_t vector_count[DXPU_MAX_VECTORS];
+};
+
+/* The PCI driver: registered at load, before any slot can be powered. */
+int dxpu_gpu_driver_register(void);
+void dxpu_gpu_driver_unregister(void);
+
+/* The powered slot a device of dxpu's bus sits in, or NULL (dxpu_pci.c). */
+struct dxpu_slot *dxpu_slot_of(struct pci_dev *pdev);
+
+/* An event from the device at requester behind b: MSI-X vector, or -1 for a DMA write.
+ * Called with b's lock held, in any context. */
+void dxpu_gpu_event(struct dxpu_bridge *b, u16 requester, int vector);
+
+/* ---- DMA buffers (dxpu_dma.c) ---- */
+
+/* Allocates a buffer of size bytes and makes it a DMA window of gpu; owner identifies who may
+ * free it (a file). */
+int dxpu_dma_alloc(struct dxpu_gpu *gpu, const void *owner, u64 size, u64 *iova);
+/* The buffer at iova also a window of gpu. */
+int dxpu_dma_share(struct dxpu_gpu *gpu, u64 iova);
+/* The buffer at iova, if owner allocated it: its windows removed, freed once unmapped. */
+int dxpu_dma_free(const void *owner, u64 iova);
+/* Every buffer owner allocated, freed (the file closes). */
+void dxpu_dma_free_owner(const void *owner);
+/* Every window on gpu removed (it goes away). */
+void dxpu_dma_forget_gpu(struct dxpu_gpu *gpu);
+/* Maps the buffer whose IOVA is the vma's offset, if gpu has a window on it. */
+int dxpu_dma_mmap(struct dxpu_gpu *gpu, struct vm_area_struct *vma);
+void dxpu_dma_exit(void);
+
+#endif /* DXPU_DRIVER_DXPU_GPU_H */

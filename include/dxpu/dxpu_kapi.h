@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dxpu_kapi.h - what dxpu.ko exports to other kernel code: access to the BARs of a remote
+ * device bound to dxpu's PCI driver. The CPU cannot load or store to these BARs (nothing
+ * decodes their addresses on this host); every access is a TLP over the fabric. Process
+ * context only: reads sleep until their completion (at most the request timeout, 1 s).
+ */
+#ifndef DXPU_KAPI_H
+#define DXPU_KAPI_H
+
+#include <linux/pci.h>
+#include <linux/types.h>
+
+int dxpu_mmio_read(struct pci_dev *pdev, int bar, u64 offset, void *buf, u32 len);
+int dxpu_mmio_write(struct pci_dev *pdev, int bar, u64 offset, const void *buf, u32 len);
+
+#endif /* DXPU_KAPI_H */

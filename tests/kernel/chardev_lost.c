@@ -1,0 +1,45 @@
+// chardev_lost.c - runs in the guest: opens /dev/dxpuN, then powers its slot off while the file
+// is open (writes 0 to the slot's power file) and checks the file reports the device lost:
+// POLLHUP, read() says lost, ioctls answer ENODEV, DXPU_IOC_INFO still works and says lost.
+//   chardev_lost /dev/dxpuN /sys/bus/pci/slots/dxpuN/power
+#include <dxpu/dxpu_ioctl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+static int failures;
+
+static void check(int ok, const char* what) {
+  printf("DXPU-TEST: %s %s\n", ok ? "PASS" : "FAIL", what);
+  if (!ok) failures++;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: chardev_lost /dev/dxpuN POWER_FILE\n");
+    return 2;
+  }
+  int fd = open(argv[1], O_RDWR);
+  check(fd >= 0, "open before power off");
+  if (fd < 0) return 1;
+  int power = open(argv[2], O_WRONLY);
+  check(power >= 0 && write(power, "0", 1) == 1, "power off with the file open");
+  close(power);
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  check(poll(&p, 1, 2000) == 1 && (p.revents & POLLHUP), "poll reports POLLHUP");
+  struct dxpu_event ev;
+  check(read(fd, &ev, sizeof(ev)) == (ssize_t)sizeof(ev) && ev.lost == 1, "read says lost");
+  struct dxpu_mmio_op op = {.bar = 0, .dir = DXPU_MMIO_READ, .width = 4};
+  struct dxpu_mmio_batch b = {.ops = (unsigned long)&op, .count = 1};
+  check(ioctl(fd, DXPU_IOC_MMIO, &b) == -1 && errno == ENODEV, "MMIO answers ENODEV");
+  struct dxpu_dma_alloc a = {.size = 4096};
+  check(ioctl(fd, DXPU_IOC_DMA_ALLOC, &a) == -1 && errno == ENODEV, "DMA alloc answers ENODEV");
+  struct dxpu_device_info info;
+  check(ioctl(fd, DXPU_IOC_INFO, &info) == 0 && (info.flags & DXPU_INFO_F_LOST), "INFO says lost");
+  check(close(fd) == 0, "close");
+  return failures ? 1 : 0;
+}

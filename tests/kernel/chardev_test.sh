@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# dxpu.ko's character device against a real dxpu-bridge: the bridge assigns its GPU to the
+# guest's node at 01:00.0 and grants it DMA to the host's DMA and MSI ranges (as a controller
+# does: lib/host/proxy_port.h HostDmaGrants); in the guest, statically linked programs drive
+# /dev/dxpu0 (scenario_chardev.sh).
+#   chardev_test.sh DXPU_BRIDGE DXPU [WORKDIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bridge_bin=${1:?usage: chardev_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
+dxpu_bin=${2:?usage: chardev_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
+work=${3:-$(mktemp -d /tmp/dxpu-kernel-chardev.XXXXXX)}
+source "$here/bridge_env.sh"
+start_bridge "$bridge_bin" "$work"
+for prog in chardev_check chardev_lost; do
+  gcc -static -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$work/$prog" "$here/$prog.c"
+done
+mgmt="unix:$work/mgmt.sock"
+"$dxpu_bin" bridge assign --to "$mgmt" --device 0 --node 0x525400123456 --host-bdf 01:00.0
+"$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0x100000000 --size 0x3f00000000
+"$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0xfee00000 --size 0x100000
+status=0
+bash "$here/guest.sh" --name chardev --script "$here/scenario_chardev.sh" --nic "$work/bridge.sock" \
+  --ko "$work/kbuild/driver/dxpu.ko" --file "$work/chardev_check:/bin/chardev_check" \
+  --file "$work/chardev_lost:/bin/chardev_lost" --out "$work/guest" \
+  --expect "chardev_check: 0 failures" || status=1
+stop_bridge
+exit $status
