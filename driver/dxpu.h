@@ -19,6 +19,7 @@
 #include <linux/pci.h>
 #include <linux/pci_hotplug.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 
 #include "core/dxpu_cfg_shadow.h"
 
@@ -55,6 +56,7 @@ struct dxpu_domain {
 	struct notifier_block pci_nb; /* devices added to our bus: driver_override */
 	spinlock_t cfg_lock;
 	struct mutex bind_lock; /* bindings change one at a time: no remote device bound twice */
+	struct work_struct reap_work; /* powers off the slots whose bridge's session went down */
 	struct dxpu_fabric *fabric;
 	unsigned int nr_slots;
 	struct dxpu_slot slots[DXPU_MAX_SLOTS];
@@ -71,6 +73,8 @@ void dxpu_domain_destroy(struct dxpu_domain *d);
 int dxpu_slots_create(struct dxpu_domain *d, struct dxpu_fabric *f, unsigned int nr_slots);
 /* Every slot powered off, then unregistered. */
 void dxpu_slots_destroy(struct dxpu_domain *d);
+/* After the fabric is gone: no surprise removal still pending. */
+void dxpu_slots_quiesce(struct dxpu_domain *d);
 /* "SLOT MAC BB:DD.F": binds the slot to that remote device. */
 int dxpu_slot_bind(struct dxpu_domain *d, const char *buf);
 /* "SLOT": forgets its binding (it must be powered off). */

@@ -123,6 +123,9 @@ static void dxpu_on_link_down(void *ctx, enum dxfp_down_reason reason,
 		    dxfp_down_reason_name(reason), n);
 	/* Every request waiting on it ends now (UR, all-ones data), not at its deadline. */
 	dxpu_host_fail_all(&b->host, DXPU_TLP_CPL_UR);
+	dxpu_gpu_bridge_down(b);
+	if (b->fabric->bridge_down)
+		b->fabric->bridge_down(b->fabric->bridge_down_ctx, b);
 	wake_up_all(&b->state_wq);
 }
 
@@ -214,7 +217,7 @@ static void dxpu_bridge_config(struct dxpu_fabric *f, struct dxfp_session_config
 	cfg->min_rto_ns = 2 * TICK_NSEC;
 	cfg->max_rto_ns = 500 * NSEC_PER_MSEC;
 	cfg->keepalive_ns = 100 * NSEC_PER_MSEC;
-	cfg->link_down_ns = 2 * NSEC_PER_SEC;
+	cfg->link_down_ns = f->link_down_ns;
 }
 
 /* The host's transaction layer on a bridge: 256 tags, requests end by 1 s at the latest. */
@@ -386,6 +389,34 @@ static struct dxpu_bridge *dxpu_fabric_add(struct dxpu_fabric *f, const u8 *mac)
 	return b;
 }
 
+bool dxpu_bridge_alive(struct dxpu_bridge *b)
+{
+	bool alive;
+
+	spin_lock_bh(&b->lock);
+	alive = !b->closing && dxfp_session_get_state(&b->session) != DXFP_STATE_DOWN;
+	spin_unlock_bh(&b->lock);
+	return alive;
+}
+
+/*
+ * The live bridge at mac, or NULL: one whose session went down is taken off the list and
+ * closed first (its devices keep their references until they are removed), so that a new
+ * session can replace it. Caller holds f->lock.
+ */
+static struct dxpu_bridge *dxpu_fabric_find_alive(struct dxpu_fabric *f, const u8 *mac)
+{
+	struct dxpu_bridge *b = dxpu_fabric_find(f, mac);
+
+	if (!b || dxpu_bridge_alive(b))
+		return b;
+	list_del_rcu(&b->node);
+	synchronize_net(); /* no packet handler still sees it */
+	dxpu_bridge_close(b);
+	dxpu_bridge_put(b);
+	return NULL;
+}
+
 int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac)
 {
 	struct dxpu_bridge *b;
@@ -396,7 +427,7 @@ int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac)
 	mutex_lock(&f->lock);
 	if (!f->dev)
 		err = -ENETDOWN;
-	else if (dxpu_fabric_find(f, mac))
+	else if (dxpu_fabric_find_alive(f, mac))
 		err = -EEXIST;
 	else if (IS_ERR(b = dxpu_fabric_add(f, mac)))
 		err = PTR_ERR(b);
@@ -415,7 +446,7 @@ struct dxpu_bridge *dxpu_fabric_get_bridge(struct dxpu_fabric *f, const u8 *mac)
 		b = ERR_PTR(-ENETDOWN);
 		goto unlock;
 	}
-	b = dxpu_fabric_find(f, mac);
+	b = dxpu_fabric_find_alive(f, mac);
 	if (!b)
 		b = dxpu_fabric_add(f, mac);
 	if (!IS_ERR(b))

@@ -72,8 +72,12 @@ struct dxpu_fabric {
 	u64 node_id;
 	struct list_head bridges;
 	struct notifier_block netdev_nb; /* the interface going away */
-	atomic64_t rx_unknown;		 /* frames from no bridge of ours */
-	atomic64_t rx_dropped;		 /* frames the session refused, or unreadable */
+	/* A session went down (any context, the bridge's lock held): its devices are lost. */
+	void (*bridge_down)(void *ctx, struct dxpu_bridge *b);
+	void *bridge_down_ctx;
+	u64 link_down_ns;      /* a session is down after this long without progress */
+	atomic64_t rx_unknown; /* frames from no bridge of ours */
+	atomic64_t rx_dropped; /* frames the session refused, or unreadable */
 };
 
 /* At load: the lock, the list, and the notifier that lets an interface go. */
@@ -86,6 +90,8 @@ int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac);
 /* The bridge at mac with a reference, its session started if there was none (connect). */
 struct dxpu_bridge *dxpu_fabric_get_bridge(struct dxpu_fabric *f, const u8 *mac);
 void dxpu_bridge_put(struct dxpu_bridge *b);
+/* Whether the session is up or still connecting (not down, not closed). */
+bool dxpu_bridge_alive(struct dxpu_bridge *b);
 /* Waits up to timeout_ms for the session to be established: 0, -ETIMEDOUT or -ENOLINK. */
 int dxpu_bridge_wait_established(struct dxpu_bridge *b, unsigned int timeout_ms);
 ssize_t dxpu_fabric_show_interface(struct dxpu_fabric *f, char *buf);

@@ -35,6 +35,16 @@ static void dxpu_gpu_put(struct dxpu_gpu *gpu)
 	kref_put(&gpu->ref, dxpu_gpu_release);
 }
 
+void dxpu_gpu_bridge_down(struct dxpu_bridge *b)
+{
+	struct dxpu_gpu *gpu;
+
+	list_for_each_entry(gpu, &b->gpus, bridge_node) {
+		WRITE_ONCE(gpu->lost, true);
+		wake_up_interruptible(&gpu->wq);
+	}
+}
+
 void dxpu_gpu_event(struct dxpu_bridge *b, u16 requester, int vector)
 {
 	struct dxpu_gpu *gpu;

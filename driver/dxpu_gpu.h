@@ -53,6 +53,9 @@ void dxpu_gpu_driver_unregister(void);
 /* The powered slot a device of dxpu's bus sits in, or NULL (dxpu_pci.c). */
 struct dxpu_slot *dxpu_slot_of(struct pci_dev *pdev);
 
+/* b's session went down: every device behind it is lost. Called with b's lock held. */
+void dxpu_gpu_bridge_down(struct dxpu_bridge *b);
+
 /* An event from the device at requester behind b: MSI-X vector, or -1 for a DMA write.
  * Called with b's lock held, in any context. */
 void dxpu_gpu_event(struct dxpu_bridge *b, u16 requester, int vector);

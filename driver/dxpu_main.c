@@ -34,6 +34,12 @@ static unsigned int mmio64_gib = 256;
 module_param(mmio64_gib, uint, 0444);
 MODULE_PARM_DESC(mmio64_gib, "GiB for 64-bit BARs (a power of two, default 256)");
 
+static unsigned int link_down_ms = 2000;
+module_param(link_down_ms, uint, 0444);
+MODULE_PARM_DESC(
+	link_down_ms,
+	"a bridge session without progress this long is down and its devices surprise-removed (100..60000, default 2000)");
+
 static struct device *dxpu_root;
 static struct dxpu_domain dxpu_domain;
 static struct dxpu_fabric dxpu_fabric;
@@ -106,9 +112,14 @@ static int __init dxpu_init(void)
 		pr_err("dxpu: slots=%u: 1..%d\n", slots, DXPU_MAX_SLOTS);
 		return -EINVAL;
 	}
+	if (link_down_ms < 100 || link_down_ms > 60000) {
+		pr_err("dxpu: link_down_ms=%u: 100..60000\n", link_down_ms);
+		return -EINVAL;
+	}
 	dxpu_root = root_device_register("dxpu");
 	if (IS_ERR(dxpu_root))
 		return PTR_ERR(dxpu_root);
+	dxpu_fabric.link_down_ns = (u64)link_down_ms * NSEC_PER_MSEC;
 	err = dxpu_fabric_init(&dxpu_fabric);
 	if (err)
 		goto unregister;
@@ -142,6 +153,7 @@ destroy_domain:
 	dxpu_domain_destroy(&dxpu_domain);
 exit_fabric:
 	dxpu_fabric_exit(&dxpu_fabric);
+	dxpu_slots_quiesce(&dxpu_domain);
 unregister:
 	root_device_unregister(dxpu_root);
 	return err;
@@ -154,6 +166,7 @@ static void __exit dxpu_exit(void)
 	dxpu_gpu_driver_unregister();
 	dxpu_domain_destroy(&dxpu_domain);
 	dxpu_fabric_exit(&dxpu_fabric);
+	dxpu_slots_quiesce(&dxpu_domain);
 	root_device_unregister(dxpu_root);
 }
 

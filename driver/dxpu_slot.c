@@ -294,12 +294,53 @@ static const struct hotplug_slot_ops dxpu_slot_ops = {
 	.get_adapter_status = dxpu_get_adapter_status,
 };
 
+/*
+ * Surprise removal: a bridge's session went down (its link-down time passed without
+ * progress, the bridge closed it, or the interface went away). Its devices are lost already
+ * (every request ended with all-ones, every call on their files ENODEV); here the PCI core
+ * removes them. The bindings stay: powering a slot on again opens a new session.
+ */
+static void dxpu_slots_reap(struct work_struct *work)
+{
+	struct dxpu_domain *d = container_of(work, struct dxpu_domain, reap_work);
+	unsigned int i;
+
+	for (i = 0; i < d->nr_slots; i++) {
+		struct dxpu_slot *s = &d->slots[i];
+
+		mutex_lock(&s->lock);
+		if (s->powered && !dxpu_bridge_alive(s->bridge)) {
+			pr_warn("dxpu: %s: session to bridge %pM down: surprise removal\n", s->name,
+				s->mac);
+			dxpu_slot_power_off(s);
+		}
+		mutex_unlock(&s->lock);
+	}
+}
+
+/* From the session's link-down callback: any context, the bridge's lock held. */
+static void dxpu_slots_bridge_down(void *ctx, struct dxpu_bridge *b)
+{
+	struct dxpu_domain *d = ctx;
+
+	schedule_work(&d->reap_work);
+}
+
+void dxpu_slots_quiesce(struct dxpu_domain *d)
+{
+	if (d->fabric) /* the work exists once dxpu_slots_create ran */
+		cancel_work_sync(&d->reap_work);
+}
+
 int dxpu_slots_create(struct dxpu_domain *d, struct dxpu_fabric *f, unsigned int nr_slots)
 {
 	unsigned int i;
 	int err;
 
+	INIT_WORK(&d->reap_work, dxpu_slots_reap);
 	d->fabric = f;
+	f->bridge_down_ctx = d;
+	f->bridge_down = dxpu_slots_bridge_down;
 	mutex_init(&d->bind_lock);
 	d->nr_slots = min_t(unsigned int, nr_slots, DXPU_MAX_SLOTS);
 	for (i = 0; i < d->nr_slots; i++) {

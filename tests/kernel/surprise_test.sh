@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Surprise removal: the dxpu-bridge behind the guest's attached GPU is killed (SIGKILL) while a
+# guest program reads the GPU's registers (scenario_surprise.sh); the host waits for the
+# program's marker on the guest's console before it kills the bridge.
+#   surprise_test.sh DXPU_BRIDGE DXPU [WORKDIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bridge_bin=${1:?usage: surprise_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
+dxpu_bin=${2:?usage: surprise_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
+work=${3:-$(mktemp -d /tmp/dxpu-kernel-surprise.XXXXXX)}
+source "$here/bridge_env.sh"
+start_bridge "$bridge_bin" "$work"
+gcc -static -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$work/surprise_check" \
+  "$here/surprise_check.c"
+mgmt="unix:$work/mgmt.sock"
+"$dxpu_bin" bridge assign --to "$mgmt" --device 0 --node 0x525400123456 --host-bdf 01:00.0
+"$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0x100000000 --size 0x3f00000000
+rm -f "$work/guest/console.log"
+bash "$here/guest.sh" --name surprise --script "$here/scenario_surprise.sh" --nic "$work/bridge.sock" \
+  --ko "$work/kbuild/driver/dxpu.ko" --file "$work/surprise_check:/bin/surprise_check" \
+  --out "$work/guest" --expect "surprise_check: 0 failures" \
+  --expect "surprise removal" >"$work/guest.out" 2>&1 &
+guest_pid=$!
+killed=0
+for _ in $(seq 1200); do
+  if grep -q "DXPU-SURPRISE: reading" "$work/guest/console.log" 2>/dev/null; then
+    kill -KILL "$bridge_pid"
+    echo "killed the bridge (SIGKILL) while the guest reads"
+    killed=1
+    break
+  fi
+  kill -0 "$guest_pid" 2>/dev/null || break
+  sleep 0.1
+done
+status=0
+wait "$guest_pid" || status=1
+cat "$work/guest.out"
+[ $killed -eq 1 ] || { echo "FAIL the guest never reached the point to kill the bridge"; status=1; }
+stop_bridge
+exit $status
