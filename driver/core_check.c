@@ -11,14 +11,14 @@
 #include "core/tlp_codec.h"
 
 /* MRd, 3DW, Length 1, requester 01:00.0, tag 7, First BE 1111b, address 0xf0000010. */
-static const uint8_t known_mrd[12] = {
+static const u8 known_mrd[12] = {
 	0x00, 0x00, 0x00, 0x01, 0x01, 0x00, 0x07, 0x0f, 0xf0, 0x00, 0x00, 0x10,
 };
 
 static int __init dxpu_core_check_init(void)
 {
 	struct dxpu_tlp t;
-	uint8_t out[sizeof(known_mrd)];
+	u8 out[sizeof(known_mrd)];
 	size_t len = 0;
 	enum dxpu_tlp_err err;
 

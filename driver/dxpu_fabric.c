@@ -419,7 +419,6 @@ static struct dxpu_bridge *dxpu_fabric_find_alive(struct dxpu_fabric *f, const u
 
 int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac)
 {
-	struct dxpu_bridge *b;
 	int err = 0;
 
 	if (!is_valid_ether_addr(mac))
@@ -429,8 +428,8 @@ int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac)
 		err = -ENETDOWN;
 	else if (dxpu_fabric_find_alive(f, mac))
 		err = -EEXIST;
-	else if (IS_ERR(b = dxpu_fabric_add(f, mac)))
-		err = PTR_ERR(b);
+	else
+		err = PTR_ERR_OR_ZERO(dxpu_fabric_add(f, mac));
 	mutex_unlock(&f->lock);
 	return err;
 }
@@ -497,16 +496,19 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 
 	mutex_lock(&f->lock);
 	list_for_each_entry(b, &f->bridges, node) {
-		spin_lock_bh(&b->lock);
 		const struct dxpu_host_counters *c = dxpu_host_get_counters(&b->host);
 
-		n += sysfs_emit_at(
-			buf, n,
-			"%pM %s rx %llu tx %llu tx_errors %llu requests %llu timeouts %llu unexpected_cpl %llu dma_reads %llu dma_writes %llu dma_refused_reads %llu dma_refused_writes %llu interrupts %llu\n",
-			b->mac, dxfp_session_state_name(dxfp_session_get_state(&b->session)),
-			b->rx_frames, b->tx_frames, b->tx_errors, c->requests, c->timeouts,
-			c->unexpected_cpl, c->dma_reads, c->dma_writes, c->dma_refused_reads,
-			c->dma_refused_writes, c->interrupts);
+		spin_lock_bh(&b->lock);
+		n += sysfs_emit_at(buf, n, "%pM %s rx %llu tx %llu tx_errors %llu", b->mac,
+				   dxfp_session_state_name(dxfp_session_get_state(&b->session)),
+				   b->rx_frames, b->tx_frames, b->tx_errors);
+		n += sysfs_emit_at(buf, n, " requests %llu timeouts %llu unexpected_cpl %llu",
+				   c->requests, c->timeouts, c->unexpected_cpl);
+		n += sysfs_emit_at(buf, n, " dma_reads %llu dma_writes %llu", c->dma_reads,
+				   c->dma_writes);
+		n += sysfs_emit_at(buf, n, " dma_refused_reads %llu dma_refused_writes %llu",
+				   c->dma_refused_reads, c->dma_refused_writes);
+		n += sysfs_emit_at(buf, n, " interrupts %llu\n", c->interrupts);
 		spin_unlock_bh(&b->lock);
 	}
 	mutex_unlock(&f->lock);

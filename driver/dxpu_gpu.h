@@ -57,13 +57,15 @@ struct dxpu_slot *dxpu_slot_of(struct pci_dev *pdev);
 void dxpu_gpu_bridge_down(struct dxpu_bridge *b);
 
 /* An event from the device at requester behind b: MSI-X vector, or -1 for a DMA write.
- * Called with b's lock held, in any context. */
+ * Called with b's lock held, in any context.
+ */
 void dxpu_gpu_event(struct dxpu_bridge *b, u16 requester, int vector);
 
 /* ---- DMA buffers (dxpu_dma.c) ---- */
 
 /* Allocates a buffer of size bytes and makes it a DMA window of gpu; owner identifies who may
- * free it (a file). */
+ * free it (a file).
+ */
 int dxpu_dma_alloc(struct dxpu_gpu *gpu, const void *owner, u64 size, u64 *iova);
 /* The buffer at iova also a window of gpu. */
 int dxpu_dma_share(struct dxpu_gpu *gpu, u64 iova);

@@ -36,9 +36,7 @@ MODULE_PARM_DESC(mmio64_gib, "GiB for 64-bit BARs (a power of two, default 256)"
 
 static unsigned int link_down_ms = 2000;
 module_param(link_down_ms, uint, 0444);
-MODULE_PARM_DESC(
-	link_down_ms,
-	"a bridge session without progress this long is down and its devices surprise-removed (100..60000, default 2000)");
+MODULE_PARM_DESC(link_down_ms, "session down, devices removed after ms without progress (2000)");
 
 static struct device *dxpu_root;
 static struct dxpu_domain dxpu_domain;
@@ -102,6 +100,7 @@ static struct attribute *dxpu_attrs[] = {
 	&dev_attr_slots.attr,
 	NULL,
 };
+
 static const struct attribute_group dxpu_group = { .attrs = dxpu_attrs };
 
 static int __init dxpu_init(void)

@@ -33,8 +33,10 @@
 #define DXPU_EXTERN_C_END
 #endif
 
-/* Big-endian (network order) loads and stores, byte by byte: no alignment or
- * host-endianness assumptions, identical in kernel and userspace. */
+/*
+ * Big-endian (network order) loads and stores, byte by byte: no alignment or
+ * host-endianness assumptions, identical in kernel and userspace.
+ */
 static inline uint16_t dxpu_get_be16(const uint8_t *p)
 {
 	return (uint16_t)(((uint16_t)p[0] << 8) | p[1]);

@@ -86,7 +86,7 @@ struct dxpu_mmio_batch {
 };
 
 /* DXPU_IOC_DMA_ALLOC */
-#define DXPU_DMA_MAX_SIZE (1ull << 30) /* one buffer: at most 1 GiB */
+#define DXPU_DMA_MAX_SIZE 0x40000000ull /* one buffer: at most 1 GiB */
 
 struct dxpu_dma_alloc {
 	__u64 size;	   /* in: bytes, 1..DXPU_DMA_MAX_SIZE, rounded up to pages */

@@ -110,9 +110,9 @@ struct dxfp_session_config {
 	uint32_t max_frame;   /* largest frame the link carries, DXFP_MIN_FRAME..DXFP_MAX_FRAME */
 
 	uint32_t replay_window; /* TLPs in flight: power of two, 1..DXFP_MAX_REPLAY_WINDOW */
-	uint32_t
-		replay_bytes; /* bytes of TLP records (4-byte header + TLP) the replay buffer holds */
-	uint32_t max_np;      /* non-posted requests awaiting completion, 1..DXFP_MAX_NP */
+	/* bytes of TLP records (4-byte header + TLP) the replay buffer holds */
+	uint32_t replay_bytes;
+	uint32_t max_np; /* non-posted requests awaiting completion, 1..DXFP_MAX_NP */
 
 	/* Receive buffers per class (enum dxpu_tlp_class): TLPs and 16-byte data units. */
 	uint32_t rx_hdr_cap[DXFP_CLASSES];
@@ -287,7 +287,8 @@ struct dxfp_session {
 
 /* Defaults: 9216-byte frames, 1024-TLP window, 2 MiB replay, 256 NP, 512 TLPs and 1 MiB of
  * receive buffer per class, 50 us ack delay,
- * 1 ms keepalive, 20 ms link down, RTO 1 ms initial, 200 us .. 5 ms. */
+ * 1 ms keepalive, 20 ms link down, RTO 1 ms initial, 200 us .. 5 ms.
+ */
 void dxfp_session_config_defaults(struct dxfp_session_config *cfg);
 
 /*

@@ -45,15 +45,18 @@ bool dxpu_cfg_shadow_init(struct dxpu_cfg_shadow *sh, const uint8_t *space, uint
 			  const uint32_t bar_readback[DXPU_CFG_BARS], uint32_t rom_readback);
 
 /* The value at where (little-endian, size bytes); all-ones past the implemented size or
- * for an access dxpu_cfg_access_ok refuses. */
+ * for an access dxpu_cfg_access_ok refuses.
+ */
 uint32_t dxpu_cfg_shadow_read(const struct dxpu_cfg_shadow *sh, uint32_t where, uint32_t size);
 
 /* Apply a write of size bytes at where as the function would; false (nothing changed) for an
- * access dxpu_cfg_access_ok refuses. A write past the implemented size changes nothing. */
+ * access dxpu_cfg_access_ok refuses. A write past the implemented size changes nothing.
+ */
 bool dxpu_cfg_shadow_write(struct dxpu_cfg_shadow *sh, uint32_t where, uint32_t size, uint32_t val);
 
 /* The size in bytes a BAR register's all-ones read-back describes (the low dword of a 64-bit
- * BAR with its upper half's read-back in upper); 0 when it describes none. */
+ * BAR with its upper half's read-back in upper); 0 when it describes none.
+ */
 uint64_t dxpu_cfg_bar_size(uint32_t readback, uint32_t upper);
 
 DXPU_EXTERN_C_END

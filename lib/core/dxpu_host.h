@@ -67,8 +67,8 @@ struct dxpu_host_request {
 };
 
 struct dxpu_host_config {
-	uint16_t requester_id;	  /* the host's root port: Requester ID of its requests,
-				  Completer ID of its completions */
+	/* the host's root port: Requester ID of its requests, Completer ID of its completions */
+	uint16_t requester_id;
 	uint16_t max_tags;	  /* 1..256: tags 0..max_tags-1 */
 	uint32_t rcb;		  /* 64 or 128: the host's Read Completion Boundary */
 	uint32_t max_payload;	  /* 128..4096: the most data one of its CplDs carries */
@@ -104,10 +104,12 @@ struct dxpu_host_counters {
 struct dxpu_host_ops {
 	/* Send one TLP (payload valid during the call only). False: not queued.
 	 * It may deliver the answer at once (dxpu_host_receive from inside it):
-	 * a request is registered before it is sent. */
+	 * a request is registered before it is sent.
+	 */
 	bool (*send)(void *ctx, const struct dxpu_tlp *t);
 	/* A request ended: status DXPU_TLP_CPL_* (UR after a timeout or fail_all);
-	 * received: data bytes that arrived (a read's buffer is all-ones where none did). */
+	 * received: data bytes that arrived (a read's buffer is all-ones where none did).
+	 */
 	void (*complete)(void *ctx, uint64_t cookie, uint8_t status, uint32_t received);
 	/* A device wrote data to MSI address addr. May be NULL. */
 	void (*interrupt)(void *ctx, uint16_t device, uint64_t addr, uint32_t data);
@@ -151,7 +153,8 @@ enum dxpu_host_err dxpu_host_post(struct dxpu_host *h, struct dxpu_tlp *t);
 
 /* A TLP from the session (in order). Completions end requests (a poisoned one
  * with CA); device memory requests are served or refused; anything else is
- * counted (a non-posted one answered UR). */
+ * counted (a non-posted one answered UR).
+ */
 void dxpu_host_receive(struct dxpu_host *h, const struct dxpu_tlp *t, uint64_t now);
 
 /* End every request whose deadline is <= now with UR (UINT64_MAX: none). */

@@ -115,8 +115,11 @@ const char *dxpu_tlp_routing_name(uint8_t routing)
 	}
 }
 
-#define BDF_FMT "%02x:%02x.%x"
-#define BDF_ARGS(id) DXPU_BDF_BUS(id), DXPU_BDF_DEV(id), DXPU_BDF_FN(id)
+/* "bb:dd.f" into out[8]. */
+static void bdf_text(uint16_t id, char *out)
+{
+	snprintf(out, 8, "%02x:%02x.%x", DXPU_BDF_BUS(id), DXPU_BDF_DEV(id), DXPU_BDF_FN(id));
+}
 
 /* " TD EP TH(ph=.. st=..) LN BCM" for what is set: what a log line needs beyond the fields. */
 static void flag_words(const struct dxpu_tlp *t, char *buf, size_t size)
@@ -134,45 +137,41 @@ static void flag_words(const struct dxpu_tlp *t, char *buf, size_t size)
 int dxpu_tlp_format(const struct dxpu_tlp *t, char *buf, size_t size)
 {
 	const char *name = dxpu_tlp_kind_name(t->kind);
-	char fl[48];
+	char fl[48], req[8], cpl[8], tgt[8];
 
 	flag_words(t, fl, sizeof(fl));
+	bdf_text(t->requester_id, req);
+	bdf_text(t->completer_id, cpl);
+	bdf_text(t->cfg_target, tgt);
 	if (dxpu_tlp_kind_is_mem(t->kind))
 		return snprintf(
 			buf, size,
-			"%s%s req=" BDF_FMT
-			" tag=0x%03x addr=0x%llx len=%u fbe=0x%x lbe=0x%x tc=%u attr=0x%x at=%u%s",
-			name, (t->addr >> 32) ? "64" : "32", BDF_ARGS(t->requester_id), t->tag,
+			"%s%s req=%s tag=0x%03x addr=0x%llx len=%u fbe=0x%x lbe=0x%x tc=%u attr=0x%x at=%u%s",
+			name, (t->addr >> 32) ? "64" : "32", req, t->tag,
 			(unsigned long long)t->addr, t->length_dw, t->first_be, t->last_be, t->tc,
 			t->attr, t->at, fl);
 	if (dxpu_tlp_kind_is_cfg(t->kind))
 		return snprintf(buf, size,
-				"%s req=" BDF_FMT " tag=0x%03x target=" BDF_FMT
-				" reg=0x%03x fbe=0x%x attr=0x%x%s",
-				name, BDF_ARGS(t->requester_id), t->tag, BDF_ARGS(t->cfg_target),
-				t->cfg_reg, t->first_be, t->attr, fl);
+				"%s req=%s tag=0x%03x target=%s reg=0x%03x fbe=0x%x attr=0x%x%s",
+				name, req, t->tag, tgt, t->cfg_reg, t->first_be, t->attr, fl);
 	if (t->kind == DXPU_TLP_CPL)
-		return snprintf(buf, size,
-				"Cpl cpl=" BDF_FMT " req=" BDF_FMT
-				" tag=0x%03x status=%s bc=%u la=0x%02x tc=%u attr=0x%x%s",
-				BDF_ARGS(t->completer_id), BDF_ARGS(t->requester_id), t->tag,
-				dxpu_tlp_cpl_status_name(t->cpl_status), t->byte_count,
-				t->lower_addr, t->tc, t->attr, fl);
+		return snprintf(
+			buf, size,
+			"Cpl cpl=%s req=%s tag=0x%03x status=%s bc=%u la=0x%02x tc=%u attr=0x%x%s",
+			cpl, req, t->tag, dxpu_tlp_cpl_status_name(t->cpl_status), t->byte_count,
+			t->lower_addr, t->tc, t->attr, fl);
 	if (t->kind == DXPU_TLP_CPLD)
-		return snprintf(buf, size,
-				"CplD cpl=" BDF_FMT " req=" BDF_FMT
-				" tag=0x%03x status=%s bc=%u la=0x%02x len=%u tc=%u attr=0x%x%s",
-				BDF_ARGS(t->completer_id), BDF_ARGS(t->requester_id), t->tag,
-				dxpu_tlp_cpl_status_name(t->cpl_status), t->byte_count,
-				t->lower_addr, t->length_dw, t->tc, t->attr, fl);
+		return snprintf(
+			buf, size,
+			"CplD cpl=%s req=%s tag=0x%03x status=%s bc=%u la=0x%02x len=%u tc=%u attr=0x%x%s",
+			cpl, req, t->tag, dxpu_tlp_cpl_status_name(t->cpl_status), t->byte_count,
+			t->lower_addr, t->length_dw, t->tc, t->attr, fl);
 	if (t->kind == DXPU_TLP_MSG)
-		return snprintf(buf, size, "Msg req=" BDF_FMT " code=0x%02x routing=%s tc=%u%s",
-				BDF_ARGS(t->requester_id), t->msg_code,
-				dxpu_tlp_routing_name(t->msg_routing), t->tc, fl);
+		return snprintf(buf, size, "Msg req=%s code=0x%02x routing=%s tc=%u%s", req,
+				t->msg_code, dxpu_tlp_routing_name(t->msg_routing), t->tc, fl);
 	if (t->kind == DXPU_TLP_MSGD)
-		return snprintf(buf, size,
-				"MsgD req=" BDF_FMT " code=0x%02x routing=%s len=%u tc=%u%s",
-				BDF_ARGS(t->requester_id), t->msg_code,
-				dxpu_tlp_routing_name(t->msg_routing), t->length_dw, t->tc, fl);
+		return snprintf(buf, size, "MsgD req=%s code=0x%02x routing=%s len=%u tc=%u%s", req,
+				t->msg_code, dxpu_tlp_routing_name(t->msg_routing), t->length_dw,
+				t->tc, fl);
 	return snprintf(buf, size, "?");
 }
