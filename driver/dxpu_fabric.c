@@ -7,6 +7,7 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/jiffies.h>
+#include <linux/pci.h>
 #include <linux/random.h>
 #include <linux/rculist.h>
 #include <linux/skbuff.h>
@@ -100,16 +101,29 @@ static void dxpu_bridge_tx_work(struct work_struct *work)
 
 /* ---- the session's callbacks, with b->lock held, in any context ---- */
 
+/* A device's DMA outside its windows (answered UR or dropped, and counted): rate-limited. */
+static void dxpu_log_refused(struct dxpu_bridge *b, const struct dxpu_tlp *tlp)
+{
+	u16 rid = tlp->requester_id;
+
+	net_warn_ratelimited("dxpu: %pM: DMA %s of %u DW at 0x%llx by %02x:%02x.%x refused\n",
+			     b->mac, tlp->kind == DXPU_TLP_MRD ? "read" : "write", tlp->length_dw,
+			     tlp->addr, rid >> 8, PCI_SLOT(rid & 0xff), PCI_FUNC(rid & 0xff));
+}
+
 static void dxpu_on_deliver(void *ctx, const struct dxpu_tlp *tlp)
 {
 	struct dxpu_bridge *b = ctx;
-
-	u64 writes = b->host.counters.dma_writes;
+	const struct dxpu_host_counters *c = dxpu_host_get_counters(&b->host);
+	u64 writes = c->dma_writes;
+	u64 refused = c->dma_refused_reads + c->dma_refused_writes;
 
 	/* Completions end requests; the devices' DMA is served or refused; all at once. */
 	dxpu_host_receive(&b->host, tlp, dxpu_now());
-	if (b->host.counters.dma_writes != writes) /* host memory changed: tell its pollers */
+	if (c->dma_writes != writes) /* host memory changed: tell its pollers */
 		dxpu_gpu_event(b, tlp->requester_id, -1);
+	if (c->dma_refused_reads + c->dma_refused_writes != refused)
+		dxpu_log_refused(b, tlp);
 	dxfp_session_release(&b->session, (int)dxpu_tlp_kind_class(tlp->kind),
 			     dxpu_tlp_payload_len(tlp));
 }
@@ -487,6 +501,12 @@ ssize_t dxpu_fabric_show_interface(struct dxpu_fabric *f, char *buf)
 	n = sysfs_emit(buf, "%s\n", f->dev ? netdev_name(f->dev) : "");
 	mutex_unlock(&f->lock);
 	return n;
+}
+
+ssize_t dxpu_fabric_show_counters(struct dxpu_fabric *f, char *buf)
+{
+	return sysfs_emit(buf, "rx_unknown %lld rx_dropped %lld\n", atomic64_read(&f->rx_unknown),
+			  atomic64_read(&f->rx_dropped));
 }
 
 ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)

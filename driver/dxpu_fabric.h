@@ -95,6 +95,8 @@ bool dxpu_bridge_alive(struct dxpu_bridge *b);
 /* Waits up to timeout_ms for the session to be established: 0, -ETIMEDOUT or -ENOLINK. */
 int dxpu_bridge_wait_established(struct dxpu_bridge *b, unsigned int timeout_ms);
 ssize_t dxpu_fabric_show_interface(struct dxpu_fabric *f, char *buf);
+/* The frames the handler dropped before any session: "rx_unknown N rx_dropped N". */
+ssize_t dxpu_fabric_show_counters(struct dxpu_fabric *f, char *buf);
 /* One line per bridge into buf (PAGE_SIZE): MAC, session state, frames in/out. */
 ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf);
 

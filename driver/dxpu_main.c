@@ -67,6 +67,12 @@ static ssize_t bridges_show(struct device *dev, struct device_attribute *attr, c
 }
 static DEVICE_ATTR_RO(bridges);
 
+static ssize_t counters_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return dxpu_fabric_show_counters(&dxpu_fabric, buf);
+}
+static DEVICE_ATTR_RO(counters);
+
 static ssize_t bind_store(struct device *dev, struct device_attribute *attr, const char *buf,
 			  size_t count)
 {
@@ -92,13 +98,10 @@ static ssize_t slots_show(struct device *dev, struct device_attribute *attr, cha
 static DEVICE_ATTR_RO(slots);
 
 static struct attribute *dxpu_attrs[] = {
-	&dev_attr_interface.attr,
-	&dev_attr_connect.attr,
-	&dev_attr_bridges.attr,
-	&dev_attr_bind.attr,
-	&dev_attr_unbind.attr,
-	&dev_attr_slots.attr,
-	NULL,
+	&dev_attr_interface.attr, &dev_attr_connect.attr,
+	&dev_attr_bridges.attr,	  &dev_attr_counters.attr,
+	&dev_attr_bind.attr,	  &dev_attr_unbind.attr,
+	&dev_attr_slots.attr,	  NULL,
 };
 
 static const struct attribute_group dxpu_group = { .attrs = dxpu_attrs };

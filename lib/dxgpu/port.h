@@ -2,7 +2,8 @@
 //   direct  the GPU model on an ideal local PCIe link in this process: the native baseline
 //           (lib/host/direct_port.h);
 //   dxpu    the userspace host proxy, DxFP sessions to one or more bridges (lib/host/proxy_port.h);
-//   kernel  dxpu.ko's character device (the kernel issue fills it in).
+//   kernel  GPUs dxpu.ko attached, through its character devices /dev/dxpuN
+//           (lib/host/kernel_port.h).
 // A port attaches its devices before the runtime sees them: BARs placed, memory space and bus
 // mastering enabled, MSI-X programmed. The runtime then drives each device through its BAR0
 // registers (docs/dxgpu.md) and host memory the device can DMA.

@@ -6,6 +6,8 @@
 // that enumeration and address-space assignment see what the real GPUs make the host do.
 // A real driver would bind to them, so tests (and anything run in a VM with a vendor driver
 // installed) use "dxgpu", which no driver claims.
+#include <array>
+#include <cstdio>
 #include <string>
 
 #include "gpu/device_profile.h"
@@ -222,5 +224,15 @@ std::optional<DeviceProfile> FindProfile(std::string_view name) {
 }
 
 std::vector<std::string_view> ProfileNames() { return {"dxgpu", "a100-40g", "h100-80g"}; }
+
+std::string ProfileNameForIds(uint16_t vendor_id, uint16_t device_id) {
+  for (std::string_view name : ProfileNames()) {
+    std::optional<DeviceProfile> p = FindProfile(name);
+    if (p && p->vendor_id == vendor_id && p->device_id == device_id) return std::string(name);
+  }
+  std::array<char, 10> ids{};
+  std::snprintf(ids.data(), ids.size(), "%04x:%04x", unsigned{vendor_id}, unsigned{device_id});
+  return ids.data();
+}
 
 }  // namespace dxpu::gpu

@@ -155,6 +155,10 @@ std::optional<DeviceProfile> FindProfile(std::string_view name);
 // Their names, "dxgpu" first.
 std::vector<std::string_view> ProfileNames();
 
+// The name of the built-in profile with these PCI IDs (what a host that found a device calls
+// it), or "vvvv:dddd" in hex when none has them.
+std::string ProfileNameForIds(uint16_t vendor_id, uint16_t device_id);
+
 }  // namespace dxpu::gpu
 
 #endif  // DXPU_LIB_GPU_DEVICE_PROFILE_H_

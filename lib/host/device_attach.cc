@@ -19,7 +19,7 @@ using dxgpu::Status;
 constexpr uint16_t kConfigBytes = 4096;
 
 uint16_t Shadow16(const DeviceState& d, uint16_t off) {
-  return static_cast<uint16_t>(d.shadow[off] | d.shadow[off + 1] << 8);
+  return static_cast<uint16_t>(dxpu_cfg_shadow_read(&d.shadow, off & ~1U, 2));
 }
 
 uint32_t Shadow32(const DeviceState& d, uint16_t off) {
@@ -29,32 +29,44 @@ uint32_t Shadow32(const DeviceState& d, uint16_t off) {
 // The capability with this ID in the standard list (loops and bad pointers end the walk).
 std::optional<uint16_t> FindCapability(const DeviceState& d, uint8_t id) {
   if ((Shadow16(d, pci::kStatus) & pci::kStatusCapList) == 0) return std::nullopt;
-  uint16_t at = d.shadow[pci::kCapabilityList] & 0xfcU;
+  auto byte = [&](uint32_t off) { return dxpu_cfg_shadow_read(&d.shadow, off, 1); };
+  auto at = static_cast<uint16_t>(byte(pci::kCapabilityList) & 0xfcU);
   for (int hops = 0; at >= 0x40 && hops < 48; ++hops) {
-    if (d.shadow[at] == id) return at;
-    at = d.shadow[at + 1] & 0xfcU;
+    if (byte(at) == id) return at;
+    at = static_cast<uint16_t>(byte(at + 1U) & 0xfcU);
   }
   return std::nullopt;
 }
 
-// The whole configuration space, a DW at a time.
-Status ReadShadow(HostAccess& access, DeviceId dev) {
-  std::array<uint8_t, kConfigBytes> shadow{};
+// The whole configuration space, a DW at a time, into the device's shadow; bar_readback: what
+// each BAR read back after all-ones was written to it (SizeAndPlaceBars).
+Status ReadShadow(HostAccess& access, DeviceId dev,
+                  const std::array<uint32_t, DXPU_CFG_BARS>& bar_readback) {
+  std::array<uint8_t, kConfigBytes> space{};
+  uint32_t size = kConfigBytes;
   for (uint16_t reg = 0; reg < kConfigBytes; reg += 4) {
     Expected<uint32_t> v = access.ConfigRead(dev, reg);
     if (!v.ok()) {
       // Past the first 256 bytes a function without extended space reads as not there.
-      if (reg >= 0x100 && v.status().code() == ErrorCode::kBusError) break;
+      if (reg == DXPU_CFG_LEGACY_SIZE && v.status().code() == ErrorCode::kBusError) {
+        size = DXPU_CFG_LEGACY_SIZE;
+        break;
+      }
       return v.status();
     }
-    for (size_t i = 0; i < 4; ++i) shadow[reg + i] = static_cast<uint8_t>(*v >> (8 * i));
+    for (size_t i = 0; i < 4; ++i) space[reg + i] = static_cast<uint8_t>(*v >> (8 * i));
   }
-  access.driver().Run([&](HostProxy& proxy, uint64_t) { proxy.device(dev).shadow = shadow; });
+  bool ok = false;
+  access.driver().Run([&](HostProxy& proxy, uint64_t) {
+    ok =
+        dxpu_cfg_shadow_init(&proxy.device(dev).shadow, space.data(), size, bar_readback.data(), 0);
+  });
+  if (!ok) return {ErrorCode::kInternal, "the configuration space does not make a shadow"};
   return {};
 }
 
-Status SizeAndPlaceBars(HostAccess& access, DeviceId dev, BarAllocator& alloc,
-                        AttachedDevice& out) {
+Status SizeAndPlaceBars(HostAccess& access, DeviceId dev, BarAllocator& alloc, AttachedDevice& out,
+                        std::array<uint32_t, DXPU_CFG_BARS>& readback) {
   for (uint8_t i = 0; i < 6; ++i) {
     const auto reg = static_cast<uint16_t>(pci::kBar0 + 4 * i);
     Expected<uint32_t> original = access.ConfigRead(dev, reg);
@@ -64,6 +76,7 @@ Status SizeAndPlaceBars(HostAccess& access, DeviceId dev, BarAllocator& alloc,
     if (!s.ok()) return s;
     Expected<uint32_t> lo = access.ConfigRead(dev, reg);
     if (!lo.ok()) return lo.status();
+    readback[i] = *lo;
     if (*lo == 0) continue;
     const bool is64 = ((*lo >> 1) & 3U) == 2;
     uint64_t mask = *lo & ~uint64_t{pci::kBarMemFlags};
@@ -73,6 +86,7 @@ Status SizeAndPlaceBars(HostAccess& access, DeviceId dev, BarAllocator& alloc,
       if (!s.ok()) return s;
       Expected<uint32_t> hi = access.ConfigRead(dev, static_cast<uint16_t>(reg + 4));
       if (!hi.ok()) return hi.status();
+      readback[i + 1U] = *hi;
       mask |= uint64_t{*hi} << 32;
     } else {
       mask |= 0xffff'ffff'0000'0000ULL;
@@ -122,16 +136,17 @@ Expected<AttachedDevice> AttachDevice(HostAccess& access, DeviceId dev, BarAlloc
   if (!id.ok()) return id.status();
   if (*id == 0xffff'ffff || (*id & 0xffff) == 0xffff)
     return Status{ErrorCode::kNoDevice, "no function answers at the device's address"};
-  Status s = ReadShadow(access, dev);
-  if (!s.ok()) return s;
-
   AttachedDevice out;
   out.vendor_id = static_cast<uint16_t>(*id);
   out.device_id = static_cast<uint16_t>(*id >> 16);
   // Decoding off while the BARs are sized, as the PCI core does: a BAR holding all-ones must
   // not be a live window (the device may have been enabled by an earlier attach).
-  s = ConfigWrite16(access, dev, pci::kCommand, 0);
-  if (s.ok()) s = SizeAndPlaceBars(access, dev, bars, out);
+  // The shadow is read once the BARs hold their places (the shadow's copy of a BAR takes
+  // only the address bits sizing found writable).
+  std::array<uint32_t, DXPU_CFG_BARS> readback{};
+  Status s = ConfigWrite16(access, dev, pci::kCommand, 0);
+  if (s.ok()) s = SizeAndPlaceBars(access, dev, bars, out, readback);
+  if (s.ok()) s = ReadShadow(access, dev, readback);
   if (!s.ok()) return s;
 
   DeviceState shadow;

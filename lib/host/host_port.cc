@@ -18,14 +18,6 @@ using dxgpu::Status;
 
 constexpr uint64_t kPage = 4096;
 
-std::string ProfileName(uint16_t vendor, uint16_t device) {
-  for (std::string_view name : gpu::ProfileNames()) {
-    std::optional<gpu::DeviceProfile> p = gpu::FindProfile(name);
-    if (p && p->vendor_id == vendor && p->device_id == device) return std::string(name);
-  }
-  return fmt::format("{:04x}:{:04x}", vendor, device);
-}
-
 }  // namespace
 
 HostPort::HostPort(std::string kind, std::unique_ptr<HostDriver> driver,
@@ -164,7 +156,7 @@ Expected<std::vector<PortDevice>> AttachAll(HostDriver& driver,
     PortDevice pd;
     pd.id = id;
     pd.attached = *a;
-    pd.info.profile = ProfileName(a->vendor_id, a->device_id);
+    pd.info.profile = gpu::ProfileNameForIds(a->vendor_id, a->device_id);
     pd.info.location = where;
     pd.info.vendor_id = a->vendor_id;
     pd.info.device_id = a->device_id;

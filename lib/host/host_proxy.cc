@@ -395,9 +395,9 @@ std::optional<RequestId> HostProxy::ConfigWrite(DeviceId dev, uint16_t reg, uint
   if (id) {
     // The shadow follows the write at once: writes reach the device in order, and reads of
     // the shadow must not wait for the network (pci_ops must not sleep).
-    const size_t base = reg & 0xffcU;
-    for (size_t i = 0; i < 4; ++i) {
-      if (((be >> i) & 1U) != 0 && base + i < d.shadow.size()) d.shadow[base + i] = data[i];
+    const uint32_t base = reg & 0xffcU;
+    for (uint32_t i = 0; i < 4; ++i) {
+      if (((be >> i) & 1U) != 0) dxpu_cfg_shadow_write(&d.shadow, base + i, 1, data[i]);
     }
   }
   return id;

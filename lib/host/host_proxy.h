@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dxpu_cfg_shadow.h"
 #include "fabric/endpoint.h"
 #include "gpu/gpu_device.h"
 #include "host/host_core.h"
@@ -71,7 +72,9 @@ struct DeviceState {
   PathId path = 0;
   uint16_t host_bdf = 0;  // where the bridge presents it (its Requester ID on this host)
   bool lost = false;
-  std::array<uint8_t, 4096> shadow{};       // configuration space as last read or written
+  // Configuration space as read at attach, kept in step with every write as the device
+  // applies it (lib/core/dxpu_cfg_shadow.h, what dxpu.ko's pci_ops read too).
+  dxpu_cfg_shadow shadow{};
   std::map<uint32_t, uint64_t> interrupts;  // MSI-X messages received: data (vector) -> count
   // Its memory window (a BAR) on this host, where other devices reach its memory peer to
   // peer; size 0: none set.

@@ -34,6 +34,14 @@ TEST(DeviceProfile, EveryBuiltInProfileValidatesAndBuilds) {
   EXPECT_FALSE(FindProfile("").has_value());
 }
 
+TEST(DeviceProfile, ANameFromTheIds) {
+  EXPECT_EQ(ProfileNameForIds(0x4450, 0x0001), "dxgpu");
+  EXPECT_EQ(ProfileNameForIds(0x10de, 0x20b0), "a100-40g");
+  EXPECT_EQ(ProfileNameForIds(0x10de, 0x2331), "h100-80g");
+  EXPECT_EQ(ProfileNameForIds(0x10de, 0x0001), "10de:0001");
+  EXPECT_EQ(ProfileNameForIds(0xabcd, 0xef01), "abcd:ef01");
+}
+
 TEST(DeviceProfile, BuiltInLayouts) {
   const DeviceProfile dx = Profile("dxgpu");
   EXPECT_NE(dx.vendor_id, 0x10de);  // not a real vendor's ID: no vendor driver binds

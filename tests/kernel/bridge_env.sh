@@ -1,32 +1,59 @@
 # bridge_env.sh - sourced by the kernel tests that need a real dxpu-bridge on the host for the
 # guest's dxpu.ko: builds the modules and starts the bridge on an AF_UNIX link whose peer is
 # QEMU's end of the guest's NIC ($work/guest/qemu.sock), MAC 02:00:00:00:b0:01, management on
-# $work/mgmt.sock, one "dxgpu" GPU at box 01:00.0. Sets bridge_pid; stop_bridge stops it.
+# $work/mgmt.sock, one "dxgpu" GPU (64 MiB) at box 01:00.0. Sets bridge_pid; stop_bridge stops
+# it. start_bridge_at starts one more anywhere (two-bridge tests put a switch in between).
 #   start_bridge DXPU_BRIDGE WORKDIR
 start_bridge() {
-  local bin=$1
   work=$2
   mkdir -p "$work/guest"
   bash "$here/../kbuild_check.sh" "$work/kbuild" >/dev/null
-  cat >"$work/bridge.json" <<JSON
+  start_bridge_at "$1" "$work/bridge" 02:00:00:00:b0:01 "$work/guest/qemu.sock" 0x0000000000b0b001
+  bridge_pid=$started_pid
+  trap 'kill $bridge_pid 2>/dev/null || true' EXIT
+  ln -sf bridge/link.sock "$work/bridge.sock"
+  ln -sf bridge/mgmt.sock "$work/mgmt.sock"
+  ln -sf bridge/bridge.log "$work/bridge.log"
+}
+
+# One bridge in DIR (link.sock, mgmt.sock, bridge.log, bridge.json) with MAC, sending to PEER;
+# waits for its sockets; sets started_pid.
+#   start_bridge_at DXPU_BRIDGE DIR MAC PEER NODE_ID [MEMORY (64MiB)]
+start_bridge_at() {
+  local bin=$1 dir=$2 mac=$3 peer=$4 node=$5 memory=${6:-64MiB}
+  mkdir -p "$dir"
+  rm -f "$dir/link.sock" "$dir/mgmt.sock" # a bridge killed in an earlier run leaves them
+  cat >"$dir/bridge.json" <<JSON
 {
-  "node_id": "0x0000000000b0b001",
-  "links": [{"type": "unix", "path": "$work/bridge.sock", "peer": "$work/guest/qemu.sock",
-             "mac": "02:00:00:00:b0:01", "mtu": 1500}],
-  "management": {"unix": "$work/mgmt.sock"},
-  "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "64MiB"}],
+  "node_id": "$node",
+  "links": [{"type": "unix", "path": "$dir/link.sock", "peer": "$peer",
+             "mac": "$mac", "mtu": 1500}],
+  "management": {"unix": "$dir/mgmt.sock"},
+  "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "$memory"}],
   "limits": {"link_down": "2s"},
   "log": {"level": "info", "format": "text"}
 }
 JSON
-  "$bin" --config "$work/bridge.json" >"$work/bridge.log" 2>&1 &
-  bridge_pid=$!
-  trap 'kill $bridge_pid 2>/dev/null || true' EXIT
-  for _ in $(seq 50); do [ -S "$work/bridge.sock" ] && [ -S "$work/mgmt.sock" ] && break; sleep 0.1; done
+  "$bin" --config "$dir/bridge.json" >"$dir/bridge.log" 2>&1 &
+  started_pid=$!
+  for _ in $(seq 50); do [ -S "$dir/link.sock" ] && [ -S "$dir/mgmt.sock" ] && break; sleep 0.1; done
 }
 
 stop_bridge() {
   kill -TERM "$bridge_pid" 2>/dev/null || true
   wait "$bridge_pid" 2>/dev/null || true
   echo "bridge log: $work/bridge.log"
+}
+
+# Waits until the running guest (GUEST_PID, console CONSOLE) prints MARKER, then runs CMD;
+# 1 when the guest ended first. What a test does to the host side at a point the guest picks.
+#   on_console CONSOLE GUEST_PID MARKER CMD...
+on_console() {
+  local console=$1 pid=$2 marker=$3
+  shift 3
+  while ! grep -q "$marker" "$console" 2>/dev/null; do
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  "$@"
 }

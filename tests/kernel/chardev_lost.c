@@ -1,6 +1,8 @@
 // chardev_lost.c - runs in the guest: opens /dev/dxpuN, then powers its slot off while the file
-// is open (writes 0 to the slot's power file) and checks the file reports the device lost:
-// POLLHUP, read() says lost, ioctls answer ENODEV, DXPU_IOC_INFO still works and says lost.
+// is open (writes 0 to the slot's power file) and while a second process hammers the device
+// with MMIO writes and reads, and checks the file reports the device lost: POLLHUP, read()
+// says lost, ioctls answer ENODEV, DXPU_IOC_INFO still works and says lost; the racing process
+// ends with ENODEV, not a hang or a crash.
 //   chardev_lost /dev/dxpuN /sys/bus/pci/slots/dxpuN/power
 #include <dxpu/dxpu_ioctl.h>
 #include <errno.h>
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int failures;
@@ -26,6 +29,24 @@ int main(int argc, char** argv) {
   int fd = open(argv[1], O_RDWR);
   check(fd >= 0, "open before power off");
   if (fd < 0) return 1;
+  // The racing process: MMIO writes and reads until the device goes; its exit status says how.
+  pid_t child = fork();
+  if (child == 0) {
+    int cfd = open(argv[1], O_RDWR);
+    unsigned long n = 0;
+    for (;; n++) {
+      struct dxpu_mmio_op ops[2] = {
+          {.bar = 0, .dir = DXPU_MMIO_WRITE, .width = 4, .offset = 0x10, .value = n << 4},
+          {.bar = 0, .dir = DXPU_MMIO_READ, .width = 4, .offset = 0x10},
+      };
+      struct dxpu_mmio_batch b = {.ops = (unsigned long)ops, .count = 2};
+      if (ioctl(cfd, DXPU_IOC_MMIO, &b) != 0) break;
+    }
+    int e = errno;
+    printf("racing process: %lu batches before %s\n", n, strerror(e));
+    _exit(e == ENODEV ? (n > 0 ? 0 : 2) : 1);
+  }
+  usleep(300000);  // let it run
   int power = open(argv[2], O_WRONLY);
   check(power >= 0 && write(power, "0", 1) == 1, "power off with the file open");
   close(power);
@@ -41,5 +62,8 @@ int main(int argc, char** argv) {
   struct dxpu_device_info info;
   check(ioctl(fd, DXPU_IOC_INFO, &info) == 0 && (info.flags & DXPU_INFO_F_LOST), "INFO says lost");
   check(close(fd) == 0, "close");
+  int wstatus = 0;
+  check(waitpid(child, &wstatus, 0) == child && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0,
+        "the process racing the removal with MMIO ended with ENODEV");
   return failures ? 1 : 0;
 }

@@ -3,7 +3,8 @@
 # busybox, the given kernel modules and files, and a scenario script; checks the console.
 #
 #   tests/kernel/guest.sh --name NAME --script SCENARIO.sh [--ko FILE.ko]... [--file SRC:DST]...
-#                         [--expect TEXT]... [--timeout SECONDS] [--out DIR] [--nic PEER]
+#                         [--bin PATH[:DST]]... [--expect TEXT]... [--timeout SECONDS]
+#                         [--out DIR] [--nic PEER]
 #
 # The scenario runs as root in the guest after /proc, /sys and /dev are mounted, with the
 # modules under /lib/dxpu/. It reports with lines "DXPU-TEST: PASS <what>" or
@@ -12,8 +13,14 @@
 # kernel's own reports of trouble (WARNING:, BUG:, Oops, a lockdep splat, a KASAN report,
 # a panic). With --nic, the guest has a virtio-net NIC (eth0, up, carrier waited for) whose
 # Ethernet frames QEMU exchanges, one per datagram, with the AF_UNIX datagram socket bound at
-# PEER on the host (QEMU's own end is bound in the output directory). The kernel image comes from Debian's linux-image package of the version whose
-# headers tools/bootstrap installed (downloaded once, cached under $DXPU_KERNEL_CACHE).
+# PEER on the host (QEMU's own end is bound in the output directory). --bin puts a host program
+# in the guest at DST (default /bin/<its name>), its debug info stripped, with every shared
+# library ldd lists for it at the same absolute path (the dynamic loader
+# /lib64/ld-linux-x86-64.so.2 among them), so a dynamically linked build of dxpu, or the
+# host's own /usr/bin/lspci, runs there (lspci's names need --file
+# /usr/share/misc/pci.ids:/usr/share/misc/pci.ids). The kernel image comes from Debian's
+# linux-image package of the version whose headers tools/bootstrap installed (downloaded once,
+# cached under $DXPU_KERNEL_CACHE).
 set -euo pipefail
 
 name=guest
@@ -22,6 +29,7 @@ timeout_s=120
 out=
 kos=()
 files=()
+bins=()
 expects=()
 nic=
 while [ $# -gt 0 ]; do
@@ -30,6 +38,7 @@ while [ $# -gt 0 ]; do
     --script) script=$2; shift 2 ;;
     --ko) kos+=("$2"); shift 2 ;;
     --file) files+=("$2"); shift 2 ;;
+    --bin) bins+=("$2"); shift 2 ;;
     --expect) expects+=("$2"); shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
@@ -45,7 +54,9 @@ kdir=${DXPU_KDIR:-$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V |
 [ -f "$kdir/Makefile" ] || { echo "FAIL: no kernel headers (run tools/bootstrap)" >&2; exit 1; }
 kver=${kdir##*/linux-headers-}
 cache=${DXPU_KERNEL_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dxpu}/kernel-$kver
-for tool in qemu-system-x86_64 busybox cpio; do
+tools=(qemu-system-x86_64 busybox cpio)
+[ ${#bins[@]} -eq 0 ] || tools+=(ldd objcopy)
+for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool missing (run tools/bootstrap)" >&2; exit 1; }
 done
 
@@ -94,6 +105,23 @@ fi
 for f in "${files[@]}"; do
   mkdir -p "$root/$(dirname "${f#*:}")"
   cp "${f%%:*}" "$root/${f#*:}"
+done
+# Programs and the shared libraries they load, at the paths the host's dynamic loader finds
+# them (ldd's "name => /path" lines and the loader's own "/path (addr)" line).
+for b in "${bins[@]}"; do
+  src=${b%%:*}
+  dst=/bin/$(basename "$src")
+  [ "$src" = "$b" ] || dst=${b#*:}
+  [ -f "$src" ] || { echo "FAIL: --bin $src: no such file" >&2; exit 1; }
+  mkdir -p "$root/$(dirname "$dst")"
+  rm -f "$root/$dst"
+  objcopy --strip-debug "$src" "$root/$dst"
+  while read -r lib; do
+    [ -e "$root/$lib" ] && continue
+    mkdir -p "$root/$(dirname "$lib")"
+    cp -L "$lib" "$root/$lib"
+  done < <({ ldd "$src" 2>/dev/null || true; } |
+           awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}')
 done
 cp "$script" "$root/scenario.sh"
 cat >"$root/init" <<'INIT'

@@ -17,6 +17,7 @@ refused_before=$(sed -n 's/.* dma_refused_reads \([0-9]*\).*/\1/p' /sys/devices/
 cat /sys/devices/dxpu/bridges
 refused_after=$(sed -n 's/.* dma_refused_reads \([0-9]*\).*/\1/p' /sys/devices/dxpu/bridges)
 if [ "$refused_after" -gt "$refused_before" ]; then ok "the refused DMA read is counted ($refused_before -> $refused_after)"; else bad "refused DMA not counted"; fi
+if dmesg | grep -q "DMA read of .* at 0x3f00000000 by 01:00.0 refused"; then ok "the refused DMA read is logged"; else bad "the refused DMA read is not logged"; fi
 # Power off under an open file: the file stays, every call on it says the device is lost.
 /bin/chardev_lost /dev/dxpu0 /sys/bus/pci/slots/dxpu0/power
 if [ -e /dev/dxpu0 ]; then bad "/dev/dxpu0 left after power off"; else ok "/dev/dxpu0 gone after power off"; fi

@@ -22,16 +22,8 @@ bash "$here/guest.sh" --name surprise --script "$here/scenario_surprise.sh" --ni
   --expect "surprise removal" >"$work/guest.out" 2>&1 &
 guest_pid=$!
 killed=0
-for _ in $(seq 1200); do
-  if grep -q "DXPU-SURPRISE: reading" "$work/guest/console.log" 2>/dev/null; then
-    kill -KILL "$bridge_pid"
-    echo "killed the bridge (SIGKILL) while the guest reads"
-    killed=1
-    break
-  fi
-  kill -0 "$guest_pid" 2>/dev/null || break
-  sleep 0.1
-done
+on_console "$work/guest/console.log" "$guest_pid" "DXPU-SURPRISE: reading" kill -KILL "$bridge_pid" &&
+  { killed=1; echo "killed the bridge (SIGKILL) while the guest reads"; }
 status=0
 wait "$guest_pid" || status=1
 cat "$work/guest.out"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # cli_test.sh - end-to-end checks of the dxpu CLI. Usage: cli_test.sh PATH/TO/dxpu
 # Exercises decode of a hand-derived vector, encode->decode round trips, error handling
-# (bad hex, truncated TLPs, codec rule violations, usage errors), crc32c, the demo, and
-# --help of every command. Prints each failure and exits 1 if there was any.
+# (bad hex, truncated TLPs, codec rule violations, usage errors), crc32c, the demo, `run`,
+# `lspci`, and --help of every command. Prints each failure and exits 1 if there was any.
 set -uo pipefail
 
 DXPU=${1:?usage: cli_test.sh PATH/TO/dxpu}
@@ -192,6 +192,62 @@ if run "bench gpu one direction" 0 "$DXPU" bench gpu --json --direction d2h --si
 fi
 run "bench gpu bad direction" 2 "$DXPU" bench gpu --direction sideways
 
+# --- run ------------------------------------------------------------------------------------
+if run "run direct" 0 "$DXPU" run --port direct --workload all --scale test --json; then
+  json_check "run direct json" 'd["ok"] and d["port"] == "direct" and len(d["devices"]) == 1 and
+    [w["name"] for w in d["workloads"]] == ["mlp-train", "decode-loop", "data-loading"] and
+    all(w["ok"] and w["iterations"] > 0 and w["elapsed_ns"] > 0 and w["summary"] and
+        "error" not in w for w in d["workloads"])'
+fi
+if run "run direct text, two GPUs" 0 "$DXPU" run --port direct --profile dxgpu --profile dxgpu \
+    --workload mlp-train --scale test; then
+  grep_check "run direct text" out "^mlp-train *ok "
+  grep_check "run direct text" out "1 workload on 2 GPUs (scale test, seed 1): 1 passed, 0 failed"
+fi
+# 16 rows and 2 layers do not split over 3 GPUs: two workloads fail, the run exits 1.
+if run "run a failing workload" 1 "$DXPU" run --port direct --profile dxgpu --profile dxgpu \
+    --profile dxgpu --scale test --json; then
+  json_check "run a failing workload" 'not d["ok"] and
+    [w["ok"] for w in d["workloads"]] == [False, False, True] and
+    "does not split over 3 devices" in d["workloads"][0]["error"]'
+fi
+if run "run no kernel device" 1 "$DXPU" run --device "$tmp/no-such-dxpu" --json; then
+  json_check "run no kernel device" 'd["error"] == "unavailable" and "no-such-dxpu" in d["message"]'
+fi
+if run "run not a dxpu device" 1 "$DXPU" run --device /dev/null; then
+  grep_check "run not a dxpu device" err "/dev/null is not a dxpu device"
+fi
+run "run bad workload" 2 "$DXPU" run --port direct --workload nope
+run "run bad scale" 2 "$DXPU" run --port direct --scale huge
+run "run device with direct" 2 "$DXPU" run --port direct --device /dev/dxpu0
+run "run profile with kernel" 2 "$DXPU" run --profile dxgpu
+
+# --- lspci ----------------------------------------------------------------------------------
+# Without dxpu.ko (this machine's own PCI devices are never listed). Skipped where it is loaded.
+if [ ! -d /sys/devices/dxpu ]; then
+  if run "lspci without dxpu.ko" 0 "$DXPU" lspci; then
+    grep_check "lspci without dxpu.ko" out "^no DxPU devices (is dxpu.ko loaded?)$"
+  fi
+  if run "lspci json without dxpu.ko" 0 "$DXPU" lspci --json; then
+    json_check "lspci json without dxpu.ko" 'd == []'
+  fi
+  # The module's slots and bridges files read from --sysfs: bound slots with no device shown.
+  mkdir -p "$tmp/sys/devices/dxpu"
+  printf 'dxpu0 02:00:00:00:b0:01 01:00.0 off\ndxpu1 unbound\ndxpu2 02:00:00:00:b0:02 03:00.0 on\n' \
+    >"$tmp/sys/devices/dxpu/slots"
+  echo "02:00:00:00:b0:01 established rx 63 tx 64 tx_errors 0" >"$tmp/sys/devices/dxpu/bridges"
+  if run "lspci bound slots" 0 "$DXPU" lspci --sysfs "$tmp/sys"; then
+    grep_check "lspci module loaded" out "^no DxPU devices (dxpu.ko is loaded: bind a slot and power it on)$"
+    grep_check "lspci slot 0" out \
+      "^dxpu0: bound to bridge 02:00:00:00:b0:01 (established), remote 01:00.0, power off, no device$"
+    grep_check "lspci slot 2" out \
+      "^dxpu2: bound to bridge 02:00:00:00:b0:02 (no session), remote 03:00.0, power on, no device$"
+    checks=$((checks + 1))
+    if grep -q "dxpu1" "$tmp/out"; then fail "lspci: an unbound slot is listed"; fi
+  fi
+fi
+run "lspci bad option" 2 "$DXPU" lspci --all
+
 # --- sim fabric ---------------------------------------------------------------------------
 if run "sim fabric" 0 "$DXPU" sim fabric --seeds 5 --faults 'loss=0.05,reorder=0.05,latency=5us'; then
   grep_check "sim fabric summary" out "^5 passed, 0 failed$"
@@ -231,7 +287,7 @@ run "bench fabric bad link" 2 "$DXPU" bench fabric --link tcp
 run "bench fabric no rounds" 2 "$DXPU" bench fabric --rounds 0
 
 # --- help and version -------------------------------------------------------------------
-for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "version"; do
+for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "version"; do
   # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
   if run "help '$cmd'" 0 "$DXPU" $cmd --help; then
     grep_check "help '$cmd'" out "Usage\|USAGE\|usage"

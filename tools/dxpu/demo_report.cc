@@ -25,19 +25,6 @@ uint64_t LaunchNs(const dxgpu::Stats& s) { return s.launch.ns + s.copy_async.ns;
 uint64_t H2dNs(const dxgpu::Stats& s) { return s.h2d.ns; }
 uint64_t D2hNs(const dxgpu::Stats& s) { return s.d2h.ns; }
 
-nlohmann::ordered_json StatsJson(const dxgpu::Stats& s) {
-  const auto op = [](const dxgpu::OpStats& o) {
-    return nlohmann::ordered_json{{"calls", o.calls}, {"ns", o.ns}, {"bytes", o.bytes}};
-  };
-  return {{"launch", op(s.launch)},
-          {"copy_async", op(s.copy_async)},
-          {"sync", op(s.sync)},
-          {"h2d", op(s.h2d)},
-          {"d2h", op(s.d2h)},
-          {"d2d", op(s.d2d)},
-          {"submissions", s.submissions}};
-}
-
 nlohmann::ordered_json RunJson(const DemoRun& r) {
   nlohmann::ordered_json j{{"ok", r.ok},
                            {"elapsed_ns", r.elapsed_ns},
@@ -65,6 +52,19 @@ std::string Escape(const std::string& s) {
 }
 
 }  // namespace
+
+nlohmann::ordered_json StatsJson(const dxgpu::Stats& s) {
+  const auto op = [](const dxgpu::OpStats& o) {
+    return nlohmann::ordered_json{{"calls", o.calls}, {"ns", o.ns}, {"bytes", o.bytes}};
+  };
+  return {{"launch", op(s.launch)},
+          {"copy_async", op(s.copy_async)},
+          {"sync", op(s.sync)},
+          {"h2d", op(s.h2d)},
+          {"d2h", op(s.d2h)},
+          {"d2d", op(s.d2d)},
+          {"submissions", s.submissions}};
+}
 
 bool DemoReport::ok() const {
   if (rows.empty()) return false;

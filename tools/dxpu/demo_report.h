@@ -59,6 +59,9 @@ struct DemoReport {
 // (dxpu - native) / native in percent; 0 when native is 0.
 double OverheadPercent(uint64_t native_ns, uint64_t dxpu_ns);
 
+// A run's runtime statistics: {"launch": {"calls", "ns", "bytes"}, ..., "submissions"}.
+nlohmann::ordered_json StatsJson(const dxgpu::Stats& s);
+
 std::string DemoTable(const DemoReport& report);
 nlohmann::ordered_json DemoJson(const DemoReport& report);
 std::string DemoSvg(const DemoReport& report);

@@ -13,6 +13,8 @@
 #include "command.h"
 #include "crc_command.h"
 #include "demo.h"
+#include "lspci_command.h"
+#include "run_command.h"
 #include "sim_command.h"
 #include "tlp_commands.h"
 
@@ -27,7 +29,8 @@ constexpr const char* kDescription =
     "dxpu - tools for DxPU, PCIe-level GPU disaggregation: hosts borrow remote GPUs whose "
     "PCIe Transaction Layer Packets (TLPs) are carried over an Ethernet/IP fabric (DxFP).\n"
     "Commands decode and build TLPs with the same codec the kernel module and the bridge "
-    "use, compute the fabric's CRC32C, and run the demo.";
+    "use, compute the fabric's CRC32C, run the demo, run the workloads on the GPUs dxpu.ko "
+    "attached and list those devices.";
 
 Command AddVersionCommand(CLI::App& parent) {
   CLI::App* cmd = parent.add_subcommand("version", "Print the dxpu version");
@@ -58,6 +61,8 @@ int Main(int argc, char** argv) {
   std::vector<Command> commands = AddTlpCommands(app);
   commands.push_back(AddCrcCommand(app));
   commands.push_back(AddDemoCommand(app));
+  commands.push_back(AddRunCommand(app));
+  commands.push_back(AddLspciCommand(app));
   commands.push_back(AddSimCommand(app));
   commands.push_back(AddBenchCommand(app));
   commands.push_back(AddBridgeCommand(app));
@@ -69,6 +74,8 @@ int Main(int argc, char** argv) {
       "  dxpu tlp encode mrd --addr 0x1000 --len 4 --req 01:00.0 --tag 7\n"
       "  printf 123456789 | dxpu crc32c\n"
       "  dxpu demo --json\n"
+      "  dxpu run --device /dev/dxpu0\n"
+      "  dxpu lspci\n"
       "  dxpu sim fabric --seeds 2000\n"
       "  dxpu bench fabric\n"
       "Run 'dxpu COMMAND --help' for a command's arguments.");

@@ -1,0 +1,96 @@
+#!/bin/sh
+# Guest side: two bridges at once, behind a switch on the host. Slot dxpu0 takes bridge 1's GPU
+# (01:00.0), dxpu1 bridge 2's (02:00.0): two sessions, two devices, each driven through its own
+# character device (chardev_check, and the runtime's workloads on both when dxpu is in the
+# guest). Then bridge 2 is killed: only dxpu1 is surprise-removed, dxpu0 keeps working.
+ok() { echo "DXPU-TEST: PASS $1"; }
+bad() { echo "DXPU-TEST: FAIL $1"; }
+b1=02:00:00:00:b0:01
+b2=02:00:00:00:b0:02
+if insmod /lib/dxpu/dxpu.ko ifname=eth0 slots=4 link_down_ms=1000; then ok "insmod dxpu"; else bad "insmod dxpu"; exit 0; fi
+echo "dxpu0 $b1 01:00.0" > /sys/devices/dxpu/bind && ok "bind dxpu0 to bridge 1" || bad "bind dxpu0"
+echo "dxpu1 $b2 02:00.0" > /sys/devices/dxpu/bind && ok "bind dxpu1 to bridge 2" || bad "bind dxpu1"
+echo 1 > /sys/bus/pci/slots/dxpu0/power && ok "power on dxpu0" || bad "power on dxpu0"
+echo 1 > /sys/bus/pci/slots/dxpu1/power && ok "power on dxpu1" || bad "power on dxpu1"
+cat /sys/devices/dxpu/bridges
+n=$(grep -c " established " /sys/devices/dxpu/bridges)
+if [ "$n" = 2 ]; then ok "two sessions established"; else bad "$n sessions established"; fi
+cat /sys/devices/dxpu/slots
+if [ -c /dev/dxpu0 ] && [ -c /dev/dxpu1 ]; then ok "/dev/dxpu0 and /dev/dxpu1"; else bad "character devices missing"; fi
+# pciutils' own lspci (libpci reads sysfs) sees both GPUs in the dxpu domain, IDs and BAR sizes.
+if [ -x /bin/lspci ]; then
+  lspci -D -nn -vv -d 4450:0001 > /tmp/lspci.txt 2>&1
+  cat /tmp/lspci.txt
+  n=$(grep -c '^1[0-9a-f]*:00:0[01]\.0 .*\[4450:0001\]' /tmp/lspci.txt)
+  if [ "$n" = 2 ]; then ok "lspci lists both GPUs [4450:0001] in the dxpu domain"; else bad "lspci lists $n GPUs"; fi
+  if [ "$(grep -c 'Region 0: Memory at .* (32-bit, non-prefetchable) \[size=16M\]' /tmp/lspci.txt)" = 2 ] &&
+     [ "$(grep -c 'Region 2: Memory at .* (64-bit, prefetchable) \[size=256M\]' /tmp/lspci.txt)" = 2 ]; then
+    ok "lspci shows BAR0 16M and BAR2 256M on each"
+  else
+    bad "lspci BAR sizes"
+  fi
+  grep -q "Kernel driver in use: dxpu" /tmp/lspci.txt && ok "lspci: kernel driver in use dxpu" || bad "lspci: no driver"
+fi
+if [ -x /bin/dxpu ]; then
+  /bin/dxpu lspci > /tmp/dxpu-lspci.txt 2>&1
+  cat /tmp/dxpu-lspci.txt
+  if grep -q "02:00:00:00:b0:01" /tmp/dxpu-lspci.txt && grep -q "02:00:00:00:b0:02" /tmp/dxpu-lspci.txt &&
+     grep -q "02:00.0" /tmp/dxpu-lspci.txt && grep -q "established" /tmp/dxpu-lspci.txt; then
+    ok "dxpu lspci shows each GPU's bridge, remote BDF and session"
+  else
+    bad "dxpu lspci"
+  fi
+  /bin/dxpu lspci --json > /tmp/dxpu-lspci.json 2>&1 && ok "dxpu lspci --json" || bad "dxpu lspci --json"
+fi
+/bin/chardev_check /dev/dxpu0 $((64 << 20)) 0x0100
+/bin/chardev_check /dev/dxpu1 $((32 << 20)) 0x0200
+if [ -x /bin/dxpu ]; then
+  # The runtime (libdxgpu) over the character devices: one GPU behind each bridge at once,
+  # each running every workload, then both GPUs in one runtime for the workloads that need no
+  # peer-to-peer copy (dxpu.ko does not route one device's DMA to another's BAR yet).
+  run() { /bin/dxpu run --port kernel --scale test "$@"; }
+  run --device /dev/dxpu0 --workload all > /tmp/run0.txt 2>&1 &
+  p0=$!
+  run --device /dev/dxpu1 --workload all > /tmp/run1.txt 2>&1 &
+  p1=$!
+  wait $p0 && r0=ok || r0=failed
+  wait $p1 && r1=ok || r1=failed
+  cat /tmp/run0.txt /tmp/run1.txt
+  if [ $r0 = ok ] && [ $r1 = ok ]; then ok "every workload on each GPU, both bridges at once"; else bad "workloads per GPU: $r0 $r1"; fi
+  for w in decode-loop data-loading; do
+    if run --device /dev/dxpu0 --device /dev/dxpu1 --workload $w; then
+      ok "$w on two GPUs behind two bridges"
+    else
+      bad "$w on two GPUs behind two bridges"
+    fi
+  done
+fi
+# Forged frames on the wire (the host injects them through its switch): garbage from bridge 1's
+# MAC and frames from a MAC no session is open to are dropped and counted; nothing else moves.
+cnt() { sed -n "s/.*$1 \([0-9]*\).*/\1/p" /sys/devices/dxpu/counters; }
+dropped0=$(cnt rx_dropped)
+unknown0=$(cnt rx_unknown)
+echo "DXPU-INJECT: now"
+i=0
+while { [ $(( $(cnt rx_dropped) - dropped0 )) -lt 50 ] || [ $(( $(cnt rx_unknown) - unknown0 )) -lt 10 ]; } && [ $i -lt 200 ]; do
+  sleep 0.1; i=$((i + 1))
+done
+cat /sys/devices/dxpu/counters
+if [ $(( $(cnt rx_dropped) - dropped0 )) -ge 50 ] && [ $(( $(cnt rx_unknown) - unknown0 )) -ge 10 ]; then
+  ok "forged frames dropped and counted ($(cat /sys/devices/dxpu/counters))"
+else
+  bad "forged frames not all counted: $(cat /sys/devices/dxpu/counters)"
+fi
+n=$(grep -c " established " /sys/devices/dxpu/bridges)
+if [ "$n" = 2 ]; then ok "both sessions still established after the forged frames"; else bad "$n sessions after the forged frames"; fi
+/bin/chardev_check /dev/dxpu1 $((32 << 20)) 0x0200 > /tmp/after.log
+if grep -q "chardev_check: 0 failures" /tmp/after.log; then ok "dxpu1 works after the forged frames"; else cat /tmp/after.log; bad "dxpu1 broken after the forged frames"; fi
+echo "DXPU-KILL: bridge 2"
+i=0
+while [ -e /dev/dxpu1 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -e /dev/dxpu1 ]; then bad "dxpu1 not removed after bridge 2 died"; else ok "dxpu1 surprise-removed after bridge 2 died"; fi
+if [ -e /dev/dxpu0 ]; then ok "dxpu0 still there"; else bad "dxpu0 gone too"; fi
+cat /sys/devices/dxpu/bridges
+/bin/chardev_check /dev/dxpu0 $((64 << 20)) 0x0100 > /tmp/again.log
+if grep -q "chardev_check: 0 failures" /tmp/again.log; then ok "dxpu0 works after bridge 2 died"; else cat /tmp/again.log; bad "dxpu0 broken after bridge 2 died"; fi
+if rmmod dxpu; then ok "rmmod dxpu"; else bad "rmmod dxpu"; fi

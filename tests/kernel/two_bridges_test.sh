@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Two dxpu-bridges at once: the guest's NIC reaches both through a switch on the host
+# (frame_switch.py); bridge 1 lends its GPU (64 MiB) at 01:00.0, bridge 2 its GPU (32 MiB) at
+# 02:00.0; forged frames go on the wire, then bridge 2 is killed, when the guest says so
+# (scenario_two_bridges.sh).
+#   two_bridges_test.sh DXPU_BRIDGE DXPU [WORKDIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bridge_bin=${1:?usage: two_bridges_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
+dxpu_bin=${2:?usage: two_bridges_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
+work=${3:-$(mktemp -d /tmp/dxpu-kernel-two.XXXXXX)}
+source "$here/bridge_env.sh"
+mkdir -p "$work/guest"
+bash "$here/../kbuild_check.sh" "$work/kbuild" >/dev/null
+gcc -static -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$work/chardev_check" \
+  "$here/chardev_check.c"
+# The switch first: each bridge's unix link connects to its peer when it starts.
+python3 "$here/frame_switch.py" "$work/switch.sock" "$work/guest/qemu.sock" \
+  "02:00:00:00:b0:01=$work/b1/link.sock" "02:00:00:00:b0:02=$work/b2/link.sock" \
+  >"$work/switch.log" 2>&1 &
+switch_pid=$!
+trap 'kill $switch_pid 2>/dev/null || true' EXIT
+for _ in $(seq 50); do [ -S "$work/switch.sock" ] && break; sleep 0.1; done
+start_bridge_at "$bridge_bin" "$work/b1" 02:00:00:00:b0:01 "$work/switch.sock" 0x0000000000b0b001
+b1_pid=$started_pid
+start_bridge_at "$bridge_bin" "$work/b2" 02:00:00:00:b0:02 "$work/switch.sock" 0x0000000000b0b002 \
+  32MiB
+b2_pid=$started_pid
+trap 'kill $b1_pid $b2_pid $switch_pid 2>/dev/null || true' EXIT
+for b in 1 2; do
+  mgmt="unix:$work/b$b/mgmt.sock"
+  "$dxpu_bin" bridge assign --to "$mgmt" --device 0 --node 0x525400123456 --host-bdf 0$b:00.0
+  "$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0x100000000 --size 0x3f00000000
+  "$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0xfee00000 --size 0x100000
+done
+rm -f "$work/guest/console.log" # the marker below must come from this run's guest
+# The guest runs the host's builds: dxpu (lspci, the runtime's workloads over /dev/dxpuN) and
+# pciutils' lspci, with their shared libraries. DXPU_GUEST_DXPU=0 leaves them out.
+bins=()
+if [ "${DXPU_GUEST_DXPU:-1}" = 1 ]; then
+  bins=(--bin "$dxpu_bin:/bin/dxpu" --bin /usr/bin/lspci:/bin/lspci
+        --file /usr/share/misc/pci.ids:/usr/share/misc/pci.ids)
+fi
+bash "$here/guest.sh" --name two-bridges --script "$here/scenario_two_bridges.sh" \
+  --nic "$work/switch.sock" --ko "$work/kbuild/driver/dxpu.ko" \
+  --file "$work/chardev_check:/bin/chardev_check" "${bins[@]}" --out "$work/guest" \
+  --timeout 400 --expect "dxpu0 works after bridge 2 died" >"$work/guest.out" 2>&1 &
+guest_pid=$!
+# The guest's markers: inject forged frames, then kill bridge 2.
+killed=0
+on_console "$work/guest/console.log" "$guest_pid" "DXPU-INJECT: now" \
+  python3 "$here/frame_inject.py" "$work/switch.sock.inject" 52:54:00:12:34:56 02:00:00:00:b0:01 || true
+on_console "$work/guest/console.log" "$guest_pid" "DXPU-KILL: bridge 2" kill -KILL "$b2_pid" && killed=1
+status=0
+wait "$guest_pid" || status=1
+cat "$work/guest.out"
+[ $killed -eq 1 ] || { echo "FAIL the guest never asked for bridge 2 to be killed"; status=1; }
+kill -TERM "$switch_pid" "$b1_pid" 2>/dev/null || true
+wait "$switch_pid" "$b1_pid" 2>/dev/null || true
+echo "switch: $(cat "$work/switch.log")"
+exit $status

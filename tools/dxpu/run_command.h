@@ -1,0 +1,17 @@
+// run_command.h - `dxpu run`: the demo's workloads on the GPUs of one port, each checked against
+// the CPU: the kernel port (GPUs dxpu.ko attached, through /dev/dxpuN) or the direct port (GPU
+// models in this process).
+#ifndef DXPU_TOOLS_DXPU_RUN_COMMAND_H_
+#define DXPU_TOOLS_DXPU_RUN_COMMAND_H_
+
+#include <CLI/CLI.hpp>
+
+#include "command.h"
+
+namespace dxpu::cli {
+
+Command AddRunCommand(CLI::App& parent);
+
+}  // namespace dxpu::cli
+
+#endif  // DXPU_TOOLS_DXPU_RUN_COMMAND_H_
