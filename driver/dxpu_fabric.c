@@ -111,6 +111,97 @@ static void dxpu_log_refused(struct dxpu_bridge *b, const struct dxpu_tlp *tlp)
 			     tlp->addr, rid >> 8, PCI_SLOT(rid & 0xff), PCI_FUNC(rid & 0xff));
 }
 
+/* ---- peer to peer: TLPs for a device behind another bridge ---- */
+
+#define DXPU_PEER_MAX_BYTES (4u << 20) /* queued per bridge, headers and payloads */
+
+struct dxpu_peer_tlp {
+	struct list_head node;
+	struct dxpu_tlp t;
+	u32 len;
+	u8 payload[];
+};
+
+bool dxpu_bridge_queue_peer(struct dxpu_bridge *b, const struct dxpu_tlp *t)
+{
+	u32 len = dxpu_tlp_kind_has_data(t->kind) ? (u32)t->length_dw * 4 : 0;
+	struct dxpu_peer_tlp *p;
+	unsigned long flags;
+	bool queued = false;
+
+	p = kmalloc(struct_size(p, payload, len), GFP_ATOMIC);
+	spin_lock_irqsave(&b->peer_lock, flags);
+	if (p && !b->peer_closed && b->peer_bytes + sizeof(*p) + len <= DXPU_PEER_MAX_BYTES) {
+		p->t = *t;
+		p->len = len;
+		memcpy(p->payload, t->payload, len);
+		p->t.payload = len ? p->payload : NULL;
+		list_add_tail(&p->node, &b->peer_q);
+		b->peer_bytes += sizeof(*p) + len;
+		queued = true;
+	} else {
+		b->peer_dropped++;
+	}
+	spin_unlock_irqrestore(&b->peer_lock, flags);
+	if (!queued) {
+		kfree(p);
+		return false;
+	}
+	schedule_work(&b->peer_work);
+	return true;
+}
+
+/* Sends what waits for this bridge's session, in order; what finds no room waits for later. */
+static void dxpu_bridge_peer_work(struct work_struct *work)
+{
+	struct dxpu_bridge *b = container_of(work, struct dxpu_bridge, peer_work);
+	struct dxpu_peer_tlp *p;
+	bool again = false;
+
+	spin_lock_bh(&b->lock);
+	spin_lock(&b->peer_lock);
+	while ((p = list_first_entry_or_null(&b->peer_q, struct dxpu_peer_tlp, node))) {
+		enum dxfp_send_result r = DXFP_SEND_DOWN;
+
+		if (!b->closing)
+			r = dxfp_session_send(&b->session, dxpu_now(), &p->t);
+		if (r == DXFP_SEND_NO_CREDIT || r == DXFP_SEND_REPLAY_FULL ||
+		    r == DXFP_SEND_NP_FULL) {
+			again = true;
+			break;
+		}
+		list_del(&p->node);
+		b->peer_bytes -= sizeof(*p) + p->len;
+		if (r == DXFP_SEND_OK)
+			b->peer_sent++;
+		else
+			b->peer_dropped++;
+		kfree(p);
+	}
+	spin_unlock(&b->peer_lock);
+	if (!b->closing)
+		dxpu_bridge_flush(b, dxpu_now());
+	spin_unlock_bh(&b->lock);
+	if (again) /* room comes as the bridge acknowledges */
+		schedule_work(&b->peer_work);
+}
+
+/* Nothing more queued; what waits is dropped. */
+static void dxpu_bridge_peer_close(struct dxpu_bridge *b)
+{
+	struct dxpu_peer_tlp *p, *tmp;
+	LIST_HEAD(gone);
+
+	spin_lock_bh(&b->peer_lock);
+	b->peer_closed = true;
+	list_splice_init(&b->peer_q, &gone);
+	b->peer_bytes = 0;
+	spin_unlock_bh(&b->peer_lock);
+	cancel_work_sync(&b->peer_work);
+	list_for_each_entry_safe(p, tmp, &gone, node)
+		kfree(p);
+}
+
 static void dxpu_on_deliver(void *ctx, const struct dxpu_tlp *tlp)
 {
 	struct dxpu_bridge *b = ctx;
@@ -118,6 +209,12 @@ static void dxpu_on_deliver(void *ctx, const struct dxpu_tlp *tlp)
 	u64 writes = c->dma_writes;
 	u64 refused = c->dma_refused_reads + c->dma_refused_writes;
 
+	/* For a device behind another bridge (peer to peer): queued there, its credit free. */
+	if (dxpu_gpu_route_peer(b, tlp)) {
+		dxfp_session_release(&b->session, (int)dxpu_tlp_kind_class(tlp->kind),
+				     dxpu_tlp_payload_len(tlp));
+		return;
+	}
 	/* Completions end requests; the devices' DMA is served or refused; all at once. */
 	dxpu_host_receive(&b->host, tlp, dxpu_now());
 	if (c->dma_writes != writes) /* host memory changed: tell its pollers */
@@ -272,6 +369,9 @@ static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *ma
 	INIT_WORK(&b->tx_work, dxpu_bridge_tx_work);
 	spin_lock_init(&b->lock);
 	INIT_LIST_HEAD(&b->gpus);
+	spin_lock_init(&b->peer_lock);
+	INIT_LIST_HEAD(&b->peer_q);
+	INIT_WORK(&b->peer_work, dxpu_bridge_peer_work);
 	timer_setup(&b->timer, dxpu_bridge_timer, 0);
 	/* Cannot fail: the configurations are the module's own, checked, the memory sized. */
 	dxfp_session_init(&b->session, &cfg, b->mem, size, &dxpu_session_ops, b);
@@ -311,6 +411,7 @@ static void dxpu_bridge_close(struct dxpu_bridge *b)
 	wake_up_all(&b->state_wq);
 	del_timer_sync(&b->timer);
 	cancel_work_sync(&b->tx_work);
+	dxpu_bridge_peer_close(b);
 }
 
 /* Every session closed, the handler removed, the interface let go. Caller holds f->lock. */
@@ -528,7 +629,11 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 				   c->dma_writes);
 		n += sysfs_emit_at(buf, n, " dma_refused_reads %llu dma_refused_writes %llu",
 				   c->dma_refused_reads, c->dma_refused_writes);
-		n += sysfs_emit_at(buf, n, " interrupts %llu\n", c->interrupts);
+		n += sysfs_emit_at(buf, n, " interrupts %llu", c->interrupts);
+		spin_lock(&b->peer_lock);
+		n += sysfs_emit_at(buf, n, " peer_sent %llu peer_dropped %llu\n", b->peer_sent,
+				   b->peer_dropped);
+		spin_unlock(&b->peer_lock);
 		spin_unlock_bh(&b->lock);
 	}
 	mutex_unlock(&f->lock);

@@ -52,6 +52,16 @@ struct dxpu_bridge {
 	bool closing;
 	struct dxpu_host host; /* requests to the bridge's devices, their DMA */
 	struct list_head gpus; /* struct dxpu_gpu bound behind this bridge (dxpu_gpu.c) */
+	/*
+	 * TLPs other devices sent to this bridge's devices (peer to peer), waiting to be sent:
+	 * queued where this bridge's lock cannot be taken (under another bridge's).
+	 */
+	spinlock_t peer_lock; /* the three below */
+	struct list_head peer_q;
+	u32 peer_bytes;
+	bool peer_closed;
+	struct work_struct peer_work;
+	u64 peer_sent, peer_dropped;
 	u64 rx_frames, tx_frames, tx_errors;
 	u64 cfg_write_errors; /* configuration writes forwarded without waiting that failed */
 	atomic_t cfg_writes_pending; /* ... and not ended yet */
@@ -123,6 +133,13 @@ int dxpu_bridge_mem_read(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8
 int dxpu_bridge_mem_write(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len);
 /* Waits (up to 2 s) until every write queued without waiting has ended. Process context. */
 void dxpu_bridge_drain(struct dxpu_bridge *b);
+
+/*
+ * Queue a copy of t (a device's request into a device behind b, or a completion for one) to
+ * be sent on b's session. Any context; false (counted on b) when b's queue is full or b is
+ * closed: the TLP is lost, as on a congested link.
+ */
+bool dxpu_bridge_queue_peer(struct dxpu_bridge *b, const struct dxpu_tlp *t);
 
 /* Send every frame the session has due and re-arm its timer. Caller holds b->lock. */
 void dxpu_bridge_flush_locked(struct dxpu_bridge *b);

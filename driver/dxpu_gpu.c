@@ -16,6 +16,7 @@
 #include "dxpu.h"
 #include "dxpu_fabric.h"
 #include "dxpu_gpu.h"
+#include "core/dxpu_peer.h"
 
 #define DXPU_MSI_ADDRESS 0xfee00000u /* the host layer's MSI range (dxpu_host_config) */
 
@@ -24,6 +25,77 @@ struct dxpu_file {
 	u64 seen_interrupts, seen_dma_writes;
 	u64 seen_vector[DXPU_MAX_VECTORS];
 };
+
+/*
+ * The devices peer to peer traffic may go to: their memory windows and BDFs, indexed by slot
+ * (lib/core's table), and the device at each index. Entries are set once a device is ready
+ * and cleared before it goes; the lock is taken inside a bridge's lock (the session's receive).
+ */
+static DEFINE_SPINLOCK(dxpu_peer_lock);
+static struct dxpu_peer dxpu_peers[DXPU_MAX_SLOTS];
+static struct dxpu_gpu *dxpu_peer_gpus[DXPU_MAX_SLOTS];
+
+bool dxpu_gpu_route_peer(struct dxpu_bridge *b, const struct dxpu_tlp *t)
+{
+	struct dxpu_bridge *to = NULL;
+	int from = DXPU_PEER_NONE, target, i;
+	unsigned long flags;
+
+	if (t->kind != DXPU_TLP_MRD && t->kind != DXPU_TLP_MWR && t->kind != DXPU_TLP_CPL &&
+	    t->kind != DXPU_TLP_CPLD)
+		return false;
+	spin_lock_irqsave(&dxpu_peer_lock, flags);
+	for (i = 0; i < DXPU_MAX_SLOTS; i++) /* the sender, for a request */
+		if (dxpu_peers[i].in_use && dxpu_peer_gpus[i]->bridge == b &&
+		    dxpu_peers[i].bdf == t->requester_id)
+			from = i;
+	target = dxpu_peer_route(dxpu_peers, DXPU_MAX_SLOTS, t, b->host.cfg.requester_id, from);
+	/* Behind the same bridge: the bridge's own switch keeps that traffic in the box. */
+	if (target != DXPU_PEER_NONE && dxpu_peer_gpus[target]->bridge != b)
+		to = dxpu_peer_gpus[target]->bridge;
+	if (to)
+		dxpu_bridge_queue_peer(to, t);
+	spin_unlock_irqrestore(&dxpu_peer_lock, flags);
+	return to;
+}
+
+/*
+ * The memory window other devices reach this one's memory at: its largest 64-bit prefetchable
+ * BAR but BAR0 (as the userspace proxy picks it).
+ */
+static void dxpu_gpu_peer_add(struct dxpu_gpu *gpu)
+{
+	struct pci_dev *pdev = gpu->pdev;
+	u64 base = 0, size = 0;
+	unsigned long flags;
+	int i;
+
+	for (i = 1; i < PCI_STD_NUM_BARS; i++) {
+		unsigned long f = pci_resource_flags(pdev, i);
+
+		if ((f & IORESOURCE_MEM) && (f & IORESOURCE_MEM_64) && (f & IORESOURCE_PREFETCH) &&
+		    pci_resource_len(pdev, i) > size) {
+			base = pci_bus_address(pdev, i);
+			size = pci_resource_len(pdev, i);
+		}
+	}
+	spin_lock_irqsave(&dxpu_peer_lock, flags);
+	dxpu_peers[gpu->slot_nr] = (struct dxpu_peer){
+		.window = base, .window_size = size, .bdf = gpu->remote_bdf, .in_use = 1
+	};
+	dxpu_peer_gpus[gpu->slot_nr] = gpu;
+	spin_unlock_irqrestore(&dxpu_peer_lock, flags);
+}
+
+static void dxpu_gpu_peer_remove(struct dxpu_gpu *gpu)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&dxpu_peer_lock, flags);
+	dxpu_peers[gpu->slot_nr].in_use = 0;
+	dxpu_peer_gpus[gpu->slot_nr] = NULL;
+	spin_unlock_irqrestore(&dxpu_peer_lock, flags);
+}
 
 static void dxpu_gpu_release(struct kref *ref)
 {
@@ -55,8 +127,10 @@ void dxpu_gpu_event(struct dxpu_bridge *b, u16 requester, int vector)
 		if (vector < 0) {
 			atomic64_inc(&gpu->dma_writes);
 		} else {
-			atomic64_inc(&gpu->interrupts);
 			atomic64_inc(&gpu->vector_count[vector % DXPU_MAX_VECTORS]);
+			/* The vector before the total: pairs with dxpu_read's smp_rmb */
+			smp_mb__after_atomic();
+			atomic64_inc(&gpu->interrupts);
 		}
 		wake_up_interruptible(&gpu->wq);
 		return;
@@ -310,6 +384,7 @@ static ssize_t dxpu_read(struct file *file, char __user *ubuf, size_t len, loff_
 			return err;
 	}
 	ev.interrupts = atomic64_read(&gpu->interrupts);
+	smp_rmb(); /* pairs with dxpu_gpu_event: the vectors behind that total are visible */
 	ev.dma_writes = atomic64_read(&gpu->dma_writes);
 	ev.lost = READ_ONCE(gpu->lost);
 	for (i = 0; i < DXPU_MAX_VECTORS; i++) {
@@ -472,6 +547,7 @@ static int dxpu_gpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err)
 		goto unlist;
 	pci_set_drvdata(pdev, gpu);
+	dxpu_gpu_peer_add(gpu);
 	pci_info(pdev, "/dev/%s: %u MSI-X vectors\n", gpu->name, gpu->msix_vectors);
 	return 0;
 unlist:
@@ -491,6 +567,7 @@ static void dxpu_gpu_remove(struct pci_dev *pdev)
 {
 	struct dxpu_gpu *gpu = pci_get_drvdata(pdev);
 
+	dxpu_gpu_peer_remove(gpu);
 	misc_deregister(&gpu->misc);
 	mutex_lock(&gpu->lock); /* calls in flight end first */
 	WRITE_ONCE(gpu->lost, true);

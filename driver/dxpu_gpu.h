@@ -53,6 +53,13 @@ void dxpu_gpu_driver_unregister(void);
 /* The powered slot a device of dxpu's bus sits in, or NULL (dxpu_pci.c). */
 struct dxpu_slot *dxpu_slot_of(struct pci_dev *pdev);
 
+/*
+ * Peer to peer: when t, delivered by b's session, is a device's request into the memory window
+ * of a device behind another bridge, or the completion of such a device's read, it is queued
+ * to that bridge and true returned (the caller frees its credit). Called with b's lock held.
+ */
+bool dxpu_gpu_route_peer(struct dxpu_bridge *b, const struct dxpu_tlp *t);
+
 /* b's session went down: every device behind it is lost. Called with b's lock held. */
 void dxpu_gpu_bridge_down(struct dxpu_bridge *b);
 

@@ -195,28 +195,11 @@ bool HostProxy::FromDevice(PathId from, const dxpu_tlp& tlp, uint64_t now) {
 }
 
 HostProxy::PeerRoute HostProxy::RouteToPeer(PathId from, const dxpu_tlp& tlp) {
-  std::optional<DeviceId> target;
-  if (tlp.kind == DXPU_TLP_MRD || tlp.kind == DXPU_TLP_MWR) {
-    const uint64_t len = uint64_t{tlp.length_dw} * 4;
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      const DeviceState& d = devices_[i];
-      if (len <= d.memory_window_size && tlp.addr >= d.memory_window &&
-          tlp.addr - d.memory_window <= d.memory_window_size - len) {
-        target = static_cast<DeviceId>(i);
-        break;
-      }
-    }
-  } else if ((tlp.kind == DXPU_TLP_CPL || tlp.kind == DXPU_TLP_CPLD) &&
-             tlp.requester_id != options_.requester_id) {
-    // The answer to a peer's read: for the one device presented at that Requester ID.
-    for (size_t i = 0; i < devices_.size(); ++i) {
-      if (devices_[i].host_bdf != tlp.requester_id) continue;
-      if (target) return PeerRoute::kNotPeer;  // ambiguous (one BDF behind two bridges)
-      target = static_cast<DeviceId>(i);
-    }
-  }
-  if (!target) return PeerRoute::kNotPeer;
-  const DeviceState& d = devices_[*target];
+  // A request into another device's memory window, or the completion of a peer's read.
+  const int target =
+      dxpu_peer_route(peers_.data(), peers_.size(), &tlp, options_.requester_id, DXPU_PEER_NONE);
+  if (target == DXPU_PEER_NONE) return PeerRoute::kNotPeer;
+  const DeviceState& d = devices_[static_cast<size_t>(target)];
   Path& to = *paths_[d.path];
   // A lost target: the transaction layer refuses the TLP (UR, counted).
   if (d.lost || to.state.down) return PeerRoute::kNotPeer;
@@ -254,9 +237,9 @@ void HostProxy::DrainPeerBacklog(Path& to) {
 }
 
 void HostProxy::SetMemoryWindow(DeviceId dev, uint64_t base, uint64_t size) {
-  DeviceState& d = devices_.at(dev);
-  d.memory_window = base;
-  d.memory_window_size = size;
+  dxpu_peer& p = peers_.at(dev);
+  p.window = base;
+  p.window_size = size;
 }
 
 void HostProxy::PumpDirect(PathId id, uint64_t now) {
@@ -331,6 +314,7 @@ DeviceId HostProxy::AddDevice(PathId path, uint16_t host_bdf) {
   d.host_bdf = host_bdf;
   d.lost = paths_.at(path)->state.down;
   devices_.push_back(std::move(d));
+  peers_.push_back(dxpu_peer{.window = 0, .window_size = 0, .bdf = host_bdf, .in_use = 1});
   // The device may reach every window already registered.
   for (const auto& [iova, memory] : windows_) {
     paths_[path]->core->AddWindow(host_bdf, iova, memory, DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/dxpu_cfg_shadow.h"
+#include "core/dxpu_peer.h"
 #include "fabric/endpoint.h"
 #include "gpu/gpu_device.h"
 #include "host/host_core.h"
@@ -76,10 +77,6 @@ struct DeviceState {
   // applies it (lib/core/dxpu_cfg_shadow.h, what dxpu.ko's pci_ops read too).
   dxpu_cfg_shadow shadow{};
   std::map<uint32_t, uint64_t> interrupts;  // MSI-X messages received: data (vector) -> count
-  // Its memory window (a BAR) on this host, where other devices reach its memory peer to
-  // peer; size 0: none set.
-  uint64_t memory_window = 0;
-  uint64_t memory_window_size = 0;
 };
 
 // How a direct path's TLPs travel. Unset (the default): the ideal link, handed over at once.
@@ -221,6 +218,9 @@ class HostProxy {
   HostProxyOptions options_;
   std::vector<std::unique_ptr<Path>> paths_;  // by PathId
   std::vector<DeviceState> devices_;
+  // Per device (same index): its memory window (a BAR) on this host, where other devices reach
+  // its memory peer to peer (size 0: none set), and its BDF; lib/core routes by it.
+  std::vector<dxpu_peer> peers_;
   std::map<RequestId, Pending> requests_;
   RequestId next_request_ = 1;
   std::map<uint64_t, std::span<uint8_t>> windows_;  // by iova

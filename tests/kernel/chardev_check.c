@@ -70,8 +70,9 @@ static void expect_errno(int rc, int err, const char* what) {
   check(rc != 0 && errno == err, line);
 }
 
-// Waits up to 5 s for an event; returns it (zeroed on timeout).
-static struct dxpu_event wait_event(int fd, uint64_t want_interrupts) {
+// Waits up to 5 s for events until want_interrupts came and vector want_vector among them;
+// returns what it read (accumulated).
+static struct dxpu_event wait_event(int fd, uint64_t want_interrupts, unsigned want_vector) {
   struct dxpu_event ev = {0}, last = {0};
   for (int i = 0; i < 50; i++) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -81,7 +82,7 @@ static struct dxpu_event wait_event(int fd, uint64_t want_interrupts) {
       ev.dma_writes = last.dma_writes;
       ev.vector_mask |= last.vector_mask;
       ev.lost = last.lost;
-      if (ev.interrupts >= want_interrupts) break;
+      if (ev.interrupts >= want_interrupts && (ev.vector_mask & (1ull << want_vector))) break;
     }
   }
   return ev;
@@ -214,7 +215,7 @@ int main(int argc, char** argv) {
   reg_write(fd, kRegGpfifoEntries, 16);
   reg_write(fd, kRegControl, 1);
   reg_write(fd, kRegGpPut, 1);  // the doorbell
-  struct dxpu_event ev = wait_event(fd, 1);
+  struct dxpu_event ev = wait_event(fd, 1, 3);
   uint64_t got;
   memcpy(&got, mem + 0x2000, sizeof(got));
   char line[160];

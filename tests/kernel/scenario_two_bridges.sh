@@ -46,8 +46,8 @@ fi
 /bin/chardev_check /dev/dxpu1 $((32 << 20)) 0x0200
 if [ -x /bin/dxpu ]; then
   # The runtime (libdxgpu) over the character devices: one GPU behind each bridge at once,
-  # each running every workload, then both GPUs in one runtime for the workloads that need no
-  # peer-to-peer copy (dxpu.ko does not route one device's DMA to another's BAR yet).
+  # each running every workload, then both GPUs in one runtime: mlp-train's all-reduce copies
+  # peer to peer, GPU to GPU across the two bridges, routed by dxpu.ko.
   run() { /bin/dxpu run --port kernel --scale test "$@"; }
   run --device /dev/dxpu0 --workload all > /tmp/run0.txt 2>&1 &
   p0=$!
@@ -57,13 +57,17 @@ if [ -x /bin/dxpu ]; then
   wait $p1 && r1=ok || r1=failed
   cat /tmp/run0.txt /tmp/run1.txt
   if [ $r0 = ok ] && [ $r1 = ok ]; then ok "every workload on each GPU, both bridges at once"; else bad "workloads per GPU: $r0 $r1"; fi
-  for w in decode-loop data-loading; do
+  for w in mlp-train decode-loop data-loading; do
     if run --device /dev/dxpu0 --device /dev/dxpu1 --workload $w; then
       ok "$w on two GPUs behind two bridges"
     else
       bad "$w on two GPUs behind two bridges"
     fi
   done
+  cat /sys/devices/dxpu/bridges
+  peers=$(sed -n 's/.* peer_sent \([0-9]*\) .*/\1/p' /sys/devices/dxpu/bridges | tr '\n' ' ')
+  set -- $peers
+  if [ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt 0 ]; then ok "peer-to-peer TLPs routed through dxpu.ko both ways: $peers"; else bad "no peer-to-peer traffic: $peers"; fi
 fi
 # Forged frames on the wire (the host injects them through its switch): garbage from bridge 1's
 # MAC and frames from a MAC no session is open to are dropped and counted; nothing else moves.

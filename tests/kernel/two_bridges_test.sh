@@ -32,6 +32,8 @@ for b in 1 2; do
   "$dxpu_bin" bridge assign --to "$mgmt" --device 0 --node 0x525400123456 --host-bdf 0$b:00.0
   "$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0x100000000 --size 0x3f00000000
   "$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0xfee00000 --size 0x100000
+  # The host's 64-bit BAR range: peer to peer into the GPU behind the other bridge.
+  "$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0x4000000000 --size 0x10000000000
 done
 rm -f "$work/guest/console.log" # the marker below must come from this run's guest
 # The guest runs the host's builds: dxpu (lspci, the runtime's workloads over /dev/dxpuN) and
