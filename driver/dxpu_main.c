@@ -46,7 +46,23 @@ static ssize_t interface_show(struct device *dev, struct device_attribute *attr,
 {
 	return dxpu_fabric_show_interface(&dxpu_fabric, buf);
 }
-static DEVICE_ATTR_RO(interface);
+
+/*
+ * DxFP on the interface named, when it runs on none (at load without ifname, or since the
+ * one it ran on went away).
+ */
+static ssize_t interface_store(struct device *dev, struct device_attribute *attr, const char *buf,
+			       size_t count)
+{
+	char name[IFNAMSIZ], extra;
+	int err;
+
+	if (sscanf(buf, "%15s %c", name, &extra) != 1)
+		return -EINVAL;
+	err = dxpu_fabric_open(&dxpu_fabric, name, node_id);
+	return err ? err : count;
+}
+static DEVICE_ATTR_RW(interface);
 
 static ssize_t connect_store(struct device *dev, struct device_attribute *attr, const char *buf,
 			     size_t count)
