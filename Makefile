@@ -3,7 +3,7 @@
 #   make test   set up, build (release and ASan/UBSan), and run every test
 JOBS ?= $(shell nproc)
 
-.PHONY: all demo test bench bootstrap release asan debug format tidy clean
+.PHONY: all demo test bench bootstrap release asan debug format tidy clean module
 
 all: release
 
@@ -28,6 +28,11 @@ bench: release
 	build/release/bench/dxpu_bench_bridge
 	build/release/bench/dxpu_bench_box
 	build/release/tools/dxpu bench gpu
+
+# dxpu.ko (and dxpu_core_check.ko) against the installed Debian kernel headers, with the
+# kernel's W=1 warnings and sparse: build/module/driver/dxpu.ko.
+module: bootstrap
+	bash tests/kbuild_check.sh $(CURDIR)/build/module
 
 format:
 	tools/lint format --fix
