@@ -34,23 +34,24 @@ struct dxpu_file {
 static DEFINE_SPINLOCK(dxpu_peer_lock);
 static struct dxpu_peer dxpu_peers[DXPU_MAX_SLOTS];
 static struct dxpu_gpu *dxpu_peer_gpus[DXPU_MAX_SLOTS];
+static unsigned int dxpu_peer_count; /* entries in use: peers need two */
 
 bool dxpu_gpu_route_peer(struct dxpu_bridge *b, const struct dxpu_tlp *t)
 {
 	struct dxpu_bridge *to = NULL;
-	int from = DXPU_PEER_NONE, target, i;
 	unsigned long flags;
+	int target;
 
-	if (t->kind != DXPU_TLP_MRD && t->kind != DXPU_TLP_MWR && t->kind != DXPU_TLP_CPL &&
-	    t->kind != DXPU_TLP_CPLD)
+	/* Every device DMA passes here: with fewer than two devices there is no peer. */
+	if (READ_ONCE(dxpu_peer_count) < 2)
 		return false;
 	spin_lock_irqsave(&dxpu_peer_lock, flags);
-	for (i = 0; i < DXPU_MAX_SLOTS; i++) /* the sender, for a request */
-		if (dxpu_peers[i].in_use && dxpu_peer_gpus[i]->bridge == b &&
-		    dxpu_peers[i].bdf == t->requester_id)
-			from = i;
-	target = dxpu_peer_route(dxpu_peers, DXPU_MAX_SLOTS, t, b->host.cfg.requester_id, from);
-	/* Behind the same bridge: the bridge's own switch keeps that traffic in the box. */
+	target = dxpu_peer_route(dxpu_peers, DXPU_MAX_SLOTS, t, b->host.cfg.requester_id,
+				 DXPU_PEER_NONE);
+	/*
+	 * Behind the same bridge (the sender itself among them): the bridge's own switch keeps
+	 * that traffic in the box.
+	 */
 	if (target != DXPU_PEER_NONE && dxpu_peer_gpus[target]->bridge != b)
 		to = dxpu_peer_gpus[target]->bridge;
 	if (to)
@@ -84,6 +85,7 @@ static void dxpu_gpu_peer_add(struct dxpu_gpu *gpu)
 		.window = base, .window_size = size, .bdf = gpu->remote_bdf, .in_use = 1
 	};
 	dxpu_peer_gpus[gpu->slot_nr] = gpu;
+	WRITE_ONCE(dxpu_peer_count, dxpu_peer_count + 1);
 	spin_unlock_irqrestore(&dxpu_peer_lock, flags);
 }
 
@@ -94,6 +96,7 @@ static void dxpu_gpu_peer_remove(struct dxpu_gpu *gpu)
 	spin_lock_irqsave(&dxpu_peer_lock, flags);
 	dxpu_peers[gpu->slot_nr].in_use = 0;
 	dxpu_peer_gpus[gpu->slot_nr] = NULL;
+	WRITE_ONCE(dxpu_peer_count, dxpu_peer_count - 1);
 	spin_unlock_irqrestore(&dxpu_peer_lock, flags);
 }
 
