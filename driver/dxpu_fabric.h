@@ -71,8 +71,7 @@ struct dxpu_bridge {
 /* A request issued and waited for. */
 struct dxpu_waiter {
 	struct completion done;
-	u8 status;    /* DXPU_TLP_CPL_* */
-	u32 received; /* data bytes */
+	u8 status; /* DXPU_TLP_CPL_* */
 };
 
 struct dxpu_fabric {

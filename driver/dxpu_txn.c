@@ -41,7 +41,6 @@ static void dxpu_host_complete(void *ctx, u64 cookie, u8 status, u32 received)
 		return;
 	}
 	w->status = status;
-	w->received = received;
 	complete(&w->done);
 }
 

@@ -65,9 +65,13 @@ struct dxpu_device_info {
 
 /* status of one op (out) */
 #define DXPU_MMIO_OK 0
-#define DXPU_MMIO_UR 1	    /* the device (or the bridge) answered Unsupported Request */
-#define DXPU_MMIO_CA 2	    /* Completer Abort */
-#define DXPU_MMIO_TIMEOUT 3 /* no completion within the request timeout (all-ones read) */
+#define DXPU_MMIO_UR 1 /* the device (or the bridge) answered Unsupported Request */
+#define DXPU_MMIO_CA 2 /* Completer Abort */
+/*
+ * Reserved: a read with no completion within the request timeout (1 s) ends all-ones with
+ * DXPU_MMIO_UR today, as the host's transaction layer ends it.
+ */
+#define DXPU_MMIO_TIMEOUT 3
 
 struct dxpu_mmio_op {
 	__u8 bar;    /* 0..5, a memory BAR the device implements */
