@@ -233,12 +233,20 @@ free_mem64:
 
 void dxpu_domain_destroy(struct dxpu_domain *d)
 {
+	struct pci_host_bridge *bridge;
+
 	if (!d->root)
 		return;
+	bridge = to_pci_host_bridge(d->root->bridge);
 	pci_lock_rescan_remove();
 	pci_stop_root_bus(d->root);
 	pci_remove_root_bus(d->root);
 	pci_unlock_rescan_remove();
+	/*
+	 * pci_remove_root_bus() only deletes the host bridge device: the
+	 * reference pci_create_root_bus() gave us frees it (and its window list).
+	 */
+	put_device(&bridge->dev);
 	d->root = NULL;
 	bus_unregister_notifier(&pci_bus_type, &d->pci_nb);
 	dxpu_window_free(&d->mem32);

@@ -17,7 +17,8 @@ start_bridge() {
 }
 
 # One bridge in DIR (link.sock, mgmt.sock, bridge.log, bridge.json) with MAC, sending to PEER;
-# waits for its sockets; sets started_pid.
+# waits for its sockets; sets started_pid. Its sessions go down after $bridge_link_down (2s)
+# without progress.
 #   start_bridge_at DXPU_BRIDGE DIR MAC PEER NODE_ID [MEMORY (64MiB)]
 start_bridge_at() {
   local bin=$1 dir=$2 mac=$3 peer=$4 node=$5 memory=${6:-64MiB}
@@ -30,13 +31,26 @@ start_bridge_at() {
              "mac": "$mac", "mtu": 1500}],
   "management": {"unix": "$dir/mgmt.sock"},
   "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "$memory"}],
-  "limits": {"link_down": "2s"},
+  "limits": {"link_down": "${bridge_link_down:-2s}"},
   "log": {"level": "info", "format": "text"}
 }
 JSON
   "$bin" --config "$dir/bridge.json" >"$dir/bridge.log" 2>&1 &
   started_pid=$!
   for _ in $(seq 50); do [ -S "$dir/link.sock" ] && [ -S "$dir/mgmt.sock" ] && break; sleep 0.1; done
+}
+
+# The bridge's GPU lent to the guest's node (its MAC, QEMU's default 52:54:00:12:34:56) at
+# HOST_BDF, with DMA to the host's DMA range and its MSI window (as a controller grants them:
+# lib/host/proxy_port.h HostDmaGrants); more "BASE:SIZE" windows may follow.
+#   lend_gpu DXPU MGMT HOST_BDF [BASE:SIZE]...
+lend_gpu() {
+  local dxpu=$1 mgmt=$2 bdf=$3 w
+  shift 3
+  "$dxpu" bridge assign --to "$mgmt" --device 0 --node 0x525400123456 --host-bdf "$bdf"
+  for w in 0x100000000:0x3f00000000 0xfee00000:0x100000 "$@"; do
+    "$dxpu" bridge grant --to "$mgmt" --device 0 --device-base "${w%%:*}" --size "${w##*:}"
+  done
 }
 
 stop_bridge() {

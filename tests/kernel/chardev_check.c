@@ -5,7 +5,6 @@
 // buffer no longer reachable, and that every malformed argument gets its errno.
 // Prints "DXPU-TEST: PASS|FAIL <what>" lines; exit status 1 when any check failed.
 //   chardev_check /dev/dxpu0 MEMORY_BYTES [REMOTE_BDF (default 0x0100, 01:00.0)]
-#include <dxpu/dxpu_ioctl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,49 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-// The GPU model's BAR0 registers and commands (lib/gpu/gpu_registers.h, commands.h).
-enum {
-  kRegId = 0x00,
-  kRegMemSizeLo = 0x08,
-  kRegGpfifoBaseLo = 0x10,
-  kRegGpfifoBaseHi = 0x14,
-  kRegGpfifoEntries = 0x18,
-  kRegGpGet = 0x1c,
-  kRegGpPut = 0x20,
-  kRegStatus = 0x30,
-  kRegErrorCode = 0x34,
-  kRegControl = 0x50,
-  kRegControlRestart = 0x2,
-  kIdValue = 0x44584750,
-  kStatusError = 0x2,
-  kOpSemaphore = 0x02,
-  kOpInterrupt = 0x03,
-  kSemaphore64 = 0x1,
-};
-
-static int failures;
-
-static void check(int ok, const char* what) {
-  printf("DXPU-TEST: %s %s\n", ok ? "PASS" : "FAIL", what);
-  if (!ok) failures++;
-}
-
-static int mmio(int fd, struct dxpu_mmio_op* ops, uint32_t n) {
-  struct dxpu_mmio_batch b = {.ops = (uintptr_t)ops, .count = n, .done = 0};
-  return ioctl(fd, DXPU_IOC_MMIO, &b);
-}
-
-static uint32_t reg_read(int fd, uint32_t off) {
-  struct dxpu_mmio_op op = {.bar = 0, .dir = DXPU_MMIO_READ, .width = 4, .offset = off};
-  if (mmio(fd, &op, 1) != 0) return 0xffffffffu;
-  return (uint32_t)op.value;
-}
-
-static int reg_write(int fd, uint32_t off, uint32_t v) {
-  struct dxpu_mmio_op op = {
-      .bar = 0, .dir = DXPU_MMIO_WRITE, .width = 4, .offset = off, .value = v};
-  return mmio(fd, &op, 1);
-}
+#include "guest_check.h"
 
 // An errno check: the call failed with exactly err.
 static void expect_errno(int rc, int err, const char* what) {

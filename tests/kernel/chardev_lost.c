@@ -4,7 +4,6 @@
 // says lost, ioctls answer ENODEV, DXPU_IOC_INFO still works and says lost; the racing process
 // ends with ENODEV, not a hang or a crash.
 //   chardev_lost /dev/dxpuN /sys/bus/pci/slots/dxpuN/power
-#include <dxpu/dxpu_ioctl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,12 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int failures;
-
-static void check(int ok, const char* what) {
-  printf("DXPU-TEST: %s %s\n", ok ? "PASS" : "FAIL", what);
-  if (!ok) failures++;
-}
+#include "guest_check.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

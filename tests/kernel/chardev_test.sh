@@ -14,10 +14,7 @@ start_bridge "$bridge_bin" "$work"
 for prog in chardev_check chardev_lost; do
   gcc -static -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$work/$prog" "$here/$prog.c"
 done
-mgmt="unix:$work/mgmt.sock"
-"$dxpu_bin" bridge assign --to "$mgmt" --device 0 --node 0x525400123456 --host-bdf 01:00.0
-"$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0x100000000 --size 0x3f00000000
-"$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0xfee00000 --size 0x100000
+lend_gpu "$dxpu_bin" "unix:$work/mgmt.sock" 01:00.0
 status=0
 bash "$here/guest.sh" --name chardev --script "$here/scenario_chardev.sh" --nic "$work/bridge.sock" \
   --ko "$work/kbuild/driver/dxpu.ko" --file "$work/chardev_check:/bin/chardev_check" \

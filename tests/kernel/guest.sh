@@ -4,7 +4,7 @@
 #
 #   tests/kernel/guest.sh --name NAME --script SCENARIO.sh [--ko FILE.ko]... [--file SRC:DST]...
 #                         [--bin PATH[:DST]]... [--expect TEXT]... [--timeout SECONDS]
-#                         [--out DIR] [--nic PEER]
+#                         [--out DIR] [--nic PEER] [--append KERNEL_ARGS]
 #
 # The scenario runs as root in the guest after /proc, /sys and /dev are mounted, with the
 # modules under /lib/dxpu/. It reports with lines "DXPU-TEST: PASS <what>" or
@@ -20,7 +20,8 @@
 # host's own /usr/bin/lspci, runs there (lspci's names need --file
 # /usr/share/misc/pci.ids:/usr/share/misc/pci.ids). The kernel image comes from Debian's
 # linux-image package of the version whose headers tools/bootstrap installed (downloaded once,
-# cached under $DXPU_KERNEL_CACHE).
+# cached under $DXPU_KERNEL_CACHE). --append adds to the kernel's command line (slub_debug=U:
+# allocation tracking, for a leak check).
 set -euo pipefail
 
 name=guest
@@ -32,6 +33,7 @@ files=()
 bins=()
 expects=()
 nic=
+append=
 while [ $# -gt 0 ]; do
   case "$1" in
     --name) name=$2; shift 2 ;;
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --nic) nic=$2; shift 2 ;;
+    --append) append=$2; shift 2 ;;
     *) echo "guest.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -150,7 +153,7 @@ console="$out/console.log"
 set +e
 timeout "$timeout_s" qemu-system-x86_64 -accel tcg -smp 2 -m 1G -nographic -no-reboot \
   -kernel "$cache/boot/vmlinuz-$kver" -initrd "$out/initramfs.cpio.gz" "${qemu_nic[@]}" \
-  -append "console=ttyS0 panic=-1 ipv6.disable=1 ignore_loglevel" </dev/null >"$console" 2>&1
+  -append "console=ttyS0 panic=-1 ipv6.disable=1 ignore_loglevel${append:+ $append}" </dev/null >"$console" 2>&1
 rc=$?
 set -e
 

@@ -5,7 +5,6 @@
 // every call answers ENODEV, poll() reports POLLHUP, read() says lost, and the mapping of the
 // DMA buffer stays usable until it is unmapped.
 //   surprise_check /dev/dxpuN SECONDS
-#include <dxpu/dxpu_ioctl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -18,19 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-static void check(int ok, const char* what) {
-  printf("DXPU-TEST: %s %s\n", ok ? "PASS" : "FAIL", what);
-  fflush(stdout);
-  if (!ok) failures++;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "guest_check.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

@@ -12,9 +12,7 @@ source "$here/bridge_env.sh"
 start_bridge "$bridge_bin" "$work"
 gcc -static -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$work/surprise_check" \
   "$here/surprise_check.c"
-mgmt="unix:$work/mgmt.sock"
-"$dxpu_bin" bridge assign --to "$mgmt" --device 0 --node 0x525400123456 --host-bdf 01:00.0
-"$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0x100000000 --size 0x3f00000000
+lend_gpu "$dxpu_bin" "unix:$work/mgmt.sock" 01:00.0
 rm -f "$work/guest/console.log"
 bash "$here/guest.sh" --name surprise --script "$here/scenario_surprise.sh" --nic "$work/bridge.sock" \
   --ko "$work/kbuild/driver/dxpu.ko" --file "$work/surprise_check:/bin/surprise_check" \

@@ -27,13 +27,9 @@ start_bridge_at "$bridge_bin" "$work/b2" 02:00:00:00:b0:02 "$work/switch.sock" 0
   32MiB
 b2_pid=$started_pid
 trap 'kill $b1_pid $b2_pid $switch_pid 2>/dev/null || true' EXIT
+# The host's 64-bit BAR range too: peer to peer into the GPU behind the other bridge.
 for b in 1 2; do
-  mgmt="unix:$work/b$b/mgmt.sock"
-  "$dxpu_bin" bridge assign --to "$mgmt" --device 0 --node 0x525400123456 --host-bdf 0$b:00.0
-  "$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0x100000000 --size 0x3f00000000
-  "$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0xfee00000 --size 0x100000
-  # The host's 64-bit BAR range: peer to peer into the GPU behind the other bridge.
-  "$dxpu_bin" bridge grant --to "$mgmt" --device 0 --device-base 0x4000000000 --size 0x10000000000
+  lend_gpu "$dxpu_bin" "unix:$work/b$b/mgmt.sock" 0$b:00.0 0x4000000000:0x10000000000
 done
 rm -f "$work/guest/console.log" # the marker below must come from this run's guest
 # The guest runs the host's builds: dxpu (lspci, the runtime's workloads over /dev/dxpuN) and

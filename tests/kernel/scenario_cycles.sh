@@ -1,0 +1,87 @@
+#!/bin/sh
+# Guest side (booted with slub_debug=U): no leaks. A first attach cycle (power on,
+# chardev_check's registers, DMA buffers, MSI-X and refusals, power off) warms the kernel's
+# caches and opens the session; then, by the kernel's own allocation tracking:
+#  - N more cycles leave no slab allocation site N or more objects up (a leak of one object
+#    per cycle), and no more vmalloc areas of dxpu's (the DMA buffers) than after the first;
+#  - after rmmod (and the NIC's driver unbound, so its rings give back dxpu's frames) nothing
+#    allocated from dxpu's code is left, slab or vmalloc.
+# Not counted: skbuff_head_cache (the network stack recycles sk_buff heads through per-CPU
+# caches, whoever allocated them), vmap_area (freed lazily, in batches; vmallocinfo is the
+# exact view of vmalloc), and the PCI core's bus-number resource per domain number, which it
+# keeps for good (get_pci_domain_busn_res).
+ok() { echo "DXPU-TEST: PASS $1"; }
+bad() { echo "DXPU-TEST: FAIL $1"; }
+bridge=02:00:00:00:b0:01
+cycles=${DXPU_CYCLES:-6}
+noise='^[0-9]+ (skbuff_head_cache|vmap_area) |pci_bus_insert_busn_res|shmem_add_to_page_cache'
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ ! -r /sys/kernel/debug/slab/kmalloc-64/alloc_traces ]; then bad "no allocation tracking (slub_debug=U, debugfs)"; exit 0; fi
+settle() {
+  sync
+  for _ in 1 2 3; do
+    echo 3 > /proc/sys/vm/drop_caches
+    sleep 1 # RCU callbacks free what was dropped; a freed dentry lets its parent go next time
+  done
+}
+# snapshot NAME: slab traces and vmallocinfo into /tmp/NAME.{slab,vmalloc}, meminfo to the console
+snapshot() {
+  settle
+  sh /bin/slab_traces.sh snapshot > "/tmp/$1.slab"
+  cp /proc/vmallocinfo "/tmp/$1.vmalloc"
+  echo "memory $1: $(awk '/^(SUnreclaim|VmallocUsed):/ {printf "%s %s kB ", $1, $2}' /proc/meminfo)"
+}
+cycle() {
+  echo 1 > /sys/bus/pci/slots/dxpu0/power || { bad "cycle $1: power on"; return; }
+  /bin/chardev_check /dev/dxpu0 $((64 << 20)) > /tmp/check.txt 2>&1
+  grep -q "chardev_check: 0 failures" /tmp/check.txt || { cat /tmp/check.txt; bad "cycle $1: chardev_check"; }
+  echo 0 > /sys/bus/pci/slots/dxpu0/power || bad "cycle $1: power off"
+}
+snapshot before
+if insmod /lib/dxpu/dxpu.ko ifname=eth0 slots=2; then ok "insmod dxpu"; else bad "insmod dxpu"; exit 0; fi
+echo "dxpu0 $bridge 01:00.0" > /sys/devices/dxpu/bind || bad "bind dxpu0"
+cycle 1
+snapshot first
+i=2
+while [ $i -le $((cycles + 1)) ]; do
+  cycle $i
+  i=$((i + 1))
+done
+snapshot last
+sh /bin/slab_traces.sh grown /tmp/first.slab /tmp/last.slab "$cycles" | grep -Ev "$noise" > /tmp/grown
+if [ -s /tmp/grown ]; then
+  cut -c1-600 /tmp/grown
+  bad "$cycles attach cycles: $(wc -l < /tmp/grown) allocation sites grew by $cycles or more (above)"
+else
+  ok "$cycles attach cycles: no slab allocation site grew by $cycles or more"
+fi
+first=$(grep -c "\[dxpu\]" /tmp/first.vmalloc)
+last=$(grep -c "\[dxpu\]" /tmp/last.vmalloc)
+if [ "$last" -le "$first" ]; then ok "$cycles attach cycles: dxpu's vmalloc areas $first -> $last"; else grep "\[dxpu\]" /tmp/last.vmalloc; bad "dxpu's vmalloc areas $first -> $last"; fi
+echo "dxpu0" > /sys/devices/dxpu/unbind || bad "unbind dxpu0"
+if rmmod dxpu; then ok "rmmod dxpu"; else bad "rmmod dxpu"; fi
+for nic in /sys/bus/virtio/drivers/virtio_net/virtio*; do
+  [ -e "$nic" ] && echo "${nic##*/}" > /sys/bus/virtio/drivers/virtio_net/unbind
+done
+# The VFS keeps the dentries of sysfs files this script used until a lookup finds them stale
+# (and they pin their kernfs nodes until then): look them up, as anyone would.
+for n in 0 1; do cat /sys/bus/pci/slots/dxpu$n/power 2>/dev/null && bad "slot dxpu$n left after rmmod"; done
+snapshot after
+# What dxpu's code allocated shows unloaded module addresses (0xffffffffc...) in its stack.
+sh /bin/slab_traces.sh grown /tmp/before.slab /tmp/after.slab 1 | grep -Ev "$noise" |
+  grep " 0xffffffff" > /tmp/left
+if [ -s /tmp/left ]; then
+  cut -c1-600 /tmp/left
+  bad "rmmod left $(wc -l < /tmp/left) allocation sites of dxpu's code alive (above)"
+else
+  ok "rmmod: no slab object allocated from dxpu's code is left"
+fi
+before=$(awk '$3 ~ /^0x/' /tmp/before.vmalloc | wc -l)
+left=$(awk '$3 ~ /^0x/' /tmp/after.vmalloc | wc -l)
+if [ "$left" -le "$before" ]; then
+  ok "rmmod: no vmalloc area allocated from dxpu's code is left"
+else
+  awk '$3 ~ /^0x/' /tmp/after.vmalloc
+  bad "rmmod left $((left - before)) vmalloc areas of unloaded code"
+fi
+echo "leak check: $cycles cycles done"

@@ -1,0 +1,31 @@
+#!/bin/sh
+# slab_traces.sh - runs in the guest, booted with slub_debug=U and with debugfs mounted: what
+# the kernel's allocation tracking says is alive, to find what some work left behind.
+#   slab_traces.sh snapshot > FILE
+#     every live slab object's allocation stack, one line per distinct cache and stack:
+#     "COUNT CACHE SITE FRAME FRAME..." (/sys/kernel/debug/slab/*/alloc_traces)
+#   slab_traces.sh grown OLD NEW MIN
+#     the lines of NEW whose count is at least MIN more than in OLD: "GROWTH CACHE SITE FRAME..."
+case "$1" in
+snapshot)
+  for c in /sys/kernel/debug/slab/*; do
+    [ -r "$c/alloc_traces" ] || continue
+    awk -v cache="${c##*/}" '
+      /^ *[0-9]+ / && !rec { n = $1; key = cache " " $2; rec = 1; next }
+      rec && NF == 0 { print n, key; rec = 0; next }
+      rec { key = key " " $1 }
+      END { if (rec) print n, key }' "$c/alloc_traces"
+  done
+  ;;
+grown)
+  awk -v min="$4" '
+    { k = $0; sub(/^[0-9]+ /, "", k) }
+    FNR == NR { old[k] += $1; next }
+    { new[k] += $1 }
+    END { for (k in new) if (new[k] - old[k] >= min) print new[k] - old[k], k }' "$2" "$3"
+  ;;
+*)
+  echo "usage: slab_traces.sh snapshot | grown OLD NEW MIN" >&2
+  exit 2
+  ;;
+esac
