@@ -7,7 +7,11 @@ bridge for a broadcast or an unknown MAC); a frame from a bridge goes to the gue
 killed; on SIGTERM prints how many frames it forwarded each way. A datagram sent to PATH.inject
 goes to the guest as it is, from PATH: how a test puts forged frames on the wire. A datagram
 "MS" sent to PATH.hold holds every frame from the bridges to the guest for MS milliseconds, then
-delivers them in order: a fabric slow in one direction (completions arrive late).
+delivers them in order: a fabric slow in one direction (completions arrive late). A datagram
+"N" sent to PATH.forge forges the next N completions from the bridges: each one's Tag is
+flipped (bit 7) and the frame's CRC32C made right again, so the guest's session accepts a
+completion for a tag that is not in flight, with a valid sequence number, and the request it
+answered never hears back (docs/protocol.md 4.2, 4.3, 5.4, 12).
   frame_switch.py PATH GUEST_SOCK MAC=BRIDGE_SOCK [MAC=BRIDGE_SOCK ...]"""
 import os
 import select
@@ -23,7 +27,84 @@ bridges = {}
 for arg in sys.argv[3:]:
     mac, sock = arg.split("=", 1)
     bridges[bytes.fromhex(mac.replace(":", ""))] = sock
-counts = {"to_bridges": 0, "to_guest": 0, "injected": 0, "dropped": 0, "held": 0}
+counts = {"to_bridges": 0, "to_guest": 0, "injected": 0, "dropped": 0, "held": 0, "forged": 0}
+
+
+def crc32c_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+CRC32C = crc32c_table()
+
+
+def crc32c(data):
+    c = 0xFFFFFFFF
+    for b in data:
+        c = CRC32C[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+assert crc32c(b"123456789") == 0xE3069283
+
+
+class Forger:
+    """Forges completions from the bridges: the next `pending` completions the guest has not
+    seen yet (a TLP sequence number past every one forwarded), and every retransmission of
+    them, get their Tag flipped and their frame's CRC redone; the guest never sees the real
+    ones. Sequence numbers as docs/protocol.md 4.2 says: the n-th TLP record of a DATA
+    frame has Sequence + n), per bridge MAC and session ID."""
+
+    def __init__(self):
+        self.pending = 0
+        self.next_seq = {}  # MAC + session -> the sequence number after the last TLP forwarded
+        self.forged = set()  # (MAC + session, sequence number) of the forged completions
+
+    def process(self, frame):
+        p = bytearray(frame[14:])
+        if frame[12:14] != b"\x88\xb5" or len(p) < 36 or p[0] != 1 or p[1] != 3:
+            return frame
+        length, nrec = int.from_bytes(p[4:6], "big"), int.from_bytes(p[6:8], "big")
+        if length > len(p):
+            return frame
+        mac, seq = frame[6:12] + bytes(p[12:16]), int.from_bytes(p[24:28], "big")
+        nxt = self.next_seq.get(mac)
+        off, changed = 32, False
+        for _ in range(nrec):
+            if off + 4 > length - 4:
+                return frame
+            rtype, blen = p[off], int.from_bytes(p[off + 2:off + 4], "big")
+            body = off + 4
+            off = body + (blen + 3) // 4 * 4
+            if rtype != 1:
+                continue
+            new = nxt is None or (seq - nxt) % 2**32 < 2**31  # not forwarded before
+            # A TLP record whose TLP is a Cpl or CplD (Fmt 000b/010b, Type 01010b).
+            cpl = blen >= 12 and p[body] in (0x0A, 0x4A)
+            if cpl and ((mac, seq) in self.forged or (new and self.pending)):
+                if (mac, seq) not in self.forged:
+                    self.forged.add((mac, seq))
+                    self.pending -= 1
+                    counts["forged"] += 1
+                p[body + 10] ^= 0x80
+                changed = True
+            if new:
+                nxt = (seq + 1) % 2**32
+            seq = (seq + 1) % 2**32
+        if nxt is not None:
+            self.next_seq[mac] = nxt
+        if not changed:
+            return frame
+        p[length - 4:length] = crc32c(p[:length - 4]).to_bytes(4, "big")
+        return frame[:14] + bytes(p)
+
+
+forger = Forger()
 
 
 def report(*_):
@@ -44,6 +125,10 @@ hold = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 if os.path.exists(path + ".hold"):
     os.unlink(path + ".hold")
 hold.bind(path + ".hold")
+forge = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+if os.path.exists(path + ".forge"):
+    os.unlink(path + ".forge")
+forge.bind(path + ".forge")
 hold_until = 0.0
 held = []
 
@@ -59,13 +144,15 @@ def to_guest(frame, key):
 
 while True:
     wait = max(0.0, hold_until - time.monotonic()) if held else None
-    ready, _, _ = select.select([s, inject, hold], [], [], wait)
+    ready, _, _ = select.select([s, inject, hold, forge], [], [], wait)
     if held and time.monotonic() >= hold_until:
         for frame in held:
             to_guest(frame, "to_guest")
         held = []
     if hold in ready:
         hold_until = time.monotonic() + int(hold.recv(64)) / 1000.0
+    if forge in ready:
+        forger.pending += int(forge.recv(64))
     if inject in ready:
         to_guest(inject.recv(65536), "injected")
     if s not in ready:
@@ -75,6 +162,8 @@ while True:
         counts["dropped"] += 1
         continue
     try:
+        if sender != guest:
+            frame = forger.process(frame)
         if sender == guest:
             dst = bridges.get(frame[0:6])
             for sock in [dst] if dst else bridges.values():

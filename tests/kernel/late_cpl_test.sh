@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Completions for tags no longer in flight, inside a live session: the guest's NIC reaches a
-# dxpu-bridge through a switch on the host (frame_switch.py); when the guest says so, the
-# switch holds every frame from the bridge for 2 s, past dxpu.ko's request timeout (1 s), so a read's completion arrives after
-# dxpu.ko ended the read at its timeout (scenario_late_cpl.sh checks the rest).
+# Completions for tags not in flight, inside a live session: the guest's NIC reaches a
+# dxpu-bridge through a switch on the host (frame_switch.py). When the guest says so, the switch
+# holds every frame from the bridge for 2 s, past dxpu.ko's request timeout (1 s), so a read's
+# completion arrives after dxpu.ko ended the read; then it forges one completion (Tag flipped,
+# CRC redone), which matches no request (scenario_late_cpl.sh checks the rest).
 #   late_cpl_test.sh DXPU_BRIDGE DXPU [WORKDIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,14 +33,19 @@ bash "$here/guest.sh" --name late-cpl --script "$here/scenario_late_cpl.sh" \
   --file "$work/late_cpl_check:/bin/late_cpl_check" --file "$work/chardev_check:/bin/chardev_check" \
   --out "$work/guest" --timeout 300 --expect "chardev_check: 0 failures" >"$work/guest.out" 2>&1 &
 guest_pid=$!
-held=0
-on_console "$work/guest/console.log" "$guest_pid" "DXPU-HOLD: reading" \
-  python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"2000", sys.argv[1])' \
-  "$work/switch.sock.hold" && held=1
+# tell_switch WHAT VALUE: a datagram to the switch's PATH.WHAT socket.
+tell_switch() {
+  python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(sys.argv[2].encode(), sys.argv[1])' \
+    "$work/switch.sock.$1" "$2"
+}
+held=0 forged=0
+on_console "$work/guest/console.log" "$guest_pid" "DXPU-HOLD: reading" tell_switch hold 2000 && held=1
+on_console "$work/guest/console.log" "$guest_pid" "DXPU-FORGE: reading" tell_switch forge 1 && forged=1
 status=0
 wait "$guest_pid" || status=1
 cat "$work/guest.out"
 [ $held -eq 1 ] || { echo "FAIL the guest never asked for the hold"; status=1; }
+[ $forged -eq 1 ] || { echo "FAIL the guest never asked for a forged completion"; status=1; }
 kill -TERM "$switch_pid" "$b1_pid" 2>/dev/null || true
 wait "$switch_pid" "$b1_pid" 2>/dev/null || true
 echo "switch: $(cat "$work/switch.log")"

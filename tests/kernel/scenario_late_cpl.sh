@@ -1,8 +1,10 @@
 #!/bin/sh
-# Guest side: completions arriving for tags no longer in flight. The host's switch holds every
-# frame from the bridge for 2 s (late_cpl_check asks for it): an MMIO read in that time ends
-# all-ones at its timeout (1 s), and its completion, delivered later, finds its tag free. The
-# kernel drops and counts it (unexpected_cpl), the session and the device carry on.
+# Guest side: completions for tags not in flight, inside a live session. First the host's
+# switch holds every frame from the bridge for 2 s (late_cpl_check asks for it): an MMIO read in
+# that time ends all-ones at its timeout (1 s), and its completion, delivered later, finds its
+# tag free. Then the switch forges one completion (its Tag flipped, the frame's CRC made right):
+# it matches nothing, and the read it answered times out. The kernel drops and counts both
+# (unexpected_cpl); the session and the device carry on.
 ok() { echo "DXPU-TEST: PASS $1"; }
 bad() { echo "DXPU-TEST: FAIL $1"; }
 bridge=02:00:00:00:b0:01
@@ -12,19 +14,26 @@ if insmod /lib/dxpu/dxpu.ko ifname=eth0 slots=2 link_down_ms=10000; then ok "ins
 echo "dxpu0 $bridge 01:00.0" > /sys/devices/dxpu/bind
 if echo 1 > /sys/bus/pci/slots/dxpu0/power && [ -c /dev/dxpu0 ]; then ok "power on dxpu0"; else bad "power on dxpu0"; exit 0; fi
 cat /sys/devices/dxpu/bridges
-unexpected0=$(counter unexpected_cpl)
-timeouts0=$(counter timeouts)
-/bin/late_cpl_check /dev/dxpu0 30
-# The late completion came in the held batch, before the answer that ended the check's wait.
-for _ in $(seq 50); do [ "$(counter unexpected_cpl)" -gt "$unexpected0" ] && break; sleep 0.1; done
-cat /sys/devices/dxpu/bridges
-unexpected1=$(counter unexpected_cpl)
-timeouts1=$(counter timeouts)
-if [ "$unexpected1" -gt "$unexpected0" ]; then ok "the late completion is dropped and counted (unexpected_cpl $unexpected0 -> $unexpected1)"; else bad "unexpected_cpl $unexpected0 -> $unexpected1"; fi
-if [ "$timeouts1" -gt "$timeouts0" ]; then ok "the held read is counted as a timeout ($timeouts0 -> $timeouts1)"; else bad "timeouts $timeouts0 -> $timeouts1"; fi
-if grep -q "$bridge established" /sys/devices/dxpu/bridges; then ok "the session stayed established"; else bad "the session did not stay up"; fi
-if grep -q "dxpu0 .* on" /sys/devices/dxpu/slots; then ok "slot dxpu0 still on"; else bad "slot dxpu0 lost its device"; fi
-cat /sys/devices/dxpu/slots
+# phase NAME MARKER: late_cpl_check while the host does NAME on MARKER; a completion for a tag
+# not in flight must be dropped and counted, the read it belonged to time out, the link live on.
+phase() {
+  unexpected0=$(counter unexpected_cpl)
+  timeouts0=$(counter timeouts)
+  /bin/late_cpl_check /dev/dxpu0 30 "$2"
+  # The completion came before the answer that ended the check's wait; give the count a moment.
+  for _ in $(seq 50); do [ "$(counter unexpected_cpl)" -gt "$unexpected0" ] && break; sleep 0.1; done
+  cat /sys/devices/dxpu/bridges
+  unexpected1=$(counter unexpected_cpl)
+  timeouts1=$(counter timeouts)
+  if [ "$unexpected1" -gt "$unexpected0" ]; then ok "$1: the completion is dropped and counted (unexpected_cpl $unexpected0 -> $unexpected1)"; else bad "$1: unexpected_cpl $unexpected0 -> $unexpected1"; fi
+  if [ "$timeouts1" -gt "$timeouts0" ]; then ok "$1: the read it answered is counted as a timeout ($timeouts0 -> $timeouts1)"; else bad "$1: timeouts $timeouts0 -> $timeouts1"; fi
+  if grep -q "$bridge established" /sys/devices/dxpu/bridges; then ok "$1: the session stayed established"; else bad "$1: the session did not stay up"; fi
+  if grep -q "dxpu0 .* on" /sys/devices/dxpu/slots; then ok "$1: slot dxpu0 still on"; else bad "$1: slot dxpu0 lost its device"; fi
+}
+# A late completion: the switch holds the bridge's frames for 2 s.
+phase "late completion" DXPU-HOLD
+# A forged one: the switch flips the Tag of one completion (valid sequence number and CRC).
+phase "forged completion" DXPU-FORGE
 # Everything still works over the same session: registers, DMA, MSI-X, refusals.
 /bin/chardev_check /dev/dxpu0 $((64 << 20))
 echo 0 > /sys/bus/pci/slots/dxpu0/power && ok "power off dxpu0" || bad "power off dxpu0"
