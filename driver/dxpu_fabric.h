@@ -120,6 +120,16 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf);
 int dxpu_bridge_transact(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32 len, u8 *status);
 /* One DW of configuration space of the function at bdf (behind the bridge). -EIO: not SC. */
 int dxpu_bridge_cfg_read(struct dxpu_bridge *b, u16 bdf, u16 reg, u32 *val);
+/*
+ * Reads count DWs of bdf's configuration space from reg on into out (as the function lays them
+ * out: little-endian), up to DXPU_CFG_PIPELINE requests in flight (a configuration read has
+ * no side effects, so their order does not matter). 0, or the first error: -EIO for a
+ * completion other than SC (its DW reads all-ones), an issuing error (-ENOLINK, -EBUSY), or
+ * -ENOMEM. Sleeps.
+ */
+#define DXPU_CFG_PIPELINE 32
+int dxpu_bridge_cfg_read_block(struct dxpu_bridge *b, u16 bdf, u16 reg, unsigned int count,
+			       __le32 *out);
 int dxpu_bridge_cfg_write(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 val);
 /* Queue a configuration write without waiting: any context, interrupts off included. */
 int dxpu_bridge_cfg_write_nowait(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 val);

@@ -31,7 +31,10 @@ static void dxpu_bdf_str(u16 bdf, char *out, size_t len)
 
 /* What the function at bdf answers: its space (256 or 4096 bytes), its BARs' read-backs. */
 struct dxpu_remote_config {
-	u8 space[DXPU_CFG_SPACE_SIZE];
+	union {
+		u8 space[DXPU_CFG_SPACE_SIZE];
+		__le32 dw[DXPU_CFG_SPACE_SIZE / 4];
+	};
 	u32 size;
 	u32 bar_readback[DXPU_CFG_BARS];
 	u32 rom_readback;
@@ -39,24 +42,32 @@ struct dxpu_remote_config {
 
 static int dxpu_read_space(struct dxpu_bridge *b, u16 bdf, struct dxpu_remote_config *rc)
 {
-	u32 reg, v;
+	__le32 *space = rc->dw;
+	u32 ext;
 	int err;
 
-	rc->size = DXPU_CFG_SPACE_SIZE;
-	for (reg = 0; reg < DXPU_CFG_SPACE_SIZE; reg += 4) {
-		err = dxpu_bridge_cfg_read(b, bdf, reg, &v);
-		/* Past 256 bytes a UR ends the walk: a PCI (not PCIe) function. */
-		if (err == -EIO && reg == DXPU_CFG_LEGACY_SIZE) {
-			rc->size = DXPU_CFG_LEGACY_SIZE;
-			break;
-		}
-		if (err)
-			return err;
-		if (reg == 0 && (v == 0xffffffff || v == 0))
-			return -ENODEV;
-		put_unaligned_le32(v, &rc->space[reg]);
+	/* The IDs alone first: where no function answers, nothing more is asked. */
+	err = dxpu_bridge_cfg_read_block(b, bdf, 0, 1, space);
+	if (err)
+		return err;
+	if (space[0] == cpu_to_le32(~0u) || !space[0])
+		return -ENODEV;
+	err = dxpu_bridge_cfg_read_block(b, bdf, 4, DXPU_CFG_LEGACY_SIZE / 4 - 1, space + 1);
+	if (err)
+		return err;
+	/* A UR for the first extended DW: a PCI (not PCIe) function, 256 bytes. */
+	err = dxpu_bridge_cfg_read(b, bdf, DXPU_CFG_LEGACY_SIZE, &ext);
+	if (err == -EIO) {
+		rc->size = DXPU_CFG_LEGACY_SIZE;
+		return 0;
 	}
-	return 0;
+	if (err)
+		return err;
+	space[DXPU_CFG_LEGACY_SIZE / 4] = cpu_to_le32(ext);
+	rc->size = DXPU_CFG_SPACE_SIZE;
+	return dxpu_bridge_cfg_read_block(b, bdf, DXPU_CFG_LEGACY_SIZE + 4,
+					  (DXPU_CFG_SPACE_SIZE - DXPU_CFG_LEGACY_SIZE) / 4 - 1,
+					  space + DXPU_CFG_LEGACY_SIZE / 4 + 1);
 }
 
 /* All-ones, read back, restore: the bridge's copy of the BARs answers like the real ones. */
@@ -95,11 +106,13 @@ static struct dxpu_cfg_shadow *dxpu_fetch_shadow(struct dxpu_slot *s, struct dxp
 	struct dxpu_remote_config *rc = kzalloc(sizeof(*rc), GFP_KERNEL);
 	struct dxpu_cfg_shadow *sh = NULL;
 	char bdf[16];
+	ktime_t start;
 	int err;
 
 	if (!rc)
 		return ERR_PTR(-ENOMEM);
 	dxpu_bdf_str(s->remote_bdf, bdf, sizeof(bdf));
+	start = ktime_get();
 	err = dxpu_read_space(b, s->remote_bdf, rc);
 	if (err == -EIO || err == -ENODEV) {
 		pr_err("dxpu: %s: no device answers at %s behind %pM: is it assigned to this host's node?\n",
@@ -109,6 +122,9 @@ static struct dxpu_cfg_shadow *dxpu_fetch_shadow(struct dxpu_slot *s, struct dxp
 	}
 	if (!err)
 		err = dxpu_size_bars(b, s->remote_bdf, rc);
+	if (!err)
+		pr_info("dxpu: %s: %u bytes of configuration space from %s behind %pM in %lld us\n",
+			s->name, rc->size, bdf, s->mac, ktime_us_delta(ktime_get(), start));
 	if (err) {
 		pr_err("dxpu: %s: reading the configuration space of %s behind %pM failed: %d\n",
 		       s->name, bdf, s->mac, err);

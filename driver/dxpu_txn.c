@@ -63,27 +63,28 @@ static bool dxpu_bridge_up(struct dxpu_bridge *b)
 	return !b->closing && dxfp_session_get_state(&b->session) == DXFP_STATE_ESTABLISHED;
 }
 
-int dxpu_bridge_transact(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32 len, u8 *status)
+/* Issues t; w is completed when it ends (bounded: its deadline, the session or the bridge). */
+static int dxpu_bridge_issue(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32 len,
+			     struct dxpu_waiter *w)
 {
 	unsigned long give_up = jiffies + msecs_to_jiffies(DXPU_ISSUE_PATIENCE_MS);
-	struct dxpu_waiter w;
 	enum dxpu_host_err err;
 
 	might_sleep();
-	init_completion(&w.done);
+	init_completion(&w->done);
 	for (;;) {
 		spin_lock_bh(&b->lock);
 		if (!dxpu_bridge_up(b)) {
 			spin_unlock_bh(&b->lock);
 			return -ENOLINK;
 		}
-		err = dxpu_host_issue(&b->host, t, buf, len, (u64)(uintptr_t)&w, ktime_get_ns(),
+		err = dxpu_host_issue(&b->host, t, buf, len, (u64)(uintptr_t)w, ktime_get_ns(),
 				      NULL);
 		if (err == DXPU_HOST_OK)
 			dxpu_bridge_flush_locked(b); /* now, not at the next timer tick */
 		spin_unlock_bh(&b->lock);
 		if (err == DXPU_HOST_OK)
-			break;
+			return 0;
 		if (err == DXPU_HOST_BAD_REQUEST || err == DXPU_HOST_BAD_ARGUMENT)
 			return -EINVAL;
 		/* No tag, or the session's queue is full: room comes as completions arrive. */
@@ -91,7 +92,15 @@ int dxpu_bridge_transact(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32
 			return -EBUSY;
 		usleep_range(200, 1000);
 	}
-	/* Bounded: its deadline, the session going down or the bridge closing ends it. */
+}
+
+int dxpu_bridge_transact(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32 len, u8 *status)
+{
+	struct dxpu_waiter w;
+	int err = dxpu_bridge_issue(b, t, buf, len, &w);
+
+	if (err)
+		return err;
 	wait_for_completion(&w.done);
 	*status = w.status;
 	return 0;
@@ -120,6 +129,39 @@ int dxpu_bridge_cfg_read(struct dxpu_bridge *b, u16 bdf, u16 reg, u32 *val)
 	if (err)
 		return err;
 	return status == DXPU_TLP_CPL_SC ? 0 : -EIO;
+}
+
+int dxpu_bridge_cfg_read_block(struct dxpu_bridge *b, u16 bdf, u16 reg, unsigned int count,
+			       __le32 *out)
+{
+	struct dxpu_waiter *w;
+	unsigned int base, n, i;
+	struct dxpu_tlp t;
+	int first = 0, err;
+
+	w = kcalloc(DXPU_CFG_PIPELINE, sizeof(*w), GFP_KERNEL);
+	if (!w)
+		return -ENOMEM;
+	for (base = 0; base < count && !first; base += n) {
+		n = min_t(unsigned int, count - base, DXPU_CFG_PIPELINE);
+		for (i = 0; i < n; i++) {
+			out[base + i] = cpu_to_le32(~0u);
+			dxpu_cfg_request(&t, DXPU_TLP_CFGRD0, bdf, reg + 4 * (base + i), 0xf);
+			err = dxpu_bridge_issue(b, &t, (u8 *)&out[base + i], sizeof(out[0]), &w[i]);
+			if (err) {
+				first = first ?: err;
+				n = i; /* wait for those issued, then stop */
+				break;
+			}
+		}
+		for (i = 0; i < n; i++) {
+			wait_for_completion(&w[i].done);
+			if (w[i].status != DXPU_TLP_CPL_SC)
+				first = first ?: -EIO;
+		}
+	}
+	kfree(w);
+	return first;
 }
 
 int dxpu_bridge_cfg_write(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 val)
