@@ -35,6 +35,16 @@ bool WaitForPath(const std::string& path) {
   return fs::exists(path);
 }
 
+std::string FreshSocketPath(const std::string& name) {
+  static std::atomic<int> sockets{0};
+  const fs::path path =
+      fs::temp_directory_path() / ("dxpu-" + name + "-" + std::to_string(getpid()) + "-" +
+                                   std::to_string(sockets.fetch_add(1)) + ".sock");
+  std::error_code ignored;
+  fs::remove(path, ignored);
+  return path.string();
+}
+
 BridgeProcess::BridgeProcess(const std::string& config_text, std::string binary)
     : binary_(std::move(binary)) {
   static std::atomic<int> instances{0};

@@ -19,6 +19,11 @@ uint16_t FreePort(int type);
 // Whether `path` appears within 5 s (the daemon creates its management socket last).
 bool WaitForPath(const std::string& path);
 
+// A path for a test daemon's AF_UNIX socket, unique in this process and free: a file a dead
+// process with the same PID left there is removed first, so WaitForPath() cannot mistake it
+// for the new daemon's socket. `name` says whose it is.
+std::string FreshSocketPath(const std::string& name);
+
 class BridgeProcess {
  public:
   // binary: the dxpu-bridge executable.

@@ -125,7 +125,7 @@ class LinkHost {
 TEST(BridgeDaemon, ServesHostsManagementAndMetricsThenShutsDownCleanly) {
   const uint16_t dxfp_port = FreePort(SOCK_DGRAM);
   const uint16_t metrics_port = FreePort(SOCK_STREAM);
-  const std::string mgmt = "/tmp/dxpu-bridge-test-" + std::to_string(getpid()) + ".mgmt";
+  const std::string mgmt = FreshSocketPath("bridge-test-mgmt");
   const std::string text = R"({
     "node_id": "0xb0c5",
     "links": [{"type": "udp", "listen": "127.0.0.1:)" +

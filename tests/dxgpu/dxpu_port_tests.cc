@@ -32,7 +32,7 @@ SharedBridge& Bridge() {
   static SharedBridge b = [] {
     SharedBridge s;
     s.port = dxpu::test::FreePort(SOCK_DGRAM);
-    const std::string mgmt = "/tmp/dxpu-dxgpu-test-" + std::to_string(getpid()) + ".mgmt";
+    const std::string mgmt = dxpu::test::FreshSocketPath("dxgpu-test-mgmt");
     s.process = std::make_unique<dxpu::test::BridgeProcess>(
         R"({"node_id": "0xb2", "links": [{"type": "udp", "listen": "127.0.0.1:)" +
         std::to_string(s.port) + R"("}], "management": {"unix": ")" + mgmt +

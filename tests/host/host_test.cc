@@ -325,8 +325,7 @@ BridgeSetup StartBridge(const std::vector<std::string>& profiles, const std::str
                         uint16_t first_bus = 1) {
   BridgeSetup s;
   s.port = FreePort(SOCK_DGRAM);
-  static int n = 0;
-  s.mgmt = "/tmp/dxpu-host-test-" + std::to_string(getpid()) + "-" + std::to_string(n++) + ".mgmt";
+  s.mgmt = FreshSocketPath("host-test-mgmt");
   std::string devices;
   for (size_t i = 0; i < profiles.size(); ++i) {
     devices += (i ? ", " : "") + std::string(R"({"profile": ")") + profiles[i] +
