@@ -4,8 +4,6 @@
 // model) bit for bit: error code, kind and class; every beat checked through unchanged.
 // $DXPU_SEED replays a run.
 #include <gtest/gtest.h>
-#include <verilated.h>
-#include <verilated_cov.h>
 
 #include <algorithm>
 #include <array>
@@ -21,45 +19,13 @@
 #include "Vrtl_tlp_classify_w64.h"
 #include "core/tlp_codec.h"
 #include "core/tlp_testutil.h"
+#include "rtl_tb.h"
 
 namespace {
 
-// A port of N bits as Verilator lays it out: up to 64 bits a scalar, above a VlWide array of
-// 32-bit words, word 0 holding bits 31:0.
-template <typename Port>
-void SetBits(Port& port, const std::vector<uint32_t>& words) {
-  if constexpr (std::is_integral_v<Port>) {
-    uint64_t v = words.empty() ? 0 : words[0];
-    if (words.size() > 1) v |= static_cast<uint64_t>(words[1]) << 32;
-    port = static_cast<Port>(v);
-  } else {
-    for (size_t i = 0; i < std::size(port.m_storage); ++i)
-      port.m_storage[i] = i < words.size() ? words[i] : 0;
-  }
-}
-
-template <typename Port>
-std::vector<uint32_t> GetBits(const Port& port, size_t nwords) {
-  std::vector<uint32_t> words(nwords);
-  if constexpr (std::is_integral_v<Port>) {
-    auto v = static_cast<uint64_t>(port);
-    words[0] = static_cast<uint32_t>(v);
-    if (nwords > 1) words[1] = static_cast<uint32_t>(v >> 32);
-  } else {
-    for (size_t i = 0; i < nwords; ++i) words[i] = port.m_storage[i];
-  }
-  return words;
-}
-
-// Header bytes as on the wire -> the 128-bit port (byte 0 in bits 127:120).
-std::vector<uint32_t> HeaderWords(const std::array<uint8_t, 16>& h) {
-  std::vector<uint32_t> w(4);
-  for (size_t dw = 0; dw < 4; ++dw)
-    w[3 - dw] = static_cast<uint32_t>(h[4 * dw]) << 24 |
-                static_cast<uint32_t>(h[4 * dw + 1]) << 16 |
-                static_cast<uint32_t>(h[4 * dw + 2]) << 8 | h[4 * dw + 3];
-  return w;
-}
+using dxpu::rtl::GetBits;
+using dxpu::rtl::HeaderWords;
+using dxpu::rtl::SetBits;
 
 // What lib/core says of a record: its error, its kind (INVALID when DW0 alone fails), class.
 struct Verdict {
@@ -99,14 +65,12 @@ struct Record {
 Record MakeRecord(const std::vector<uint8_t>& bytes, unsigned width, std::mt19937_64& rng) {
   Record r;
   r.expect = GoldenVerdict(bytes);
-  std::array<uint8_t, 16> h{};
-  std::copy_n(bytes.begin(), std::min<size_t>(16, bytes.size()), h.begin());
   const size_t payload = bytes.size() > 16 ? bytes.size() - 16 : 0;
   const size_t beat_bytes = width / 8,
                nbeats = std::max<size_t>(1, (payload + beat_bytes - 1) / beat_bytes);
   for (size_t b = 0; b < nbeats; ++b) {
     Beat beat;
-    beat.hdr = HeaderWords(h);
+    beat.hdr = HeaderWords(bytes);
     beat.len = static_cast<uint32_t>(bytes.size());
     beat.data.resize(width / 32);
     for (auto& w : beat.data) w = static_cast<uint32_t>(rng());
@@ -171,65 +135,51 @@ class RecordSource {
   dxpu::test::RandomTlpGenerator tlps_;
 };
 
-// The DUT with its own context (a fresh VerilatedContext per test: docs/rtl.md).
+// The DUT: the model in its own simulation (rtl_tb.h), its ports as beats.
 template <typename Model, unsigned Width>
 class Dut {
  public:
   static constexpr unsigned kWidth = Width;
-  Dut() : ctx_(std::make_unique<VerilatedContext>()) {
-    ctx_->randReset(2);
-    m_ = std::make_unique<Model>(ctx_.get(), "dut");
+  Dut() {
     Idle();
-    m_->rst = 1;
-    for (int i = 0; i < 4; ++i) Tick();
-    m_->rst = 0;
+    sim_.Reset();
   }
-  ~Dut() { m_->final(); }
-  Model& m() { return *m_; }
+  Model& m() { return sim_.m(); }
   void Idle() {
-    m_->s_tlp_valid = 0;
-    m_->s_tlp_sop = 0;
-    m_->s_tlp_eop = 0;
-    m_->s_tlp_len = 0;
-    m_->s_tlp_keep = 0;
-    SetBits(m_->s_tlp_hdr, {});
-    SetBits(m_->s_tlp_data, {});
-    m_->m_tlp_ready = 0;
+    m().s_tlp_valid = 0;
+    m().s_tlp_sop = 0;
+    m().s_tlp_eop = 0;
+    m().s_tlp_len = 0;
+    m().s_tlp_keep = 0;
+    SetBits(m().s_tlp_hdr, {});
+    SetBits(m().s_tlp_data, {});
+    m().m_tlp_ready = 0;
   }
   void Drive(const Beat& b) {
-    SetBits(m_->s_tlp_hdr, b.hdr);
-    SetBits(m_->s_tlp_data, b.data);
-    m_->s_tlp_len = b.len;
-    m_->s_tlp_keep = b.keep;
-    m_->s_tlp_sop = b.sop;
-    m_->s_tlp_eop = b.eop;
-    m_->s_tlp_valid = 1;
+    SetBits(m().s_tlp_hdr, b.hdr);
+    SetBits(m().s_tlp_data, b.data);
+    m().s_tlp_len = b.len;
+    m().s_tlp_keep = b.keep;
+    m().s_tlp_sop = b.sop;
+    m().s_tlp_eop = b.eop;
+    m().s_tlp_valid = 1;
   }
-  Beat Out() const {
+  Beat Out() {
     Beat b;
-    b.hdr = GetBits(m_->m_tlp_hdr, 4);
-    b.data = GetBits(m_->m_tlp_data, Width / 32);
-    b.len = m_->m_tlp_len;
-    b.keep = m_->m_tlp_keep;
-    b.sop = m_->m_tlp_sop;
-    b.eop = m_->m_tlp_eop;
+    b.hdr = GetBits(m().m_tlp_hdr, 4);
+    b.data = GetBits(m().m_tlp_data, Width / 32);
+    b.len = m().m_tlp_len;
+    b.keep = m().m_tlp_keep;
+    b.sop = m().m_tlp_sop;
+    b.eop = m().m_tlp_eop;
     return b;
   }
-  Verdict OutVerdict() const { return {m_->m_tlp_err, m_->m_tlp_kind, m_->m_tlp_class}; }
-  void Tick() {
-    m_->clk = 0;
-    m_->eval();
-    ctx_->timeInc(1);
-    m_->clk = 1;
-    m_->eval();
-    ctx_->timeInc(1);
-  }
-  void Eval() { m_->eval(); }
-  VerilatedContext& ctx() { return *ctx_; }
+  Verdict OutVerdict() { return {m().m_tlp_err, m().m_tlp_kind, m().m_tlp_class}; }
+  void Tick() { sim_.Tick(); }
+  void Eval() { sim_.Eval(); }
 
  private:
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Model> m_;
+  dxpu::rtl::Sim<Model> sim_;
 };
 
 template <typename T>

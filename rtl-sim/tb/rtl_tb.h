@@ -1,0 +1,134 @@
+// rtl_tb.h - what every RTL testbench shares: a Verilated model under test with its own
+// VerilatedContext (docs/rtl.md), its clock, reset and cycle count; wide ports as 32-bit words;
+// and the hooks `dxpu rtl regress` drives through the environment:
+//
+//   DXPU_SEED=N            the seed of every random test (printed by the test; replays a run)
+//   DXPU_RTL_FST_DIR=DIR   each simulation writes its waveform to DIR/<test>.<n>.fst
+//   DXPU_RTL_COV_DIR=DIR   each simulation writes its coverage to DIR/<test>.<n>.dat
+//
+// Without them a testbench neither traces nor writes coverage files.
+#ifndef DXPU_RTL_SIM_TB_RTL_TB_H_
+#define DXPU_RTL_SIM_TB_RTL_TB_H_
+
+#include <verilated.h>
+#include <verilated_fst_c.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace dxpu::rtl {
+
+// A port of N bits as Verilator lays it out: up to 64 bits a scalar, above a VlWide array of
+// 32-bit words, word 0 holding bits 31:0. Missing words read as zero.
+template <typename Port>
+void SetBits(Port& port, std::span<const uint32_t> words) {
+  if constexpr (std::is_integral_v<Port>) {
+    uint64_t v = words.empty() ? 0 : words[0];
+    if (words.size() > 1) v |= static_cast<uint64_t>(words[1]) << 32;
+    port = static_cast<Port>(v);
+  } else {
+    for (size_t i = 0; i < std::size(port.m_storage); ++i)
+      port.m_storage[i] = i < words.size() ? words[i] : 0;
+  }
+}
+
+template <typename Port>
+std::vector<uint32_t> GetBits(const Port& port, size_t nwords) {
+  std::vector<uint32_t> words(nwords);
+  if constexpr (std::is_integral_v<Port>) {
+    auto v = static_cast<uint64_t>(port);
+    words[0] = static_cast<uint32_t>(v);
+    if (nwords > 1) words[1] = static_cast<uint32_t>(v >> 32);
+  } else {
+    for (size_t i = 0; i < nwords; ++i) words[i] = port.m_storage[i];
+  }
+  return words;
+}
+
+// Header bytes as on the wire -> the 128-bit header port (byte 0 in bits 127:120; a 3 DW
+// header leaves bits 31:0 zero).
+std::vector<uint32_t> HeaderWords(std::span<const uint8_t> bytes);
+// ...and back: the 16 wire bytes of a header port's words.
+std::array<uint8_t, 16> HeaderBytes(std::span<const uint32_t> words);
+
+// The number of the next simulation this process starts (0, 1, ...).
+unsigned NextSimSerial();
+
+// Where simulation `serial`'s waveform or coverage goes (empty: nowhere):
+// DIR/<suite.test>.<serial>.ext for the environment variable naming DIR.
+std::string ArtifactPath(const char* env_var, unsigned serial, const char* ext);
+
+// Writes the context's coverage to its ArtifactPath(DXPU_RTL_COV_DIR) when that is set.
+void WriteCoverage(VerilatedContext& ctx, unsigned serial);
+
+// One model under test: a fresh context, clocked by Tick(), reset for `reset_cycles` cycles by
+// Reset() (the model's `rst` is active high). Every input must be driven before the first
+// Eval(): the context randomises them (randReset(2)) so an undriven input shows.
+template <typename Model>
+class Sim {
+ public:
+  Sim() : ctx_(std::make_unique<VerilatedContext>()), serial_(NextSimSerial()) {
+    ctx_->randReset(2);
+    const std::string fst = ArtifactPath("DXPU_RTL_FST_DIR", serial_, "fst");
+    if (!fst.empty()) ctx_->traceEverOn(true);
+    model_ = std::make_unique<Model>(ctx_.get(), "dut");
+    if (!fst.empty()) {
+      trace_ = std::make_unique<VerilatedFstC>();
+      model_->trace(trace_.get(), 99);
+      trace_->open(fst.c_str());
+    }
+  }
+  Sim(const Sim&) = delete;
+  Sim& operator=(const Sim&) = delete;
+  Sim(Sim&&) = delete;
+  Sim& operator=(Sim&&) = delete;
+  ~Sim() {
+    model_->final();
+    if (trace_) trace_->close();
+    WriteCoverage(*ctx_, serial_);
+  }
+
+  Model& m() { return *model_; }
+  const Model& m() const { return *model_; }
+  VerilatedContext& ctx() { return *ctx_; }
+  uint64_t cycles() const { return cycles_; }
+
+  void Eval() { model_->eval(); }
+  // One clock cycle: inputs set before it are sampled at its rising edge.
+  void Tick() {
+    model_->clk = 0;
+    model_->eval();
+    Dump();
+    ctx_->timeInc(1);
+    model_->clk = 1;
+    model_->eval();
+    Dump();
+    ctx_->timeInc(1);
+    ++cycles_;
+  }
+  void Reset(int reset_cycles = 4) {
+    model_->rst = 1;
+    for (int i = 0; i < reset_cycles; ++i) Tick();
+    model_->rst = 0;
+  }
+
+ private:
+  void Dump() {
+    if (trace_) trace_->dump(ctx_->time());
+  }
+
+  std::unique_ptr<VerilatedContext> ctx_;
+  unsigned serial_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<VerilatedFstC> trace_;
+  uint64_t cycles_ = 0;
+};
+
+}  // namespace dxpu::rtl
+
+#endif  // DXPU_RTL_SIM_TB_RTL_TB_H_
