@@ -91,8 +91,8 @@ std::unique_ptr<BridgeBox> BridgeBox::Create(const BridgeBoxConfig& config, std:
   dc.max_pending_per_host = config.max_pending_per_host;
   dc.completion_timeout_ns = config.completion_timeout_ns;
   dc.tag_quarantine_ns = config.tag_quarantine_ns;
-  std::unique_ptr<GoldenDatapath> datapath;
-  if (why.empty()) datapath = GoldenDatapath::Create(dc, &why);
+  std::unique_ptr<Datapath> datapath;
+  if (why.empty()) datapath = (config.datapath ? config.datapath : MakeGoldenDatapath)(dc, &why);
   if (!datapath) {
     if (error != nullptr) *error = why;
     return nullptr;

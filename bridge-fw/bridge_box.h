@@ -25,6 +25,7 @@
 
 #include "bridge-fw/box_switch.h"
 #include "bridge-fw/datapath.h"
+#include "bridge-fw/golden_datapath.h"
 #include "bridge-fw/rate_limited_log.h"
 #include "bridge-fw/virtual_bars.h"
 #include "bridge-fw/write_combiner.h"
@@ -74,6 +75,8 @@ struct BridgeBoxConfig {
   // Refusal log lines: at most `burst` per reason and host per interval.
   uint64_t refusal_log_interval_ns = 1'000'000'000;
   uint32_t refusal_log_burst = 5;
+  // The data plane; null: the C++ golden model (MakeGoldenDatapath).
+  DatapathFactory datapath = nullptr;
 };
 
 // What a management request came to (mgmt.h's status codes map onto these).

@@ -86,6 +86,14 @@ BridgeBoxConfig ToBoxConfig(const BridgeConfig& config) {
 
 std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, std::string* error,
                                                    DaemonEmbedding embedding) {
+  // SIGINT and SIGTERM arrive as a readable descriptor, handled on the loop like the rest. They
+  // are blocked before anything can start a thread (the RTL data path's simulator does), so
+  // that every thread inherits the mask and none takes the default action.
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  if (embedding.handle_signals) pthread_sigmask(SIG_BLOCK, &mask, nullptr);
   std::unique_ptr<BridgeDaemon> d(new BridgeDaemon());
   d->config_ = config;
   d->started_ns_ = fabric::MonotonicNanos();
@@ -97,6 +105,7 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
   d->loop_ = std::move(loop.link);
 
   BridgeBoxConfig box_config = ToBoxConfig(config);
+  box_config.datapath = embedding.datapath;
   size_t max_frame = 0;
   for (const LinkConfig& lc : config.links) {
     std::unique_ptr<link::Link> l = OpenLink(lc, error);
@@ -129,12 +138,6 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
   }
 
   if (embedding.handle_signals) {
-    // SIGINT and SIGTERM arrive as a readable descriptor, handled on the loop like the rest.
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &mask, nullptr);
     d->signals_ = link::UniqueFd(signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC));
     if (!d->signals_.valid()) {
       *error = "signalfd failed";

@@ -7,9 +7,13 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "bridge-fw/bridge_config.h"
 #include "bridge-fw/bridge_daemon.h"
+#ifdef DXPU_WITH_RTL
+#include "rtl-sim/datapath/rtl_datapath.h"
+#endif
 
 namespace {
 
@@ -75,7 +79,24 @@ int Main(int argc, char** argv) {
   app.add_flag("--check", check_only, "validate the configuration, print a summary and exit");
   app.add_option("--log-level", level, "override log.level: trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  std::string datapath = "golden";
+  app.add_option("--datapath", datapath,
+                 "the data plane that translates and checks every TLP: golden (the C++ model) or\n"
+                 "rtl (the Verilated RTL of rtl-sim/ in the loop, bit for bit the same decisions,\n"
+                 "slower: for RTL regression runs)")
+      ->check(CLI::IsMember({"golden", "rtl"}))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  dxpu::bridge::DaemonEmbedding embedding;
+  if (datapath == "rtl") {
+#ifdef DXPU_WITH_RTL
+    embedding.datapath = dxpu::bridge::MakeRtlDatapath;
+#else
+    std::fprintf(stderr,
+                 "dxpu-bridge: --datapath=rtl: built without Verilator (tools/bootstrap)\n");
+    return 2;
+#endif
+  }
 
   const dxpu::bridge::BridgeConfigResult loaded = dxpu::bridge::LoadBridgeConfig(config_path);
   if (!loaded.ok()) {
@@ -93,7 +114,8 @@ int Main(int argc, char** argv) {
     return 0;
   }
   std::string error;
-  auto daemon = dxpu::bridge::BridgeDaemon::Create(config, &error);
+  auto daemon = dxpu::bridge::BridgeDaemon::Create(config, &error, std::move(embedding));
+  if (daemon) spdlog::info("data plane: {}", datapath);
   if (!daemon) {
     spdlog::critical("cannot start: {}", error);
     return 1;

@@ -89,6 +89,11 @@ std::unique_ptr<GoldenDatapath> GoldenDatapath::Create(const GoldenDatapathConfi
   return std::unique_ptr<GoldenDatapath>(new GoldenDatapath(config));
 }
 
+std::unique_ptr<Datapath> MakeGoldenDatapath(const GoldenDatapathConfig& config,
+                                             std::string* error) {
+  return GoldenDatapath::Create(config, error);
+}
+
 GoldenDatapath::GoldenDatapath(const GoldenDatapathConfig& config)
     : config_(config),
       devices_(config.devices),

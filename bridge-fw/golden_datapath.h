@@ -31,6 +31,13 @@ struct GoldenDatapathConfig {
 // Why a configuration is refused, or empty.
 std::string CheckConfig(const GoldenDatapathConfig& config);
 
+// Makes a data plane configured as `config`; null with *error set when it cannot. The bridge
+// takes one (BridgeBoxConfig::datapath): the golden model's, or the RTL's (rtl-sim/).
+using DatapathFactory = std::unique_ptr<Datapath> (*)(const GoldenDatapathConfig& config,
+                                                      std::string* error);
+std::unique_ptr<Datapath> MakeGoldenDatapath(const GoldenDatapathConfig& config,
+                                             std::string* error);
+
 class GoldenDatapath final : public Datapath {
  public:
   // Null, with *error set, for an invalid configuration.

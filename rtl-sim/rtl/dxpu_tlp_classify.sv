@@ -15,7 +15,8 @@ module dxpu_tlp_classify
   import dxpu_tlp_pkg::*;
 #(
     parameter int DATA_WIDTH = 64,
-    parameter int KEEP_WIDTH = DATA_WIDTH / 32
+    parameter int KEEP_WIDTH = DATA_WIDTH / 32,
+    parameter int USER_WIDTH = 1  // sideband carried with each beat, untouched
 ) (
     input wire logic clk,
     input wire logic rst,
@@ -24,6 +25,7 @@ module dxpu_tlp_classify
     input  wire logic [TLP_LEN_WIDTH-1:0]  s_tlp_len,
     input  wire logic [  DATA_WIDTH-1:0]   s_tlp_data,
     input  wire logic [  KEEP_WIDTH-1:0]   s_tlp_keep,
+    input  wire logic [  USER_WIDTH-1:0]   s_tlp_user,
     input  wire logic                      s_tlp_sop,
     input  wire logic                      s_tlp_eop,
     input  wire logic                      s_tlp_valid,
@@ -33,6 +35,7 @@ module dxpu_tlp_classify
     output wire logic [TLP_LEN_WIDTH-1:0]  m_tlp_len,
     output wire logic [  DATA_WIDTH-1:0]   m_tlp_data,
     output wire logic [  KEEP_WIDTH-1:0]   m_tlp_keep,
+    output wire logic [  USER_WIDTH-1:0]   m_tlp_user,
     output wire logic                      m_tlp_sop,
     output wire logic                      m_tlp_eop,
     output wire logic                      m_tlp_valid,
@@ -50,6 +53,9 @@ module dxpu_tlp_classify
   end
   if (KEEP_WIDTH * 32 != DATA_WIDTH) begin : g_bad_keep
     $error("dxpu_tlp_classify: KEEP_WIDTH must be DATA_WIDTH / 32");
+  end
+  if (USER_WIDTH < 1) begin : g_bad_user
+    $error("dxpu_tlp_classify: USER_WIDTH must be at least 1");
   end
 
   typedef struct packed {
@@ -226,6 +232,7 @@ module dxpu_tlp_classify
   logic [TLP_LEN_WIDTH-1:0] len_reg = '0;
   logic [DATA_WIDTH-1:0] data_reg = '0;
   logic [KEEP_WIDTH-1:0] keep_reg = '0;
+  logic [USER_WIDTH-1:0] user_reg = '0;
   logic sop_reg = 1'b0, eop_reg = 1'b0, valid_reg = 1'b0, valid_next;
   verdict_t verdict_reg = '0;
 
@@ -243,6 +250,7 @@ module dxpu_tlp_classify
       len_reg  <= s_tlp_len;
       data_reg <= s_tlp_data;
       keep_reg <= s_tlp_keep;
+      user_reg <= s_tlp_user;
       sop_reg  <= s_tlp_sop;
       eop_reg  <= s_tlp_eop;
       if (s_tlp_sop) verdict_reg <= judge(s_tlp_hdr, s_tlp_len);
@@ -254,6 +262,7 @@ module dxpu_tlp_classify
   assign m_tlp_len   = len_reg;
   assign m_tlp_data  = data_reg;
   assign m_tlp_keep  = keep_reg;
+  assign m_tlp_user  = user_reg;
   assign m_tlp_sop   = sop_reg;
   assign m_tlp_eop   = eop_reg;
   assign m_tlp_valid = valid_reg;

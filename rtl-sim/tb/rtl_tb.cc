@@ -10,25 +10,6 @@
 
 namespace dxpu::rtl {
 
-std::vector<uint32_t> HeaderWords(std::span<const uint8_t> bytes) {
-  std::array<uint8_t, 16> h{};
-  for (size_t i = 0; i < h.size() && i < bytes.size(); ++i) h[i] = bytes[i];
-  std::vector<uint32_t> w(4);
-  for (size_t dw = 0; dw < 4; ++dw)
-    w[3 - dw] = static_cast<uint32_t>(h[4 * dw]) << 24 |
-                static_cast<uint32_t>(h[4 * dw + 1]) << 16 |
-                static_cast<uint32_t>(h[4 * dw + 2]) << 8 | h[4 * dw + 3];
-  return w;
-}
-
-std::array<uint8_t, 16> HeaderBytes(std::span<const uint32_t> words) {
-  std::array<uint8_t, 16> h{};
-  for (size_t dw = 0; dw < 4 && 3 - dw < words.size(); ++dw)
-    for (size_t b = 0; b < 4; ++b)
-      h[4 * dw + b] = static_cast<uint8_t>(words[3 - dw] >> (24 - 8 * b));
-  return h;
-}
-
 unsigned NextSimSerial() {
   static std::atomic<unsigned> serial{0};
   return serial++;

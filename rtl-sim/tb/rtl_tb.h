@@ -21,40 +21,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "rtl-sim/datapath/verilated_ports.h"
+
 namespace dxpu::rtl {
-
-// A port of N bits as Verilator lays it out: up to 64 bits a scalar, above a VlWide array of
-// 32-bit words, word 0 holding bits 31:0. Missing words read as zero.
-template <typename Port>
-void SetBits(Port& port, std::span<const uint32_t> words) {
-  if constexpr (std::is_integral_v<Port>) {
-    uint64_t v = words.empty() ? 0 : words[0];
-    if (words.size() > 1) v |= static_cast<uint64_t>(words[1]) << 32;
-    port = static_cast<Port>(v);
-  } else {
-    for (size_t i = 0; i < std::size(port.m_storage); ++i)
-      port.m_storage[i] = i < words.size() ? words[i] : 0;
-  }
-}
-
-template <typename Port>
-std::vector<uint32_t> GetBits(const Port& port, size_t nwords) {
-  std::vector<uint32_t> words(nwords);
-  if constexpr (std::is_integral_v<Port>) {
-    auto v = static_cast<uint64_t>(port);
-    words[0] = static_cast<uint32_t>(v);
-    if (nwords > 1) words[1] = static_cast<uint32_t>(v >> 32);
-  } else {
-    for (size_t i = 0; i < nwords; ++i) words[i] = port.m_storage[i];
-  }
-  return words;
-}
-
-// Header bytes as on the wire -> the 128-bit header port (byte 0 in bits 127:120; a 3 DW
-// header leaves bits 31:0 zero).
-std::vector<uint32_t> HeaderWords(std::span<const uint8_t> bytes);
-// ...and back: the 16 wire bytes of a header port's words.
-std::array<uint8_t, 16> HeaderBytes(std::span<const uint32_t> words);
 
 // The number of the next simulation this process starts (0, 1, ...).
 unsigned NextSimSerial();

@@ -51,7 +51,7 @@ Verdict GoldenVerdict(const std::vector<uint8_t>& record) {
 // One beat on the stream.
 struct Beat {
   std::vector<uint32_t> hdr, data;
-  uint32_t len = 0, keep = 0;
+  uint32_t len = 0, keep = 0, user = 0;
   bool sop = false, eop = false;
 };
 
@@ -75,6 +75,7 @@ Record MakeRecord(const std::vector<uint8_t>& bytes, unsigned width, std::mt1993
     beat.data.resize(width / 32);
     for (auto& w : beat.data) w = static_cast<uint32_t>(rng());
     beat.keep = static_cast<uint32_t>(rng()) & ((1u << (width / 32)) - 1u);
+    beat.user = static_cast<uint32_t>(rng() & 1u);
     beat.sop = b == 0;
     beat.eop = b + 1 == nbeats;
     r.beats.push_back(std::move(beat));
@@ -151,6 +152,7 @@ class Dut {
     m().s_tlp_eop = 0;
     m().s_tlp_len = 0;
     m().s_tlp_keep = 0;
+    m().s_tlp_user = 0;
     SetBits(m().s_tlp_hdr, {});
     SetBits(m().s_tlp_data, {});
     m().m_tlp_ready = 0;
@@ -160,6 +162,7 @@ class Dut {
     SetBits(m().s_tlp_data, b.data);
     m().s_tlp_len = b.len;
     m().s_tlp_keep = b.keep;
+    m().s_tlp_user = b.user;
     m().s_tlp_sop = b.sop;
     m().s_tlp_eop = b.eop;
     m().s_tlp_valid = 1;
@@ -170,6 +173,7 @@ class Dut {
     b.data = GetBits(m().m_tlp_data, Width / 32);
     b.len = m().m_tlp_len;
     b.keep = m().m_tlp_keep;
+    b.user = m().m_tlp_user;
     b.sop = m().m_tlp_sop;
     b.eop = m().m_tlp_eop;
     return b;
@@ -223,6 +227,7 @@ std::array<uint64_t, DXPU_TLP_ERR_COUNT> RunStream(D& dut, const std::vector<Rec
       EXPECT_EQ(got.data, want.data);
       EXPECT_EQ(got.len, want.len);
       EXPECT_EQ(got.keep, want.keep);
+      EXPECT_EQ(got.user, want.user);
       EXPECT_EQ(got.sop, want.sop);
       EXPECT_EQ(got.eop, want.eop);
       if (got.sop) {

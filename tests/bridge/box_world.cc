@@ -2,8 +2,14 @@
 #include "box_world.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#ifdef DXPU_WITH_RTL
+#include "rtl-sim/datapath/rtl_datapath.h"
+#endif
 
 namespace dxpu::test {
 namespace {
@@ -13,11 +19,32 @@ sim::PortId BoxPort(size_t i) { return static_cast<sim::PortId>(1000 + i); }
 
 }  // namespace
 
+namespace {
+
+// The data plane $DXPU_TEST_DATAPATH names: golden (or unset), or rtl (the Verilated RTL in
+// the loop: the same tests run again that way).
+bridge::BridgeBoxConfig WithTestDatapath(bridge::BridgeBoxConfig config) {
+  const char* env = std::getenv("DXPU_TEST_DATAPATH");  // NOLINT(concurrency-mt-unsafe)
+  const std::string datapath = env != nullptr ? env : "";
+  if (datapath == "rtl") {
+#ifdef DXPU_WITH_RTL
+    config.datapath = bridge::MakeRtlDatapath;
+#else
+    throw std::runtime_error("DXPU_TEST_DATAPATH=rtl: built without Verilator");
+#endif
+  } else if (!datapath.empty() && datapath != "golden") {
+    throw std::runtime_error("DXPU_TEST_DATAPATH: golden or rtl, not " + datapath);
+  }
+  return config;
+}
+
+}  // namespace
+
 BoxWorld::BoxWorld(const bridge::BridgeBoxConfig& config, Transport transport, uint64_t seed,
                    const sim::PathConfig& path)
     : transport_(transport), path_(path), rx_(DXFP_MAX_FRAME) {
   std::string error;
-  box_ = bridge::BridgeBox::Create(config, &error);
+  box_ = bridge::BridgeBox::Create(WithTestDatapath(config), &error);
   if (!box_) throw std::runtime_error("bridge: " + error);
   if (transport_ == Transport::kSimulator) {
     net_ = std::make_unique<sim::Network>(sched_, seed, path_);

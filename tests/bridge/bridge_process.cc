@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -61,9 +62,14 @@ BridgeProcess::~BridgeProcess() {
 }
 
 bool BridgeProcess::Start() {
+  // $DXPU_TEST_DATAPATH picks the bridge's data plane (the tests run again with rtl: the
+  // Verilated data path in the loop).
+  const char* env = std::getenv("DXPU_TEST_DATAPATH");  // NOLINT(concurrency-mt-unsafe)
+  const std::string datapath = env != nullptr && *env != '\0' ? env : "golden";
   pid_ = fork();
   if (pid_ == 0) {
-    execl(binary_.c_str(), binary_.c_str(), "--config", config_.c_str(), nullptr);
+    execl(binary_.c_str(), binary_.c_str(), "--config", config_.c_str(), "--datapath",
+          datapath.c_str(), nullptr);
     _exit(127);
   }
   return pid_ > 0;
