@@ -414,8 +414,8 @@ void RunCoSim(int steps) {
   GoldenDatapathConfig c;
   c.devices = 6;
   c.host_slots = 5;
-  c.box_tags = 12;  // few tags and a low quota: retries and quarantine pressure happen
-  c.max_pending_per_host = 4;
+  c.box_tags = 8;  // few tags and a low quota: retries and quarantine pressure happen
+  c.max_pending_per_host = 2;
   c.dma_windows_per_device = 4;
   c.completion_timeout_ns = 5000;
   c.tag_quarantine_ns = 12000;
