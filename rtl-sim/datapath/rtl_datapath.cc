@@ -331,12 +331,13 @@ class RtlDatapathImpl final : public RtlDatapath {
     // Payload beats as the header: byte 0 of a beat in its top bits (byte j in bits
     // DATA_WIDTH-1-8j : DATA_WIDTH-8-8j); keep bit i enables bits 32i+31:32i.
     const size_t nbeats = std::max<size_t>(1, (rest.size() + kBeatBytes - 1) / kBeatBytes);
-    beats_.assign(nbeats, Beat{std::vector<uint32_t>(kWidth / 32, 0), 0});
-    for (size_t i = 0; i < rest.size(); ++i) {
-      Beat& b = beats_[i / kBeatBytes];
-      const size_t j = i % kBeatBytes, word = kWidth / 32 - 1 - j / 4;
-      b.data[word] |= static_cast<uint32_t>(rest[i]) << (24 - 8 * (j % 4));
-      b.keep |= 1u << word;
+    beats_.resize(nbeats);
+    for (size_t b = 0; b < nbeats; ++b) {
+      const size_t off = b * kBeatBytes;
+      const size_t n = off < rest.size() ? std::min(kBeatBytes, rest.size() - off) : 0;
+      beats_[b].data = rtl::BeatWords(rest.data() + off, n, kWidth);
+      beats_[b].keep = 0;
+      for (size_t dw = 0; dw < (n + 3) / 4; ++dw) beats_[b].keep |= 1u << (kWidth / 32 - 1 - dw);
     }
     const std::vector<uint32_t> hdr_words = rtl::HeaderWords({record_.data(), hdr_len});
 

@@ -57,6 +57,17 @@ inline std::array<uint8_t, 16> HeaderBytes(std::span<const uint32_t> words) {
   return h;
 }
 
+// `n` bytes from p (n <= width / 8) into a beat of `width` bits in wire order from the top:
+// byte 0 in the top 8 bits (docs/rtl.md, byte order in a beat).
+inline std::vector<uint32_t> BeatWords(const uint8_t* p, size_t n, unsigned width) {
+  std::vector<uint32_t> words(width / 32);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t bit = width - 8 - 8 * i;  // the byte's lowest bit
+    words[bit / 32] |= static_cast<uint32_t>(p[i]) << (bit % 32);
+  }
+  return words;
+}
+
 }  // namespace dxpu::rtl
 
 #endif  // DXPU_RTL_SIM_DATAPATH_VERILATED_PORTS_H_

@@ -20,15 +20,7 @@ namespace {
 
 using dxpu::rtl::SetBits;
 
-// `n` bytes from p into a beat of `width` bits: byte 0 in the top bits.
-std::vector<uint32_t> BeatWords(const uint8_t* p, size_t n, unsigned width) {
-  std::vector<uint32_t> words(width / 32);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t bit = width - 8 - 8 * i;  // the byte's lowest bit
-    words[bit / 32] |= static_cast<uint32_t>(p[i]) << (bit % 32);
-  }
-  return words;
-}
+using dxpu::rtl::BeatWords;
 
 template <typename Model, unsigned Width>
 class Dut {

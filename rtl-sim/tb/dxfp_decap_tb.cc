@@ -34,14 +34,7 @@ using dxpu::rtl::HeaderBytes;
 using dxpu::rtl::SetBits;
 using Bytes = std::vector<uint8_t>;
 
-std::vector<uint32_t> BeatWords(const uint8_t* p, size_t n, unsigned width) {
-  std::vector<uint32_t> words(width / 32);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t bit = width - 8 - 8 * i;
-    words[bit / 32] |= static_cast<uint32_t>(p[i]) << (bit % 32);
-  }
-  return words;
-}
+using dxpu::rtl::BeatWords;
 
 // What the decapsulator must do with one frame.
 struct Expect {

@@ -30,15 +30,7 @@ using dxpu::rtl::HeaderWords;
 using dxpu::rtl::SetBits;
 using Bytes = std::vector<uint8_t>;
 
-// `n` bytes from p into a beat of `width` bits: byte 0 in the top bits.
-std::vector<uint32_t> BeatWords(const uint8_t* p, size_t n, unsigned width) {
-  std::vector<uint32_t> words(width / 32);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t bit = width - 8 - 8 * i;
-    words[bit / 32] |= static_cast<uint32_t>(p[i]) << (bit % 32);
-  }
-  return words;
-}
+using dxpu::rtl::BeatWords;
 
 struct Fields {
   uint32_t dst_session = 0, src_session = 0, dst_epoch = 0, src_epoch = 0, ack = 0;
