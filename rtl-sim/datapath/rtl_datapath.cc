@@ -336,8 +336,7 @@ class RtlDatapathImpl final : public RtlDatapath {
       const size_t off = b * kBeatBytes;
       const size_t n = off < rest.size() ? std::min(kBeatBytes, rest.size() - off) : 0;
       beats_[b].data = rtl::BeatWords(rest.data() + off, n, kWidth);
-      beats_[b].keep = 0;
-      for (size_t dw = 0; dw < (n + 3) / 4; ++dw) beats_[b].keep |= 1u << (kWidth / 32 - 1 - dw);
+      beats_[b].keep = rtl::BeatKeep(n, kWidth);
     }
     const std::vector<uint32_t> hdr_words = rtl::HeaderWords({record_.data(), hdr_len});
 

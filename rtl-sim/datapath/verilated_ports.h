@@ -3,6 +3,7 @@
 #ifndef DXPU_RTL_SIM_DATAPATH_VERILATED_PORTS_H_
 #define DXPU_RTL_SIM_DATAPATH_VERILATED_PORTS_H_
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,16 @@ inline std::vector<uint32_t> BeatWords(const uint8_t* p, size_t n, unsigned widt
     words[bit / 32] |= static_cast<uint32_t>(p[i]) << (bit % 32);
   }
   return words;
+}
+
+// The keep bits of a beat of `width` bits holding `n` wire-order bytes: keep bit i enables
+// bits 32i+31:32i, so the first dword is the top bit (docs/rtl.md).
+inline uint32_t BeatKeep(size_t n, unsigned width) {
+  const unsigned lanes = width / 32;
+  const unsigned used = static_cast<unsigned>(std::min<size_t>((n + 3) / 4, lanes));
+  if (used == 0) return 0;
+  const uint32_t all = lanes >= 32 ? ~0u : (1u << lanes) - 1u;
+  return all & ~((1u << (lanes - used)) - 1u);
 }
 
 }  // namespace dxpu::rtl
