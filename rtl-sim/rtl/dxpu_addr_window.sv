@@ -44,7 +44,8 @@ module dxpu_addr_window
     input wire logic             clr_dev_en,
     input wire logic             clr_dev_dma_only,
     input wire logic [DEV_W-1:0] clr_dev,
-    // Unmap the windows of every device `clr_host` owns (the host's session ended).
+    // Unmap the windows of every device `clr_host` owns (the host's session ended); NO_HOST
+    // owns nothing (a device in the pool is nobody's).
     input wire logic             clr_host_en,
     input wire logic [     15:0] clr_host,
 
@@ -107,7 +108,7 @@ module dxpu_addr_window
     for (int d = 0; d < DEVICES; d++) begin
       if (rst || clear ||
           (clr_dev_en && clr_dev == DEV_W'(d) && !clr_dev_dma_only) ||
-          (clr_host_en && owner[d] == clr_host)) begin
+          (clr_host_en && owner[d] == clr_host && clr_host != NO_HOST)) begin
         for (int b = 0; b < BARS; b++) bar_reg[d][b] <= '0;
         for (int w = 0; w < DMA_WINDOWS; w++) dma_reg[d][w] <= '0;
       end else if (clr_dev_en && clr_dev == DEV_W'(d)) begin

@@ -3,18 +3,28 @@
 // dxfp_frame_parse() (enum dxfp_err), and for a good DATA frame the sequence-number rules of
 // lib/core's session (dxfp_session.c on_data, deliver_tlps): TLP records delivered in order,
 // duplicates counted and dropped, a gap drops the frame's TLPs, counts them and asks for a NAK.
+// The frame layout and its numbers: dxpu_dxfp_pkg (include/dxpu/dxfp.h).
 //
-// Store and forward, one frame buffer: the frame is stored whole (DW-wide buffer of MAX_FRAME
-// bytes; bytes past MAX_FRAME are counted, not stored) while its CRC32C is computed over the
-// bytes before the trailer (dxpu_crc32c); then checked in parse order: fewer than 36 bytes
-// (truncated), Length (below 36, above cfg_max_frame or 9216, not a multiple of 4), Length
-// beyond the bytes received (truncated), CRC, Version, Type, reserved byte and flags, then the
-// records one per cycle: bounds, reserved byte, zero padding, record type against frame type,
-// CREDIT/HELLO/CLOSE body lengths, record count, and every TLP record through a
-// dxpu_tlp_classify instance (lib/core's decoder rules, given the TLP's first 16 bytes and its
-// length). Only then is anything delivered, so a bad frame delivers nothing. Bytes after Length
-// (Ethernet padding) are ignored. The input is stalled (s_frm_ready low) from a frame's last
-// beat until its records are checked and delivered.
+// Store and forward in two frame buffers (ping-pong), so that receiving a frame overlaps
+// delivering the one before. Three stages, each on one frame at a time, frames in order:
+//   - receive: the frame is stored in a free buffer (DW-wide, MAX_FRAME bytes; bytes past
+//     MAX_FRAME are counted, not stored) while its CRC32C is computed over the bytes before the
+//     trailer (dxpu_crc32c);
+//   - check: its records are walked as they arrive, one per cycle, each as soon as the DWs it
+//     needs are stored: bounds, reserved byte, zero padding, record type against frame type,
+//     CREDIT/HELLO/CLOSE body lengths, and every TLP record through a dxpu_tlp_classify instance
+//     (lib/core's decoder rules, given the TLP's first 16 bytes and its length). Once the frame
+//     is in and its records walked, it is decided in parse order: fewer than 36 bytes
+//     (truncated), Length (below 36, above cfg_max_frame or 9216, not a multiple of 4), Length
+//     beyond the bytes received (truncated), CRC, Version, Type, reserved byte and flags, the
+//     records, the record count; and for a DATA frame that parses, its sequence numbers (below);
+//   - deliver: the TLP records of a frame with new TLPs go out (header beside payload), while the
+//     next frame is received and checked in the other buffer. A bad frame delivers nothing.
+// Bytes after Length (Ethernet padding) are ignored. A frame may start in a buffer whose frame is
+// still being delivered: it is written behind the delivery (which reads from its current record
+// on and moves at least as fast as the input). So the input waits (s_frm_ready low) only when
+// both buffers hold a frame not yet decided, or when it catches up with a delivery held up by
+// the output.
 //
 // Session checks done here, for DATA frames that parse: bad-ack (Acknowledgement after
 // cfg_tx_next_seq, the next sequence number this end will send: the frame is dropped); the peer's
@@ -23,23 +33,32 @@
 // number: dropped); gap (first TLP after the expected number: the frame's TLPs dropped and
 // counted; a NAK request for the expected number, once per gap: again only after nak_rearm, the
 // retransmission timer's business); duplicates (before the expected number: counted, dropped);
-// the rest delivered in order, the expected number (m_ack, the cumulative acknowledgement)
-// advancing by one per TLP. Not done here (the firmware's part): session IDs and epochs
-// (unknown-session, stale-epoch), session state (unexpected, rx-down), credits
-// (credit-violation; the CREDIT record is checked, not read), HELLO/WELCOME/CLOSE contents,
-// ACK_REQ and the acknowledgement timers. Non-DATA frames get a verdict only.
+// the rest delivered in order. A frame is decided against the expected number that holds once
+// every frame before it is delivered (the previous frame may still be going out); the expected
+// number the output shows (m_ack, the cumulative acknowledgement) advances by one per TLP as the
+// TLPs go out. Not done here (the firmware's part): session IDs and epochs (unknown-session,
+// stale-epoch), session state (unexpected, rx-down), credits (credit-violation; the CREDIT
+// record is checked, not read), HELLO/WELCOME/CLOSE contents, ACK_REQ and the acknowledgement
+// timers. Non-DATA frames get a verdict only.
 //
 // Input beats: s_frm_bytes bytes from the top of s_frm_data (byte 0 in the top bits); every beat
 // but the last (s_frm_last) is full. Output TLPs: header beside payload, as dxpu_tlp_classify's
 // input (header with sop, a 3 DW header leaves [31:0] zero; s_tlp_len = the record's body
 // length; payload in DATA_WIDTH-bit beats with DW enables), with the record's sequence number.
+//
+// Timing: a beat in every cycle while a buffer is free; a frame is decided the cycle after its
+// last beat when its records are checked by then (they are, unless the last records are tiny);
+// its delivery starts the cycle after at its first TLP record and takes a cycle per output beat
+// and per skipped record (non-TLP or duplicate). So frames whose TLPs carry payload go through
+// at one beat per cycle, never stalling the input. Measured in tb/dxfp_decap_tb.cc.
 module dxpu_dxfp_decap
   import dxpu_tlp_pkg::*;
+  import dxpu_dxfp_pkg::*;
 #(
     parameter int DATA_WIDTH  = 64,
     parameter int KEEP_WIDTH  = DATA_WIDTH / 32,
     parameter int BYTES_WIDTH = $clog2(DATA_WIDTH / 8) + 1,
-    parameter int MAX_FRAME   = 9216
+    parameter int MAX_FRAME   = DXFP_MAX_FRAME  // bytes, each buffer's size
 ) (
     input wire logic clk,
     input wire logic rst,
@@ -102,93 +121,75 @@ module dxpu_dxfp_decap
 
   localparam int DEPTH_DW = MAX_FRAME / 4;
   localparam int PTR_W = $clog2(DEPTH_DW + 1) + 1;  // room for a record running past the end
+  localparam int AW = $clog2(2 * DEPTH_DW);
   localparam int BEAT_BYTES = DATA_WIDTH / 8;
+  localparam logic [PTR_W-1:0] REC0 = PTR_W'(DW_RECORDS);  // the first record's DW
 
-  if (DATA_WIDTH < 64 || DATA_WIDTH > 512 || (DATA_WIDTH & (DATA_WIDTH - 1)) != 0) begin : g_bad_width
+  // Parameters checked at elaboration (dxpu_dxfp_pkg).
+  if (!width_ok(DATA_WIDTH)) begin : g_bad_width
     $error("dxpu_dxfp_decap: DATA_WIDTH %0d must be a power of two, 64..512", DATA_WIDTH);
   end
-  if (KEEP_WIDTH * 32 != DATA_WIDTH || BYTES_WIDTH != $clog2(DATA_WIDTH / 8) + 1) begin : g_bad_keep
+  if (!widths_follow(DATA_WIDTH, KEEP_WIDTH, BYTES_WIDTH)) begin : g_bad_keep
     $error("dxpu_dxfp_decap: KEEP_WIDTH and BYTES_WIDTH follow DATA_WIDTH");
   end
-  if (MAX_FRAME < 128 || MAX_FRAME > 9216 || MAX_FRAME % 4 != 0) begin : g_bad_max
+  if (!max_frame_ok(MAX_FRAME)) begin : g_bad_max
     $error("dxpu_dxfp_decap: MAX_FRAME %0d must be a multiple of 4, 128..9216", MAX_FRAME);
   end
 
-  // enum dxfp_err
-  localparam logic [2:0] E_OK = 3'd0, E_TRUNCATED = 3'd1, E_BAD_LENGTH = 3'd2, E_BAD_CRC = 3'd3,
-                         E_BAD_VERSION = 3'd4, E_BAD_TYPE = 3'd5, E_MALFORMED = 3'd6;
-  localparam logic [7:0] T_HELLO = 8'd1, T_WELCOME = 8'd2, T_DATA = 8'd3, T_CLOSE = 8'd4;
-
-  // RFC 1982, as dxfp_seq.h: a before b.
-  function automatic logic seq_before(input logic [31:0] a, input logic [31:0] b);
-    logic [31:0] d = b - a;
-    return d != 32'd0 && !d[31];
+  // ---- two frame buffers ----
+  logic [31:0] mem[2*DEPTH_DW];
+  // DW i of buffer b (zero past the buffer).
+  function automatic logic [31:0] rd(input logic b, input logic [PTR_W-1:0] i);
+    return i < PTR_W'(DEPTH_DW) ? mem[(b ? AW'(DEPTH_DW) : AW'(0)) + AW'(i)] : 32'd0;
   endfunction
+  // Per buffer, of the last frame received into it: not decided yet; received to its last beat;
+  // DWs stored (stops at DEPTH_DW); bytes received (saturating); its Length field; the CRC32C of
+  // its bytes before the trailer. (A frame being delivered needs none of these: the deliverer
+  // keeps what it needs, and the next frame may already be coming into the buffer behind it.)
+  logic [1:0] undec_reg = 2'b00, undec_next;
+  logic [1:0] full_reg = 2'b00, full_next;
+  logic [1:0][PTR_W-1:0] rx_dw_reg = '0, rx_dw_next;
+  logic [1:0][16:0] rx_len_reg = '0, rx_len_next;
+  logic [1:0][15:0] flen_reg = '0, flen_next;
+  logic [1:0][31:0] fcrc_reg = '0, fcrc_next;
+  logic dlv_busy_reg = 1'b0, dlv_busy_next;  // a frame's TLPs are being delivered ...
+  logic db_reg = 1'b0, db_next;  // ... from this buffer,
+  logic [PTR_W-1:0] dp_reg = REC0, dp_next;  // the record at this DW (the lowest DW still read)
 
-  typedef enum logic [2:0] {
-    S_RX,       // storing a frame
-    S_CHECK,    // header checks
-    S_WALK,     // one record per cycle
-    S_WAIT,     // the last TLP record's verdict
-    S_SEQ,      // sequence-number decision
-    S_DELIVER   // TLP records out
-  } state_t;
-
-  logic [31:0] mem[DEPTH_DW];
-  function automatic logic [31:0] rd(input logic [PTR_W-1:0] i);
-    return i < PTR_W'(DEPTH_DW) ? mem[i[PTR_W-2:0]] : 32'd0;
-  endfunction
-
-  state_t state_reg = S_RX, state_next;
-  logic [PTR_W-1:0] rx_dw_reg = '0, rx_dw_next;  // DWs received
-  logic [16:0] rx_len_reg = '0, rx_len_next;  // bytes received (saturating)
-  logic [15:0] flen_reg = '0, flen_next;  // the frame's Length field
-  logic [PTR_W-1:0] p_reg = '0, p_next;  // record pointer (DW)
-  logic [15:0] n_reg = '0, n_next;  // records walked
-  logic [15:0] ntlp_reg = '0, ntlp_next;  // TLP records
-  logic tlp_bad_reg = 1'b0, tlp_bad_next;
-  logic [2:0] verdict_reg = '0, verdict_next;
-  logic verdict_valid_reg = 1'b0, verdict_valid_next;
-  logic [7:0] verdict_type_reg = '0, verdict_type_next;
-  logic [31:0] expected_reg = '0, expected_next;
-  logic nak_out_reg = 1'b0, nak_out_next;
-  logic [31:0] nak_seq_reg = '0, nak_seq_next;
-  logic nak_valid_reg = 1'b0, nak_valid_next;
-  logic peer_ack_valid_reg = 1'b0, peer_ack_valid_next;
-  logic [31:0] dseq_reg = '0, dseq_next;  // sequence number of the record at p_reg
-  logic [10:0] dbeat_reg = '0, dbeat_next;  // beat of that record
-  logic [31:0] cnt_reg[12];
-  logic [31:0] cnt_next[12];
-  localparam int C_OK = 0, C_TRUNC = 1, C_LEN = 2, C_CRC = 3, C_VER = 4, C_TYPE = 5, C_MAL = 6,
-                 C_ACK = 7, C_WIN = 8, C_DUP = 9, C_GAP = 10, C_DLV = 11;
-
-  // Output register stage (TLPs).
-  logic [127:0] o_hdr_reg = '0, o_hdr;
-  logic [TLP_LEN_WIDTH-1:0] o_len_reg = '0, o_len;
-  logic [DATA_WIDTH-1:0] o_data_reg = '0, o_data;
-  logic [KEEP_WIDTH-1:0] o_keep_reg = '0, o_keep;
-  logic [31:0] o_seq_reg = '0;
-  logic o_sop_reg = 1'b0, o_eop_reg = 1'b0, o_sop, o_eop, o_valid_reg = 1'b0, o_valid_next, emit;
-
-  // ---- receive: CRC over the bytes before the trailer ----
+  // ---- receive: into buffer rb, CRC over the bytes before the trailer ----
+  logic rb_reg = 1'b0, rb_next;  // the buffer frames go into
+  logic rx_on_reg = 1'b0, rx_on_next;  // a frame is part-way in
   logic rx_take, rx_first;
   logic [15:0] flen_now;
+  logic [16:0] rx_len_now;  // bytes before this beat
+  logic [PTR_W-1:0] wr_dw;  // this beat's first DW
   logic [BYTES_WIDTH-1:0] crc_bytes;
-  logic [31:0] crc_val;
+  logic [31:0] crc_with_beat;
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [31:0] crc_next_unused;
+  logic [31:0] crc_unused;
   /* verilator lint_on UNUSEDSIGNAL */
-  assign s_frm_ready = state_reg == S_RX;
+  // A frame starts in a buffer whose last frame is decided; a beat is written behind the
+  // delivery going on in that buffer (it reads from dp on; it moves at least as fast as the
+  // input, so the next frame follows it without waiting unless it started far behind).
+  logic rx_free[2];  // the next frame may start in buffer b
+  always_comb
+    for (int b = 0; b < 2; b++)
+      rx_free[b] = !undec_reg[b] && !(dlv_busy_reg && db_reg == 1'(b) &&
+                                      PTR_W'(KEEP_WIDTH) > dp_reg);
+  assign rx_first = !rx_on_reg;
+  assign wr_dw = rx_first ? '0 : rx_dw_reg[rb_reg];
+  assign s_frm_ready = (rx_on_reg || !undec_reg[rb_reg]) &&
+      !(dlv_busy_reg && db_reg == rb_reg && wr_dw + PTR_W'(KEEP_WIDTH) > dp_reg);
   assign rx_take = s_frm_valid && s_frm_ready;
-  assign rx_first = rx_len_reg == '0;
   always_comb begin
     logic [16:0] covered;
-    flen_now = rx_first ? s_frm_data[DATA_WIDTH-33-:16] : flen_reg;
+    flen_now = rx_first ? s_frm_data[DATA_WIDTH-33-:16] : flen_reg[rb_reg];
+    rx_len_now = rx_first ? '0 : rx_len_reg[rb_reg];
     // Bytes of this beat before flen - 4 (0 when Length is too short to mean anything).
-    covered = flen_now >= 16'd4 ? 17'(flen_now) - 17'd4 : 17'd0;
-    if (covered <= rx_len_reg) crc_bytes = '0;
-    else if (covered - rx_len_reg >= 17'(s_frm_bytes)) crc_bytes = s_frm_bytes;
-    else crc_bytes = BYTES_WIDTH'(covered - rx_len_reg);
+    covered = flen_now >= 16'(DXFP_CRC_SIZE) ? 17'(flen_now) - 17'(DXFP_CRC_SIZE) : 17'd0;
+    if (covered <= rx_len_now) crc_bytes = '0;
+    else if (covered - rx_len_now >= 17'(s_frm_bytes)) crc_bytes = s_frm_bytes;
+    else crc_bytes = BYTES_WIDTH'(covered - rx_len_now);
   end
 
   dxpu_crc32c #(
@@ -200,40 +201,59 @@ module dxpu_dxfp_decap
       .s_bytes(crc_bytes),
       .s_sop(rx_first),
       .s_valid(rx_take),
-      .m_crc(crc_val),
-      .m_crc_next(crc_next_unused)
+      .m_crc(crc_unused),
+      .m_crc_next(crc_with_beat)
   );
 
-  // ---- the record at p_reg ----
+  // ---- check: the frame in buffer wb, its records walked as they arrive ----
+  logic wb_reg = 1'b0, wb_next;  // the oldest frame not decided (or where the next one goes)
+  logic [PTR_W-1:0] p_reg = REC0, p_next;  // the record being checked (DW)
+  logic [15:0] n_reg = '0, n_next;  // records checked
+  logic [15:0] ntlp_reg = '0, ntlp_next;  // TLP records
+  logic [PTR_W-1:0] ftlp_reg = REC0, ftlp_next;  // the first TLP record
+  logic walk_bad_reg = 1'b0, walk_bad_next;  // a record broke a rule
+  logic tlp_bad_reg = 1'b0, tlp_bad_next, tlp_bad_now;  // a TLP record broke the decoder's
+
+  // The frame's header words and its trailer.
+  logic [31:0] h0, fseq, fack, ftrl;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [31:0] h1;  // [31:16]: Length, taken from the first beat
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [7:0] ftype;
+  logic [15:0] flen;
+  logic [16:0] rx_len;
   logic [PTR_W-1:0] end_dw;  // the trailer's DW: records end here
+  logic len_ok;  // a Length whose records can be walked
+  // The record at p_reg.
   logic [31:0] rh;
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [31:0] pad_dw, h1;  // pad_dw[31:24]: body; h1[31:16]: Length
+  logic [31:0] pad_dw;  // [31:24]: body
   /* verilator lint_on UNUSEDSIGNAL */
   logic [7:0] rtype;
   logic [15:0] blen;
   logic [16:0] padded;
-  logic rec_bad, rec_tlp;
+  logic rec_bad, rec_tlp, rec_here, walk_go;
   logic [127:0] thdr;
-  logic [2:0] hdr_dws;
-  logic [PTR_W-1:0] rec_next;
-  logic [7:0] ftype;
-  logic [31:0] fseq, fack, h0;
+  logic [PTR_W-1:0] rec_next, need_dw;
   always_comb begin
     logic [16:0] avail;
-    h0 = rd(0);
-    h1 = rd(1);
-    end_dw = PTR_W'(flen_reg >> 2) - PTR_W'(1);
+    h0 = rd(wb_reg, 0);
+    h1 = rd(wb_reg, 1);
+    fseq = rd(wb_reg, PTR_W'(DW_SEQ));
+    fack = rd(wb_reg, PTR_W'(DW_ACK));
+    flen = flen_reg[wb_reg];
+    rx_len = rx_len_reg[wb_reg];
+    end_dw = PTR_W'(flen >> 2) - PTR_W'(1);
+    ftrl = rd(wb_reg, end_dw);
     ftype = h0[23:16];
-    fseq = rd(6);
-    fack = rd(7);
-    rh = rd(p_reg);
+    len_ok = flen >= 16'(DXFP_MIN_FRAME) && flen <= 16'(MAX_FRAME) && flen[1:0] == 2'd0;
+    rh = rd(wb_reg, p_reg);
     rtype = rh[31:24];
     blen = rh[15:0];
     padded = (17'(blen) + 17'd3) & ~17'd3;
     avail = 17'({end_dw - p_reg - PTR_W'(1), 2'b00});
-    pad_dw = rd(p_reg + PTR_W'(1) + PTR_W'(blen >> 2));
-    rec_tlp = rtype == 8'd1;
+    pad_dw = rd(wb_reg, p_reg + PTR_W'(1) + PTR_W'(blen >> 2));
+    rec_tlp = rtype == REC_TLP;
     rec_bad = rh[23:16] != 8'd0 || padded > avail;
     case (blen[1:0])  // padding bytes after the body
       2'd1: if (pad_dw[23:0] != 24'd0) rec_bad = 1'b1;
@@ -242,18 +262,28 @@ module dxpu_dxfp_decap
       default: ;
     endcase
     case (rtype)
-      8'd1: if (ftype != T_DATA) rec_bad = 1'b1;
-      8'd2: if ((ftype != T_HELLO && ftype != T_WELCOME && ftype != T_DATA) || blen != 16'd24)
-          rec_bad = 1'b1;
-      8'd3: if ((ftype != T_HELLO && ftype != T_WELCOME) || blen != 16'd24) rec_bad = 1'b1;
-      8'd4: if (ftype != T_CLOSE || blen != 16'd8) rec_bad = 1'b1;
+      REC_TLP: if (ftype != T_DATA) rec_bad = 1'b1;
+      REC_CREDIT:
+      if ((ftype != T_HELLO && ftype != T_WELCOME && ftype != T_DATA) ||
+          blen != 16'(DXFP_CREDIT_BODY_SIZE))
+        rec_bad = 1'b1;
+      REC_HELLO:
+      if ((ftype != T_HELLO && ftype != T_WELCOME) || blen != 16'(DXFP_HELLO_BODY_SIZE))
+        rec_bad = 1'b1;
+      REC_CLOSE: if (ftype != T_CLOSE || blen != 16'(DXFP_CLOSE_BODY_SIZE)) rec_bad = 1'b1;
       default: ;
     endcase
     rec_next = p_reg + PTR_W'(1) + PTR_W'(padded >> 2);
-    thdr = {rd(p_reg + PTR_W'(1)), rd(p_reg + PTR_W'(2)), rd(p_reg + PTR_W'(3)),
-            rd(p_reg + PTR_W'(4))};
-    hdr_dws = thdr[125] ? 3'd4 : 3'd3;
+    thdr = {rd(wb_reg, p_reg + PTR_W'(1)), rd(wb_reg, p_reg + PTR_W'(2)),
+            rd(wb_reg, p_reg + PTR_W'(3)), rd(wb_reg, p_reg + PTR_W'(4))};
     if (!thdr[125]) thdr[31:0] = 32'd0;
+    // The last DW the checks read (the TLP header's, the padding's), within the frame: the
+    // record is checked once it is stored (at once when the frame is in whole).
+    need_dw = p_reg + PTR_W'(4);
+    if (blen[1:0] != 2'd0 && p_reg + PTR_W'(1) + PTR_W'(blen >> 2) > need_dw)
+      need_dw = p_reg + PTR_W'(1) + PTR_W'(blen >> 2);
+    if (need_dw > end_dw) need_dw = end_dw;
+    rec_here = full_reg[wb_reg] || need_dw < rx_dw_reg[wb_reg];
   end
 
   // The TLP decoder's rules: a dxpu_tlp_classify stage, given each TLP record's first 16 bytes
@@ -282,7 +312,7 @@ module dxpu_dxfp_decap
       .s_tlp_user(1'b0),
       .s_tlp_sop(1'b1),
       .s_tlp_eop(1'b1),
-      .s_tlp_valid(state_reg == S_WALK && p_reg != end_dw && rec_tlp),
+      .s_tlp_valid(walk_go && rec_tlp),
       .s_tlp_ready(cls_ready),
       .m_tlp_hdr(cls_hdr),
       .m_tlp_len(cls_len),
@@ -298,37 +328,132 @@ module dxpu_dxfp_decap
       .m_tlp_err(cls_err),
       .m_tlp_hdr4(cls_hdr4)
   );
+  // The classifier's verdict on a TLP record comes one cycle after the record.
+  assign tlp_bad_now = tlp_bad_reg || (cls_valid && cls_err != ERR_OK);
 
-  // ---- delivery: beat dbeat_reg of the TLP record at p_reg ----
+  // ---- decide: the verdict (dxfp_frame_parse(), in its order) and, for a DATA frame that
+  // parses, the sequence numbers, against exp_dec: the expected number once every frame decided
+  // so far is delivered ----
+  logic [31:0] exp_dec_reg = '0, exp_dec_next;
+  logic dec_now, decide, dlv_need, ack_bad, seq_gap, gap_win, ahead_win;
+  logic [2:0] verdict_now;
+  logic [15:0] ndup;
+  always_comb begin
+    logic [31:0] behind;  // how far the frame starts before the expected number
+    dec_now = 1'b0;
+    verdict_now = E_OK;
+    if (undec_reg[wb_reg] && full_reg[wb_reg]) begin
+      dec_now = 1'b1;
+      if (rx_len < 17'(DXFP_MIN_FRAME)) verdict_now = E_TRUNCATED;
+      else if (!len_ok || flen > 16'(cfg_max_frame)) verdict_now = E_BAD_LENGTH;
+      else if (17'(flen) > rx_len) verdict_now = E_TRUNCATED;
+      else if (fcrc_reg[wb_reg] != ftrl) verdict_now = E_BAD_CRC;
+      else if (h0[31:24] != DXFP_VERSION) verdict_now = E_BAD_VERSION;
+      else if (ftype < T_HELLO || ftype > T_CLOSE) verdict_now = E_BAD_TYPE;
+      else if (h0[7:0] != 8'd0 || (h0[15:8] & ~F_ALL) != 8'd0) verdict_now = E_MALFORMED;
+      else if (walk_bad_reg) verdict_now = E_MALFORMED;
+      else if (p_reg != end_dw) dec_now = 1'b0;  // records still to check
+      else if (tlp_bad_now || n_reg != h1[15:0]) verdict_now = E_MALFORMED;
+    end
+    ack_bad = seq_before(cfg_tx_next_seq, fack);
+    seq_gap = seq_before(exp_dec_reg, fseq);
+    gap_win = fseq - exp_dec_reg >= cfg_peer_window;
+    ahead_win = fseq + 32'(ntlp_reg) - exp_dec_reg > cfg_peer_window &&
+        seq_before(exp_dec_reg, fseq + 32'(ntlp_reg));
+    // Duplicates: the TLP records before the expected number (a prefix, when there is no gap).
+    behind = exp_dec_reg - fseq;
+    ndup = behind < 32'(ntlp_reg) ? behind[15:0] : ntlp_reg;
+    dlv_need = verdict_now == E_OK && ftype == T_DATA && !ack_bad && ntlp_reg != 16'd0 &&
+        !seq_gap && !ahead_win && ndup != ntlp_reg;
+    // A frame with TLPs to deliver waits for the previous one's delivery to end.
+    decide = dec_now && (!dlv_need || !dlv_busy_reg);
+    // The walker stands still while its frame is decided (the classifier's next verdict would
+    // otherwise count against the next frame).
+    walk_go = undec_reg[wb_reg] && len_ok && !walk_bad_reg && p_reg != end_dw && rec_here &&
+        !decide;
+  end
+
+  // ---- deliver: the frame in buffer db, beat dbeat of the TLP record at dp ----
+  logic [PTR_W-1:0] dend_reg = '0, dend_next;  // the frame's trailer DW
+  logic [15:0] dskip_reg = '0, dskip_next;  // duplicate TLP records still to skip
+  logic [31:0] dseq_reg = '0, dseq_next;  // sequence number of the record at dp
+  logic [10:0] dbeat_reg = '0, dbeat_next;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [31:0] drh;  // [23:16]: checked already
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [15:0] dblen;
+  logic drec_tlp;
+  logic [PTR_W-1:0] drec_next;
+  logic [127:0] o_hdr;
+  logic [2:0] hdr_dws;
   logic [10:0] pay_dws;
-  logic dup;
+  logic [DATA_WIDTH-1:0] o_data;
+  logic [KEEP_WIDTH-1:0] o_keep;
+  logic o_sop, o_eop;
   always_comb begin
     logic [PTR_W-1:0] base;
-    pay_dws = 11'((blen >> 2) - 16'(hdr_dws));
-    base = p_reg + PTR_W'(1) + PTR_W'(hdr_dws) + PTR_W'(32'(dbeat_reg) * KEEP_WIDTH);
-    o_hdr = thdr;
-    o_len = blen[12:0];
+    drh = rd(db_reg, dp_reg);
+    dblen = drh[15:0];
+    drec_tlp = drh[31:24] == REC_TLP;
+    drec_next = dp_reg + PTR_W'(1) + PTR_W'(((17'(dblen) + 17'd3) & ~17'd3) >> 2);
+    o_hdr = {rd(db_reg, dp_reg + PTR_W'(1)), rd(db_reg, dp_reg + PTR_W'(2)),
+             rd(db_reg, dp_reg + PTR_W'(3)), rd(db_reg, dp_reg + PTR_W'(4))};
+    hdr_dws = o_hdr[125] ? 3'd4 : 3'd3;
+    if (!o_hdr[125]) o_hdr[31:0] = 32'd0;
+    pay_dws = 11'((dblen >> 2) - 16'(hdr_dws));
+    base = dp_reg + PTR_W'(1) + PTR_W'(hdr_dws) + PTR_W'(32'(dbeat_reg) * KEEP_WIDTH);
     o_data = '0;
     o_keep = '0;
     for (int k = 0; k < KEEP_WIDTH; k++)
       if (32'(dbeat_reg) * KEEP_WIDTH + k < 32'(pay_dws)) begin
-        o_data[DATA_WIDTH-1-32*k-:32] = rd(base + PTR_W'(k));
+        o_data[DATA_WIDTH-1-32*k-:32] = rd(db_reg, base + PTR_W'(k));
         o_keep[k] = 1'b1;
       end
     o_sop = dbeat_reg == '0;
     o_eop = (32'(dbeat_reg) + 32'd1) * KEEP_WIDTH >= 32'(pay_dws);
-    dup = dbeat_reg == '0 && seq_before(dseq_reg, expected_reg);
   end
 
+  // ---- registers ----
+  logic [2:0] verdict_reg = '0, verdict_next;
+  logic verdict_valid_reg = 1'b0, verdict_valid_next;
+  logic [7:0] verdict_type_reg = '0, verdict_type_next;
+  logic [31:0] expected_reg = '0, expected_next;  // m_ack: advances as TLPs go out
+  logic nak_out_reg = 1'b0, nak_out_next;
+  logic [31:0] nak_seq_reg = '0, nak_seq_next;
+  logic nak_valid_reg = 1'b0, nak_valid_next;
+  logic peer_ack_valid_reg = 1'b0, peer_ack_valid_next;
+  logic [31:0] peer_ack_reg = '0, peer_ack_next;
+  logic [7:0] peer_flags_reg = '0, peer_flags_next;
+  logic [31:0] cnt_reg[12];
+  logic [31:0] cnt_next[12];
+  localparam int C_OK = 0, C_TRUNC = 1, C_LEN = 2, C_CRC = 3, C_VER = 4, C_TYPE = 5, C_MAL = 6,
+                 C_ACK = 7, C_WIN = 8, C_DUP = 9, C_GAP = 10, C_DLV = 11;
+
+  // Output register stage (TLPs).
+  logic [127:0] o_hdr_reg = '0;
+  logic [TLP_LEN_WIDTH-1:0] o_len_reg = '0;
+  logic [DATA_WIDTH-1:0] o_data_reg = '0;
+  logic [KEEP_WIDTH-1:0] o_keep_reg = '0;
+  logic [31:0] o_seq_reg = '0;
+  logic o_sop_reg = 1'b0, o_eop_reg = 1'b0, o_valid_reg = 1'b0, o_valid_next, emit;
+
   always_comb begin
-    state_next = state_reg;
+    logic dlv_end;
+    undec_next = undec_reg;
+    full_next = full_reg;
     rx_dw_next = rx_dw_reg;
     rx_len_next = rx_len_reg;
     flen_next = flen_reg;
+    fcrc_next = fcrc_reg;
+    rb_next = rb_reg;
+    rx_on_next = rx_on_reg;
     p_next = p_reg;
     n_next = n_reg;
     ntlp_next = ntlp_reg;
-    tlp_bad_next = tlp_bad_reg || (cls_valid && cls_err != ERR_OK);
+    ftlp_next = ftlp_reg;
+    walk_bad_next = walk_bad_reg;
+    tlp_bad_next = tlp_bad_now;
+    exp_dec_next = exp_dec_reg;
     verdict_next = verdict_reg;
     verdict_valid_next = 1'b0;
     verdict_type_next = verdict_type_reg;
@@ -337,120 +462,135 @@ module dxpu_dxfp_decap
     nak_seq_next = nak_seq_reg;
     nak_valid_next = 1'b0;
     peer_ack_valid_next = 1'b0;
+    peer_ack_next = peer_ack_reg;
+    peer_flags_next = peer_flags_reg;
+    cnt_next = cnt_reg;
+    dlv_busy_next = dlv_busy_reg;
+    db_next = db_reg;
+    dp_next = dp_reg;
+    dend_next = dend_reg;
+    dskip_next = dskip_reg;
     dseq_next = dseq_reg;
     dbeat_next = dbeat_reg;
-    cnt_next = cnt_reg;
     o_valid_next = o_valid_reg && !m_tlp_ready;
     emit = 1'b0;
-    case (state_reg)
-      S_RX:
-      if (rx_take) begin
-        rx_dw_next = rx_dw_reg + PTR_W'(KEEP_WIDTH);
-        rx_len_next = rx_len_reg + 17'(s_frm_bytes) > 17'h1ffff - 17'(BEAT_BYTES) ?
-            17'h1ffff - 17'(BEAT_BYTES) : rx_len_reg + 17'(s_frm_bytes);
-        if (rx_first) flen_next = flen_now;
-        if (s_frm_last) state_next = S_CHECK;
+    dlv_end = 1'b0;
+
+    // Receive.
+    if (rx_take) begin
+      rx_dw_next[rb_reg] = wr_dw < PTR_W'(DEPTH_DW) ? wr_dw + PTR_W'(KEEP_WIDTH) : wr_dw;
+      rx_len_next[rb_reg] = rx_len_now + 17'(s_frm_bytes) > 17'h1ffff - 17'(BEAT_BYTES) ?
+          17'h1ffff - 17'(BEAT_BYTES) : rx_len_now + 17'(s_frm_bytes);
+      if (rx_first) begin
+        flen_next[rb_reg] = flen_now;
+        undec_next[rb_reg] = 1'b1;
+        full_next[rb_reg] = 1'b0;
       end
-      S_CHECK: begin
-        // dxfp_frame_parse(), in its order.
-        state_next = S_RX;
-        verdict_valid_next = 1'b1;
-        verdict_type_next = ftype;
-        if (rx_len_reg < 17'd36) verdict_next = E_TRUNCATED;
-        else if (flen_reg < 16'd36 || flen_reg > 16'(cfg_max_frame) ||
-                 flen_reg > 16'(MAX_FRAME) || flen_reg[1:0] != 2'd0)
-          verdict_next = E_BAD_LENGTH;
-        else if (17'(flen_reg) > rx_len_reg) verdict_next = E_TRUNCATED;
-        else if (crc_val != rd(end_dw)) verdict_next = E_BAD_CRC;
-        else if (h0[31:24] != 8'd1) verdict_next = E_BAD_VERSION;
-        else if (ftype < T_HELLO || ftype > T_CLOSE) verdict_next = E_BAD_TYPE;
-        else if (h0[7:0] != 8'd0 || h0[15:10] != 6'd0) verdict_next = E_MALFORMED;
-        else begin
-          verdict_valid_next = 1'b0;
-          state_next = S_WALK;
-          p_next = PTR_W'(8);
-          n_next = '0;
-          ntlp_next = '0;
-          tlp_bad_next = 1'b0;
-        end
+      rx_on_next = !s_frm_last;
+      if (s_frm_last) begin
+        full_next[rb_reg] = 1'b1;
+        fcrc_next[rb_reg] = crc_with_beat;
+        rb_next = !rb_reg;
       end
-      S_WALK:
-      if (p_reg == end_dw) begin
-        state_next = S_WAIT;
-      end else if (rec_bad) begin
-        verdict_next = E_MALFORMED;
-        verdict_valid_next = 1'b1;
-        state_next = S_RX;
-      end else begin
+    end else if (!rx_on_reg && !rx_free[rb_reg] && rx_free[!rb_reg]) begin
+      rb_next = !rb_reg;  // the other buffer came free first
+    end
+
+    // Check, one record per cycle.
+    if (walk_go) begin
+      if (rec_bad) walk_bad_next = 1'b1;
+      else begin
         p_next = rec_next;
         n_next = n_reg + 16'd1;
-        if (rec_tlp) ntlp_next = ntlp_reg + 16'd1;
-      end
-      S_WAIT: begin  // the classifier's verdict on the last TLP record is in tlp_bad_next
-        verdict_valid_next = 1'b1;
-        state_next = S_RX;
-        if (tlp_bad_next || n_reg != h1[15:0]) verdict_next = E_MALFORMED;
-        else begin
-          verdict_next = E_OK;
-          if (ftype == T_DATA) state_next = S_SEQ;
+        if (rec_tlp) begin
+          ntlp_next = ntlp_reg + 16'd1;
+          if (ntlp_reg == 16'd0) ftlp_next = p_reg;
         end
       end
-      S_SEQ: begin
-        state_next = S_RX;
-        if (seq_before(cfg_tx_next_seq, fack)) begin
-          cnt_next[C_ACK] = cnt_reg[C_ACK] + 32'd1;
-        end else begin
-          peer_ack_valid_next = 1'b1;
-          if (ntlp_reg == 16'd0) begin
-          end else if (seq_before(expected_reg, fseq)) begin  // a gap
-            if (fseq - expected_reg >= cfg_peer_window) cnt_next[C_WIN] = cnt_reg[C_WIN] + 32'd1;
-            else begin
-              cnt_next[C_GAP] = cnt_reg[C_GAP] + 32'(ntlp_reg);
-              if (!nak_out_reg || nak_rearm || nak_seq_reg != expected_reg) begin
-                nak_valid_next = 1'b1;
-                nak_out_next = 1'b1;
-                nak_seq_next = expected_reg;
-              end
-            end
-          end else if (fseq + 32'(ntlp_reg) - expected_reg > cfg_peer_window &&
-                       seq_before(expected_reg, fseq + 32'(ntlp_reg))) begin
-            cnt_next[C_WIN] = cnt_reg[C_WIN] + 32'd1;
-          end else begin
-            state_next = S_DELIVER;
-            p_next = PTR_W'(8);
-            dseq_next = fseq;
-            dbeat_next = '0;
-          end
-        end
-      end
-      S_DELIVER:
-      if (p_reg == end_dw) state_next = S_RX;
-      else if (!rec_tlp) p_next = rec_next;
-      else if (dup) begin
-        cnt_next[C_DUP] = cnt_reg[C_DUP] + 32'd1;
+    end
+
+    // Deliver: non-TLP and duplicate records are skipped (a cycle each), a TLP goes out a beat
+    // per cycle (its header with the first payload beat).
+    if (dlv_busy_reg) begin
+      if (dp_reg == dend_reg) dlv_end = 1'b1;
+      else if (!drec_tlp) begin
+        dp_next = drec_next;
+        dlv_end = drec_next == dend_reg;
+      end else if (dskip_reg != 16'd0) begin
+        dskip_next = dskip_reg - 16'd1;
         dseq_next = dseq_reg + 32'd1;
-        p_next = rec_next;
+        dp_next = drec_next;
+        dlv_end = drec_next == dend_reg;
       end else if (!o_valid_reg || m_tlp_ready) begin
         emit = 1'b1;
         o_valid_next = 1'b1;
         dbeat_next = dbeat_reg + 11'd1;
         if (o_sop) begin
           expected_next = expected_reg + 32'd1;
-          nak_out_next = 1'b0;
           cnt_next[C_DLV] = cnt_reg[C_DLV] + 32'd1;
         end
         if (o_eop) begin
           dbeat_next = '0;
           dseq_next = dseq_reg + 32'd1;
-          p_next = rec_next;
+          dp_next = drec_next;
+          dlv_end = drec_next == dend_reg;
         end
       end
-      default: state_next = S_RX;
-    endcase
-    if (state_reg != S_RX && state_next == S_RX) begin  // the next frame
-      rx_dw_next = '0;
-      rx_len_next = '0;
+      if (dlv_end) dlv_busy_next = 1'b0;
     end
+
+    // Decide.
+    if (decide) begin
+      verdict_valid_next = 1'b1;
+      verdict_next = verdict_now;
+      verdict_type_next = ftype;
+      if (verdict_now == E_OK && ftype == T_DATA) begin
+        if (ack_bad) begin
+          cnt_next[C_ACK] = cnt_reg[C_ACK] + 32'd1;
+        end else begin
+          peer_ack_valid_next = 1'b1;
+          peer_ack_next = fack;
+          peer_flags_next = h0[15:8];
+          if (ntlp_reg == 16'd0) begin
+          end else if (seq_gap) begin
+            if (gap_win) cnt_next[C_WIN] = cnt_reg[C_WIN] + 32'd1;
+            else begin
+              cnt_next[C_GAP] = cnt_reg[C_GAP] + 32'(ntlp_reg);
+              if (!nak_out_reg || nak_rearm || nak_seq_reg != exp_dec_reg) begin
+                nak_valid_next = 1'b1;
+                nak_out_next = 1'b1;
+                nak_seq_next = exp_dec_reg;
+              end
+            end
+          end else if (ahead_win) begin
+            cnt_next[C_WIN] = cnt_reg[C_WIN] + 32'd1;
+          end else begin
+            cnt_next[C_DUP] = cnt_reg[C_DUP] + 32'(ndup);
+            if (dlv_need) begin
+              exp_dec_next = exp_dec_reg + 32'(ntlp_reg) - 32'(ndup);
+              nak_out_next = 1'b0;
+            end
+          end
+        end
+      end
+      undec_next[wb_reg] = 1'b0;
+      if (dlv_need) begin
+        dlv_busy_next = 1'b1;
+        db_next = wb_reg;
+        dp_next = ftlp_reg;
+        dend_next = end_dw;
+        dskip_next = ndup;
+        dseq_next = fseq;
+        dbeat_next = '0;
+      end
+      p_next = REC0;
+      n_next = '0;
+      ntlp_next = '0;
+      walk_bad_next = 1'b0;
+      tlp_bad_next = 1'b0;
+    end
+    wb_next = undec_next[wb_reg] ? wb_reg : undec_next[!wb_reg] ? !wb_reg : rb_next;
+
     if (verdict_valid_next) begin
       case (verdict_next)
         E_OK: cnt_next[C_OK] = cnt_reg[C_OK] + 32'd1;
@@ -462,18 +602,29 @@ module dxpu_dxfp_decap
         default: cnt_next[C_MAL] = cnt_reg[C_MAL] + 32'd1;
       endcase
     end
-    if (exp_load) expected_next = exp_load_value;
+    if (exp_load) begin
+      expected_next = exp_load_value;
+      exp_dec_next = exp_load_value;
+    end
   end
 
   always_ff @(posedge clk) begin
-    state_reg <= state_next;
+    undec_reg <= undec_next;
+    full_reg <= full_next;
     rx_dw_reg <= rx_dw_next;
     rx_len_reg <= rx_len_next;
     flen_reg <= flen_next;
+    fcrc_reg <= fcrc_next;
+    rb_reg <= rb_next;
+    rx_on_reg <= rx_on_next;
+    wb_reg <= wb_next;
     p_reg <= p_next;
     n_reg <= n_next;
     ntlp_reg <= ntlp_next;
+    ftlp_reg <= ftlp_next;
+    walk_bad_reg <= walk_bad_next;
     tlp_bad_reg <= tlp_bad_next;
+    exp_dec_reg <= exp_dec_next;
     verdict_reg <= verdict_next;
     verdict_valid_reg <= verdict_valid_next;
     verdict_type_reg <= verdict_type_next;
@@ -482,13 +633,20 @@ module dxpu_dxfp_decap
     nak_seq_reg <= nak_seq_next;
     nak_valid_reg <= nak_valid_next;
     peer_ack_valid_reg <= peer_ack_valid_next;
+    peer_ack_reg <= peer_ack_next;
+    peer_flags_reg <= peer_flags_next;
+    cnt_reg <= cnt_next;
+    dlv_busy_reg <= dlv_busy_next;
+    db_reg <= db_next;
+    dp_reg <= dp_next;
+    dend_reg <= dend_next;
+    dskip_reg <= dskip_next;
     dseq_reg <= dseq_next;
     dbeat_reg <= dbeat_next;
-    cnt_reg <= cnt_next;
     o_valid_reg <= o_valid_next;
     if (emit) begin
       o_hdr_reg <= o_sop ? o_hdr : '0;
-      o_len_reg <= o_len;
+      o_len_reg <= dblen[12:0];
       o_data_reg <= o_data;
       o_keep_reg <= o_keep;
       o_seq_reg <= dseq_reg;
@@ -497,17 +655,27 @@ module dxpu_dxfp_decap
     end
     if (rx_take)
       for (int k = 0; k < KEEP_WIDTH; k++)
-        if (32'(rx_dw_reg) + k < DEPTH_DW)
-          mem[(PTR_W-1)'(32'(rx_dw_reg) + k)] <= s_frm_data[DATA_WIDTH-1-32*k-:32];
+        if (32'(wr_dw) + k < DEPTH_DW)
+          mem[(rb_reg ? AW'(DEPTH_DW) : AW'(0)) + AW'(32'(wr_dw) + k)] <=
+              s_frm_data[DATA_WIDTH-1-32*k-:32];
     if (rst) begin
-      state_reg <= S_RX;
-      rx_dw_reg <= '0;
-      rx_len_reg <= '0;
+      undec_reg <= 2'b00;
+      full_reg <= 2'b00;
+      rb_reg <= 1'b0;
+      rx_on_reg <= 1'b0;
+      wb_reg <= 1'b0;
+      p_reg <= REC0;
+      n_reg <= '0;
+      ntlp_reg <= '0;
+      walk_bad_reg <= 1'b0;
+      tlp_bad_reg <= 1'b0;
+      exp_dec_reg <= '0;
       verdict_valid_reg <= 1'b0;
       expected_reg <= '0;
       nak_out_reg <= 1'b0;
       nak_valid_reg <= 1'b0;
       peer_ack_valid_reg <= 1'b0;
+      dlv_busy_reg <= 1'b0;
       o_valid_reg <= 1'b0;
       for (int c = 0; c < 12; c++) cnt_reg[c] <= '0;
     end
@@ -517,8 +685,8 @@ module dxpu_dxfp_decap
   assign m_verdict = verdict_reg;
   assign m_verdict_type = verdict_type_reg;
   assign m_peer_ack_valid = peer_ack_valid_reg;
-  assign m_peer_ack = rd(7);
-  assign m_peer_flags = h0[15:8];
+  assign m_peer_ack = peer_ack_reg;
+  assign m_peer_flags = peer_flags_reg;
   assign m_nak_valid = nak_valid_reg;
   assign m_nak_seq = nak_seq_reg;
   assign m_ack = expected_reg;

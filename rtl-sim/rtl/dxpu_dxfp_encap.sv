@@ -19,7 +19,8 @@
 // DATA_WIDTH/32 banks of one DW, the beat rotated onto them by the offset mod DATA_WIDTH/32. The
 // frame header and the CREDIT record (15 DWs) are registers written when the frame closes, from
 // the cfg_* inputs of that cycle (so the Acknowledgement is the freshest one); the CRC32C is
-// computed as the frame goes out (dxpu_crc32c) and put in the trailer of its last beat.
+// computed as the frame goes out (dxpu_crc32c) and put in the trailer of its last beat. The frame
+// layout and its numbers: dxpu_dxfp_pkg (include/dxpu/dxfp.h).
 //
 // Frame-close policy: a frame closes (when no TLP is half-way in and the other buffer is free)
 //   - when the next TLP's record does not fit it (greedy, as lib/core: every TLP that fits goes
@@ -40,11 +41,12 @@
 // after its close, while the next frame fills. Measured in tb/dxfp_encap_tb.cc.
 module dxpu_dxfp_encap
   import dxpu_tlp_pkg::*;
+  import dxpu_dxfp_pkg::*;
 #(
     parameter int DATA_WIDTH  = 64,
     parameter int KEEP_WIDTH  = DATA_WIDTH / 32,
     parameter int BYTES_WIDTH = $clog2(DATA_WIDTH / 8) + 1,
-    parameter int MAX_FRAME   = 9216  // bytes, the buffers' size (DXFP_MAX_FRAME)
+    parameter int MAX_FRAME   = DXFP_MAX_FRAME  // bytes, the buffers' size
 ) (
     input wire logic clk,
     input wire logic rst,
@@ -97,17 +99,18 @@ module dxpu_dxfp_encap
 
   localparam int DEPTH_DW = MAX_FRAME / 4;
   localparam int PTR_W = $clog2(DEPTH_DW + 1);
-  localparam int HDR_DWS = 15;  // frame header (8 DW) and CREDIT record (7 DW)
+  // The frame header (8 DW) and the CREDIT record (7 DW): 15 DWs.
+  localparam int HDR_DWS = (DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + DXFP_CREDIT_BODY_SIZE) / 4;
   localparam int REC_START = 4 * HDR_DWS;  // 60: the first TLP record's offset
 
-  // Parameters checked at elaboration.
-  if (DATA_WIDTH < 64 || DATA_WIDTH > 512 || (DATA_WIDTH & (DATA_WIDTH - 1)) != 0) begin : g_bad_width
+  // Parameters checked at elaboration (dxpu_dxfp_pkg).
+  if (!width_ok(DATA_WIDTH)) begin : g_bad_width
     $error("dxpu_dxfp_encap: DATA_WIDTH %0d must be a power of two, 64..512", DATA_WIDTH);
   end
-  if (KEEP_WIDTH * 32 != DATA_WIDTH || BYTES_WIDTH != $clog2(DATA_WIDTH / 8) + 1) begin : g_bad_keep
+  if (!widths_follow(DATA_WIDTH, KEEP_WIDTH, BYTES_WIDTH)) begin : g_bad_keep
     $error("dxpu_dxfp_encap: KEEP_WIDTH and BYTES_WIDTH follow DATA_WIDTH");
   end
-  if (MAX_FRAME < 128 || MAX_FRAME > 9216 || MAX_FRAME % 4 != 0) begin : g_bad_max
+  if (!max_frame_ok(MAX_FRAME)) begin : g_bad_max
     $error("dxpu_dxfp_encap: MAX_FRAME %0d must be a multiple of 4, 128..9216", MAX_FRAME);
   end
 
@@ -149,10 +152,10 @@ module dxpu_dxfp_encap
   logic fits_open, fits_empty, can_close, close, take, tlp_ready;
   always_comb begin
     cap = cfg_max_frame & ~14'd3;
-    rec_bytes = 14'd4 + ((14'(s_tlp_len) + 14'd3) & ~14'd3);
+    rec_bytes = 14'(DXFP_REC_HDR_SIZE) + ((14'(s_tlp_len) + 14'd3) & ~14'd3);
     hdr_dws = s_tlp_hdr[125] ? 3'd4 : 3'd3;
-    fits_open = 15'(open_len_reg) + 15'(rec_bytes) + 15'd4 <= 15'(cap);
-    fits_empty = 15'(REC_START) + 15'(rec_bytes) + 15'd4 <= 15'(cap);
+    fits_open = 15'(open_len_reg) + 15'(rec_bytes) + 15'(DXFP_CRC_SIZE) <= 15'(cap);
+    fits_empty = 15'(REC_START) + 15'(rec_bytes) + 15'(DXFP_CRC_SIZE) <= 15'(cap);
     can_close = !in_tlp_reg && !full_reg[!fb_reg];
     // Why close now: a TLP that does not fit, flush, send_empty, seq_load.
     close = can_close && (send_empty || (open_tlps_reg != 16'd0 && (flush || seq_load ||
@@ -297,7 +300,7 @@ module dxpu_dxfp_encap
 
     // A sop beat: record header, TLP header, first payload beat (bytes past the record: 0).
     if (take && !in_tlp_reg && fits_empty) begin
-      mem[addr(fb_reg, rec_dw)] <= {8'd1, 8'd0, 3'd0, s_tlp_len};
+      mem[addr(fb_reg, rec_dw)] <= {REC_TLP, 8'd0, 3'd0, s_tlp_len};
       for (int j = 0; j < 4; j++)
         if (j < 32'(hdr_dws))
           mem[addr(fb_reg, rec_dw + PTR_W'(1 + j))] <=
@@ -317,17 +320,17 @@ module dxpu_dxfp_encap
     end
     // Close: the header and the CREDIT record.
     if (close) begin
-      hdr_mem[fb_reg][0] <= {8'd1, 8'd3, cfg_flags, 8'd0};
-      hdr_mem[fb_reg][1] <= {2'b00, open_len_reg + 14'd4, open_tlps_reg + 16'd1};
+      hdr_mem[fb_reg][0] <= {DXFP_VERSION, T_DATA, cfg_flags, 8'd0};
+      hdr_mem[fb_reg][1] <= {2'b00, open_len_reg + 14'(DXFP_CRC_SIZE), open_tlps_reg + 16'd1};
       hdr_mem[fb_reg][2] <= cfg_dst_session;
       hdr_mem[fb_reg][3] <= cfg_src_session;
       hdr_mem[fb_reg][4] <= cfg_dst_epoch;
       hdr_mem[fb_reg][5] <= cfg_src_epoch;
-      hdr_mem[fb_reg][6] <= open_tlps_reg != 16'd0 ? open_seq_reg : next_seq_reg;
-      hdr_mem[fb_reg][7] <= cfg_ack;
-      hdr_mem[fb_reg][8] <= {8'd2, 8'd0, 16'd24};
+      hdr_mem[fb_reg][DW_SEQ] <= open_tlps_reg != 16'd0 ? open_seq_reg : next_seq_reg;
+      hdr_mem[fb_reg][DW_ACK] <= cfg_ack;
+      hdr_mem[fb_reg][8] <= {REC_CREDIT, 8'd0, 16'(DXFP_CREDIT_BODY_SIZE)};
       for (int c = 0; c < 6; c++) hdr_mem[fb_reg][9+c] <= cfg_credits[191-32*c-:32];
-      len_dw_reg[fb_reg] <= PTR_W'((open_len_reg + 14'd4) >> 2);
+      len_dw_reg[fb_reg] <= PTR_W'((open_len_reg + 14'(DXFP_CRC_SIZE)) >> 2);
     end
 
     if (rst) begin

@@ -90,7 +90,9 @@ module dxpu_id_xlate
       host_rid[d] = host_rid_reg[d];
       owner[d]    = owner_reg[d];
       if ((DEV_W + 1)'(d) < ndev) begin
-        if (owner_reg[d] == host_lookup_host && host_rid_reg[d] == host_lookup_rid) begin
+        // A device in the pool (NO_HOST) is nobody's: a NO_HOST lookup finds none.
+        if (owner_reg[d] == host_lookup_host && host_lookup_host != NO_HOST &&
+            host_rid_reg[d] == host_lookup_rid) begin
           host_lookup_hit = 1'b1;
           host_lookup_dev = DEV_W'(d);
         end
