@@ -11,9 +11,7 @@
 
 #include "bridge-fw/bridge_config.h"
 #include "bridge-fw/bridge_daemon.h"
-#ifdef DXPU_WITH_RTL
-#include "rtl-sim/datapath/rtl_datapath.h"
-#endif
+#include "bridge-fw/datapath_choice.h"
 
 namespace {
 
@@ -80,22 +78,16 @@ int Main(int argc, char** argv) {
   app.add_option("--log-level", level, "override log.level: trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   std::string datapath = "golden";
-  app.add_option("--datapath", datapath,
-                 "the data plane that translates and checks every TLP: golden (the C++ model) or\n"
-                 "rtl (the Verilated RTL of rtl-sim/ in the loop, bit for bit the same decisions,\n"
-                 "slower: for RTL regression runs)")
-      ->check(CLI::IsMember({"golden", "rtl"}))
+  app.add_option("--datapath", datapath, dxpu::bridge::DatapathHelp())
+      ->check(CLI::IsMember(dxpu::bridge::DatapathNames()))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   dxpu::bridge::DaemonEmbedding embedding;
-  if (datapath == "rtl") {
-#ifdef DXPU_WITH_RTL
-    embedding.datapath = dxpu::bridge::MakeRtlDatapath;
-#else
-    std::fprintf(stderr,
-                 "dxpu-bridge: --datapath=rtl: built without Verilator (tools/bootstrap)\n");
+  std::string why;
+  embedding.datapath = dxpu::bridge::DatapathNamed(datapath, &why);
+  if (embedding.datapath == nullptr) {
+    std::fprintf(stderr, "dxpu-bridge: --datapath=%s: %s\n", datapath.c_str(), why.c_str());
     return 2;
-#endif
   }
 
   const dxpu::bridge::BridgeConfigResult loaded = dxpu::bridge::LoadBridgeConfig(config_path);

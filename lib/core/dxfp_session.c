@@ -664,6 +664,20 @@ static void take_ack(struct dxfp_session *s, uint64_t now, uint32_t ack)
 	s->rto_deadline = s->una == s->send_ptr ? DXFP_NO_DEADLINE : now + s->rtt.rto;
 }
 
+/*
+ * Go back to the oldest unacknowledged TLP. A replay that starts while one is
+ * running keeps the furthest end: every TLP before it has been sent before,
+ * so it is a retransmission (counted as one, no RTT sample: Karn), however
+ * many replays it takes.
+ */
+static void start_replay(struct dxfp_session *s)
+{
+	if (!s->replaying || dxfp_seq_before(s->replay_end, s->send_ptr))
+		s->replay_end = s->send_ptr;
+	s->replaying = true;
+	s->send_ptr = s->una;
+}
+
 static void take_nak(struct dxfp_session *s, uint64_t now, uint32_t ack)
 {
 	s->counters.naks_rx++;
@@ -674,9 +688,7 @@ static void take_nak(struct dxfp_session *s, uint64_t now, uint32_t ack)
 	s->nak_acted = true;
 	s->last_nak_seq = ack;
 	s->last_nak_time = now;
-	s->replaying = true;
-	s->replay_end = s->send_ptr;
-	s->send_ptr = s->una;
+	start_replay(s);
 }
 
 /* Class and payload of a TLP record, from its DW0 (the parser has checked the TLP whole). */
@@ -933,9 +945,7 @@ static void run_timers(struct dxfp_session *s, uint64_t now)
 		/* Retransmission timeout: go back to the oldest unacknowledged TLP. */
 		s->counters.rto_expiries++;
 		dxfp_rtt_backoff(&s->rtt);
-		s->replaying = true;
-		s->replay_end = s->send_ptr;
-		s->send_ptr = s->una;
+		start_replay(s);
 		s->rto_deadline = now + s->rtt.rto;
 	}
 	if (s->ack_pending && now >= s->ack_deadline)

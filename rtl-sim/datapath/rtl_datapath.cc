@@ -426,7 +426,7 @@ std::unique_ptr<RtlDatapath> RtlDatapath::Create(const GoldenDatapathConfig& con
 }
 
 std::unique_ptr<Datapath> MakeRtlDatapath(const GoldenDatapathConfig& config, std::string* error) {
-  return RtlDatapath::Create(config, 64, error);
+  return RtlDatapath::Create(config, 256, error);
 }
 
 }  // namespace dxpu::bridge

@@ -44,8 +44,9 @@ class RtlDatapath : public Datapath {
   virtual bool Trace(const std::string& path) = 0;
 };
 
-// A DatapathFactory (golden_datapath.h): the 64-bit model, what `dxpu-bridge --datapath=rtl`
-// runs.
+// A DatapathFactory (golden_datapath.h): the 256-bit model (a PCIe Gen4 x16 data path's width;
+// a quarter of the 64-bit model's beats for the same payload), what `dxpu-bridge --datapath=rtl`
+// and `dxpu demo --datapath rtl` run.
 std::unique_ptr<Datapath> MakeRtlDatapath(const GoldenDatapathConfig& config, std::string* error);
 
 }  // namespace dxpu::bridge

@@ -761,7 +761,9 @@ module dxpu_datapath
           default: cmd_state_reg <= CMD_FINISH;
         endcase
       end
-      CMD_QREL: if (!qrel_en) cmd_state_reg <= CMD_SCAN;
+      // Quarantine released up to now, so an earliest deadline after now is a pending one:
+      // nothing is due and the sweep is skipped (the firmware polls EXPIRE often).
+      CMD_QREL: if (!qrel_en) cmd_state_reg <= next_deadline > cmd_now_reg ? CMD_FINISH : CMD_SCAN;
       CMD_SCAN: begin
         if (scan_step) begin
           scan_reg <= scan_reg + 1'b1;

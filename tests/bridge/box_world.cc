@@ -7,9 +7,7 @@
 #include <string>
 #include <vector>
 
-#ifdef DXPU_WITH_RTL
-#include "rtl-sim/datapath/rtl_datapath.h"
-#endif
+#include "bridge-fw/datapath_choice.h"
 
 namespace dxpu::test {
 namespace {
@@ -25,16 +23,10 @@ namespace {
 // the loop: the same tests run again that way).
 bridge::BridgeBoxConfig WithTestDatapath(bridge::BridgeBoxConfig config) {
   const char* env = std::getenv("DXPU_TEST_DATAPATH");  // NOLINT(concurrency-mt-unsafe)
-  const std::string datapath = env != nullptr ? env : "";
-  if (datapath == "rtl") {
-#ifdef DXPU_WITH_RTL
-    config.datapath = bridge::MakeRtlDatapath;
-#else
-    throw std::runtime_error("DXPU_TEST_DATAPATH=rtl: built without Verilator");
-#endif
-  } else if (!datapath.empty() && datapath != "golden") {
-    throw std::runtime_error("DXPU_TEST_DATAPATH: golden or rtl, not " + datapath);
-  }
+  const std::string datapath = env != nullptr && *env != '\0' ? env : "golden";
+  std::string why;
+  config.datapath = bridge::DatapathNamed(datapath, &why);
+  if (config.datapath == nullptr) throw std::runtime_error("DXPU_TEST_DATAPATH: " + why);
   return config;
 }
 

@@ -347,6 +347,39 @@ TEST(DxfpSession, LostLastFrameIsRecoveredByTheTimer) {
   EXPECT_EQ(dxfp_session_in_flight(p.a.s()), 0u);
 }
 
+// A replay that starts while another is running (a second timeout, or a NAK, before the first
+// replay has gone out whole) resends TLPs that were all sent before: each must count as a
+// retransmission (and give no RTT sample: Karn), none as a first transmission again.
+TEST(DxfpSession, ReplayStartedDuringAReplayCountsEveryResentTlpAsARetransmission) {
+  dxfp_session_config ac = TestConfig(DXFP_ROLE_INITIATOR);
+  ac.max_frame = 512;  // a few 64-byte writes per frame
+  SessionPair p(ac, TestConfig(DXFP_ROLE_RESPONDER));
+  p.Establish();
+  p.filter = [](bool from_a, SessionPair::Frame& f) { return !(from_a && HeaderOf(f).nrec > 1); };
+  const auto sent = SendWrites(p, p.a, 20, 64);
+  p.Pump();  // every frame of TLPs is lost
+  ASSERT_EQ(p.a.counters().tlps_tx, 20u);
+  ASSERT_TRUE(p.b.delivered.empty());
+  // The timer starts a replay; only its first frame goes out (and is lost)...
+  std::vector<uint8_t> frame(ac.max_frame);
+  size_t len = 0;
+  p.now = p.a.s()->rto_deadline;
+  ASSERT_TRUE(dxfp_session_poll(p.a.s(), p.now, frame.data(), frame.size(), &len));
+  const uint64_t resent_first = p.a.counters().tlps_retx;
+  ASSERT_GT(resent_first, 0u);
+  ASSERT_LT(resent_first, 20u);
+  // ...before the timer goes back to the oldest TLP again; this time everything arrives.
+  p.filter = nullptr;
+  p.now = p.a.s()->rto_deadline;
+  p.Pump();
+  p.RunUntil(p.now + 10 * DXFP_NS_PER_MS);
+  ExpectDeliveredInOrder(p.b, sent);
+  EXPECT_EQ(p.a.counters().rto_expiries, 2u);
+  EXPECT_EQ(p.a.counters().tlps_tx, 20u);  // each TLP's first transmission, once
+  EXPECT_EQ(p.a.counters().tlps_retx, resent_first + 20u);
+  EXPECT_EQ(dxfp_session_in_flight(p.a.s()), 0u);
+}
+
 TEST(DxfpSession, DuplicateFramesAreNeverDeliveredTwice) {
   SessionPair p;
   p.Establish();

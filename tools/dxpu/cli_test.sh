@@ -177,6 +177,14 @@ fi
 if run "demo quick over unix" 0 "$DXPU" demo --quick --link unix --no-sim --json --out ""; then
   json_check "demo unix" 'd["ok"] and d["link"] == "unix" and all(w["simulated"] == [] for w in d["workloads"])'
 fi
+# The same workloads with the bridge's data plane in RTL (rtl-sim/, Verilated): every TLP is
+# translated and checked by the simulated hardware, and every result must still match the CPU.
+if run "demo quick rtl datapath" 0 "$DXPU" demo --quick --link mem --no-sim --datapath rtl \
+    --json --out ""; then
+  json_check "demo rtl" 'd["ok"] and d["datapath"] == "rtl" and len(d["workloads"]) >= 3 and
+    all(w["dxpu"]["ok"] and w["dxpu"]["elapsed_ns"] > 0 for w in d["workloads"])'
+fi
+run "demo bad datapath" 2 "$DXPU" demo --datapath fpga
 run "demo bad link" 2 "$DXPU" demo --link tcp
 run "demo attach more than the box" 2 "$DXPU" demo --box-gpus 1 --attach 2
 

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <memory>
 
+#include "bridge-fw/datapath_choice.h"
 #include "demo_bridge.h"
 #include "demo_report.h"
 #include "dxgpu/runtime.h"
@@ -25,6 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr uint64_t kHostNode = 0x4057;
+// Session link-down and completion timeout with the RTL data path in the loop (docs/demo.md).
+constexpr uint64_t kRtlTimeoutNs = 60'000'000'000;
 
 struct DemoOptions {
   std::string link = "udp";
@@ -37,6 +40,7 @@ struct DemoOptions {
   std::string out = "dxpu-demo";
   bool json = false;
   uint64_t seed = 1;
+  std::string datapath = "golden";
 };
 
 // One step of the scene on stderr, so a watcher sees where it is.
@@ -109,6 +113,7 @@ int Run(const DemoOptions& o) {
   const int steps = o.simulate ? 5 : 4;
   DemoReport report;
   report.link = o.link;
+  report.datapath = o.datapath;
   report.box_gpus = o.box_gpus;
   report.sim_bandwidth_bps = host::SimFabric{}.fabric_bandwidth_bps;
 
@@ -128,12 +133,24 @@ int Run(const DemoOptions& o) {
   } remove_dir{dir};
 
   Step(1, steps,
-       fmt::format("starting a GPU box: dxpu-bridge with {} x {} over {}", o.box_gpus, o.profile,
-                   o.link));
+       fmt::format("starting a GPU box: dxpu-bridge with {} x {} over {}, {} data path", o.box_gpus,
+                   o.profile, o.link, o.datapath));
   DemoBridgeOptions bo;
   bo.link = o.link;
   bo.profiles.assign(o.box_gpus, o.profile);
   bo.dir = dir;
+  std::string why;
+  bo.datapath = bridge::DatapathNamed(o.datapath, &why);
+  if (bo.datapath == nullptr) {
+    std::cerr << "dxpu demo: --datapath=" << o.datapath << ": " << why << "\n";
+    return kExitUsage;
+  }
+  if (o.datapath == "rtl") {
+    // The simulated hardware runs a few thousand TLPs per second, not millions: timeouts
+    // sized for a hardware data plane would fire while the bridge is simulating a burst.
+    bo.link_down_ns = kRtlTimeoutNs;
+    bo.completion_timeout_ns = kRtlTimeoutNs;
+  }
   Result<std::unique_ptr<DemoBridge>> box = DemoBridge::Start(bo);
   if (!box.ok()) {
     std::cerr << "dxpu demo: " << box.error().message << "\n";
@@ -242,6 +259,9 @@ Command AddDemoCommand(CLI::App& parent) {
   cmd->add_option("--out", opts->out, "directory for demo.json and demo.svg ('' to skip)")
       ->capture_default_str();
   cmd->add_flag("--json", opts->json, "print the JSON document instead of the table");
+  cmd->add_option("--datapath", opts->datapath, bridge::DatapathHelp())
+      ->check(CLI::IsMember(bridge::DatapathNames()))
+      ->capture_default_str();
   cmd->add_option("--seed", opts->seed, "seed of the workloads' inputs")->capture_default_str();
   return {cmd, [opts] {
             if (opts->attach > opts->box_gpus) {

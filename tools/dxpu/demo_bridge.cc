@@ -39,6 +39,7 @@ Result<std::unique_ptr<DemoBridge>> DemoBridge::Start(const DemoBridgeOptions& o
   bridge::BridgeConfig config;
   config.node_id = 0xb0c5;
   config.limits.link_down_ns = options.link_down_ns;
+  config.limits.completion_timeout_ns = options.completion_timeout_ns;
   for (size_t i = 0; i < options.profiles.size(); ++i) {
     std::optional<gpu::DeviceProfile> p = gpu::FindProfile(options.profiles[i]);
     if (!p) return Error{"bad-profile", "no GPU profile named " + options.profiles[i]};
@@ -49,6 +50,7 @@ Result<std::unique_ptr<DemoBridge>> DemoBridge::Start(const DemoBridgeOptions& o
 
   bridge::DaemonEmbedding embedding;
   embedding.handle_signals = false;
+  embedding.datapath = options.datapath;
   if (options.link == "udp") {
     const uint16_t port = FreeUdpPort();
     if (port == 0) return Error{"socket", "no free UDP port on loopback"};

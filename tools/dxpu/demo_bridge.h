@@ -24,6 +24,9 @@ struct DemoBridgeOptions {
   uint64_t memory_bytes = 0;  // per GPU; 0: the profile's
   std::filesystem::path dir;  // where the sockets go
   uint64_t link_down_ns = 1'000'000'000;
+  uint64_t completion_timeout_ns = 50'000'000;  // the bridge's, for a host's requests
+  // The bridge's data plane (bridge-fw/datapath_choice.h); nullptr: the golden model.
+  bridge::DatapathFactory datapath = nullptr;
 };
 
 class DemoBridge {

@@ -84,8 +84,9 @@ double OverheadPercent(uint64_t native_ns, uint64_t dxpu_ns) {
 std::string DemoTable(const DemoReport& report) {
   std::string out;
   out += fmt::format(
-      "GPU box: {} model GPUs behind a dxpu-bridge on {}; this host borrowed {} of them.\n",
-      report.box_gpus, report.bridge, report.dxpu_devices.size());
+      "GPU box: {} model GPUs behind a dxpu-bridge on {} ({} data path); this host borrowed {} "
+      "of them.\n",
+      report.box_gpus, report.bridge, report.datapath, report.dxpu_devices.size());
   for (size_t i = 0; i < report.dxpu_devices.size(); ++i) {
     const DemoDevice& d = report.dxpu_devices[i];
     out +=
@@ -148,6 +149,7 @@ nlohmann::ordered_json DemoJson(const DemoReport& report) {
   nlohmann::ordered_json j;
   j["ok"] = report.ok();
   j["link"] = report.link;
+  j["datapath"] = report.datapath;
   j["bridge"] = report.bridge;
   j["box_gpus"] = report.box_gpus;
   const auto devices = [](const std::vector<DemoDevice>& v) {

@@ -44,8 +44,9 @@ struct DemoDevice {
 };
 
 struct DemoReport {
-  std::string link;    // udp | unix | mem
-  std::string bridge;  // where the box listens
+  std::string link;                 // udp | unix | mem
+  std::string datapath = "golden";  // the bridge's data plane: golden | rtl
+  std::string bridge;               // where the box listens
   size_t box_gpus = 0;
   std::vector<DemoDevice> native_devices;
   std::vector<DemoDevice> dxpu_devices;
