@@ -9,8 +9,9 @@
 // Written (and read back) word by word through the data path's register interface; the
 // firmware keeps a host's BAR windows and a device's DMA windows disjoint, so at most one
 // window holds a request and the lookups need no order. Both lookups are combinational (one
-// header per cycle): a request of `len` bytes at `addr` hits a window only when the window
-// holds all of it (the golden model's Contains()).
+// header per cycle; a DMA lookup reads only the requesting device's row): a request of `len`
+// bytes at `addr` hits a window only when the window holds all of it (the golden model's
+// Contains()).
 module dxpu_addr_window
   import dxpu_tlp_pkg::*;
 #(
@@ -66,6 +67,7 @@ module dxpu_addr_window
 );
 
   localparam int BARS = 6;
+  localparam int DMA_W = DMA_WINDOWS > 1 ? $clog2(DMA_WINDOWS) : 1;  // a DMA window's index
 
   if (DEVICES < 2 || DEVICES > 240) begin : g_bad_devices
     $error("dxpu_addr_window: DEVICES %0d must be 2..240", DEVICES);
@@ -83,8 +85,14 @@ module dxpu_addr_window
     logic [63:0] size;
   } window_t;
 
-  window_t bar_reg[DEVICES][BARS];
-  window_t dma_reg[DEVICES][DMA_WINDOWS];
+  // The windows: RAMs with one write port (a register write sets one field of one window).
+  // Nothing in them is reset or cleared: a window whose live bit is clear reads as all zeros
+  // (unmapped), and a write to it starts from zeros. Clearing a device's windows clears a row
+  // of live bits.
+  window_t bar_mem[DEVICES][BARS];
+  window_t dma_mem[DEVICES][DMA_WINDOWS];
+  logic [DEVICES-1:0][BARS-1:0] bar_live_reg;
+  logic [DEVICES-1:0][DMA_WINDOWS-1:0] dma_live_reg;
 
   // The golden model's Contains(): [addr, addr + len) inside [base, base + size).
   function automatic logic holds(input logic [63:0] base, input logic [63:0] size,
@@ -104,51 +112,43 @@ module dxpu_addr_window
     return n;
   endfunction
 
+  function automatic window_t bar_window(input logic [DEV_W-1:0] d, input logic [3:0] b);
+    if (32'(d) >= DEVICES || 32'(b) >= BARS || !bar_live_reg[d][b[2:0]]) return '0;
+    return bar_mem[d][b[2:0]];
+  endfunction
+
+  function automatic window_t dma_window(input logic [DEV_W-1:0] d, input logic [3:0] i);
+    if (32'(d) >= DEVICES || 32'(i) >= DMA_WINDOWS || !dma_live_reg[d][DMA_W'(i)]) return '0;
+    return dma_mem[d][DMA_W'(i)];
+  endfunction
+
+  wire wr_ok = wr_en && 32'(wr_dev) < DEVICES && 32'(wr_idx) < (wr_dma ? DMA_WINDOWS : BARS);
+
+  // The write port.
   always_ff @(posedge clk) begin
-    for (int d = 0; d < DEVICES; d++) begin
-      if (rst || clear ||
-          (clr_dev_en && clr_dev == DEV_W'(d) && !clr_dev_dma_only) ||
-          (clr_host_en && owner[d] == clr_host && clr_host != NO_HOST)) begin
-        for (int b = 0; b < BARS; b++) bar_reg[d][b] <= '0;
-        for (int w = 0; w < DMA_WINDOWS; w++) dma_reg[d][w] <= '0;
-      end else if (clr_dev_en && clr_dev == DEV_W'(d)) begin
-        for (int w = 0; w < DMA_WINDOWS; w++) dma_reg[d][w] <= '0;
-      end else if (wr_en && wr_dev == DEV_W'(d)) begin
-        for (int b = 0; b < BARS; b++)
-          if (!wr_dma && wr_idx == 4'(b)) bar_reg[d][b] <= set_field(bar_reg[d][b], wr_field, wr_data);
-        for (int w = 0; w < DMA_WINDOWS; w++)
-          if (wr_dma && wr_idx == 4'(w)) dma_reg[d][w] <= set_field(dma_reg[d][w], wr_field, wr_data);
-      end
-    end
+    if (wr_ok && !wr_dma)
+      bar_mem[wr_dev][wr_idx[2:0]] <= set_field(bar_window(wr_dev, wr_idx), wr_field, wr_data);
+    if (wr_ok && wr_dma)
+      dma_mem[wr_dev][DMA_W'(wr_idx)] <= set_field(dma_window(wr_dev, wr_idx), wr_field, wr_data);
   end
 
-  always_comb begin
-    window_t w;
-    w = '0;
-    for (int d = 0; d < DEVICES; d++) begin
-      if (rd_dev == DEV_W'(d)) begin
-        for (int b = 0; b < BARS; b++) if (!rd_dma && rd_idx == 4'(b)) w = bar_reg[d][b];
-        for (int i = 0; i < DMA_WINDOWS; i++) if (rd_dma && rd_idx == 4'(i)) w = dma_reg[d][i];
+  // The live bits. A clear wins over a write to the same device in the same cycle.
+  always_ff @(posedge clk) begin
+    if (rst || clear) begin
+      bar_live_reg <= '0;
+      dma_live_reg <= '0;
+    end else begin
+      if (wr_ok && !wr_dma) bar_live_reg[wr_dev][wr_idx[2:0]] <= 1'b1;
+      if (wr_ok && wr_dma) dma_live_reg[wr_dev][DMA_W'(wr_idx)] <= 1'b1;
+      if (clr_dev_en && 32'(clr_dev) < DEVICES) begin
+        dma_live_reg[clr_dev] <= '0;
+        if (!clr_dev_dma_only) bar_live_reg[clr_dev] <= '0;
       end
-    end
-    case (rd_field)
-      2'd0: rd_data = w.base;
-      2'd1: rd_data = w.land;
-      default: rd_data = w.size;
-    endcase
-  end
-
-  always_comb begin
-    bar_hit  = 1'b0;
-    bar_dev  = '0;
-    bar_xlat = '0;
-    for (int d = 0; d < DEVICES; d++) begin
-      if ((DEV_W + 1)'(d) < ndev && owner[d] == bar_host && bar_host != NO_HOST) begin
-        for (int b = 0; b < BARS; b++) begin
-          if (!bar_hit && holds(bar_reg[d][b].base, bar_reg[d][b].size, bar_addr, bar_len)) begin
-            bar_hit  = 1'b1;
-            bar_dev  = DEV_W'(d);
-            bar_xlat = bar_addr - bar_reg[d][b].base + bar_reg[d][b].land;
+      if (clr_host_en && clr_host != NO_HOST) begin
+        for (int d = 0; d < DEVICES; d++) begin
+          if (owner[d] == clr_host) begin
+            bar_live_reg[d] <= '0;
+            dma_live_reg[d] <= '0;
           end
         end
       end
@@ -156,15 +156,44 @@ module dxpu_addr_window
   end
 
   always_comb begin
+    window_t w;
+    w = rd_dma ? dma_window(rd_dev, rd_idx) : bar_window(rd_dev, rd_idx);
+    case (rd_field)
+      2'd0: rd_data = w.base;
+      2'd1: rd_data = w.land;
+      default: rd_data = w.size;
+    endcase
+  end
+
+  // BAR lookup: every window of every device the host owns (a CAM of DEVICES x 6 entries).
+  always_comb begin
+    bar_hit  = 1'b0;
+    bar_dev  = '0;
+    bar_xlat = '0;
+    for (int d = 0; d < DEVICES; d++) begin
+      if ((DEV_W + 1)'(d) < ndev && owner[d] == bar_host && bar_host != NO_HOST) begin
+        for (int b = 0; b < BARS; b++) begin
+          if (!bar_hit && bar_live_reg[d][b] &&
+              holds(bar_mem[d][b].base, bar_mem[d][b].size, bar_addr, bar_len)) begin
+            bar_hit  = 1'b1;
+            bar_dev  = DEV_W'(d);
+            bar_xlat = bar_addr - bar_mem[d][b].base + bar_mem[d][b].land;
+          end
+        end
+      end
+    end
+  end
+
+  // DMA lookup: the requesting device's windows only (its row of the table).
+  always_comb begin
     dma_hit  = 1'b0;
     dma_xlat = '0;
-    for (int d = 0; d < DEVICES; d++) begin
-      if (dma_dev == DEV_W'(d)) begin
-        for (int i = 0; i < DMA_WINDOWS; i++) begin
-          if (!dma_hit && holds(dma_reg[d][i].base, dma_reg[d][i].size, dma_addr, dma_len)) begin
-            dma_hit  = 1'b1;
-            dma_xlat = dma_addr - dma_reg[d][i].base + dma_reg[d][i].land;
-          end
+    if (32'(dma_dev) < DEVICES) begin
+      for (int i = 0; i < DMA_WINDOWS; i++) begin
+        if (!dma_hit && dma_live_reg[dma_dev][i] &&
+            holds(dma_mem[dma_dev][i].base, dma_mem[dma_dev][i].size, dma_addr, dma_len)) begin
+          dma_hit  = 1'b1;
+          dma_xlat = dma_addr - dma_mem[dma_dev][i].base + dma_mem[dma_dev][i].land;
         end
       end
     end

@@ -440,8 +440,8 @@ void RunCoSim(int steps) {
   EXPECT_GT(sim.partial_completions, 0u);
 }
 
-TEST(DatapathCoSim, RandomTrafficAgreesWithTheGoldenModel64) { RunCoSim<64>(30000); }
-TEST(DatapathCoSim, RandomTrafficAgreesWithTheGoldenModel256) { RunCoSim<256>(15000); }
+TEST(DatapathCoSim, RandomTrafficAgreesWithTheGoldenModel64) { RunCoSim<64>(60000); }
+TEST(DatapathCoSim, RandomTrafficAgreesWithTheGoldenModel256) { RunCoSim<256>(60000); }
 
 // ---- one header per cycle, on the bare model ----
 
