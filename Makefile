@@ -1,9 +1,10 @@
 # DxPU: the two commands of the README, and a few for developers.
 #   make demo   set up, build, and run the main job
 #   make test   set up, build (release and ASan/UBSan), and run every test
+#   make lint   clang-format and clang-tidy over everything (before a commit)
 JOBS ?= $(shell nproc)
 
-.PHONY: all demo test bench bootstrap release asan debug format tidy clean module
+.PHONY: all demo test bench bootstrap release asan debug format tidy lint clean module
 
 all: release
 
@@ -38,6 +39,12 @@ format:
 	tools/lint format --fix
 
 tidy: release
+	tools/lint tidy build/release
+
+# Before a commit: formatting and clang-tidy on every translation unit (make test runs
+# clang-tidy on lib/core and bridge-fw only; docs/development.md).
+lint: release
+	tools/lint format
 	tools/lint tidy build/release
 
 clean:
