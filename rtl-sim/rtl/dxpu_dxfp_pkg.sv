@@ -38,6 +38,33 @@ package dxpu_dxfp_pkg;
   localparam logic [2:0] E_OK = 3'd0, E_TRUNCATED = 3'd1, E_BAD_LENGTH = 3'd2, E_BAD_CRC = 3'd3,
                          E_BAD_VERSION = 3'd4, E_BAD_TYPE = 3'd5, E_MALFORMED = 3'd6;
 
+  // dxpu_dxfp_port's counters (m_counters: counter i in bits 32i+31:32i).
+  localparam int PORT_FRAMES_TX = 0;  // frames sent (with TLPs or standalone)
+  localparam int PORT_TLPS_FRAMED = 1;  // TLP records put in frames (first and again)
+  localparam int PORT_TLPS_TX = 2;  // first transmissions
+  localparam int PORT_TLPS_RETX = 3;  // retransmissions
+  localparam int PORT_NAKS_RX = 4;  // NAKs taken
+  localparam int PORT_NAKS_IGNORED = 5;  // ... of which not acted on
+  localparam int PORT_RTO = 6;  // retransmission timer expiries
+  localparam int PORT_BAD_ACK_RX = 7;  // peer acks naming a TLP never sent (replay buffer)
+  localparam int PORT_FRAMES_OK = 8;  // frames received that parse
+  localparam int PORT_BAD_CRC = 9;
+  localparam int PORT_DUPLICATE = 10;  // TLP records received before the expected number
+  localparam int PORT_GAP = 11;  // TLP records dropped behind a gap
+  localparam int PORT_WINDOW = 12;  // frames dropped: window-violation
+  localparam int PORT_BAD_ACK = 13;  // frames dropped: bad-ack
+  localparam int PORT_DELIVERED = 14;  // TLPs delivered
+  localparam int PORT_NAKS_TX = 15;  // NAKs sent
+  localparam int PORT_STANDALONE_TX = 16;  // frames sent without a TLP (ack, NAK, keepalive)
+  localparam int PORT_KEEPALIVES_TX = 17;  // frames sent with ACK_REQ
+  localparam int PORT_TRUNCATED = 18;
+  localparam int PORT_BAD_LENGTH = 19;
+  localparam int PORT_BAD_VERSION = 20;
+  localparam int PORT_BAD_TYPE = 21;
+  localparam int PORT_MALFORMED = 22;
+  localparam int PORT_OVERSIZE = 23;  // TLPs to send dropped: larger than an empty frame
+  localparam int PORT_COUNTERS = 24;
+
   // verilator lint_on UNUSEDPARAM
 
   // RFC 1982, as dxfp_seq_before(): a before b.

@@ -233,19 +233,21 @@ module dxpu_replay_buf
   logic [WW-1:0] sp_idx;
   logic [AW:0] rd_addr;
   logic [WORD_W-1:0] word;
-  logic advance, need_load, have, issue_sop, issue_mid, load_go;
+  logic advance, issue_sop, issue_mid;
+  // From registers only (kept apart from the block below, whose inputs include m_tlp_ready:
+  // the encapsulator's s_tlp_ready depends on its seq_load, which is load_go).
+  wire have = send_ptr_reg != next_seq_reg;
+  wire need_load = !enc_valid_reg || enc_seq_reg != send_ptr_reg;
+  // The load waits for the output register to drain: the encapsulator has taken every beat
+  // numbered the old way.
+  wire load_go = need_load && have && !mid_reg && !out_valid_reg && !seq_init;
   always_comb begin
     sp_idx = send_ptr_reg[WW-1:0];
     rd_addr = mid_reg ? rd_ptr_reg : off_mem[sp_idx];
     word = ring_mem[rd_addr[AW-1:0]];
     advance = !out_valid_reg || m_tlp_ready;
-    have = send_ptr_reg != next_seq_reg;
-    need_load = !enc_valid_reg || enc_seq_reg != send_ptr_reg;
     issue_mid = advance && mid_reg;
     issue_sop = advance && !mid_reg && have && !need_load && !seq_init;
-    // The load waits for the output register to drain: the encapsulator has taken every beat
-    // numbered the old way.
-    load_go = need_load && have && !mid_reg && !out_valid_reg && !seq_init;
   end
   assign m_seq_load = load_go;
   assign m_seq_load_value = send_ptr_reg;

@@ -1,0 +1,591 @@
+// dxfp_port_tb.cc - testbench of rtl/dxpu_dxfp_port.sv (decapsulator, replay buffer and
+// encapsulator chained, with the session's timers) at 64 and 256 bits, end to end against
+// lib/core: the peer is a real dxfp_session, and the port's session comes from a real handshake
+// (a second lib/core session plays the bridge firmware's part: HELLO, WELCOME, then its state
+// is programmed into the port and it steps aside). TLPs from lib/core's generator go both ways
+// at once over a channel that drops, duplicates, corrupts and reorders frames; every TLP must
+// arrive once, in order, bit for bit, at both ends; the port's credits are advertised by
+// lib/core's receive-credit logic (the firmware's part) as the port delivers. $DXPU_SEED replays.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "Vrtl_dxfp_port_w256.h"
+#include "Vrtl_dxfp_port_w64.h"
+#include "core/dxfp_credit.h"
+#include "core/dxfp_frame.h"
+#include "core/dxfp_session.h"
+#include "core/session_pair.h"
+#include "core/tlp_codec.h"
+#include "core/tlp_testutil.h"
+#include "rtl_tb.h"
+
+namespace {
+
+using dxpu::rtl::BeatKeep;
+using dxpu::rtl::BeatWords;
+using dxpu::rtl::GetBits;
+using dxpu::rtl::HeaderBytes;
+using dxpu::rtl::HeaderWords;
+using dxpu::rtl::SetBits;
+using Bytes = std::vector<uint8_t>;
+
+// dxpu_dxfp_pkg's PORT_* counter indices (the order of m_counters).
+enum PortCounter : unsigned {
+  kFramesTx = 0,
+  kTlpsFramed = 1,
+  kTlpsTx = 2,
+  kTlpsRetx = 3,
+  kNaksRx = 4,
+  kNaksIgnored = 5,
+  kRto = 6,
+  kBadAckRx = 7,
+  kFramesOk = 8,
+  kBadCrc = 9,
+  kDuplicate = 10,
+  kGap = 11,
+  kWindowViolation = 12,
+  kBadAck = 13,
+  kDelivered = 14,
+  kNaksTx = 15,
+  kStandaloneTx = 16,
+  kKeepalivesTx = 17,
+  kPortCounters = 24,
+};
+
+constexpr uint64_t kNsPerCycle = 4;     // 250 MHz
+constexpr uint32_t kReplayWindow = 64;  // the port's replay window (the model's WINDOW)
+constexpr uint32_t kMaxFrame = 2048;
+
+// `n` wire-order bytes from the top of a beat of `width` bits (BeatWords' inverse).
+Bytes BeatBytes(const std::vector<uint32_t>& words, size_t n, unsigned width) {
+  Bytes out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t bit = width - 8 - 8 * i;
+    out[i] = static_cast<uint8_t>(words[bit / 32] >> (bit % 32));
+  }
+  return out;
+}
+
+// What the channel does to frames: loss_pct of them lost, as many corrupted (one bit flipped:
+// the receiver's CRC check drops it) and as many duplicated; each arrives 1.5 us plus up to
+// jitter_ns later (jitter larger than the time between frames reorders them).
+// The rest: the host's replay window and minimum RTO, the port's acknowledgement delay.
+struct Conditions {
+  unsigned loss_pct = 0;
+  uint64_t jitter_ns = 0;
+  uint32_t host_window = 256;
+  uint64_t host_min_rto_ns = 40'000;
+  uint64_t ack_delay_ns = 4'000;
+};
+
+// The sessions' configuration (lib/core's tests' TestConfig, then this bench's sizes and timers):
+// the host's with `window` and `min_rto_ns`, the firmware's with the port's window.
+dxfp_session_config SessionConfig(dxfp_session_role role, uint32_t window, uint64_t min_rto_ns) {
+  dxfp_session_config c = dxpu::test::TestConfig(role);
+  c.initial_seq = role == DXFP_ROLE_INITIATOR ? 0xfffffff0u : 0x7ffffff8u;
+  c.max_frame = kMaxFrame;
+  c.replay_window = window;
+  c.replay_bytes = 1u << 20;
+  c.max_np = DXFP_MAX_NP;
+  for (int k = 0; k < DXFP_CLASSES; ++k) {
+    c.rx_hdr_cap[k] = 4096;
+    c.rx_data_cap[k] = 1u << 20;
+  }
+  c.ack_delay_ns = 5'000;
+  c.keepalive_ns = 200'000;
+  c.link_down_ns = 1'000'000'000;
+  c.initial_rto_ns = min_rto_ns * 3 / 2;
+  c.min_rto_ns = min_rto_ns;
+  c.max_rto_ns = min_rto_ns * 12;
+  c.timer_granularity_ns = 1'000;
+  return c;
+}
+
+// The bytes of a TLP a session delivered.
+Bytes Encoded(const dxpu::test::DeliveredTlp& d) {
+  dxpu_tlp t = d.hdr;
+  t.payload = d.payload.empty() ? nullptr : d.payload.data();
+  return dxpu::test::encode_ok(t);
+}
+
+// Frames in flight one way.
+class Channel {
+ public:
+  Channel(uint64_t seed, Conditions c) : rng_(seed), c_(c) {}
+  void Send(const Bytes& f, uint64_t now) {
+    ++sent;
+    if (Pct() < c_.loss_pct) {
+      ++dropped;
+      return;
+    }
+    Bytes g = f;
+    if (Pct() < c_.loss_pct) {
+      ++corrupted;
+      g[rng_() % g.size()] ^= static_cast<uint8_t>(1u << (rng_() % 8));
+    }
+    Put(g, now);
+    if (Pct() < c_.loss_pct) {
+      ++duplicated;
+      Put(f, now);
+    }
+  }
+  // The next frame due at `now`, if any.
+  bool Take(uint64_t now, Bytes* f) {
+    auto it = q_.begin();
+    if (it == q_.end() || it->first > now) return false;
+    *f = std::move(it->second);
+    q_.erase(it);
+    return true;
+  }
+  bool empty() const { return q_.empty(); }
+  uint64_t sent = 0, dropped = 0, corrupted = 0, duplicated = 0;
+
+ private:
+  unsigned Pct() { return static_cast<unsigned>(rng_() % 100); }
+  void Put(const Bytes& f, uint64_t now) {
+    // In order when there is no jitter: after every frame already queued.
+    const uint64_t at = now + 1'500 + (c_.jitter_ns == 0 ? 0 : rng_() % c_.jitter_ns);
+    q_.emplace(c_.jitter_ns == 0 && !q_.empty() ? std::max(at, q_.rbegin()->first) : at, f);
+  }
+  std::mt19937_64 rng_;
+  Conditions c_;
+  std::multimap<uint64_t, Bytes> q_;
+};
+
+template <typename Model, unsigned Width>
+struct Port {
+  static constexpr unsigned kWidth = Width;
+  using M = Model;
+};
+using Ports = ::testing::Types<Port<Vrtl_dxfp_port_w64, 64>, Port<Vrtl_dxfp_port_w256, 256>>;
+
+template <typename P>
+class DxfpPortTest : public ::testing::Test {};
+TYPED_TEST_SUITE(DxfpPortTest, Ports);
+
+// The bench: the port, the host's session (A) and the channels between them.
+template <typename P>
+class Bench {
+ public:
+  using Model = typename P::M;
+  static constexpr unsigned kWidth = P::kWidth;
+  static constexpr size_t kBeatBytes = kWidth / 8;
+
+  Bench(uint64_t seed, Conditions c)
+      : to_port_(seed ^ 1u, c),
+        to_host_(seed ^ 2u, c),
+        rng_(seed),
+        gen_(seed ^ 0x51ed27u),
+        pair_(SessionConfig(DXFP_ROLE_INITIATOR, c.host_window, c.host_min_rto_ns),
+              SessionConfig(DXFP_ROLE_RESPONDER, kReplayWindow, 40'000)) {
+    DriveIdle();
+    m().cfg_ack_delay = c.ack_delay_ns;
+    sim_.Reset();
+    // The handshake, lossless, between the host's session and the firmware's.
+    pair_.Establish();
+    base_ns_ = pair_.now;
+    uint32_t hdr[DXFP_CLASSES], data[DXFP_CLASSES];
+    for (int k = 0; k < DXFP_CLASSES; ++k) {
+      hdr[k] = fw_cfg().rx_hdr_cap[k];
+      data[k] = fw_cfg().rx_data_cap[k];
+    }
+    dxfp_rx_credits_init(&credits_, hdr, data);
+    Start();
+  }
+
+  Model& m() { return sim_.m(); }
+  dxpu::test::SessionNode& host() { return pair_.a; }
+  uint64_t now() const { return base_ns_ + sim_.cycles() * kNsPerCycle; }
+  uint64_t Counter(unsigned i) { return GetBits(m().m_counters, kPortCounters)[i]; }
+
+  // Queue random TLPs: to_host for the port to send, to_port for the host.
+  void Queue(size_t to_host, size_t to_port) {
+    for (size_t i = 0; i < std::max(to_host, to_port); ++i) {
+      if (i < to_host) to_send_port_.push_back(SmallTlp());
+      if (i < to_port) to_send_host_.push_back(SmallTlp());
+    }
+  }
+
+  // Runs `ns` more with nothing to send.
+  void Idle(uint64_t ns, unsigned idle_pct, unsigned stall_pct) {
+    for (uint64_t c = 0; c < ns / kNsPerCycle; ++c) Cycle(idle_pct, stall_pct);
+  }
+
+  // Runs until every TLP queued arrived at both ends and was acknowledged, or `max_cycles`.
+  void Run(uint64_t max_cycles, unsigned idle_pct, unsigned stall_pct) {
+    for (uint64_t c = 0; c < max_cycles; ++c) {
+      if (Done() && Quiet()) return;
+      Cycle(idle_pct, stall_pct);
+    }
+  }
+  // Nothing sent and unacknowledged, either way.
+  bool Quiet() { return dxfp_session_in_flight(host().s()) == 0 && m().m_una == m().m_next_seq; }
+  bool Done() const {
+    return host_in_ == sent_by_port_.size() && port_in_ == sent_by_host_.size() &&
+           to_send_port_.empty() && to_send_host_.empty() && beats_.empty();
+  }
+
+  std::vector<Bytes> sent_by_port_, sent_by_host_;
+  size_t host_in_ = 0, port_in_ = 0;
+  Channel to_port_, to_host_;
+  uint64_t mismatches = 0;
+
+ private:
+  Bytes SmallTlp() {
+    for (;;) {
+      Bytes b = dxpu::test::encode_ok(gen_.next());
+      if (b.size() <= 600) return b;
+    }
+  }
+
+  void DriveIdle() {
+    Model& d = m();
+    d.now = 0;
+    d.start = 0;
+    d.cfg_tx_seq = 0;
+    d.cfg_rx_seq = 0;
+    d.cfg_dst_session = 0;
+    d.cfg_src_session = 0;
+    d.cfg_dst_epoch = 0;
+    d.cfg_src_epoch = 0;
+    d.cfg_max_frame = kMaxFrame;
+    d.cfg_peer_window = 0;
+    SetBits(d.cfg_credits, {});
+    d.cfg_rto = 50'000;
+    d.cfg_max_rto = 400'000;
+    d.cfg_ack_delay = 0;
+    d.cfg_keepalive = 150'000;
+    SetBits(d.s_tlp_hdr, {});
+    d.s_tlp_len = 0;
+    SetBits(d.s_tlp_data, {});
+    d.s_tlp_keep = 0;
+    d.s_tlp_sop = 0;
+    d.s_tlp_eop = 0;
+    d.s_tlp_valid = 0;
+    d.m_tlp_ready = 0;
+    SetBits(d.s_frm_data, {});
+    d.s_frm_bytes = 0;
+    d.s_frm_last = 0;
+    d.s_frm_valid = 0;
+    d.m_frm_ready = 0;
+  }
+
+  // The firmware's session state into the port; from here the port answers for it.
+  void Start() {
+    const dxfp_session& f = *pair_.b.s();
+    Model& d = m();
+    d.cfg_tx_seq = f.next_seq;
+    d.cfg_rx_seq = f.expected;
+    d.cfg_dst_session = f.peer_session;
+    d.cfg_src_session = fw_cfg().session_id;
+    d.cfg_dst_epoch = f.peer_epoch;
+    d.cfg_src_epoch = fw_cfg().epoch;
+    d.cfg_peer_window = f.peer_window;
+    Advertise();
+    d.start = 1;
+    sim_.Tick();
+    d.start = 0;
+  }
+
+  // The limits the port advertises: lib/core's receive credits, freed as the port delivers.
+  void Advertise() {
+    dxfp_credits c{};
+    dxfp_rx_credits_advert(&credits_, &c);
+    std::vector<uint32_t> w(6);
+    for (int k = 0; k < DXFP_CLASSES; ++k) {
+      w[5 - 2 * k] = c.hdr[k];
+      w[4 - 2 * k] = c.data[k];
+    }
+    SetBits(m().cfg_credits, w);
+  }
+
+  unsigned Pct() { return static_cast<unsigned>(rng_() % 100); }
+
+  void Cycle(unsigned idle_pct, unsigned stall_pct) {
+    Model& d = m();
+    const uint64_t t = now();
+    d.now = t;
+    // The host's session: frames in, TLPs to send, frames out.
+    Bytes f;
+    while (to_host_.Take(t, &f)) dxfp_session_receive(host().s(), t, f.data(), f.size());
+    while (!to_send_host_.empty()) {
+      dxpu_tlp tlp{};
+      ASSERT_EQ(dxpu::test::decode(to_send_host_.front(), &tlp), DXPU_TLP_OK);
+      if (dxfp_session_send(host().s(), t, &tlp) != DXFP_SEND_OK) break;
+      sent_by_host_.push_back(std::move(to_send_host_.front()));
+      to_send_host_.pop_front();
+    }
+    Bytes out(DXFP_MAX_FRAME);
+    size_t len = 0;
+    while (dxfp_session_poll(host().s(), t, out.data(), out.size(), &len))
+      to_port_.Send(Bytes(out.begin(), out.begin() + static_cast<long>(len)), t);
+    host_in_ = host().delivered.size();
+
+    // Port inputs for this cycle.
+    if (!frm_in_ && to_port_.Take(t, &f)) {
+      frm_in_bytes_ = std::move(f);
+      frm_in_off_ = 0;
+      frm_in_ = true;
+    }
+    const bool offer_frm = frm_in_ && Pct() >= idle_pct;
+    d.s_frm_valid = offer_frm;
+    if (offer_frm) {
+      const size_t n = std::min(kBeatBytes, frm_in_bytes_.size() - frm_in_off_);
+      SetBits(d.s_frm_data, BeatWords(frm_in_bytes_.data() + frm_in_off_, n, kWidth));
+      d.s_frm_bytes = static_cast<uint32_t>(n);
+      d.s_frm_last = frm_in_off_ + n == frm_in_bytes_.size();
+    }
+    if (beats_.empty() && !to_send_port_.empty()) Load(to_send_port_.front());
+    const bool offer_tlp = !beats_.empty() && Pct() >= idle_pct;
+    d.s_tlp_valid = offer_tlp;
+    if (offer_tlp) {
+      const Beat& b = beats_.front();
+      SetBits(d.s_tlp_hdr, tlp_hdr_);
+      d.s_tlp_len = tlp_len_;
+      SetBits(d.s_tlp_data, b.data);
+      d.s_tlp_keep = b.keep;
+      d.s_tlp_sop = b.sop;
+      d.s_tlp_eop = b.eop;
+    }
+    d.m_tlp_ready = Pct() >= stall_pct;
+    d.m_frm_ready = Pct() >= stall_pct;
+    sim_.Eval();
+
+    // What crosses the port's edges this cycle.
+    if (offer_frm && d.s_frm_ready) {
+      frm_in_off_ += d.s_frm_bytes;
+      if (d.s_frm_last) frm_in_ = false;
+    }
+    if (offer_tlp && d.s_tlp_ready) {
+      const bool eop = beats_.front().eop;
+      beats_.pop_front();
+      if (eop) {
+        sent_by_port_.push_back(std::move(to_send_port_.front()));
+        to_send_port_.pop_front();
+      }
+    }
+    if (d.m_frm_valid && d.m_frm_ready) {
+      const Bytes part = BeatBytes(GetBits(d.m_frm_data, kWidth / 32), d.m_frm_bytes, kWidth);
+      frm_out_.insert(frm_out_.end(), part.begin(), part.end());
+      if (d.m_frm_last) {
+        to_host_.Send(frm_out_, t);
+        frm_out_.clear();
+      }
+    }
+    if (d.m_tlp_valid && d.m_tlp_ready) TakeDelivered();
+    sim_.Tick();
+  }
+
+  struct Beat {
+    std::vector<uint32_t> data;
+    uint32_t keep = 0;
+    bool sop = false, eop = false;
+  };
+
+  // A TLP's bytes as header beside payload beats.
+  void Load(const Bytes& tlp) {
+    const size_t hb = (tlp[0] & 0x20) != 0 ? 16 : 12;
+    const size_t rest = tlp.size() - hb;
+    const size_t n = std::max<size_t>(1, (rest + kBeatBytes - 1) / kBeatBytes);
+    tlp_hdr_ = HeaderWords({tlp.data(), hb});
+    tlp_len_ = static_cast<uint32_t>(tlp.size());
+    for (size_t i = 0; i < n; ++i) {
+      const size_t off = i * kBeatBytes;
+      const size_t k = off < rest ? std::min(kBeatBytes, rest - off) : 0;
+      beats_.push_back(
+          {BeatWords(tlp.data() + hb + off, k, kWidth), BeatKeep(k, kWidth), i == 0, i + 1 == n});
+    }
+  }
+
+  // A beat the port delivered: the TLP's bytes gathered; at its end compared with what the host
+  // sent next, and its credit freed.
+  void TakeDelivered() {
+    Model& d = m();
+    if (d.m_tlp_sop) {
+      const std::array<uint8_t, 16> h = HeaderBytes(GetBits(d.m_tlp_hdr, 4));
+      rx_len_ = d.m_tlp_len;
+      const size_t hb = (h[0] & 0x20) != 0 ? 16 : 12;
+      rx_.assign(h.begin(), h.begin() + static_cast<long>(std::min<size_t>(hb, rx_len_)));
+    }
+    const size_t want = rx_len_ > rx_.size() ? std::min(kBeatBytes, rx_len_ - rx_.size()) : 0;
+    const Bytes part = BeatBytes(GetBits(d.m_tlp_data, kWidth / 32), want, kWidth);
+    rx_.insert(rx_.end(), part.begin(), part.end());
+    if (!d.m_tlp_eop) return;
+    if (port_in_ >= sent_by_host_.size() || rx_ != sent_by_host_[port_in_]) {
+      ++mismatches;
+      ADD_FAILURE() << "TLP " << port_in_ << " delivered by the port differs from what was sent";
+    }
+    ++port_in_;
+    uint8_t kind = DXPU_TLP_INVALID;
+    uint32_t payload = 0;
+    (void)dxpu_tlp_peek_kind(rx_.data(), rx_.size(), &kind, &payload);
+    const int cls = static_cast<int>(dxpu_tlp_kind_class(kind));
+    EXPECT_TRUE(dxfp_rx_credits_accept(&credits_, cls, payload));
+    dxfp_rx_credits_release(&credits_, cls, payload);
+    Advertise();
+  }
+
+  // The firmware's session, whose place the port takes after the handshake.
+  const dxfp_session_config& fw_cfg() { return pair_.b.s()->cfg; }
+
+  dxpu::rtl::Sim<Model> sim_;
+  std::mt19937_64 rng_;
+  dxpu::test::RandomTlpGenerator gen_;
+  dxpu::test::SessionPair pair_;
+  uint64_t base_ns_ = 0;
+  dxfp_rx_credits credits_{};
+  std::deque<Bytes> to_send_port_, to_send_host_;
+  std::deque<Beat> beats_;
+  std::vector<uint32_t> tlp_hdr_;
+  uint32_t tlp_len_ = 0;
+  Bytes frm_in_bytes_, frm_out_, rx_;
+  size_t frm_in_off_ = 0, rx_len_ = 0;
+  bool frm_in_ = false;
+};
+
+// `to_host` TLPs from the port to the host and `to_port` the other way, at once; then 400 us
+// with nothing to send, in which nothing may be resent and both ends' keepalives are answered.
+// Returns the simulated time the transfer took (ns), 0 when it failed.
+template <typename P>
+uint64_t RunBothWays(Conditions cond, size_t to_host, size_t to_port, unsigned idle_pct,
+                     unsigned stall_pct) {
+  const uint64_t seed = dxpu::test::test_seed();
+  SCOPED_TRACE(testing::Message() << "DXPU_SEED=" << seed);
+  std::printf("DXPU_SEED=%llu\n", static_cast<unsigned long long>(seed));
+  Bench<P> b(seed, cond);
+  b.Queue(to_host, to_port);
+  const auto start = std::chrono::steady_clock::now();
+  b.Run(20'000'000, idle_pct, stall_pct);
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const uint64_t took = b.now();
+  if (!b.Done() || !b.Quiet()) {
+    ADD_FAILURE() << "after " << took << " ns: host got " << b.host_in_ << " of "
+                  << b.sent_by_port_.size() << ", port got " << b.port_in_ << " of "
+                  << b.sent_by_host_.size();
+    return 0;
+  }
+  EXPECT_EQ(b.mismatches, 0u);
+  const uint64_t retx = b.Counter(kTlpsRetx), keepalives = b.Counter(kKeepalivesTx);
+  const uint64_t host_retx = dxfp_session_get_counters(b.host().s())->tlps_retx;
+  b.Idle(400'000, idle_pct, stall_pct);
+  // Everything was acknowledged both ways: nothing resent while idle (no spurious timeout); the
+  // port's keepalives went out and the host's were answered (its session stays up).
+  EXPECT_TRUE(b.Quiet());
+  EXPECT_EQ(b.Counter(kTlpsRetx), retx);
+  EXPECT_EQ(dxfp_session_get_counters(b.host().s())->tlps_retx, host_retx);
+  EXPECT_GE(b.Counter(kKeepalivesTx), keepalives + 2);
+  // The host received, in order and bit for bit, every TLP the port was given.
+  EXPECT_EQ(b.host().delivered.size(), b.sent_by_port_.size());
+  for (size_t i = 0; i < std::min(b.sent_by_port_.size(), b.host().delivered.size()); ++i) {
+    if (Encoded(b.host().delivered[i]) != b.sent_by_port_[i]) {
+      ADD_FAILURE() << "TLP " << i << " to the host differs from what the port was given";
+      break;
+    }
+  }
+  const dxfp_session_counters& hc = *dxfp_session_get_counters(b.host().s());
+  EXPECT_FALSE(b.host().down);
+  EXPECT_EQ(hc.bad_ack, 0u);
+  EXPECT_EQ(hc.window_violation, 0u);
+  EXPECT_EQ(hc.credit_violation, 0u);
+  EXPECT_EQ(b.Counter(kBadAck), 0u);
+  EXPECT_EQ(b.Counter(kWindowViolation), 0u);
+  EXPECT_EQ(b.Counter(kBadAckRx), 0u);
+  EXPECT_EQ(b.Counter(kDelivered), b.sent_by_host_.size());
+  EXPECT_EQ(b.Counter(kTlpsTx), b.sent_by_port_.size());
+  EXPECT_EQ(b.sent_by_port_.size(), to_host);
+  EXPECT_EQ(b.sent_by_host_.size(), to_port);
+  // With nothing to carry them the port's acknowledgements went alone.
+  if (to_host == 0) {
+    EXPECT_GT(b.Counter(kStandaloneTx), 0u);
+  }
+  if (cond.jitter_ns > 0) {
+    // Reordering made gaps: NAKed both ways, and the NAKs acted on.
+    EXPECT_GT(b.Counter(kNaksTx), 0u);
+    EXPECT_GT(b.Counter(kNaksRx), 0u);
+    EXPECT_GT(hc.naks_rx, 0u);
+    EXPECT_GT(hc.naks_tx, 0u);
+  }
+  if (cond.loss_pct > 0) {
+    // Loss was recovered both ways: NAKs or timeouts on each side.
+    EXPECT_GT(b.Counter(kTlpsRetx), 0u);
+    EXPECT_GT(hc.tlps_retx, 0u);
+    EXPECT_GT(b.Counter(kBadCrc), 0u);
+  } else if (cond.jitter_ns == 0) {
+    // Nothing lost or reordered: nothing resent, no NAK, no timeout, either way (the port's
+    // acknowledgements kept the host's timer from expiring, and its timer did not fire early).
+    EXPECT_EQ(b.Counter(kTlpsRetx), 0u);
+    EXPECT_EQ(b.Counter(kRto), 0u);
+    EXPECT_EQ(b.Counter(kNaksTx), 0u);
+    EXPECT_EQ(b.Counter(kNaksRx), 0u);
+    EXPECT_EQ(b.Counter(kDuplicate), 0u);
+    EXPECT_EQ(b.Counter(kGap), 0u);
+    EXPECT_EQ(hc.tlps_retx, 0u);
+    EXPECT_EQ(hc.naks_tx, 0u);
+  }
+  std::printf(
+      "dxpu_dxfp_port DATA_WIDTH=%u, loss %u%%, jitter %llu ns: %zu TLPs to the host, %zu to the "
+      "port in %llu cycles (%.0f "
+      "simulated cycles/s); port: %llu frames, %llu TLPs first, %llu again, %llu NAKs sent, %llu "
+      "taken, %llu RTO, %llu standalone, %llu duplicates, %llu behind gaps, %llu bad CRC; host: "
+      "%llu retransmitted, %llu NAKs sent; channel to the port: %llu frames, %llu lost, %llu "
+      "corrupted, %llu duplicated\n",
+      P::kWidth, cond.loss_pct, static_cast<unsigned long long>(cond.jitter_ns), to_host, to_port,
+      static_cast<unsigned long long>(took / kNsPerCycle),
+      static_cast<double>(took) / kNsPerCycle / secs,
+      static_cast<unsigned long long>(b.Counter(kFramesTx)),
+      static_cast<unsigned long long>(b.Counter(kTlpsTx)),
+      static_cast<unsigned long long>(b.Counter(kTlpsRetx)),
+      static_cast<unsigned long long>(b.Counter(kNaksTx)),
+      static_cast<unsigned long long>(b.Counter(kNaksRx)),
+      static_cast<unsigned long long>(b.Counter(kRto)),
+      static_cast<unsigned long long>(b.Counter(kStandaloneTx)),
+      static_cast<unsigned long long>(b.Counter(kDuplicate)),
+      static_cast<unsigned long long>(b.Counter(kGap)),
+      static_cast<unsigned long long>(b.Counter(kBadCrc)),
+      static_cast<unsigned long long>(hc.tlps_retx), static_cast<unsigned long long>(hc.naks_tx),
+      static_cast<unsigned long long>(b.to_port_.sent),
+      static_cast<unsigned long long>(b.to_port_.dropped),
+      static_cast<unsigned long long>(b.to_port_.corrupted),
+      static_cast<unsigned long long>(b.to_port_.duplicated));
+  return took;
+}
+
+TYPED_TEST(DxfpPortTest, InOrderChannelNothingResentBothWays) {
+  RunBothWays<TypeParam>({0, 0}, 1500, 1500, 10, 10);
+}
+
+// The port only receives: its standalone acknowledgements (a quarter window, the ack delay) are
+// all that keeps the host from timing out.
+TYPED_TEST(DxfpPortTest, InOrderChannelOneWayAcknowledgedAlone) {
+  RunBothWays<TypeParam>({0, 0}, 0, 1500, 10, 10);
+}
+
+// A host with a small replay window, and an acknowledgement delay long enough to stall it: the
+// port acknowledges each quarter of the window at once, so the host never waits (600 TLPs in
+// 16-TLP windows: 130-270 us; without the rule each window waits for the port's 150 us keepalive,
+// which carries the acknowledgement: about 5.6 ms).
+TYPED_TEST(DxfpPortTest, QuarterWindowAcknowledgedAtOnce) {
+  const uint64_t ns = RunBothWays<TypeParam>({0, 0, 16, 2'000'000, 1'000'000}, 0, 600, 0, 0);
+  EXPECT_LT(ns, 2'000'000u);
+}
+
+TYPED_TEST(DxfpPortTest, ReorderingChannelDeliversEveryTlpOnceInOrderBothWays) {
+  RunBothWays<TypeParam>({0, 3'000}, 1500, 1500, 10, 10);
+}
+
+TYPED_TEST(DxfpPortTest, LossyChannelDeliversEveryTlpOnceInOrderBothWays) {
+  RunBothWays<TypeParam>({4, 3'000}, 1500, 1500, 20, 20);
+}
+
+}  // namespace
