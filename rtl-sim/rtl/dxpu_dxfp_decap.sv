@@ -37,9 +37,10 @@
 // every frame before it is delivered (the previous frame may still be going out); the expected
 // number the output shows (m_ack, the cumulative acknowledgement) advances by one per TLP as the
 // TLPs go out. Not done here (the firmware's part): session IDs and epochs (unknown-session,
-// stale-epoch), session state (unexpected, rx-down), credits (credit-violation; the CREDIT
-// record is checked, not read), HELLO/WELCOME/CLOSE contents, ACK_REQ and the acknowledgement
-// timers. Non-DATA frames get a verdict only.
+// stale-epoch), session state (unexpected, rx-down), the receive credit check
+// (credit-violation), HELLO/WELCOME/CLOSE contents, ACK_REQ and the acknowledgement timers. A
+// DATA frame's CREDIT record (the peer's limits) goes out with its acknowledgement
+// (m_peer_credits), for the sender's credit check. Non-DATA frames get a verdict only.
 //
 // Input beats: s_frm_bytes bytes from the top of s_frm_data (byte 0 in the top bits); every beat
 // but the last (s_frm_last) is full. Output TLPs: header beside payload, as dxpu_tlp_classify's
@@ -87,6 +88,10 @@ module dxpu_dxfp_decap
     output wire logic        m_peer_ack_valid,
     output wire logic [31:0] m_peer_ack,
     output wire logic [ 7:0] m_peer_flags,  // NAK, ACK_REQ
+    // ...and its CREDIT record's limits, as on the wire (P hdr, P data, NP hdr, NP data, Cpl hdr,
+    // Cpl data; the first in [191:160]), when it had one (with m_peer_ack_valid)
+    output wire logic         m_peer_credits_valid,
+    output wire logic [191:0] m_peer_credits,
 
     // NAK request (a pulse): ask the peer to replay from m_nak_seq
     output wire logic        m_nak_valid,
@@ -280,6 +285,7 @@ module dxpu_dxfp_decap
     // The last DW the checks read (the TLP header's, the padding's), within the frame: the
     // record is checked once it is stored (at once when the frame is in whole).
     need_dw = p_reg + PTR_W'(4);
+    if (rtype == REC_CREDIT) need_dw = p_reg + PTR_W'(DXFP_CREDIT_BODY_SIZE / 4);
     if (blen[1:0] != 2'd0 && p_reg + PTR_W'(1) + PTR_W'(blen >> 2) > need_dw)
       need_dw = p_reg + PTR_W'(1) + PTR_W'(blen >> 2);
     if (need_dw > end_dw) need_dw = end_dw;
@@ -424,6 +430,11 @@ module dxpu_dxfp_decap
   logic peer_ack_valid_reg = 1'b0, peer_ack_valid_next;
   logic [31:0] peer_ack_reg = '0, peer_ack_next;
   logic [7:0] peer_flags_reg = '0, peer_flags_next;
+  logic peer_credits_valid_reg = 1'b0, peer_credits_valid_next;
+  logic [191:0] peer_credits_reg = '0, peer_credits_next;
+  // The CREDIT record of the frame being walked (wcred_ok_reg: it had one).
+  logic wcred_ok_reg = 1'b0, wcred_ok_next;
+  logic [191:0] wcred_reg = '0, wcred_next;
   logic [31:0] cnt_reg[12];
   logic [31:0] cnt_next[12];
   localparam int C_OK = 0, C_TRUNC = 1, C_LEN = 2, C_CRC = 3, C_VER = 4, C_TYPE = 5, C_MAL = 6,
@@ -464,6 +475,10 @@ module dxpu_dxfp_decap
     peer_ack_valid_next = 1'b0;
     peer_ack_next = peer_ack_reg;
     peer_flags_next = peer_flags_reg;
+    peer_credits_valid_next = 1'b0;
+    peer_credits_next = peer_credits_reg;
+    wcred_ok_next = wcred_ok_reg;
+    wcred_next = wcred_reg;
     cnt_next = cnt_reg;
     dlv_busy_next = dlv_busy_reg;
     db_next = db_reg;
@@ -505,6 +520,12 @@ module dxpu_dxfp_decap
         if (rec_tlp) begin
           ntlp_next = ntlp_reg + 16'd1;
           if (ntlp_reg == 16'd0) ftlp_next = p_reg;
+        end
+        if (rtype == REC_CREDIT) begin
+          wcred_ok_next = 1'b1;
+          wcred_next = {rd(wb_reg, p_reg + PTR_W'(1)), rd(wb_reg, p_reg + PTR_W'(2)),
+                        rd(wb_reg, p_reg + PTR_W'(3)), rd(wb_reg, p_reg + PTR_W'(4)),
+                        rd(wb_reg, p_reg + PTR_W'(5)), rd(wb_reg, p_reg + PTR_W'(6))};
         end
       end
     end
@@ -551,6 +572,8 @@ module dxpu_dxfp_decap
           peer_ack_valid_next = 1'b1;
           peer_ack_next = fack;
           peer_flags_next = h0[15:8];
+          peer_credits_valid_next = wcred_ok_reg;
+          peer_credits_next = wcred_reg;
           if (ntlp_reg == 16'd0) begin
           end else if (seq_gap) begin
             if (gap_win) cnt_next[C_WIN] = cnt_reg[C_WIN] + 32'd1;
@@ -586,6 +609,7 @@ module dxpu_dxfp_decap
       p_next = REC0;
       n_next = '0;
       ntlp_next = '0;
+      wcred_ok_next = 1'b0;
       walk_bad_next = 1'b0;
       tlp_bad_next = 1'b0;
     end
@@ -635,6 +659,10 @@ module dxpu_dxfp_decap
     peer_ack_valid_reg <= peer_ack_valid_next;
     peer_ack_reg <= peer_ack_next;
     peer_flags_reg <= peer_flags_next;
+    peer_credits_valid_reg <= peer_credits_valid_next;
+    peer_credits_reg <= peer_credits_next;
+    wcred_ok_reg <= wcred_ok_next;
+    wcred_reg <= wcred_next;
     cnt_reg <= cnt_next;
     dlv_busy_reg <= dlv_busy_next;
     db_reg <= db_next;
@@ -675,6 +703,8 @@ module dxpu_dxfp_decap
       nak_out_reg <= 1'b0;
       nak_valid_reg <= 1'b0;
       peer_ack_valid_reg <= 1'b0;
+      peer_credits_valid_reg <= 1'b0;
+      wcred_ok_reg <= 1'b0;
       dlv_busy_reg <= 1'b0;
       o_valid_reg <= 1'b0;
       for (int c = 0; c < 12; c++) cnt_reg[c] <= '0;
@@ -687,6 +717,8 @@ module dxpu_dxfp_decap
   assign m_peer_ack_valid = peer_ack_valid_reg;
   assign m_peer_ack = peer_ack_reg;
   assign m_peer_flags = peer_flags_reg;
+  assign m_peer_credits_valid = peer_credits_valid_reg;
+  assign m_peer_credits = peer_credits_reg;
   assign m_nak_valid = nak_valid_reg;
   assign m_nak_seq = nak_seq_reg;
   assign m_ack = expected_reg;

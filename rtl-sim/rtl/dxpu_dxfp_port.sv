@@ -1,10 +1,9 @@
 // dxpu_dxfp_port - one DxFP session's data path in hardware (docs/protocol.md 4.5, docs/rtl.md):
 // dxpu_dxfp_decap, dxpu_replay_buf and dxpu_dxfp_encap chained, with the session's
 // acknowledgement, NAK, keepalive and retransmission timers that lib/core's dxfp_session runs
-// around them. What the firmware keeps: the handshake (HELLO, WELCOME, CLOSE), session IDs and
-// epochs on receive, link-down, and the credits (cfg_credits is what it advertises; the peer's
-// CREDIT records are not read here, so the peer's receive buffer must hold what the replay
-// window sends).
+// around them, and the sender's credit check. What the firmware keeps: the handshake (HELLO,
+// WELCOME, CLOSE), session IDs and epochs on receive, link-down, and the receive credits
+// (cfg_credits is what it advertises as its buffers free).
 //
 //   frames in ──> dxpu_dxfp_decap ──> TLPs delivered (m_tlp_*, with their sequence numbers)
 //                   │ peer's ack / NAK ─────────> dxpu_replay_buf (free / replay)
@@ -35,6 +34,13 @@
 // trips, RFC 6298; here the firmware programs it.) Not done: ACK_REQ on a replay's last frame
 // (the peer's delayed acknowledgement answers it cfg_ack_delay later instead).
 //
+// Credits (docs/protocol.md 4.6): a TLP to send is taken only when its class's header and data
+// credit, after counting it, stay within the peer's limits (lib/core's dxfp_tx_credits_allow):
+// the limits start at what the peer's handshake advertised (cfg_peer_credits, loaded by start)
+// and follow each CREDIT record the peer sends (a limit not ahead of the known one changes
+// nothing). A sender refused for credit with nothing in flight sends a credit probe (ACK_REQ,
+// answered at once with the peer's limits) every RTO while refused.
+//
 // `now` and every time value are in one unit (lib/core's: ns; a cycle count works as well).
 module dxpu_dxfp_port
   import dxpu_tlp_pkg::*;
@@ -62,6 +68,7 @@ module dxpu_dxfp_port
     input wire logic [ 13:0] cfg_max_frame,
     input wire logic [ 31:0] cfg_peer_window,
     input wire logic [191:0] cfg_credits,
+    input wire logic [191:0] cfg_peer_credits,  // the peer's limits from the handshake
     input wire logic [ 63:0] cfg_rto,
     input wire logic [ 63:0] cfg_max_rto,
     input wire logic [ 63:0] cfg_ack_delay,
@@ -117,6 +124,8 @@ module dxpu_dxfp_port
   logic peer_ack_valid, nak_valid, nak_rearm;
   logic [31:0] peer_ack, nak_seq, rb_next_seq;
   logic [7:0] peer_flags;
+  logic peer_credits_valid;
+  logic [191:0] peer_credits;
   logic [31:0] d_cnt[12];
 
   dxpu_dxfp_decap #(
@@ -142,6 +151,8 @@ module dxpu_dxfp_port
       .m_peer_ack_valid(peer_ack_valid),
       .m_peer_ack(peer_ack),
       .m_peer_flags(peer_flags),
+      .m_peer_credits_valid(peer_credits_valid),
+      .m_peer_credits(peer_credits),
       .m_nak_valid(nak_valid),
       .m_nak_seq(nak_seq),
       .m_ack(m_ack),
@@ -168,7 +179,33 @@ module dxpu_dxfp_port
       .m_cnt_delivered(d_cnt[11])
   );
 
-  // ---- send: TLPs -> replay buffer -> frames ----
+  // ---- send: the credit check, TLPs -> replay buffer -> frames ----
+  // The peer's limits and what this end used, per class: header credits (TLPs) in
+  // [32*(2c+1)+31 -: 32] of the wire order, data credits (16-byte units) after them.
+  logic [31:0] lim_hdr_reg[3], lim_data_reg[3], used_hdr_reg[3], used_data_reg[3];
+  logic in_tlp_reg;  // the sop of the TLP being taken went in
+  kind_t tx_kind;
+  // verilator lint_off UNUSEDSIGNAL
+  err_t tx_err;  // trusted TLPs: the bridge's own
+  // verilator lint_on UNUSEDSIGNAL
+  class_t tx_class;
+  logic [31:0] tx_units;
+  logic credit_ok, credit_gate, rb_ready;
+  always_comb begin
+    tx_err = fmt_type_kind(s_tlp_hdr[127:125], s_tlp_hdr[124:120], tx_kind);
+    tx_class = kind_class(tx_kind);
+    // Data credits: lib/core's dxfp_data_credits() of the payload bytes (record length less
+    // the header).
+    tx_units = (32'(s_tlp_len) - (s_tlp_hdr[125] ? 32'd16 : 32'd12) + 32'd15) >> 4;
+    credit_ok = !seq_before(lim_hdr_reg[tx_class], used_hdr_reg[tx_class] + 32'd1) &&
+                !seq_before(lim_data_reg[tx_class], used_data_reg[tx_class] + tx_units);
+    // A TLP's first beat waits for its credit; the rest of a TLP taken follow.
+    credit_gate = in_tlp_reg || credit_ok;
+  end
+  assign s_tlp_ready = rb_ready && credit_gate;
+  wire tx_take_sop = s_tlp_valid && s_tlp_ready && !in_tlp_reg;
+  wire credit_blocked = s_tlp_valid && !in_tlp_reg && !credit_ok;
+
   logic [127:0] r_hdr;
   logic [TLP_LEN_WIDTH-1:0] r_len;
   logic [DATA_WIDTH-1:0] r_data;
@@ -201,8 +238,8 @@ module dxpu_dxfp_port
       .s_tlp_keep(s_tlp_keep),
       .s_tlp_sop(s_tlp_sop),
       .s_tlp_eop(s_tlp_eop),
-      .s_tlp_valid(s_tlp_valid),
-      .s_tlp_ready(s_tlp_ready),
+      .s_tlp_valid(s_tlp_valid && credit_gate),
+      .s_tlp_ready(rb_ready),
       .m_tlp_hdr(r_hdr),
       .m_tlp_len(r_len),
       .m_tlp_data(r_data),
@@ -290,7 +327,9 @@ module dxpu_dxfp_port
   logic [31:0] nak_seq_reg;
   logic ack_timer_on_reg, rto_on_reg, rearm_on_reg, rto_expire_reg, nak_rearm_reg;
   logic [63:0] ack_deadline_reg, ka_deadline_reg, rto_deadline_reg, rearm_deadline_reg;
-  logic [31:0] naks_tx_reg, standalone_tx_reg, keepalives_tx_reg;
+  logic [31:0] naks_tx_reg, standalone_tx_reg, keepalives_tx_reg, probes_tx_reg;
+  logic probe_on_reg;
+  logic [63:0] probe_deadline_reg;
   logic [15:0] open_q_reg;  // TLPs in the open frame, the cycle before
 
   wire closed = e_cnt[0] != frames_seen_reg;
@@ -357,6 +396,32 @@ module dxpu_dxfp_port
       nak_rearm_reg <= 1'b1;
     end
 
+    // Credits: what this end took, and the peer's newer limits.
+    if (s_tlp_valid && s_tlp_ready) in_tlp_reg <= !s_tlp_eop;
+    if (tx_take_sop) begin
+      used_hdr_reg[tx_class] <= used_hdr_reg[tx_class] + 32'd1;
+      used_data_reg[tx_class] <= used_data_reg[tx_class] + tx_units;
+    end
+    if (peer_credits_valid) begin
+      for (int c = 0; c < 3; c++) begin
+        if (seq_before(lim_hdr_reg[c], peer_credits[191-64*c-:32]))
+          lim_hdr_reg[c] <= peer_credits[191-64*c-:32];
+        if (seq_before(lim_data_reg[c], peer_credits[159-64*c-:32]))
+          lim_data_reg[c] <= peer_credits[159-64*c-:32];
+      end
+    end
+    // A credit probe every RTO while refused with nothing in flight.
+    if (!credit_blocked || in_flight_any) begin
+      probe_on_reg <= 1'b0;
+    end else if (!probe_on_reg) begin
+      probe_on_reg <= 1'b1;
+      probe_deadline_reg <= now + rto_cur_reg;
+    end else if (now >= probe_deadline_reg) begin
+      ka_pending_reg <= 1'b1;
+      probes_tx_reg <= probes_tx_reg + 1'b1;
+      probe_deadline_reg <= now + rto_cur_reg;
+    end
+
     // Retransmission timer.
     if (m_una != una_seen_reg) begin
       rto_cur_reg <= cfg_rto;
@@ -374,6 +439,14 @@ module dxpu_dxfp_port
     end
 
     if (rst || start) begin
+      in_tlp_reg <= 1'b0;
+      probe_on_reg <= 1'b0;
+      for (int c = 0; c < 3; c++) begin
+        lim_hdr_reg[c] <= cfg_peer_credits[191-64*c-:32];
+        lim_data_reg[c] <= cfg_peer_credits[159-64*c-:32];
+        used_hdr_reg[c] <= '0;
+        used_data_reg[c] <= '0;
+      end
       acked_reg <= cfg_rx_seq;
       ack_now_reg <= 1'b0;
       ka_pending_reg <= 1'b0;
@@ -387,6 +460,7 @@ module dxpu_dxfp_port
       nak_rearm_reg <= 1'b0;
     end
     if (rst) begin
+      probes_tx_reg <= '0;
       naks_tx_reg <= '0;
       standalone_tx_reg <= '0;
       keepalives_tx_reg <= '0;
@@ -421,5 +495,6 @@ module dxpu_dxfp_port
   assign m_counters[at(PORT_NAKS_TX)+:32] = naks_tx_reg;
   assign m_counters[at(PORT_STANDALONE_TX)+:32] = standalone_tx_reg;
   assign m_counters[at(PORT_KEEPALIVES_TX)+:32] = keepalives_tx_reg;
+  assign m_counters[at(PORT_PROBES_TX)+:32] = probes_tx_reg;
 
 endmodule

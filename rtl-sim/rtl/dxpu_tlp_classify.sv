@@ -86,38 +86,6 @@ module dxpu_tlp_classify
     return ERR_OK;
   endfunction
 
-  // Fmt/Type to kind, or the error that stops classification.
-  function automatic err_t classify(input logic [2:0] fmt, input logic [4:0] typ,
-                                    output kind_t kind);
-    kind = KIND_INVALID;
-    if (fmt > FMT_PREFIX) return ERR_RESERVED_FMT;
-    if (fmt == FMT_PREFIX) return ERR_UNSUPPORTED;
-    if (typ[4:3] == 2'b10) begin  // messages: 4 DW headers only
-      if (!fmt[0]) return ERR_RESERVED_TYPE;
-      kind = fmt[1] ? KIND_MSGD : KIND_MSG;
-      return ERR_OK;
-    end
-    case (typ)
-      TYPE_MEM: begin
-        kind = fmt[1] ? KIND_MWR : KIND_MRD;
-        return ERR_OK;
-      end
-      TYPE_CFG0, TYPE_CFG1, TYPE_CPL: begin  // 3 DW only
-        if (fmt[0]) return ERR_RESERVED_TYPE;
-        if (typ == TYPE_CFG0) kind = fmt[1] ? KIND_CFGWR0 : KIND_CFGRD0;
-        else if (typ == TYPE_CFG1) kind = fmt[1] ? KIND_CFGWR1 : KIND_CFGRD1;
-        else kind = fmt[1] ? KIND_CPLD : KIND_CPL;
-        return ERR_OK;
-      end
-      // Defined by PCIe, not carried; their reserved Fmt forms stay reserved.
-      TYPE_MEM_LK: return fmt[1] ? ERR_RESERVED_TYPE : ERR_UNSUPPORTED;
-      TYPE_TCFG: return fmt == 3'b001 ? ERR_RESERVED_TYPE : ERR_UNSUPPORTED;
-      TYPE_IO, TYPE_CPL_LK: return fmt[0] ? ERR_RESERVED_TYPE : ERR_UNSUPPORTED;
-      TYPE_FETCHADD, TYPE_SWAP, TYPE_CAS: return fmt[1] ? ERR_UNSUPPORTED : ERR_RESERVED_TYPE;
-      default: return ERR_RESERVED_TYPE;
-    endcase
-  endfunction
-
   function automatic err_t check_mem(input kind_t kind, input logic hdr4,
                                      input logic [31:0] addr_hi, input logic [11:2] addr_lo,
                                      input logic [1:0] at, input logic th,
@@ -198,7 +166,7 @@ module dxpu_tlp_classify
       v.err = ERR_SHORT_HEADER;
       return v;
     end
-    err = classify(fmt, h[124:120], kind);
+    err = fmt_type_kind(fmt, h[124:120], kind);
     if (err != ERR_OK) begin
       v.err = err;
       return v;

@@ -139,6 +139,39 @@ package dxpu_tlp_pkg;
            k == KIND_MSGD;
   endfunction
 
+  // Fmt/Type to kind, or the error that stops classification (lib/core's decoder's first
+  // check; dxpu_tlp_classify and whoever needs a TLP's kind from its header).
+  function automatic err_t fmt_type_kind(input logic [2:0] fmt, input logic [4:0] typ,
+                                         output kind_t kind);
+    kind = KIND_INVALID;
+    if (fmt > FMT_PREFIX) return ERR_RESERVED_FMT;
+    if (fmt == FMT_PREFIX) return ERR_UNSUPPORTED;
+    if (typ[4:3] == 2'b10) begin  // messages: 4 DW headers only
+      if (!fmt[0]) return ERR_RESERVED_TYPE;
+      kind = fmt[1] ? KIND_MSGD : KIND_MSG;
+      return ERR_OK;
+    end
+    case (typ)
+      TYPE_MEM: begin
+        kind = fmt[1] ? KIND_MWR : KIND_MRD;
+        return ERR_OK;
+      end
+      TYPE_CFG0, TYPE_CFG1, TYPE_CPL: begin  // 3 DW only
+        if (fmt[0]) return ERR_RESERVED_TYPE;
+        if (typ == TYPE_CFG0) kind = fmt[1] ? KIND_CFGWR0 : KIND_CFGRD0;
+        else if (typ == TYPE_CFG1) kind = fmt[1] ? KIND_CFGWR1 : KIND_CFGRD1;
+        else kind = fmt[1] ? KIND_CPLD : KIND_CPL;
+        return ERR_OK;
+      end
+      // Defined by PCIe, not carried; their reserved Fmt forms stay reserved.
+      TYPE_MEM_LK: return fmt[1] ? ERR_RESERVED_TYPE : ERR_UNSUPPORTED;
+      TYPE_TCFG: return fmt == 3'b001 ? ERR_RESERVED_TYPE : ERR_UNSUPPORTED;
+      TYPE_IO, TYPE_CPL_LK: return fmt[0] ? ERR_RESERVED_TYPE : ERR_UNSUPPORTED;
+      TYPE_FETCHADD, TYPE_SWAP, TYPE_CAS: return fmt[1] ? ERR_UNSUPPORTED : ERR_RESERVED_TYPE;
+      default: return ERR_RESERVED_TYPE;
+    endcase
+  endfunction
+
   // dxpu_tlp_kind_class()
   function automatic class_t kind_class(input kind_t k);
     if (is_cpl(k)) return CLASS_COMPLETION;

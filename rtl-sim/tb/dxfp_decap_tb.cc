@@ -46,6 +46,8 @@ struct Expect {
   bool peer_ack = false;
   uint32_t ack = 0;
   uint8_t flags = 0;
+  bool credits = false;  // with peer_ack: the frame's CREDIT record, as on the wire
+  std::vector<uint32_t> credit_words;
   bool nak = false;
   uint32_t nak_seq = 0;
   std::vector<std::pair<Bytes, uint32_t>> tlps;  // delivered: bytes, sequence number
@@ -152,6 +154,16 @@ class Golden {
         e.peer_ack = true;
         e.ack = f.hdr.ack;
         e.flags = f.hdr.flags;
+        // The limits the session took: its CREDIT record (the first, as lib/core reads it).
+        dxfp_record_iter it{};
+        dxfp_record r{};
+        dxfp_record_iter_init(&it, &f);
+        while (!e.credits && dxfp_record_next(&it, &r)) {
+          if (r.type != DXFP_REC_CREDIT || r.len != DXFP_CREDIT_BODY_SIZE) continue;
+          e.credits = true;
+          for (size_t w = 0; w < DXFP_CREDIT_BODY_SIZE / 4; ++w)
+            e.credit_words.insert(e.credit_words.begin(), dxpu_get_be32(&r.body[4 * w]));
+        }
       }
     }
     // Each TLP delivered is the frame's TLP record its sequence number names.
@@ -288,6 +300,17 @@ void CheckCounters(D& dut, const Golden& g) {
 }
 
 // Every frame through the DUT, every output checked against the golden model in order.
+// The peer's acknowledgement the decapsulator passed on, and the CREDIT record with it.
+template <typename Model>
+void CheckPeerAck(const Model& m, const Expect& e) {
+  EXPECT_EQ(m.m_peer_ack, e.ack);
+  EXPECT_EQ(int(m.m_peer_flags), int(e.flags));
+  EXPECT_EQ(m.m_peer_credits_valid != 0, e.credits);
+  if (e.credits) {
+    EXPECT_EQ(dxpu::rtl::GetBits(m.m_peer_credits, 6), e.credit_words);
+  }
+}
+
 template <typename D>
 RunStats Run(D& dut, Golden& g, const std::vector<Bytes>& frames, std::mt19937_64& rng,
              unsigned idle_pct, unsigned stall_pct) {
@@ -357,8 +380,7 @@ RunStats Run(D& dut, Golden& g, const std::vector<Bytes>& frames, std::mt19937_6
         ADD_FAILURE() << "a peer acknowledgement too many";
         return st;
       }
-      EXPECT_EQ(m.m_peer_ack, acks.front().ack);
-      EXPECT_EQ(int(m.m_peer_flags), int(acks.front().flags));
+      CheckPeerAck(m, acks.front());
       acks.pop_front();
     }
     if (m.m_nak_valid) {

@@ -59,7 +59,8 @@ enum PortCounter : unsigned {
   kNaksTx = 15,
   kStandaloneTx = 16,
   kKeepalivesTx = 17,
-  kPortCounters = 24,
+  kProbesTx = 24,
+  kPortCounters = 25,
 };
 
 constexpr uint64_t kNsPerCycle = 4;     // 250 MHz
@@ -79,18 +80,22 @@ Bytes BeatBytes(const std::vector<uint32_t>& words, size_t n, unsigned width) {
 // What the channel does to frames: loss_pct of them lost, as many corrupted (one bit flipped:
 // the receiver's CRC check drops it) and as many duplicated; each arrives 1.5 us plus up to
 // jitter_ns later (jitter larger than the time between frames reorders them).
-// The rest: the host's replay window and minimum RTO, the port's acknowledgement delay.
+// The rest: the host's replay window, minimum RTO and receive buffers (per class: TLPs, 16-byte
+// data units), the port's acknowledgement delay.
 struct Conditions {
   unsigned loss_pct = 0;
   uint64_t jitter_ns = 0;
   uint32_t host_window = 256;
   uint64_t host_min_rto_ns = 40'000;
   uint64_t ack_delay_ns = 4'000;
+  uint32_t host_rx_hdr = 4096;
+  uint32_t host_rx_data = 1u << 20;
 };
 
 // The sessions' configuration (lib/core's tests' TestConfig, then this bench's sizes and timers):
 // the host's with `window` and `min_rto_ns`, the firmware's with the port's window.
-dxfp_session_config SessionConfig(dxfp_session_role role, uint32_t window, uint64_t min_rto_ns) {
+dxfp_session_config SessionConfig(dxfp_session_role role, uint32_t window, uint64_t min_rto_ns,
+                                  uint32_t rx_hdr = 4096, uint32_t rx_data = 1u << 20) {
   dxfp_session_config c = dxpu::test::TestConfig(role);
   c.initial_seq = role == DXFP_ROLE_INITIATOR ? 0xfffffff0u : 0x7ffffff8u;
   c.max_frame = kMaxFrame;
@@ -98,8 +103,8 @@ dxfp_session_config SessionConfig(dxfp_session_role role, uint32_t window, uint6
   c.replay_bytes = 1u << 20;
   c.max_np = DXFP_MAX_NP;
   for (int k = 0; k < DXFP_CLASSES; ++k) {
-    c.rx_hdr_cap[k] = 4096;
-    c.rx_data_cap[k] = 1u << 20;
+    c.rx_hdr_cap[k] = rx_hdr;
+    c.rx_data_cap[k] = rx_data;
   }
   c.ack_delay_ns = 5'000;
   c.keepalive_ns = 200'000;
@@ -186,7 +191,8 @@ class Bench {
         to_host_(seed ^ 2u, c),
         rng_(seed),
         gen_(seed ^ 0x51ed27u),
-        pair_(SessionConfig(DXFP_ROLE_INITIATOR, c.host_window, c.host_min_rto_ns),
+        pair_(SessionConfig(DXFP_ROLE_INITIATOR, c.host_window, c.host_min_rto_ns, c.host_rx_hdr,
+                            c.host_rx_data),
               SessionConfig(DXFP_ROLE_RESPONDER, kReplayWindow, 40'000)) {
     DriveIdle();
     m().cfg_ack_delay = c.ack_delay_ns;
@@ -261,6 +267,7 @@ class Bench {
     d.cfg_max_frame = kMaxFrame;
     d.cfg_peer_window = 0;
     SetBits(d.cfg_credits, {});
+    SetBits(d.cfg_peer_credits, {});
     d.cfg_rto = 50'000;
     d.cfg_max_rto = 400'000;
     d.cfg_ack_delay = 0;
@@ -291,6 +298,13 @@ class Bench {
     d.cfg_dst_epoch = f.peer_epoch;
     d.cfg_src_epoch = fw_cfg().epoch;
     d.cfg_peer_window = f.peer_window;
+    // The host's limits, as its handshake gave them to the firmware's session.
+    std::vector<uint32_t> w(6);
+    for (int k = 0; k < DXFP_CLASSES; ++k) {
+      w[5 - 2 * k] = f.tx_credits.limit.hdr[k];
+      w[4 - 2 * k] = f.tx_credits.limit.data[k];
+    }
+    SetBits(d.cfg_peer_credits, w);
     Advertise();
     d.start = 1;
     sim_.Tick();
@@ -537,7 +551,8 @@ uint64_t RunBothWays(Conditions cond, size_t to_host, size_t to_port, unsigned i
       "dxpu_dxfp_port DATA_WIDTH=%u, loss %u%%, jitter %llu ns: %zu TLPs to the host, %zu to the "
       "port in %llu cycles (%.0f "
       "simulated cycles/s); port: %llu frames, %llu TLPs first, %llu again, %llu NAKs sent, %llu "
-      "taken, %llu RTO, %llu standalone, %llu duplicates, %llu behind gaps, %llu bad CRC; host: "
+      "taken, %llu RTO, %llu standalone, %llu credit probes, %llu duplicates, %llu behind gaps, "
+      "%llu bad CRC; host: "
       "%llu retransmitted, %llu NAKs sent; channel to the port: %llu frames, %llu lost, %llu "
       "corrupted, %llu duplicated\n",
       P::kWidth, cond.loss_pct, static_cast<unsigned long long>(cond.jitter_ns), to_host, to_port,
@@ -550,6 +565,7 @@ uint64_t RunBothWays(Conditions cond, size_t to_host, size_t to_port, unsigned i
       static_cast<unsigned long long>(b.Counter(kNaksRx)),
       static_cast<unsigned long long>(b.Counter(kRto)),
       static_cast<unsigned long long>(b.Counter(kStandaloneTx)),
+      static_cast<unsigned long long>(b.Counter(kProbesTx)),
       static_cast<unsigned long long>(b.Counter(kDuplicate)),
       static_cast<unsigned long long>(b.Counter(kGap)),
       static_cast<unsigned long long>(b.Counter(kBadCrc)),
@@ -578,6 +594,24 @@ TYPED_TEST(DxfpPortTest, InOrderChannelOneWayAcknowledgedAlone) {
 TYPED_TEST(DxfpPortTest, QuarterWindowAcknowledgedAtOnce) {
   const uint64_t ns = RunBothWays<TypeParam>({0, 0, 16, 2'000'000, 1'000'000}, 0, 600, 0, 0);
   EXPECT_LT(ns, 2'000'000u);
+}
+
+// A host with small receive buffers (8 TLPs, 4 KiB per class): the port sends only what the
+// host's CREDIT records allow (no credit violation at the host), and gets everything through.
+TYPED_TEST(DxfpPortTest, SendsWithinThePeersCredit) {
+  Conditions c;
+  c.host_rx_hdr = 8;
+  c.host_rx_data = 256;
+  RunBothWays<TypeParam>(c, 1500, 300, 10, 10);
+}
+
+// The same over the lossy channel: a lost credit update with nothing in flight is recovered by
+// the port's credit probe.
+TYPED_TEST(DxfpPortTest, SendsWithinThePeersCreditOverALossyChannel) {
+  Conditions c{4, 3'000};
+  c.host_rx_hdr = 8;
+  c.host_rx_data = 256;
+  RunBothWays<TypeParam>(c, 1500, 300, 20, 20);
 }
 
 TYPED_TEST(DxfpPortTest, ReorderingChannelDeliversEveryTlpOnceInOrderBothWays) {
