@@ -105,8 +105,8 @@ TYPED_TEST(Crc32cTest, CheckValueAndRfc3720Vectors) {
 // Random messages (0..3000 bytes) in beats of random fill (0..all bytes), with idle cycles
 // between beats: every intermediate CRC and the final one equal lib/core's.
 TYPED_TEST(Crc32cTest, RandomBeatsAgreeWithLibCore) {
-  const uint64_t seed = dxpu::test::test_seed();
-  SCOPED_TRACE(testing::Message() << "DXPU_SEED=" << seed);
+  const dxpu::rtl::TestSeed seed_trace;
+  const uint64_t seed = seed_trace.value();
   std::mt19937_64 rng(seed);
   TypeParam dut;
   for (int msgs = 0; msgs < 1500 && !::testing::Test::HasFailure(); ++msgs) {

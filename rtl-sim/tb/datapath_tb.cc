@@ -408,9 +408,8 @@ class CoSim {
 
 template <unsigned kWidth>
 void RunCoSim(int steps) {
-  const uint64_t seed = test::test_seed();
-  SCOPED_TRACE(testing::Message() << "DXPU_SEED=" << seed);
-  std::printf("DXPU_SEED=%llu\n", static_cast<unsigned long long>(seed));
+  const dxpu::rtl::TestSeed seed_trace;
+  const uint64_t seed = seed_trace.value();
   GoldenDatapathConfig c;
   c.devices = 6;
   c.host_slots = 5;

@@ -635,8 +635,8 @@ TYPED_TEST(DxfpDecapTest, DirectedFrames) {
 // Seeded random frames, good and damaged, five back-pressure mixes; also a receiver whose
 // max_frame is 1500 (larger frames: bad-length).
 TYPED_TEST(DxfpDecapTest, RandomFramesAgreeWithLibCore) {
-  const uint64_t seed = dxpu::test::test_seed();
-  SCOPED_TRACE(testing::Message() << "DXPU_SEED=" << seed);
+  const dxpu::rtl::TestSeed seed_trace;
+  const uint64_t seed = seed_trace.value();
   std::mt19937_64 rng(seed);
   Counters all;
   int mix = 0;
@@ -753,8 +753,8 @@ TYPED_TEST(DxfpDecapTest, NeverStallsBackToBackLargeFrames) {
 // and the input idles at random, so that a frame comes into a buffer whose previous frame is
 // still going out (it is written behind the delivery, never over it).
 TYPED_TEST(DxfpDecapTest, LargeFramesUnderBackPressure) {
-  const uint64_t seed = dxpu::test::test_seed();
-  SCOPED_TRACE(testing::Message() << "DXPU_SEED=" << seed);
+  const dxpu::rtl::TestSeed seed_trace;
+  const uint64_t seed = seed_trace.value();
   std::mt19937_64 rng(seed);
   for (const auto& [idle, stall] : {std::pair{0u, 30u}, {20u, 60u}, {0u, 90u}}) {
     uint32_t seq = static_cast<uint32_t>(rng());

@@ -367,8 +367,8 @@ TYPED_TEST(DxfpEncapTest, DirectedFrames) {
 // Seeded random scripts: TLPs of every kind and size, random fields and max_frame, sequence
 // loads near the wrap, flush and standalone frames; five mixes of back-pressure.
 TYPED_TEST(DxfpEncapTest, RandomScriptsAgreeWithLibCore) {
-  const uint64_t seed = dxpu::test::test_seed();
-  SCOPED_TRACE(testing::Message() << "DXPU_SEED=" << seed);
+  const dxpu::rtl::TestSeed seed_trace;
+  const uint64_t seed = seed_trace.value();
   std::mt19937_64 rng(seed);
   uint64_t frames = 0;
   for (const auto& [idle, stall] :

@@ -473,9 +473,8 @@ class Bench {
 template <typename P>
 uint64_t RunBothWays(Conditions cond, size_t to_host, size_t to_port, unsigned idle_pct,
                      unsigned stall_pct) {
-  const uint64_t seed = dxpu::test::test_seed();
-  SCOPED_TRACE(testing::Message() << "DXPU_SEED=" << seed);
-  std::printf("DXPU_SEED=%llu\n", static_cast<unsigned long long>(seed));
+  const dxpu::rtl::TestSeed seed_trace;
+  const uint64_t seed = seed_trace.value();
   Bench<P> b(seed, cond);
   b.Queue(to_host, to_port);
   const auto start = std::chrono::steady_clock::now();

@@ -917,9 +917,8 @@ LossyRun RunLossy(uint64_t seed, size_t ntlps, unsigned idle, unsigned stall, un
 // TLP accepted is delivered exactly once, in order, bit for bit (the bench compares every TLP
 // out with the one in); nothing acknowledged is sent again; every counter agrees.
 TYPED_TEST(ReplayBufTest, RandomLossyChannelDeliversEveryTlpOnceInOrder) {
-  const uint64_t seed = dxpu::test::test_seed();
-  SCOPED_TRACE(testing::Message() << "DXPU_SEED=" << seed);
-  std::printf("DXPU_SEED=%llu\n", static_cast<unsigned long long>(seed));
+  const dxpu::rtl::TestSeed seed_trace;
+  const uint64_t seed = seed_trace.value();
   std::mt19937_64 rng(seed);
   LossyRun all;
   for (const auto& [idle, stall, load_stall, drop] : {std::tuple{0u, 0u, 0u, 3u},

@@ -5,10 +5,18 @@
 #include <verilated_cov.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/tlp_testutil.h"
+
 namespace dxpu::rtl {
+
+TestSeed::TestSeed(const char* file, int line)
+    : seed_(test::test_seed()), trace_(file, line, "DXPU_SEED=" + std::to_string(seed_)) {
+  std::printf("DXPU_SEED=%llu\n", static_cast<unsigned long long>(seed_));
+}
 
 unsigned NextSimSerial() {
   static std::atomic<unsigned> serial{0};

@@ -10,6 +10,7 @@
 #ifndef DXPU_RTL_SIM_TB_RTL_TB_H_
 #define DXPU_RTL_SIM_TB_RTL_TB_H_
 
+#include <gtest/gtest.h>
 #include <verilated.h>
 #include <verilated_fst_c.h>
 
@@ -34,6 +35,20 @@ std::string ArtifactPath(const char* env_var, unsigned serial, const char* ext);
 
 // Writes the context's coverage to its ArtifactPath(DXPU_RTL_COV_DIR) when that is set.
 void WriteCoverage(VerilatedContext& ctx, unsigned serial);
+
+// The seed of a randomised test: $DXPU_SEED, or a fresh one (dxpu::test::test_seed()); printed,
+// and named in every failure while it lives, so that DXPU_SEED=<n> replays the test.
+//   const TestSeed seed;
+//   std::mt19937_64 rng(seed.value());
+class TestSeed {
+ public:
+  explicit TestSeed(const char* file = __builtin_FILE(), int line = __builtin_LINE());
+  uint64_t value() const { return seed_; }
+
+ private:
+  uint64_t seed_;
+  ::testing::ScopedTrace trace_;
+};
 
 // One model under test: a fresh context, clocked by Tick(), reset for `reset_cycles` cycles by
 // Reset() (the model's `rst` is active high). Every input must be driven before the first

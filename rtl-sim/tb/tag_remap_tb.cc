@@ -855,9 +855,8 @@ class RandomRun {
 };
 
 TYPED_TEST(TagRemapTest, RandomOperationsAgreeWithTheGoldenRules) {
-  const uint64_t seed = dxpu::test::test_seed();
-  SCOPED_TRACE(testing::Message() << "DXPU_SEED=" << seed);
-  std::printf("DXPU_SEED=%" PRIu64 "\n", seed);
+  const dxpu::rtl::TestSeed seed_trace;
+  const uint64_t seed = seed_trace.value();
   std::mt19937_64 rng(seed);
   Stats t;
   for (const unsigned idle : {0u, 30u, 70u}) {

@@ -328,8 +328,8 @@ TYPED_TEST(TlpClassifyTest, OneHeaderPerCycleUnstalled) {
 
 // Seeded random streams against lib/core, at several back-pressure mixes.
 TYPED_TEST(TlpClassifyTest, RandomStreamsAgreeWithLibCore) {
-  const uint64_t seed = dxpu::test::test_seed();
-  SCOPED_TRACE(testing::Message() << "DXPU_SEED=" << seed);
+  const dxpu::rtl::TestSeed seed_trace;
+  const uint64_t seed = seed_trace.value();
   RecordSource source(seed);
   std::array<uint64_t, DXPU_TLP_ERR_COUNT> seen{};
   for (const auto& [idle, stall] :
