@@ -37,8 +37,9 @@
 // every frame before it is delivered (the previous frame may still be going out); the expected
 // number the output shows (m_ack, the cumulative acknowledgement) advances by one per TLP as the
 // TLPs go out. Not done here (the firmware's part): session IDs and epochs (unknown-session,
-// stale-epoch), session state (unexpected, rx-down), the receive credit check
-// (credit-violation), HELLO/WELCOME/CLOSE contents, ACK_REQ and the acknowledgement timers. A
+// stale-epoch), session state (unexpected, rx-down), HELLO/WELCOME/CLOSE contents, ACK_REQ and
+// the acknowledgement timers. credit-violation (lib/core's deliver_tlps) is checked here: a frame
+// whose new TLPs, counted in, pass a class's limits (cfg_rx_limits) delivers nothing. A
 // DATA frame's CREDIT record (the peer's limits) goes out with its acknowledgement
 // (m_peer_credits), for the sender's credit check. Non-DATA frames get a verdict only.
 //
@@ -78,6 +79,10 @@ module dxpu_dxfp_decap
     input wire logic        exp_load,         // load the expected sequence number
     input wire logic [31:0] exp_load_value,
     input wire logic        nak_rearm,        // a NAK may be asked again for the same gap
+    // The receive credit limits (what this end advertises: freed + buffer per class, cumulative
+    // from exp_load, as lib/core's dxfp_rx_credits), as on the wire: P hdr, P data, NP hdr, NP
+    // data, Cpl hdr, Cpl data, the first in [191:160]
+    input wire logic [191:0] cfg_rx_limits,
 
     // Verdict per frame (a one-cycle pulse)
     output wire logic       m_verdict_valid,
@@ -121,7 +126,8 @@ module dxpu_dxfp_decap
     output wire logic [31:0] m_cnt_window,
     output wire logic [31:0] m_cnt_duplicate,
     output wire logic [31:0] m_cnt_gap,
-    output wire logic [31:0] m_cnt_delivered
+    output wire logic [31:0] m_cnt_delivered,
+    output wire logic [31:0] m_cnt_credit  // frames dropped: credit-violation
 );
 
   localparam int DEPTH_DW = MAX_FRAME / 4;
@@ -215,6 +221,10 @@ module dxpu_dxfp_decap
   logic [PTR_W-1:0] p_reg = REC0, p_next;  // the record being checked (DW)
   logic [15:0] n_reg = '0, n_next;  // records checked
   logic [15:0] ntlp_reg = '0, ntlp_next;  // TLP records
+  // The credit the frame's new TLP records (at or after the expected number) take, per class.
+  logic [31:0] fr_hdr_reg[3], fr_hdr_next[3], fr_data_reg[3], fr_data_next[3];
+  // ...and what the TLPs delivered since exp_load took.
+  logic [31:0] rcvd_hdr_reg[3], rcvd_hdr_next[3], rcvd_data_reg[3], rcvd_data_next[3];
   logic [PTR_W-1:0] ftlp_reg = REC0, ftlp_next;  // the first TLP record
   logic walk_bad_reg = 1'b0, walk_bad_next;  // a record broke a rule
   logic tlp_bad_reg = 1'b0, tlp_bad_next, tlp_bad_now;  // a TLP record broke the decoder's
@@ -240,6 +250,12 @@ module dxpu_dxfp_decap
   logic rec_bad, rec_tlp, rec_here, walk_go;
   logic [127:0] thdr;
   logic [PTR_W-1:0] rec_next, need_dw;
+  kind_t rec_kind;
+  /* verilator lint_off UNUSEDSIGNAL */
+  err_t rec_err;  // the classifier's verdict on the record counts; this is for the class only
+  /* verilator lint_on UNUSEDSIGNAL */
+  class_t rec_class;
+  logic [31:0] rec_units;
   always_comb begin
     logic [16:0] avail;
     h0 = rd(wb_reg, 0);
@@ -282,6 +298,10 @@ module dxpu_dxfp_decap
     thdr = {rd(wb_reg, p_reg + PTR_W'(1)), rd(wb_reg, p_reg + PTR_W'(2)),
             rd(wb_reg, p_reg + PTR_W'(3)), rd(wb_reg, p_reg + PTR_W'(4))};
     if (!thdr[125]) thdr[31:0] = 32'd0;
+    // A TLP record's class and data credits (lib/core's tlp_class_payload).
+    rec_err = fmt_type_kind(thdr[127:125], thdr[124:120], rec_kind);
+    rec_class = kind_class(rec_kind);
+    rec_units = data_credits(rec_kind, thdr[105:96]);
     // The last DW the checks read (the TLP header's, the padding's), within the frame: the
     // record is checked once it is stored (at once when the frame is in whole).
     need_dw = p_reg + PTR_W'(4);
@@ -341,7 +361,7 @@ module dxpu_dxfp_decap
   // parses, the sequence numbers, against exp_dec: the expected number once every frame decided
   // so far is delivered ----
   logic [31:0] exp_dec_reg = '0, exp_dec_next;
-  logic dec_now, decide, dlv_need, ack_bad, seq_gap, gap_win, ahead_win;
+  logic dec_now, decide, dlv_need, ack_bad, seq_gap, gap_win, ahead_win, credit_bad;
   logic [2:0] verdict_now;
   logic [15:0] ndup;
   always_comb begin
@@ -371,6 +391,12 @@ module dxpu_dxfp_decap
     ndup = behind < 32'(ntlp_reg) ? behind[15:0] : ntlp_reg;
     dlv_need = verdict_now == E_OK && ftype == T_DATA && !ack_bad && ntlp_reg != 16'd0 &&
         !seq_gap && !ahead_win && ndup != ntlp_reg;
+    // lib/core's deliver_tlps: every new TLP's credit is checked before any is delivered.
+    credit_bad = 1'b0;
+    for (int c = 0; c < 3; c++)
+      if (seq_before(cfg_rx_limits[191-64*c-:32], rcvd_hdr_reg[c] + fr_hdr_reg[c]) ||
+          seq_before(cfg_rx_limits[159-64*c-:32], rcvd_data_reg[c] + fr_data_reg[c]))
+        credit_bad = 1'b1;
     // A frame with TLPs to deliver waits for the previous one's delivery to end.
     decide = dec_now && (!dlv_need || !dlv_busy_reg);
     // The walker stands still while its frame is decided (the classifier's next verdict would
@@ -435,10 +461,10 @@ module dxpu_dxfp_decap
   // The CREDIT record of the frame being walked (wcred_ok_reg: it had one).
   logic wcred_ok_reg = 1'b0, wcred_ok_next;
   logic [191:0] wcred_reg = '0, wcred_next;
-  logic [31:0] cnt_reg[12];
-  logic [31:0] cnt_next[12];
+  logic [31:0] cnt_reg[13];
+  logic [31:0] cnt_next[13];
   localparam int C_OK = 0, C_TRUNC = 1, C_LEN = 2, C_CRC = 3, C_VER = 4, C_TYPE = 5, C_MAL = 6,
-                 C_ACK = 7, C_WIN = 8, C_DUP = 9, C_GAP = 10, C_DLV = 11;
+                 C_ACK = 7, C_WIN = 8, C_DUP = 9, C_GAP = 10, C_DLV = 11, C_CRED = 12;
 
   // Output register stage (TLPs).
   logic [127:0] o_hdr_reg = '0;
@@ -479,6 +505,10 @@ module dxpu_dxfp_decap
     peer_credits_next = peer_credits_reg;
     wcred_ok_next = wcred_ok_reg;
     wcred_next = wcred_reg;
+    fr_hdr_next = fr_hdr_reg;
+    fr_data_next = fr_data_reg;
+    rcvd_hdr_next = rcvd_hdr_reg;
+    rcvd_data_next = rcvd_data_reg;
     cnt_next = cnt_reg;
     dlv_busy_next = dlv_busy_reg;
     db_next = db_reg;
@@ -520,6 +550,10 @@ module dxpu_dxfp_decap
         if (rec_tlp) begin
           ntlp_next = ntlp_reg + 16'd1;
           if (ntlp_reg == 16'd0) ftlp_next = p_reg;
+        end
+        if (rec_tlp && !seq_before(fseq + 32'(ntlp_reg), exp_dec_reg)) begin
+          fr_hdr_next[rec_class] = fr_hdr_reg[rec_class] + 32'd1;
+          fr_data_next[rec_class] = fr_data_reg[rec_class] + rec_units;
         end
         if (rtype == REC_CREDIT) begin
           wcred_ok_next = 1'b1;
@@ -587,6 +621,8 @@ module dxpu_dxfp_decap
             end
           end else if (ahead_win) begin
             cnt_next[C_WIN] = cnt_reg[C_WIN] + 32'd1;
+          end else if (dlv_need && credit_bad) begin
+            cnt_next[C_CRED] = cnt_reg[C_CRED] + 32'd1;
           end else begin
             cnt_next[C_DUP] = cnt_reg[C_DUP] + 32'(ndup);
             if (dlv_need) begin
@@ -597,7 +633,11 @@ module dxpu_dxfp_decap
         end
       end
       undec_next[wb_reg] = 1'b0;
-      if (dlv_need) begin
+      if (dlv_need && !credit_bad) begin
+        for (int c = 0; c < 3; c++) begin
+          rcvd_hdr_next[c] = rcvd_hdr_reg[c] + fr_hdr_reg[c];
+          rcvd_data_next[c] = rcvd_data_reg[c] + fr_data_reg[c];
+        end
         dlv_busy_next = 1'b1;
         db_next = wb_reg;
         dp_next = ftlp_reg;
@@ -610,6 +650,10 @@ module dxpu_dxfp_decap
       n_next = '0;
       ntlp_next = '0;
       wcred_ok_next = 1'b0;
+      for (int c = 0; c < 3; c++) begin
+        fr_hdr_next[c] = '0;
+        fr_data_next[c] = '0;
+      end
       walk_bad_next = 1'b0;
       tlp_bad_next = 1'b0;
     end
@@ -629,6 +673,10 @@ module dxpu_dxfp_decap
     if (exp_load) begin
       expected_next = exp_load_value;
       exp_dec_next = exp_load_value;
+      for (int c = 0; c < 3; c++) begin
+        rcvd_hdr_next[c] = '0;
+        rcvd_data_next[c] = '0;
+      end
     end
   end
 
@@ -663,6 +711,10 @@ module dxpu_dxfp_decap
     peer_credits_reg <= peer_credits_next;
     wcred_ok_reg <= wcred_ok_next;
     wcred_reg <= wcred_next;
+    fr_hdr_reg <= fr_hdr_next;
+    fr_data_reg <= fr_data_next;
+    rcvd_hdr_reg <= rcvd_hdr_next;
+    rcvd_data_reg <= rcvd_data_next;
     cnt_reg <= cnt_next;
     dlv_busy_reg <= dlv_busy_next;
     db_reg <= db_next;
@@ -705,9 +757,15 @@ module dxpu_dxfp_decap
       peer_ack_valid_reg <= 1'b0;
       peer_credits_valid_reg <= 1'b0;
       wcred_ok_reg <= 1'b0;
+      for (int c = 0; c < 3; c++) begin
+        fr_hdr_reg[c] <= '0;
+        fr_data_reg[c] <= '0;
+        rcvd_hdr_reg[c] <= '0;
+        rcvd_data_reg[c] <= '0;
+      end
       dlv_busy_reg <= 1'b0;
       o_valid_reg <= 1'b0;
-      for (int c = 0; c < 12; c++) cnt_reg[c] <= '0;
+      for (int c = 0; c < 13; c++) cnt_reg[c] <= '0;
     end
   end
 
@@ -742,5 +800,6 @@ module dxpu_dxfp_decap
   assign m_cnt_duplicate = cnt_reg[C_DUP];
   assign m_cnt_gap = cnt_reg[C_GAP];
   assign m_cnt_delivered = cnt_reg[C_DLV];
+  assign m_cnt_credit = cnt_reg[C_CRED];
 
 endmodule

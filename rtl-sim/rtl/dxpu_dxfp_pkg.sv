@@ -64,7 +64,8 @@ package dxpu_dxfp_pkg;
   localparam int PORT_MALFORMED = 22;
   localparam int PORT_OVERSIZE = 23;  // TLPs to send dropped: larger than an empty frame
   localparam int PORT_PROBES_TX = 24;  // credit probes sent (refused for credit, nothing in flight)
-  localparam int PORT_COUNTERS = 25;
+  localparam int PORT_CREDIT_VIOLATION = 25;  // frames dropped: their TLPs passed our credit
+  localparam int PORT_COUNTERS = 26;
 
   // verilator lint_on UNUSEDPARAM
 

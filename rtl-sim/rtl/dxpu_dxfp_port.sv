@@ -3,7 +3,8 @@
 // acknowledgement, NAK, keepalive and retransmission timers that lib/core's dxfp_session runs
 // around them, and the sender's credit check. What the firmware keeps: the handshake (HELLO,
 // WELCOME, CLOSE), session IDs and epochs on receive, link-down, and the receive credits
-// (cfg_credits is what it advertises as its buffers free).
+// (cfg_credits is what it advertises as its buffers free; a frame whose new TLPs pass it is
+// dropped, credit-violation, as lib/core does).
 //
 //   frames in ──> dxpu_dxfp_decap ──> TLPs delivered (m_tlp_*, with their sequence numbers)
 //                   │ peer's ack / NAK ─────────> dxpu_replay_buf (free / replay)
@@ -126,7 +127,7 @@ module dxpu_dxfp_port
   logic [7:0] peer_flags;
   logic peer_credits_valid;
   logic [191:0] peer_credits;
-  logic [31:0] d_cnt[12];
+  logic [31:0] d_cnt[13];
 
   dxpu_dxfp_decap #(
       .DATA_WIDTH(DATA_WIDTH),
@@ -145,6 +146,8 @@ module dxpu_dxfp_port
       .exp_load(start),
       .exp_load_value(cfg_rx_seq),
       .nak_rearm(nak_rearm),
+      // What this end advertises is what the peer may send.
+      .cfg_rx_limits(cfg_credits),
       .m_verdict_valid(m_verdict_valid),
       .m_verdict(m_verdict),
       .m_verdict_type(m_verdict_type),
@@ -176,7 +179,8 @@ module dxpu_dxfp_port
       .m_cnt_window(d_cnt[8]),
       .m_cnt_duplicate(d_cnt[9]),
       .m_cnt_gap(d_cnt[10]),
-      .m_cnt_delivered(d_cnt[11])
+      .m_cnt_delivered(d_cnt[11]),
+      .m_cnt_credit(d_cnt[12])
   );
 
   // ---- send: the credit check, TLPs -> replay buffer -> frames ----
@@ -194,9 +198,7 @@ module dxpu_dxfp_port
   always_comb begin
     tx_err = fmt_type_kind(s_tlp_hdr[127:125], s_tlp_hdr[124:120], tx_kind);
     tx_class = kind_class(tx_kind);
-    // Data credits: lib/core's dxfp_data_credits() of the payload bytes (record length less
-    // the header).
-    tx_units = (32'(s_tlp_len) - (s_tlp_hdr[125] ? 32'd16 : 32'd12) + 32'd15) >> 4;
+    tx_units = data_credits(tx_kind, s_tlp_hdr[105:96]);
     credit_ok = !seq_before(lim_hdr_reg[tx_class], used_hdr_reg[tx_class] + 32'd1) &&
                 !seq_before(lim_data_reg[tx_class], used_data_reg[tx_class] + tx_units);
     // A TLP's first beat waits for its credit; the rest of a TLP taken follow.
@@ -496,5 +498,6 @@ module dxpu_dxfp_port
   assign m_counters[at(PORT_STANDALONE_TX)+:32] = standalone_tx_reg;
   assign m_counters[at(PORT_KEEPALIVES_TX)+:32] = keepalives_tx_reg;
   assign m_counters[at(PORT_PROBES_TX)+:32] = probes_tx_reg;
+  assign m_counters[at(PORT_CREDIT_VIOLATION)+:32] = d_cnt[12];
 
 endmodule

@@ -172,6 +172,14 @@ package dxpu_tlp_pkg;
     endcase
   endfunction
 
+  // DxFP data credits (16-byte units) of a TLP: its payload as the Length field of DW0 gives it
+  // (0 meaning 1024 DW; a digest takes none), for a kind with data; lib/core's
+  // dxfp_data_credits(dxpu_tlp_payload_len()).
+  function automatic logic [31:0] data_credits(input kind_t k, input logic [9:0] length_dw);
+    if (!has_data(k)) return 32'd0;
+    return ((length_dw == 10'd0 ? 32'd1024 : 32'(length_dw)) + 32'd3) >> 2;
+  endfunction
+
   // dxpu_tlp_kind_class()
   function automatic class_t kind_class(input kind_t k);
     if (is_cpl(k)) return CLASS_COMPLETION;

@@ -55,7 +55,7 @@ struct Expect {
 
 struct Counters {
   std::array<uint64_t, DXFP_ERR_COUNT> verdicts{};
-  uint64_t bad_ack = 0, window = 0, duplicate = 0, gap = 0, delivered = 0;
+  uint64_t bad_ack = 0, window = 0, duplicate = 0, gap = 0, delivered = 0, credit = 0;
 };
 
 // The sessions and epochs of every frame the tests build: the sender's (source) and the
@@ -81,7 +81,10 @@ Bytes EncodeTlp(const dxpu_tlp& t) {
 // RTL gives it a verdict only).
 class Golden {
  public:
-  Golden(uint32_t max_frame, uint32_t window, uint32_t tx_next, uint32_t expected)
+  // rx_hdr_cap, rx_data_cap: the receive buffers per class (TLPs, 16-byte units); the session
+  // never frees them, so the limits stay there: credit-violation once a class's TLPs pass them.
+  Golden(uint32_t max_frame, uint32_t window, uint32_t tx_next, uint32_t expected,
+         uint32_t rx_hdr_cap = DXFP_MAX_RX_CAP, uint32_t rx_data_cap = DXFP_MAX_RX_CAP)
       : max_frame_(max_frame), base_(expected) {
     dxfp_session_config cfg{};
     dxfp_session_config_defaults(&cfg);
@@ -91,7 +94,10 @@ class Golden {
     cfg.epoch = kRxEpoch;
     cfg.initial_seq = tx_next;
     cfg.max_frame = max_frame;
-    for (int k = 0; k < DXFP_CLASSES; ++k) cfg.rx_hdr_cap[k] = cfg.rx_data_cap[k] = DXFP_MAX_RX_CAP;
+    for (int k = 0; k < DXFP_CLASSES; ++k) {
+      cfg.rx_hdr_cap[k] = rx_hdr_cap;
+      cfg.rx_data_cap[k] = rx_data_cap;
+    }
     mem_.resize((dxfp_session_mem_size(&cfg) + 7) / 8);
     static constexpr dxfp_session_ops kOps = {&OnDeliver, &OnLinkDown, nullptr};
     EXPECT_TRUE(dxfp_session_init(&s_, &cfg, mem_.data(), mem_.size() * 8, &kOps, this));
@@ -147,8 +153,10 @@ class Golden {
     c.duplicate += after.duplicate - before.duplicate;
     c.gap += after.gap - before.gap;
     c.delivered += after.tlps_delivered - before.tlps_delivered;
+    c.credit += after.credit_violation - before.credit_violation;
     if (err == DXFP_OK && f.hdr.type == DXFP_DATA) {
-      EXPECT_TRUE(res == DXFP_RX_OK || res == DXFP_RX_BAD_ACK || res == DXFP_RX_WINDOW_VIOLATION)
+      EXPECT_TRUE(res == DXFP_RX_OK || res == DXFP_RX_BAD_ACK || res == DXFP_RX_WINDOW_VIOLATION ||
+                  res == DXFP_RX_CREDIT_VIOLATION)
           << dxfp_rx_result_name(res);
       if (res != DXFP_RX_BAD_ACK) {  // the session took the Acknowledgement
         e.peer_ack = true;
@@ -202,6 +210,18 @@ class Golden {
     }
     return e;
   }
+  // The receive limits the session checks against (freed + buffer per class), as the port's
+  // cfg_rx_limits words: word 5 P hdr ... word 0 Cpl data.
+  std::vector<uint32_t> Limits() const {
+    dxfp_credits lim{};
+    dxfp_rx_credits_advert(&s_.rx_credits, &lim);
+    std::vector<uint32_t> w(6);
+    for (int k = 0; k < DXFP_CLASSES; ++k) {
+      w[5 - 2 * k] = lim.hdr[k];
+      w[4 - 2 * k] = lim.data[k];
+    }
+    return w;
+  }
   // The next sequence number the session expects: one more per TLP it delivered (checked against
   // the Acknowledgement of the frames it sends).
   uint32_t expected() const {
@@ -241,7 +261,9 @@ class Dut {
  public:
   static constexpr unsigned kWidth = Width;
   static constexpr unsigned kBeatBytes = Width / 8;
-  Dut(uint32_t max_frame, uint32_t window, uint32_t tx_next, uint32_t expected) {
+  Dut(uint32_t max_frame, uint32_t window, uint32_t tx_next, uint32_t expected,
+      const std::vector<uint32_t>& rx_limits) {
+    SetBits(m().cfg_rx_limits, rx_limits);
     m().s_frm_valid = 0;
     m().s_frm_last = 0;
     m().s_frm_bytes = 0;
@@ -297,6 +319,7 @@ void CheckCounters(D& dut, const Golden& g) {
   EXPECT_EQ(m.m_cnt_duplicate, g.c.duplicate);
   EXPECT_EQ(m.m_cnt_gap, g.c.gap);
   EXPECT_EQ(m.m_cnt_delivered, g.c.delivered);
+  EXPECT_EQ(m.m_cnt_credit, g.c.credit);
 }
 
 // Every frame through the DUT, every output checked against the golden model in order.
@@ -619,8 +642,8 @@ TYPED_TEST(DxfpDecapTest, DirectedFrames) {
   FrameSource::Recrc(b);
   frames.push_back(b);
   frames.push_back(bad);  // and now it is delivered
-  TypeParam dut(DXFP_MAX_FRAME, 1024, kTx, kBase);
   Golden g(DXFP_MAX_FRAME, 1024, kTx, kBase);
+  TypeParam dut(DXFP_MAX_FRAME, 1024, kTx, kBase, g.Limits());
   std::mt19937_64 rng(7);  // NOLINT(cert-msc32-c,cert-msc51-cpp): fixed, reproducible
   Run(dut, g, frames, rng, 0, 0);
   EXPECT_EQ(g.c.delivered, 7u);
@@ -646,7 +669,7 @@ TYPED_TEST(DxfpDecapTest, RandomFramesAgreeWithLibCore) {
     const uint32_t max_frame = mix++ == 2 ? 1500 : DXFP_MAX_FRAME;
     FrameSource src(rng(), base, tx);
     Golden g(max_frame, 1024, tx, base);
-    TypeParam dut(max_frame, 1024, tx, base);
+    TypeParam dut(max_frame, 1024, tx, base, g.Limits());
     std::vector<Bytes> frames;
     Golden shadow(max_frame, 1024, tx, base);
     for (int i = 0; i < 400; ++i) {
@@ -671,9 +694,39 @@ TYPED_TEST(DxfpDecapTest, RandomFramesAgreeWithLibCore) {
   EXPECT_GT(all.delivered, 1000u);
 }
 
+// Receive buffers that are never freed (300 to 1,000 TLPs and as many 16-byte units per class,
+// four runs): once a class's TLPs pass them, frames are dropped (credit-violation) as lib/core
+// drops them, and the duplicates and gaps that follow agree too.
+TYPED_TEST(DxfpDecapTest, CreditViolationAgreesWithLibCore) {
+  const dxpu::rtl::TestSeed seed_trace;
+  std::mt19937_64 rng(seed_trace.value());
+  Counters all;
+  for (const auto& [cap, stall] : {std::pair{300u, 0u}, {400u, 30u}, {600u, 60u}, {1000u, 20u}}) {
+    const uint32_t base = static_cast<uint32_t>(rng()), tx = static_cast<uint32_t>(rng());
+    FrameSource src(rng(), base, tx);
+    Golden g(DXFP_MAX_FRAME, 1024, tx, base, cap, cap);
+    TypeParam dut(DXFP_MAX_FRAME, 1024, tx, base, g.Limits());
+    std::vector<Bytes> frames;
+    Golden shadow(DXFP_MAX_FRAME, 1024, tx, base, cap, cap);
+    for (int i = 0; i < 400; ++i) {
+      frames.push_back(src.Next(shadow.expected()));
+      shadow.Take(frames.back());
+    }
+    Run(dut, g, frames, src.rng(), 10, stall);
+    all.credit += g.c.credit;
+    all.delivered += g.c.delivered;
+    all.duplicate += g.c.duplicate;
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_GT(all.credit, 0u);
+  EXPECT_GT(all.delivered, 0u);
+  EXPECT_GT(all.duplicate, 0u);
+}
+
 // In-order DATA frames full of MWr TLPs with `payload` bytes each (as many as fit a 9216-byte
-// frame), sequence numbers from `seq` on.
-std::vector<Bytes> LargeFrames(unsigned payload, int nframes, uint32_t& seq) {
+// frame, at most max_tlps), sequence numbers from `seq` on.
+std::vector<Bytes> LargeFrames(unsigned payload, int nframes, uint32_t& seq,
+                               unsigned max_tlps = ~0u) {
   Bytes mwr = dxpu::test::from_hex("40000000 000000ff 00001000");
   const unsigned length_dw = (payload / 4) & 0x3ffu;  // 1024 DWs: 0
   mwr[2] = static_cast<uint8_t>(length_dw >> 8);
@@ -696,13 +749,32 @@ std::vector<Bytes> LargeFrames(unsigned payload, int nframes, uint32_t& seq) {
     EXPECT_EQ(dxfp_writer_init(&w, buf.data(), buf.size(), &h), DXFP_OK);
     dxfp_credits c{};
     EXPECT_EQ(dxfp_writer_add_credits(&w, &c), DXFP_OK);
-    while (dxfp_writer_add_tlp(&w, &t) == DXFP_OK) ++seq;
+    for (unsigned n = 0; n < max_tlps && dxfp_writer_add_tlp(&w, &t) == DXFP_OK; ++n) ++seq;
     size_t len = 0;
     dxfp_writer_finish(&w, &len);
     buf.resize(len);
     frames.push_back(buf);
   }
   return frames;
+}
+
+// Only new TLPs take credit: with room for 4 posted TLPs, 3 delivered, then a frame of 2
+// duplicates and 1 new one is delivered (4 taken), and one more new TLP is a credit-violation.
+TYPED_TEST(DxfpDecapTest, OnlyNewTlpsTakeCredit) {
+  constexpr uint32_t kBase = 0xfffffffe;
+  const auto frame = [](uint32_t seq, unsigned n) {
+    uint32_t s = seq;
+    std::vector<Bytes> one = LargeFrames(8, 1, s, n);  // 8 bytes: one data credit each
+    return one[0];
+  };
+  const std::vector<Bytes> frames = {frame(kBase, 3), frame(kBase + 1, 3), frame(kBase + 4, 1)};
+  Golden g(DXFP_MAX_FRAME, 1024, 0, kBase, 4, 256);
+  TypeParam dut(DXFP_MAX_FRAME, 1024, 0, kBase, g.Limits());
+  std::mt19937_64 rng(3);  // NOLINT(cert-msc32-c,cert-msc51-cpp): fixed, reproducible
+  Run(dut, g, frames, rng, 0, 0);
+  EXPECT_EQ(g.c.delivered, 4u);
+  EXPECT_EQ(g.c.duplicate, 2u);
+  EXPECT_EQ(g.c.credit, 1u);
 }
 
 // Bytes per cycle: in-order frames of 17 MWr TLPs of 512 bytes, offered back to back, the
@@ -712,8 +784,8 @@ TYPED_TEST(DxfpDecapTest, BytesPerCycle) {
   uint32_t seq = 100;
   const std::vector<Bytes> frames = LargeFrames(512, 40, seq);
   ASSERT_EQ(frames[0].size(), 60u + 17u * 528u + 4u);
-  TypeParam dut(DXFP_MAX_FRAME, 1u << 20, 0, 100);
   Golden g(DXFP_MAX_FRAME, 1u << 20, 0, 100);
+  TypeParam dut(DXFP_MAX_FRAME, 1u << 20, 0, 100, g.Limits());
   std::mt19937_64 rng(8);  // NOLINT(cert-msc32-c,cert-msc51-cpp): fixed, reproducible
   const auto start = std::chrono::steady_clock::now();
   const RunStats st = Run(dut, g, frames, rng, 0, 0);
@@ -740,8 +812,8 @@ TYPED_TEST(DxfpDecapTest, NeverStallsBackToBackLargeFrames) {
     const auto more = LargeFrames(payload, 3, seq);
     frames.insert(frames.end(), more.begin(), more.end());
   }
-  TypeParam dut(DXFP_MAX_FRAME, 1024, 0, 0xfffffff0);
   Golden g(DXFP_MAX_FRAME, 1024, 0, 0xfffffff0);
+  TypeParam dut(DXFP_MAX_FRAME, 1024, 0, 0xfffffff0, g.Limits());
   std::mt19937_64 rng(9);  // NOLINT(cert-msc32-c,cert-msc51-cpp): fixed, reproducible
   const RunStats st = Run(dut, g, frames, rng, 0, 0);
   EXPECT_EQ(g.c.delivered, seq - 0xfffffff0u);
@@ -765,8 +837,8 @@ TYPED_TEST(DxfpDecapTest, LargeFramesUnderBackPressure) {
       const auto more = LargeFrames(kPayload.at(rng() % kPayload.size()), 1, seq);
       frames.insert(frames.end(), more.begin(), more.end());
     }
-    TypeParam dut(DXFP_MAX_FRAME, 1024, 0, first);
     Golden g(DXFP_MAX_FRAME, 1024, 0, first);
+    TypeParam dut(DXFP_MAX_FRAME, 1024, 0, first, g.Limits());
     Run(dut, g, frames, rng, idle, stall);
     EXPECT_EQ(g.c.delivered, seq - first);
     if (::testing::Test::HasFailure()) return;
@@ -794,8 +866,8 @@ TYPED_TEST(DxfpDecapTest, InputsLongerThanTheBuffer) {
   frames.push_back(too_long);
   const auto last = LargeFrames(256, 1, seq);
   frames.push_back(last[0]);
-  TypeParam dut(DXFP_MAX_FRAME, 1024, 0, 5);
   Golden g(DXFP_MAX_FRAME, 1024, 0, 5);
+  TypeParam dut(DXFP_MAX_FRAME, 1024, 0, 5, g.Limits());
   Run(dut, g, frames, rng, 0, 0);
   EXPECT_EQ(g.c.verdicts[DXFP_OK], 2u);
   EXPECT_EQ(g.c.verdicts[DXFP_ERR_BAD_CRC], 1u);

@@ -60,7 +60,8 @@ enum PortCounter : unsigned {
   kStandaloneTx = 16,
   kKeepalivesTx = 17,
   kProbesTx = 24,
-  kPortCounters = 25,
+  kCreditViolation = 25,
+  kPortCounters = 26,
 };
 
 constexpr uint64_t kNsPerCycle = 4;     // 250 MHz
@@ -514,6 +515,7 @@ uint64_t RunBothWays(Conditions cond, size_t to_host, size_t to_port, unsigned i
   EXPECT_EQ(b.Counter(kBadAck), 0u);
   EXPECT_EQ(b.Counter(kWindowViolation), 0u);
   EXPECT_EQ(b.Counter(kBadAckRx), 0u);
+  EXPECT_EQ(b.Counter(kCreditViolation), 0u);  // the host keeps to what the port advertised
   EXPECT_EQ(b.Counter(kDelivered), b.sent_by_host_.size());
   EXPECT_EQ(b.Counter(kTlpsTx), b.sent_by_port_.size());
   EXPECT_EQ(b.sent_by_port_.size(), to_host);
