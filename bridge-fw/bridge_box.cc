@@ -92,7 +92,8 @@ std::unique_ptr<BridgeBox> BridgeBox::Create(const BridgeBoxConfig& config, std:
   dc.completion_timeout_ns = config.completion_timeout_ns;
   dc.tag_quarantine_ns = config.tag_quarantine_ns;
   std::unique_ptr<Datapath> datapath;
-  if (why.empty()) datapath = (config.datapath ? config.datapath : MakeGoldenDatapath)(dc, &why);
+  const DatapathFactory make = config.plane.datapath ? config.plane.datapath : MakeGoldenDatapath;
+  if (why.empty()) datapath = make(dc, &why);
   if (!datapath) {
     if (error != nullptr) *error = why;
     return nullptr;
@@ -133,6 +134,12 @@ BridgeBox::BridgeBox(const BridgeBoxConfig& config, std::unique_ptr<Datapath> da
   while (epoch_ == 0) epoch_ = rd();
   next_session_id_ = (rd() & 0xffff) + 1;
   session_template_.epoch = epoch_;
+  if (config.plane.framing) {
+    // What the framing hardware carries: its replay window, and frames no larger than its own.
+    const fabric::FramingLimits& lim = config.plane.framing.limits;
+    session_template_.replay_window = lim.replay_window;
+    session_template_.max_frame = std::min(session_template_.max_frame, lim.max_frame);
+  }
 }
 
 BridgeBox::~BridgeBox() = default;
@@ -210,7 +217,7 @@ void BridgeBox::ReceiveFrame(uint64_t now, const Peer& from, std::span<const uin
   if (f.hdr.type == DXFP_HELLO) return OnHello(now, from, f, tx);
   auto it = by_session_.find(f.hdr.dst_session);
   if (it != by_session_.end() && !hosts_[it->second].down) {
-    hosts_[it->second].endpoint->ReceiveFrame(now, f);
+    hosts_[it->second].endpoint->ReceiveFrame(now, f, frame);
     return;
   }
   counters_.frames_no_session++;
@@ -266,9 +273,16 @@ void BridgeBox::OpenSession(uint64_t now, const Peer& from, const dxfp_frame& he
   cfg.initial_seq = static_cast<uint32_t>(std::random_device{}());
   if (from.link < config_.link_max_frame.size())
     cfg.max_frame = std::min(cfg.max_frame, config_.link_max_frame[from.link]);
+  if (config_.plane.framing) cfg.max_frame &= ~3u;  // the port's frames are whole dwords
 
   fabric::EndpointCallbacks cb;
   cb.deliver = [this, slot](const dxpu_tlp& t) { OnHostTlp(slot, t); };
+  cb.established = [this, slot] {
+    const Host& h = hosts_[slot];
+    if (config_.plane.framing && !h.endpoint->framed())
+      spdlog::warn("host {:#x}: session {:#x} framed by lib/core, not the data plane: {}", h.node,
+                   h.endpoint->session_id(), h.endpoint->framing_error());
+  };
   cb.link_down = [this, slot](dxfp_down_reason reason, std::span<const dxpu_tlp>) {
     Host& h = hosts_[slot];
     h.down = true;
@@ -279,6 +293,7 @@ void BridgeBox::OpenSession(uint64_t now, const Peer& from, const dxfp_frame& he
   options.auto_release = false;  // a request waiting for a box tag keeps its credit
   options.queue.max_tlps_per_class = kHostQueueTlps;
   options.queue.max_payload_bytes_per_class = kHostQueuePayload;
+  options.framing = config_.plane.framing;
   std::string error;
   auto ep = fabric::Endpoint::Create(cfg, std::move(cb), options, &error);
   if (!ep) {
@@ -809,6 +824,7 @@ std::vector<HostStatus> BridgeBox::Hosts() const {
     s.peer = h.peer.address.ToString();
     s.state = h.endpoint->state();
     s.deferred = h.deferred.size();
+    s.framed = h.endpoint->framed();
     s.session = h.endpoint->counters();
     out.push_back(std::move(s));
   }

@@ -75,8 +75,8 @@ struct BridgeBoxConfig {
   // Refusal log lines: at most `burst` per reason and host per interval.
   uint64_t refusal_log_interval_ns = 1'000'000'000;
   uint32_t refusal_log_burst = 5;
-  // The data plane; null: the C++ golden model (MakeGoldenDatapath).
-  DatapathFactory datapath = nullptr;
+  // The data plane; default: the C++ golden model and lib/core's framing.
+  DataPlane plane;
 };
 
 // What a management request came to (mgmt.h's status codes map onto these).
@@ -122,6 +122,7 @@ struct HostStatus {
   std::string peer;
   dxfp_session_state state = DXFP_STATE_IDLE;
   size_t deferred = 0;  // requests waiting for a box tag
+  bool framed = false;  // the data plane's framing (the RTL port) carries its DATA frames
   dxfp_session_counters session{};
 };
 

@@ -76,6 +76,8 @@ BridgeBoxConfig ToBoxConfig(const BridgeConfig& config) {
   b.box_tags = config.limits.box_tags;
   b.max_pending_per_host = config.limits.max_pending_per_host;
   b.completion_timeout_ns = config.limits.completion_timeout_ns;
+  // The GPUs' DMA reads wait at least as long as a host's requests to them do.
+  b.device_dma_timeout_ns = std::max(b.device_dma_timeout_ns, b.completion_timeout_ns);
   b.tag_quarantine_ns = config.limits.tag_quarantine_ns;
   dxfp_session_config s;
   dxfp_session_config_defaults(&s);
@@ -105,7 +107,7 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
   d->loop_ = std::move(loop.link);
 
   BridgeBoxConfig box_config = ToBoxConfig(config);
-  box_config.datapath = embedding.datapath;
+  box_config.plane = embedding.plane;
   size_t max_frame = 0;
   for (const LinkConfig& lc : config.links) {
     std::unique_ptr<link::Link> l = OpenLink(lc, error);

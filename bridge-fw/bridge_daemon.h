@@ -30,8 +30,8 @@ struct DaemonEmbedding {
   std::vector<std::unique_ptr<link::Link>> links;
   // SIGINT/SIGTERM stop the daemon; an embedding program keeps its signals (it calls Stop()).
   bool handle_signals = true;
-  // The data plane; null: the C++ golden model (`dxpu-bridge --datapath`).
-  DatapathFactory datapath = nullptr;
+  // The data plane (`dxpu-bridge --datapath`); default: the C++ golden model.
+  DataPlane plane;
 };
 
 class BridgeDaemon {

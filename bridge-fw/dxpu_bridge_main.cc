@@ -84,11 +84,12 @@ int Main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   dxpu::bridge::DaemonEmbedding embedding;
   std::string why;
-  embedding.datapath = dxpu::bridge::DatapathNamed(datapath, &why);
-  if (embedding.datapath == nullptr) {
+  const std::optional<dxpu::bridge::DataPlane> plane = dxpu::bridge::DataPlaneNamed(datapath, &why);
+  if (!plane) {
     std::fprintf(stderr, "dxpu-bridge: --datapath=%s: %s\n", datapath.c_str(), why.c_str());
     return 2;
   }
+  embedding.plane = *plane;
 
   const dxpu::bridge::BridgeConfigResult loaded = dxpu::bridge::LoadBridgeConfig(config_path);
   if (!loaded.ok()) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bridge-fw/datapath.h"
+#include "fabric/data_framing.h"
 
 namespace dxpu::bridge {
 
@@ -32,9 +33,16 @@ struct GoldenDatapathConfig {
 std::string CheckConfig(const GoldenDatapathConfig& config);
 
 // Makes a data plane configured as `config`; null with *error set when it cannot. The bridge
-// takes one (BridgeBoxConfig::datapath): the golden model's, or the RTL's (rtl-sim/).
+// takes one (BridgeBoxConfig::plane): the golden model's, or the RTL's (rtl-sim/).
 using DatapathFactory = std::unique_ptr<Datapath> (*)(const GoldenDatapathConfig& config,
                                                       std::string* error);
+
+// What a bridge's data plane is made of: the translation and checks of every TLP, and the DxFP
+// framing of its hosts' sessions (datapath_choice.h names them).
+struct DataPlane {
+  DatapathFactory datapath = nullptr;  // null: the golden model (MakeGoldenDatapath)
+  fabric::DataFramingFactory framing;  // empty: lib/core's sessions frame
+};
 std::unique_ptr<Datapath> MakeGoldenDatapath(const GoldenDatapathConfig& config,
                                              std::string* error);
 

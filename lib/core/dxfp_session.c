@@ -1198,6 +1198,78 @@ bool dxfp_session_poll(struct dxfp_session *s, uint64_t now, uint8_t *buf, size_
 	return at != 0;
 }
 
+/* ---- an offloaded data path ---- */
+
+bool dxfp_session_offload_begin(struct dxfp_session *s, uint64_t now)
+{
+	if (s->state != DXFP_STATE_ACCEPTING)
+		return false;
+	s->welcome_pending = false;
+	become_established(s, now);
+	return true;
+}
+
+enum dxfp_send_result dxfp_session_offload_admit(const struct dxfp_session *s,
+						 const struct dxpu_tlp *tlp)
+{
+	if (s->state == DXFP_STATE_DOWN)
+		return DXFP_SEND_DOWN;
+	if (s->state != DXFP_STATE_ESTABLISHED)
+		return DXFP_SEND_NOT_READY;
+	if (dxpu_tlp_validate(tlp) != DXPU_TLP_OK)
+		return DXFP_SEND_INVALID;
+	if (dxpu_tlp_kind_class(tlp->kind) == DXPU_TLP_CLASS_NON_POSTED &&
+	    s->np_count >= s->cfg.max_np)
+		return DXFP_SEND_NP_FULL;
+	return DXFP_SEND_OK;
+}
+
+void dxfp_session_offload_sent(struct dxfp_session *s, const struct dxpu_tlp *tlp)
+{
+	s->counters.tlps_tx++;
+	if (dxpu_tlp_kind_class(tlp->kind) == DXPU_TLP_CLASS_NON_POSTED &&
+	    s->np_count < s->cfg.max_np)
+		np_insert(s, tlp);
+}
+
+bool dxfp_session_offload_delivered(struct dxfp_session *s, const struct dxpu_tlp *tlp)
+{
+	int cls = (int)dxpu_tlp_kind_class(tlp->kind);
+
+	if (!dxfp_rx_credits_accept(&s->rx_credits, cls, dxpu_tlp_payload_len(tlp))) {
+		s->counters.credit_violation++;
+		return false;
+	}
+	s->counters.tlps_delivered++;
+	if (cls == DXPU_TLP_CLASS_COMPLETION)
+		np_complete(s, tlp);
+	return true;
+}
+
+void dxfp_session_offload_advert(const struct dxfp_session *s, struct dxfp_credits *limits)
+{
+	dxfp_rx_credits_advert(&s->rx_credits, limits);
+}
+
+void dxfp_session_offload_progress(struct dxfp_session *s, uint64_t now)
+{
+	if (s->state == DXFP_STATE_ESTABLISHED)
+		s->last_progress = now;
+}
+
+uint64_t dxfp_session_offload_timers(struct dxfp_session *s, uint64_t now)
+{
+	if (s->state != DXFP_STATE_ESTABLISHED)
+		return DXFP_NO_DEADLINE;
+	if (now >= link_down_deadline(s)) {
+		s->close_pending = true;
+		s->peer_close_reason = DXFP_CLOSE_LINK_TIMEOUT;
+		go_down(s, DXFP_DOWN_NO_PROGRESS);
+		return DXFP_NO_DEADLINE;
+	}
+	return link_down_deadline(s);
+}
+
 size_t dxfp_write_close(uint8_t *buf, size_t cap, const struct dxfp_header *cause,
 			uint32_t my_epoch, enum dxfp_close_reason reason)
 {

@@ -407,6 +407,52 @@ static inline uint32_t dxfp_session_queued(const struct dxfp_session *s)
 }
 
 /*
+ * An offloaded data path (docs/protocol.md 4.11): a responder whose DATA frames, once the
+ * handshake is done, a hardware port (rtl-sim/rtl/dxpu_dxfp_port.sv) sends and receives. The
+ * session keeps the handshake, CLOSE, its receive credits, the outstanding non-posted requests
+ * and link-down; its replay buffer, acknowledgements and timers stand idle. Its user feeds it
+ * what the port did, and does not call dxfp_session_send(), _receive*() or _poll*() again until
+ * the session is DOWN (then a poll sends the CLOSE that is due, if any).
+ */
+
+/*
+ * The first DATA frame of the session arrived and goes to the port, not here: ACCEPTING ->
+ * ESTABLISHED (the established callback runs). False, and nothing changes, in any other state.
+ * The port starts from the session's numbers: it sends from next_seq, expects expected.
+ */
+bool dxfp_session_offload_begin(struct dxfp_session *s, uint64_t now);
+
+/* OK when the port may be offered this TLP: else DOWN, NOT_READY, INVALID or NP_FULL. */
+enum dxfp_send_result dxfp_session_offload_admit(const struct dxfp_session *s,
+						 const struct dxpu_tlp *tlp);
+
+/* The port took tlp (admitted): a non-posted request is now outstanding. */
+void dxfp_session_offload_sent(struct dxfp_session *s, const struct dxpu_tlp *tlp);
+
+/*
+ * The port delivered tlp: it takes its receive credit (freed by dxfp_session_release()) and a
+ * completion answers its request. False when it passed the credit advertised (the port drops
+ * such a frame, so never; counted as credit_violation).
+ */
+bool dxfp_session_offload_delivered(struct dxfp_session *s, const struct dxpu_tlp *tlp);
+
+/* The limits to advertise (the port's cfg_credits): the receive buffers free. */
+void dxfp_session_offload_advert(const struct dxfp_session *s, struct dxfp_credits *limits);
+
+/*
+ * The port's transmit side made progress at now: its acknowledgement advanced, or a valid frame
+ * arrived with nothing in flight (4.7).
+ */
+void dxfp_session_offload_progress(struct dxfp_session *s, uint64_t now);
+
+/*
+ * Link-down: with no progress for link_down_ns the session goes DOWN (NO_PROGRESS; the next
+ * poll tells the peer), as it would itself. Returns the time to check again, or
+ * DXFP_NO_DEADLINE once DOWN.
+ */
+uint64_t dxfp_session_offload_timers(struct dxfp_session *s, uint64_t now);
+
+/*
  * A stateless CLOSE for a frame no session takes (unknown session, version):
  * addressed back to the frame's sender. Returns the frame length, 0 if cap
  * is too small.

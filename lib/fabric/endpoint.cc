@@ -1,6 +1,8 @@
 // endpoint.cc - see endpoint.h.
 #include "fabric/endpoint.h"
 
+#include <algorithm>
+#include <array>
 #include <utility>
 
 #include "fabric/session_frame.h"
@@ -26,14 +28,114 @@ Endpoint::Endpoint(const dxfp_session_config& config, EndpointCallbacks callback
     : callbacks_(std::move(callbacks)),
       auto_release_(options.auto_release),
       memory_((dxfp_session_mem_size(&config) + 7) / 8),
-      queue_(options.queue) {
+      queue_(options.queue),
+      framing_factory_(config.role == DXFP_ROLE_RESPONDER ? options.framing
+                                                          : DataFramingFactory{}) {
   static constexpr dxfp_session_ops kOps = {&OnDeliver, &OnLinkDown, &OnEstablished};
   // Cannot fail: the configuration was checked and the memory sized from it.
   (void)dxfp_session_init(&session_, &config, memory_.data(), memory_.size() * 8, &kOps, this);
 }
 
+dxfp_rx_result Endpoint::Receive(uint64_t now, std::span<const uint8_t> frame) {
+  if (!framing_factory_) return dxfp_session_receive(&session_, now, frame.data(), frame.size());
+  dxfp_frame f{};
+  if (dxfp_frame_parse(frame.data(), frame.size(), session_.max_frame, &f) != DXFP_OK)
+    return dxfp_session_receive(&session_, now, frame.data(), frame.size());  // counts the drop
+  return ReceiveFrame(now, f, frame);
+}
+
+dxfp_rx_result Endpoint::ReceiveFrame(uint64_t now, const dxfp_frame& frame,
+                                      std::span<const uint8_t> raw) {
+  const bool data = frame.hdr.type == DXFP_DATA && !raw.empty();
+  if (data && framing_factory_ && state() == DXFP_STATE_ACCEPTING && FromPeer(frame))
+    (void)BeginFraming(now);
+  if (!framing_ || state() == DXFP_STATE_DOWN)
+    return dxfp_session_receive_frame(&session_, now, &frame);
+  if (frame.hdr.type == DXFP_CLOSE) return dxfp_session_receive_frame(&session_, now, &frame);
+  if (!data) return DXFP_RX_OK;  // HELLO again, WELCOME: the handshake is over
+  if (!FromPeer(frame)) {
+    framing_stale_++;
+    return DXFP_RX_STALE_EPOCH;
+  }
+  framing_->Receive(now, raw);
+  framing_rx_ = true;
+  return DXFP_RX_OK;
+}
+
+bool Endpoint::FromPeer(const dxfp_frame& frame) const {
+  const dxfp_header& h = frame.hdr;
+  return h.dst_session == session_.cfg.session_id && h.dst_epoch == session_.cfg.epoch &&
+         h.src_session == session_.peer_session && h.src_epoch == session_.peer_epoch;
+}
+
+bool Endpoint::BeginFraming(uint64_t now) {
+  FramingStart start;
+  start.now = now;
+  start.tx_seq = session_.next_seq;
+  start.rx_seq = session_.expected;
+  start.src_session = session_.cfg.session_id;
+  start.src_epoch = session_.cfg.epoch;
+  start.dst_session = session_.peer_session;
+  start.dst_epoch = session_.peer_epoch;
+  start.max_frame = session_.max_frame;
+  start.peer_window = session_.peer_window;
+  start.peer_limits = session_.tx_credits.limit;
+  dxfp_session_offload_advert(&session_, &start.rx_limits);
+  start.config = &session_.cfg;
+  framing_ = framing_factory_.make(start, &framing_error_);
+  if (!framing_) return false;
+  framing_una_ = framing_->una();
+  (void)dxfp_session_offload_begin(&session_, now);  // ACCEPTING: cannot fail
+  framing_down_at_ = dxfp_session_offload_timers(&session_, now);
+  return true;
+}
+
+dxfp_send_result Endpoint::SendFramed(uint64_t now, const dxpu_tlp& tlp) {
+  dxfp_send_result r = dxfp_session_offload_admit(&session_, &tlp);
+  if (r == DXFP_SEND_OK) r = framing_->Send(now, tlp);
+  if (r == DXFP_SEND_OK) {
+    dxfp_session_offload_sent(&session_, &tlp);
+  } else if (r == DXFP_SEND_NO_CREDIT) {
+    session_.counters.credit_refusals++;
+  }
+  return r;
+}
+
+void Endpoint::Release(dxpu_tlp_class cls, uint32_t payload_bytes) {
+  dxfp_session_release(&session_, cls, payload_bytes);
+  if (framing_) AdvertiseFramed();
+}
+
+void Endpoint::AdvertiseFramed() {
+  dxfp_credits limits{};
+  dxfp_session_offload_advert(&session_, &limits);
+  framing_->Advertise(limits);
+}
+
+uint64_t Endpoint::NextDeadline() const {
+  if (!framing_ || state() != DXFP_STATE_ESTABLISHED) return dxfp_session_next_deadline(&session_);
+  return std::min(framing_->NextDeadline(), framing_down_at_);
+}
+
+dxfp_session_counters Endpoint::counters() const {
+  dxfp_session_counters c = *dxfp_session_get_counters(&session_);
+  if (framing_) {
+    framing_->AddCounters(&c);
+    c.stale_epoch += framing_stale_;
+  }
+  return c;
+}
+
 bool Endpoint::Submit(const dxpu_tlp& tlp, uint64_t now) {
   if (state() == DXFP_STATE_DOWN) return false;
+  if (framing_) {
+    if (queue_.empty() && state() == DXFP_STATE_ESTABLISHED &&
+        SendFramed(now, tlp) == DXFP_SEND_OK) {
+      if (callbacks_.sent) callbacks_.sent(tlp);
+      return true;
+    }
+    return queue_.Push(tlp);
+  }
   if (queue_.empty() && state() == DXFP_STATE_ESTABLISHED &&
       dxfp_session_send(&session_, now, &tlp) == DXFP_SEND_OK) {
     if (callbacks_.sent) callbacks_.sent(tlp);
@@ -46,6 +148,8 @@ bool Endpoint::Submit(const dxpu_tlp& tlp, uint64_t now) {
 
 void Endpoint::Flush(uint64_t now, const Transmit& transmit) {
   now_ = now;
+  if (framing_ && state() == DXFP_STATE_ESTABLISHED) FlushFramed(now, transmit);
+  if (framing_ && state() != DXFP_STATE_DOWN) return;  // lib/core polls only to send CLOSE
   if (!queue_.empty() && state() == DXFP_STATE_ESTABLISHED)
     queue_.Drain([this](const dxpu_tlp& t) {
       const dxfp_send_result r = dxfp_session_send(&session_, now_, &t);
@@ -55,6 +159,48 @@ void Endpoint::Flush(uint64_t now, const Transmit& transmit) {
   dxfp_frame_out out;
   while (dxfp_session_poll_pieces(&session_, now, session_.cfg.max_frame, &out))
     transmit(SessionFrame(out).pieces());
+}
+
+void Endpoint::FlushFramed(uint64_t now, const Transmit& transmit) {
+  const auto drain = [this] {
+    queue_.Drain([this](const dxpu_tlp& t) {
+      const dxfp_send_result r = SendFramed(now_, t);
+      if (r == DXFP_SEND_OK && callbacks_.sent) callbacks_.sent(t);
+      return r;
+    });
+  };
+  bool delivered = false;
+  const auto advance = [&] {
+    framing_->Advance(
+        now,
+        [this, &delivered](const dxpu_tlp& t) {
+          if (state() != DXFP_STATE_ESTABLISHED) return;
+          (void)dxfp_session_offload_delivered(&session_, &t);
+          delivered = true;
+          OnDeliver(this, &t);
+        },
+        [&transmit](std::span<const uint8_t> frame) {
+          const std::array<std::span<const uint8_t>, 1> piece{frame};
+          transmit(piece);
+        });
+  };
+  if (!queue_.empty()) drain();
+  advance();
+  // What the frames just taken in acknowledged or credited may let queued TLPs go now.
+  if (!queue_.empty() && state() == DXFP_STATE_ESTABLISHED) {
+    drain();
+    advance();
+  }
+  if (state() != DXFP_STATE_ESTABLISHED) return;  // a callback closed the session
+  if (delivered) AdvertiseFramed();
+  // Progress (docs/protocol.md 4.7): the acknowledgement moved, or a frame came with nothing in
+  // flight.
+  const uint32_t una = framing_->una();
+  if (una != framing_una_ || (framing_rx_ && una == framing_->next_seq()))
+    dxfp_session_offload_progress(&session_, now);
+  framing_una_ = una;
+  framing_rx_ = false;
+  framing_down_at_ = dxfp_session_offload_timers(&session_, now);
 }
 
 void Endpoint::OnDeliver(void* ctx, const dxpu_tlp* tlp) {

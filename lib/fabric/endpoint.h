@@ -9,6 +9,10 @@
 //   ep->Receive(now, frame);             // a frame from the link
 //   ep->Flush(now, transmit);            // offer queued TLPs, send every frame due
 //   wake me at ep->NextDeadline(), then Flush again.
+//
+// With options.framing (a responder only), DATA frames are carried by a DataFraming (the
+// hardware port, data_framing.h) from the first one the peer sends; the handshake, CLOSE,
+// credits, outstanding requests and link-down stay in lib/core (docs/protocol.md 4.11).
 #ifndef DXPU_LIB_FABRIC_ENDPOINT_H_
 #define DXPU_LIB_FABRIC_ENDPOINT_H_
 
@@ -20,6 +24,7 @@
 #include <vector>
 
 #include "core/dxfp_session.h"
+#include "fabric/data_framing.h"
 #include "fabric/tx_queue.h"
 #include "link/link.h"
 
@@ -40,6 +45,8 @@ struct EndpointCallbacks {
 struct EndpointOptions {
   TxQueueOptions queue;
   bool auto_release = true;  // free a delivered TLP's credit as soon as deliver returns
+  // Carries the DATA frames once established (responder only); empty: lib/core does.
+  DataFramingFactory framing;
 };
 
 class Endpoint {
@@ -63,12 +70,11 @@ class Endpoint {
   dxfp_rx_result Accept(uint64_t now, const dxfp_frame& hello) {
     return dxfp_session_accept(&session_, now, &hello);
   }
-  dxfp_rx_result Receive(uint64_t now, std::span<const uint8_t> frame) {
-    return dxfp_session_receive(&session_, now, frame.data(), frame.size());
-  }
-  dxfp_rx_result ReceiveFrame(uint64_t now, const dxfp_frame& frame) {
-    return dxfp_session_receive_frame(&session_, now, &frame);
-  }
+  dxfp_rx_result Receive(uint64_t now, std::span<const uint8_t> frame);
+  // A frame parsed by dxfp_frame_parse; `raw` is the frame as it arrived (a DataFraming takes
+  // the bytes: without them a DATA frame cannot go to one, and lib/core takes it).
+  dxfp_rx_result ReceiveFrame(uint64_t now, const dxfp_frame& frame,
+                              std::span<const uint8_t> raw = {});
 
   // Hands a TLP to the session at once (time `now`) when nothing is queued before it and the
   // session takes it: the order is the same, and the TLP is copied once, into the replay
@@ -77,15 +83,18 @@ class Endpoint {
   bool Submit(const dxpu_tlp& tlp, uint64_t now);
   // Offers queued TLPs to the session in PCIe order, then transmits every frame due now.
   void Flush(uint64_t now, const Transmit& transmit);
-  uint64_t NextDeadline() const { return dxfp_session_next_deadline(&session_); }
+  uint64_t NextDeadline() const;
   void Close(uint64_t now, dxfp_close_reason reason) { dxfp_session_close(&session_, now, reason); }
   // Frees the credit of a delivered TLP (only needed without auto_release).
-  void Release(dxpu_tlp_class cls, uint32_t payload_bytes) {
-    dxfp_session_release(&session_, cls, payload_bytes);
-  }
+  void Release(dxpu_tlp_class cls, uint32_t payload_bytes);
 
   dxfp_session_state state() const { return dxfp_session_get_state(&session_); }
-  const dxfp_session_counters& counters() const { return *dxfp_session_get_counters(&session_); }
+  // lib/core's counters, with a DataFraming's added once it carries the frames.
+  dxfp_session_counters counters() const;
+  // A DataFraming carries the DATA frames.
+  bool framed() const { return framing_ != nullptr; }
+  // Why the DataFraming could not be made (lib/core carries the frames then); empty if it was.
+  const std::string& framing_error() const { return framing_error_; }
   const dxfp_session& session() const { return session_; }
   const TxQueue& queue() const { return queue_; }
   uint32_t session_id() const { return session_.cfg.session_id; }
@@ -96,6 +105,14 @@ class Endpoint {
   static void OnDeliver(void* ctx, const dxpu_tlp* tlp);
   static void OnLinkDown(void* ctx, dxfp_down_reason reason, const dxpu_tlp* unanswered, size_t n);
   static void OnEstablished(void* ctx);
+  // A frame from the session's peer (what lib/core checks before taking a DATA frame).
+  bool FromPeer(const dxfp_frame& frame) const;
+  // The first DATA frame from the peer: the DataFraming takes over. False if it could not.
+  bool BeginFraming(uint64_t now);
+  // Offers a TLP to the DataFraming, as dxfp_session_send() would take it.
+  dxfp_send_result SendFramed(uint64_t now, const dxpu_tlp& tlp);
+  void FlushFramed(uint64_t now, const Transmit& transmit);
+  void AdvertiseFramed();
 
   EndpointCallbacks callbacks_;
   bool auto_release_;
@@ -103,6 +120,13 @@ class Endpoint {
   dxfp_session session_{};
   TxQueue queue_;
   uint64_t now_ = 0;  // the time of the call in progress, for the queue's try_send
+  DataFramingFactory framing_factory_;
+  std::unique_ptr<DataFraming> framing_;
+  std::string framing_error_;
+  uint32_t framing_una_ = 0;      // the DataFraming's una at the last Flush
+  bool framing_rx_ = false;       // a frame went to the DataFraming since the last Flush
+  uint64_t framing_down_at_ = 0;  // lib/core's link-down check, due then
+  uint64_t framing_stale_ = 0;    // DATA frames not from the peer: stale-epoch drops
 };
 
 // The largest power-of-two payload, up to `cap`, of a TLP with a `header_bytes` header that

@@ -2,22 +2,16 @@
 #include "rtl-sim/datapath/rtl_datapath.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
-#include <verilated.h>
-#include <verilated_cov.h>
-#include <verilated_fst_c.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <vector>
 
 #include "Vrtl_datapath_w256.h"
 #include "Vrtl_datapath_w64.h"
 #include "rtl-sim/datapath/datapath_regs.h"
+#include "rtl-sim/datapath/verilated_model.h"
 #include "rtl-sim/datapath/verilated_ports.h"
 
 namespace dxpu::bridge {
@@ -44,10 +38,8 @@ class RtlDatapathImpl final : public RtlDatapath {
   static constexpr size_t kBeatBytes = kWidth / 8;
 
   explicit RtlDatapathImpl(const GoldenDatapathConfig& config)
-      : config_(config), ctx_(std::make_unique<VerilatedContext>()) {
-    ctx_->traceEverOn(true);
-    model_ = std::make_unique<Model>(ctx_.get(), "datapath");
-    Model& m = *model_;
+      : config_(config), sim_("datapath", "rtl_datapath") {
+    Model& m = sim_.m();
     m.rst = 1;
     m.now = 0;
     m.s_tlp_valid = 0;
@@ -72,11 +64,7 @@ class RtlDatapathImpl final : public RtlDatapath {
   RtlDatapathImpl& operator=(const RtlDatapathImpl&) = delete;
   RtlDatapathImpl(RtlDatapathImpl&&) = delete;
   RtlDatapathImpl& operator=(RtlDatapathImpl&&) = delete;
-  ~RtlDatapathImpl() override {
-    model_->final();
-    if (trace_) trace_->close();
-    WriteCoverage();
-  }
+  ~RtlDatapathImpl() override = default;
 
   // Checks the model and programs the configuration; empty, or why not.
   std::string Start() {
@@ -167,7 +155,7 @@ class RtlDatapathImpl final : public RtlDatapath {
 
   size_t ReleaseDevice(DeviceIndex d, uint64_t now, std::span<Decision> out) override {
     if (d >= config_.devices) return 0;
-    model_->now = now;
+    sim_.m().now = now;
     return RunCommand(regs::Command(Op::kReleaseDevice, d, Limit(out)), out);
   }
 
@@ -186,7 +174,7 @@ class RtlDatapathImpl final : public RtlDatapath {
   }
 
   size_t Expire(uint64_t now, std::span<Decision> out) override {
-    model_->now = now;
+    sim_.m().now = now;
     return RunCommand(regs::Command(Op::kExpire, 0, Limit(out)), out);
   }
 
@@ -208,51 +196,21 @@ class RtlDatapathImpl final : public RtlDatapath {
   }
 
   RtlDatapathParams params() const override { return params_; }
-  uint64_t cycles() const override { return cycles_; }
+  uint64_t cycles() const override { return sim_.cycles(); }
   uint64_t payload_mismatches() const override { return payload_mismatches_; }
   uint64_t bad_headers() const override { return bad_headers_; }
 
-  bool Trace(const std::string& path) override {
-    if (trace_) trace_->close();
-    trace_ = std::make_unique<VerilatedFstC>();
-    model_->trace(trace_.get(), 99);
-    trace_->open(path.c_str());
-    return trace_->isOpen();
-  }
+  bool Trace(const std::string& path) override { return sim_.Trace(path); }
 
  private:
   static uint32_t Limit(std::span<Decision> out) {
     return static_cast<uint32_t>(std::min<size_t>(out.size(), UINT32_MAX));
   }
 
-  // With $DXPU_RTL_COV_DIR set (`dxpu rtl regress`, docs/rtl.md), the model's coverage goes to
-  // a file of its own there.
-  void WriteCoverage() {
-    const char* dir = std::getenv("DXPU_RTL_COV_DIR");  // NOLINT(concurrency-mt-unsafe)
-    if (dir == nullptr || *dir == '\0') return;
-    static std::atomic<unsigned> serial{0};
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    const std::string path = std::string(dir) + "/rtl_datapath." + std::to_string(getpid()) + "." +
-                             std::to_string(serial++) + ".dat";
-    ctx_->coveragep()->write(path.c_str());
-  }
-
-  void Tick() {
-    Model& m = *model_;
-    m.clk = 0;
-    m.eval();
-    if (trace_) trace_->dump(ctx_->time());
-    ctx_->timeInc(1);
-    m.clk = 1;
-    m.eval();
-    if (trace_) trace_->dump(ctx_->time());
-    ctx_->timeInc(1);
-    ++cycles_;
-  }
+  void Tick() { sim_.Tick(); }
 
   void WriteReg(uint16_t addr, uint64_t value) {
-    Model& m = *model_;
+    Model& m = sim_.m();
     m.reg_wr_en = 1;
     m.reg_wr_addr = addr;
     m.reg_wr_data = value;
@@ -262,9 +220,9 @@ class RtlDatapathImpl final : public RtlDatapath {
 
   // Register reads are combinational: no clock.
   uint64_t ReadReg(uint16_t addr) const {
-    model_->reg_rd_addr = addr;
-    model_->eval();
-    return model_->reg_rd_data;
+    sim_.m().reg_rd_addr = addr;
+    sim_.m().eval();
+    return sim_.m().reg_rd_data;
   }
 
   HostSlot Owner(DeviceIndex d) const {
@@ -275,7 +233,7 @@ class RtlDatapathImpl final : public RtlDatapath {
   // to `out` (more than it holds would be an RTL fault: they are counted as bad). Returns how
   // many.
   size_t Settle(std::span<Decision> out) {
-    Model& m = *model_;
+    Model& m = sim_.m();
     size_t n = 0;
     for (int guard = 0; guard < 1 << 20; ++guard) {
       m.eval();
@@ -340,7 +298,7 @@ class RtlDatapathImpl final : public RtlDatapath {
     }
     const std::vector<uint32_t> hdr_words = rtl::HeaderWords({record_.data(), hdr_len});
 
-    Model& m = *model_;
+    Model& m = sim_.m();
     m.now = now;
     m.s_tlp_from_device = from_device;
     m.s_tlp_port = port;
@@ -389,10 +347,7 @@ class RtlDatapathImpl final : public RtlDatapath {
 
   GoldenDatapathConfig config_;
   RtlDatapathParams params_;
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<VerilatedFstC> trace_;
-  uint64_t cycles_ = 0;
+  mutable rtl::VerilatedModel<Model> sim_;  // register reads evaluate it
   uint64_t payload_mismatches_ = 0;
   uint64_t bad_headers_ = 0;
   std::array<uint8_t, DXPU_TLP_MAX_SIZE> record_{};

@@ -69,6 +69,16 @@ inline std::vector<uint32_t> BeatWords(const uint8_t* p, size_t n, unsigned widt
   return words;
 }
 
+// `n` wire-order bytes from the top of a beat of `width` bits (BeatWords' inverse).
+inline std::vector<uint8_t> BeatBytes(std::span<const uint32_t> words, size_t n, unsigned width) {
+  std::vector<uint8_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t bit = width - 8 - 8 * i;
+    out[i] = static_cast<uint8_t>(words[bit / 32] >> (bit % 32));
+  }
+  return out;
+}
+
 // The keep bits of a beat of `width` bits holding `n` wire-order bytes: keep bit i enables
 // bits 32i+31:32i, so the first dword is the top bit (docs/rtl.md).
 inline uint32_t BeatKeep(size_t n, unsigned width) {
@@ -77,6 +87,36 @@ inline uint32_t BeatKeep(size_t n, unsigned width) {
   if (used == 0) return 0;
   const uint32_t all = lanes >= 32 ? ~0u : (1u << lanes) - 1u;
   return all & ~((1u << (lanes - used)) - 1u);
+}
+
+// A beat of a TLP stream, header beside payload (docs/rtl.md): its payload bytes in wire order
+// from the top, their dword enables, first and last beat.
+struct TlpBeat {
+  std::vector<uint32_t> data;
+  uint32_t keep = 0;
+  bool sop = false, eop = false;
+};
+
+// A TLP's wire bytes as such a stream carries them: the header's words (HeaderWords) and the
+// payload beats; a TLP without payload is one beat with no dword enabled.
+struct TlpStream {
+  std::vector<uint32_t> hdr;
+  uint32_t len = 0;  // the TLP's bytes, header included
+  std::vector<TlpBeat> beats;
+};
+inline TlpStream TlpBeats(std::span<const uint8_t> tlp, unsigned width) {
+  const size_t beat_bytes = width / 8;
+  const size_t hb = (tlp[0] & 0x20) != 0 ? 16 : 12;
+  const size_t rest = tlp.size() - hb;
+  const size_t n = std::max<size_t>(1, (rest + beat_bytes - 1) / beat_bytes);
+  TlpStream s{HeaderWords(tlp.first(hb)), static_cast<uint32_t>(tlp.size()), {}};
+  for (size_t i = 0; i < n; ++i) {
+    const size_t off = i * beat_bytes;
+    const size_t k = off < rest ? std::min(beat_bytes, rest - off) : 0;
+    s.beats.push_back(
+        {BeatWords(tlp.data() + hb + off, k, width), BeatKeep(k, width), i == 0, i + 1 == n});
+  }
+  return s;
 }
 
 }  // namespace dxpu::rtl

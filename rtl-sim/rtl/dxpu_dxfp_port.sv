@@ -14,7 +14,8 @@
 //
 // start (a pulse, once the firmware's handshake is done) begins a session: the first sequence
 // number this end sends (cfg_tx_seq) and the one it expects (cfg_rx_seq); the counters are not
-// reset. The cfg_* session values are held while the session runs.
+// reset. The cfg_* session values are held while the session runs. From reset to start the port
+// sends nothing: no timer runs a frame out.
 //
 // Frames out (lib/core's rules, dxfp_session.c):
 //   - every frame carries the cumulative acknowledgement (the decapsulator's m_ack: TLPs
@@ -84,6 +85,9 @@ module dxpu_dxfp_port
     input  wire logic                      s_tlp_eop,
     input  wire logic                      s_tlp_valid,
     output wire logic                      s_tlp_ready,
+    // The TLP offered (its first beat) waits for its class's credit: a sender with TLPs of other
+    // classes may withdraw it and offer one of those (PCIe ordering lets them pass).
+    output wire logic                      s_tlp_no_credit,
 
     // TLPs delivered, in order (dxpu_dxfp_decap's output)
     output wire logic [             127:0] m_tlp_hdr,
@@ -207,6 +211,7 @@ module dxpu_dxfp_port
   assign s_tlp_ready = rb_ready && credit_gate;
   wire tx_take_sop = s_tlp_valid && s_tlp_ready && !in_tlp_reg;
   wire credit_blocked = s_tlp_valid && !in_tlp_reg && !credit_ok;
+  assign s_tlp_no_credit = credit_blocked;
 
   logic [127:0] r_hdr;
   logic [TLP_LEN_WIDTH-1:0] r_len;
@@ -333,6 +338,7 @@ module dxpu_dxfp_port
   logic probe_on_reg;
   logic [63:0] probe_deadline_reg;
   logic [15:0] open_q_reg;  // TLPs in the open frame, the cycle before
+  logic running_reg;  // a session runs: from start to reset; before it no timer sends anything
 
   wire closed = e_cnt[0] != frames_seen_reg;
   wire owed = m_ack != acked_reg;  // TLPs delivered since the last ack sent
@@ -343,7 +349,7 @@ module dxpu_dxfp_port
   wire in_flight_any = sent_end != m_una;
   wire [63:0] rto_doubled = rto_cur_reg << 1;
 
-  assign send_empty = nak_ready || ack_now_reg || ack_due || ka_pending_reg;
+  assign send_empty = running_reg && (nak_ready || ack_now_reg || ack_due || ka_pending_reg);
   assign flags = (nak_ready ? F_NAK : 8'd0) | (ka_pending_reg ? F_ACK_REQ : 8'd0);
   assign rto_expire = rto_expire_reg;
   assign nak_rearm = nak_rearm_reg;
@@ -441,6 +447,7 @@ module dxpu_dxfp_port
     end
 
     if (rst || start) begin
+      running_reg <= start && !rst;
       in_tlp_reg <= 1'b0;
       probe_on_reg <= 1'b0;
       for (int c = 0; c < 3; c++) begin

@@ -27,60 +27,25 @@
 #include "core/session_pair.h"
 #include "core/tlp_codec.h"
 #include "core/tlp_testutil.h"
+#include "lossy_channel.h"
+#include "rtl-sim/datapath/port_counters.h"
 #include "rtl_tb.h"
 
 namespace {
 
-using dxpu::rtl::BeatKeep;
+using dxpu::rtl::BeatBytes;
 using dxpu::rtl::BeatWords;
 using dxpu::rtl::GetBits;
 using dxpu::rtl::HeaderBytes;
-using dxpu::rtl::HeaderWords;
 using dxpu::rtl::SetBits;
 using Bytes = std::vector<uint8_t>;
-
-// dxpu_dxfp_pkg's PORT_* counter indices (the order of m_counters).
-enum PortCounter : unsigned {
-  kFramesTx = 0,
-  kTlpsFramed = 1,
-  kTlpsTx = 2,
-  kTlpsRetx = 3,
-  kNaksRx = 4,
-  kNaksIgnored = 5,
-  kRto = 6,
-  kBadAckRx = 7,
-  kFramesOk = 8,
-  kBadCrc = 9,
-  kDuplicate = 10,
-  kGap = 11,
-  kWindowViolation = 12,
-  kBadAck = 13,
-  kDelivered = 14,
-  kNaksTx = 15,
-  kStandaloneTx = 16,
-  kKeepalivesTx = 17,
-  kProbesTx = 24,
-  kCreditViolation = 25,
-  kPortCounters = 26,
-};
+using enum dxpu::rtl::PortCounter;
 
 constexpr uint64_t kNsPerCycle = 4;     // 250 MHz
 constexpr uint32_t kReplayWindow = 64;  // the port's replay window (the model's WINDOW)
 constexpr uint32_t kMaxFrame = 2048;
 
-// `n` wire-order bytes from the top of a beat of `width` bits (BeatWords' inverse).
-Bytes BeatBytes(const std::vector<uint32_t>& words, size_t n, unsigned width) {
-  Bytes out(n);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t bit = width - 8 - 8 * i;
-    out[i] = static_cast<uint8_t>(words[bit / 32] >> (bit % 32));
-  }
-  return out;
-}
-
-// What the channel does to frames: loss_pct of them lost, as many corrupted (one bit flipped:
-// the receiver's CRC check drops it) and as many duplicated; each arrives 1.5 us plus up to
-// jitter_ns later (jitter larger than the time between frames reorders them).
+// What the channel does to frames (lossy_channel.h): loss_pct, jitter_ns.
 // The rest: the host's replay window, minimum RTO and receive buffers (per class: TLPs, 16-byte
 // data units), the port's acknowledgement delay.
 struct Conditions {
@@ -124,50 +89,6 @@ Bytes Encoded(const dxpu::test::DeliveredTlp& d) {
   return dxpu::test::encode_ok(t);
 }
 
-// Frames in flight one way.
-class Channel {
- public:
-  Channel(uint64_t seed, Conditions c) : rng_(seed), c_(c) {}
-  void Send(const Bytes& f, uint64_t now) {
-    ++sent;
-    if (Pct() < c_.loss_pct) {
-      ++dropped;
-      return;
-    }
-    Bytes g = f;
-    if (Pct() < c_.loss_pct) {
-      ++corrupted;
-      g[rng_() % g.size()] ^= static_cast<uint8_t>(1u << (rng_() % 8));
-    }
-    Put(g, now);
-    if (Pct() < c_.loss_pct) {
-      ++duplicated;
-      Put(f, now);
-    }
-  }
-  // The next frame due at `now`, if any.
-  bool Take(uint64_t now, Bytes* f) {
-    auto it = q_.begin();
-    if (it == q_.end() || it->first > now) return false;
-    *f = std::move(it->second);
-    q_.erase(it);
-    return true;
-  }
-  bool empty() const { return q_.empty(); }
-  uint64_t sent = 0, dropped = 0, corrupted = 0, duplicated = 0;
-
- private:
-  unsigned Pct() { return static_cast<unsigned>(rng_() % 100); }
-  void Put(const Bytes& f, uint64_t now) {
-    // In order when there is no jitter: after every frame already queued.
-    const uint64_t at = now + 1'500 + (c_.jitter_ns == 0 ? 0 : rng_() % c_.jitter_ns);
-    q_.emplace(c_.jitter_ns == 0 && !q_.empty() ? std::max(at, q_.rbegin()->first) : at, f);
-  }
-  std::mt19937_64 rng_;
-  Conditions c_;
-  std::multimap<uint64_t, Bytes> q_;
-};
-
 template <typename Model, unsigned Width>
 struct Port {
   static constexpr unsigned kWidth = Width;
@@ -187,9 +108,10 @@ class Bench {
   static constexpr unsigned kWidth = P::kWidth;
   static constexpr size_t kBeatBytes = kWidth / 8;
 
-  Bench(uint64_t seed, Conditions c)
-      : to_port_(seed ^ 1u, c),
-        to_host_(seed ^ 2u, c),
+  // started: the firmware's session state goes into the port (start); false leaves it reset.
+  Bench(uint64_t seed, Conditions c, bool started = true)
+      : to_port_(seed ^ 1u, c.loss_pct, c.jitter_ns),
+        to_host_(seed ^ 2u, c.loss_pct, c.jitter_ns),
         rng_(seed),
         gen_(seed ^ 0x51ed27u),
         pair_(SessionConfig(DXFP_ROLE_INITIATOR, c.host_window, c.host_min_rto_ns, c.host_rx_hdr,
@@ -207,7 +129,7 @@ class Bench {
       data[k] = fw_cfg().rx_data_cap[k];
     }
     dxfp_rx_credits_init(&credits_, hdr, data);
-    Start();
+    if (started) Start();
   }
 
   Model& m() { return sim_.m(); }
@@ -244,7 +166,7 @@ class Bench {
 
   std::vector<Bytes> sent_by_port_, sent_by_host_;
   size_t host_in_ = 0, port_in_ = 0;
-  Channel to_port_, to_host_;
+  dxpu::rtl::LossyChannel to_port_, to_host_;
   uint64_t mismatches = 0;
 
  private:
@@ -364,7 +286,7 @@ class Bench {
     const bool offer_tlp = !beats_.empty() && Pct() >= idle_pct;
     d.s_tlp_valid = offer_tlp;
     if (offer_tlp) {
-      const Beat& b = beats_.front();
+      const dxpu::rtl::TlpBeat& b = beats_.front();
       SetBits(d.s_tlp_hdr, tlp_hdr_);
       d.s_tlp_len = tlp_len_;
       SetBits(d.s_tlp_data, b.data);
@@ -401,25 +323,12 @@ class Bench {
     sim_.Tick();
   }
 
-  struct Beat {
-    std::vector<uint32_t> data;
-    uint32_t keep = 0;
-    bool sop = false, eop = false;
-  };
-
   // A TLP's bytes as header beside payload beats.
   void Load(const Bytes& tlp) {
-    const size_t hb = (tlp[0] & 0x20) != 0 ? 16 : 12;
-    const size_t rest = tlp.size() - hb;
-    const size_t n = std::max<size_t>(1, (rest + kBeatBytes - 1) / kBeatBytes);
-    tlp_hdr_ = HeaderWords({tlp.data(), hb});
-    tlp_len_ = static_cast<uint32_t>(tlp.size());
-    for (size_t i = 0; i < n; ++i) {
-      const size_t off = i * kBeatBytes;
-      const size_t k = off < rest ? std::min(kBeatBytes, rest - off) : 0;
-      beats_.push_back(
-          {BeatWords(tlp.data() + hb + off, k, kWidth), BeatKeep(k, kWidth), i == 0, i + 1 == n});
-    }
+    dxpu::rtl::TlpStream stream = dxpu::rtl::TlpBeats(tlp, kWidth);
+    tlp_hdr_ = std::move(stream.hdr);
+    tlp_len_ = stream.len;
+    beats_.assign(stream.beats.begin(), stream.beats.end());
   }
 
   // A beat the port delivered: the TLP's bytes gathered; at its end compared with what the host
@@ -460,7 +369,7 @@ class Bench {
   uint64_t base_ns_ = 0;
   dxfp_rx_credits credits_{};
   std::deque<Bytes> to_send_port_, to_send_host_;
-  std::deque<Beat> beats_;
+  std::deque<dxpu::rtl::TlpBeat> beats_;
   std::vector<uint32_t> tlp_hdr_;
   uint32_t tlp_len_ = 0;
   Bytes frm_in_bytes_, frm_out_, rx_;
@@ -576,6 +485,17 @@ uint64_t RunBothWays(Conditions cond, size_t to_host, size_t to_port, unsigned i
       static_cast<unsigned long long>(b.to_port_.corrupted),
       static_cast<unsigned long long>(b.to_port_.duplicated));
   return took;
+}
+
+// Out of reset and not started, the port sends nothing: no keepalive, no acknowledgement (frames
+// from the host arrive meanwhile), however long it waits.
+TYPED_TEST(DxfpPortTest, SendsNothingBeforeStart) {
+  const dxpu::rtl::TestSeed seed;
+  Bench<TypeParam> b(seed.value(), Conditions{}, false);
+  b.Idle(600'000, 0, 0);           // three keepalive intervals
+  EXPECT_GT(b.to_port_.sent, 0u);  // the host's keepalives
+  EXPECT_EQ(b.Counter(kFramesTx), 0u);
+  EXPECT_EQ(b.to_host_.sent, 0u);
 }
 
 TYPED_TEST(DxfpPortTest, InOrderChannelNothingResentBothWays) {

@@ -25,8 +25,9 @@ bridge::BridgeBoxConfig WithTestDatapath(bridge::BridgeBoxConfig config) {
   const char* env = std::getenv("DXPU_TEST_DATAPATH");  // NOLINT(concurrency-mt-unsafe)
   const std::string datapath = env != nullptr && *env != '\0' ? env : "golden";
   std::string why;
-  config.datapath = bridge::DatapathNamed(datapath, &why);
-  if (config.datapath == nullptr) throw std::runtime_error("DXPU_TEST_DATAPATH: " + why);
+  const std::optional<bridge::DataPlane> plane = bridge::DataPlaneNamed(datapath, &why);
+  if (!plane) throw std::runtime_error("DXPU_TEST_DATAPATH: " + why);
+  config.plane = *plane;
   return config;
 }
 
@@ -36,7 +37,9 @@ BoxWorld::BoxWorld(const bridge::BridgeBoxConfig& config, Transport transport, u
                    const sim::PathConfig& path)
     : transport_(transport), path_(path), rx_(DXFP_MAX_FRAME) {
   std::string error;
-  box_ = bridge::BridgeBox::Create(WithTestDatapath(config), &error);
+  const bridge::BridgeBoxConfig with_plane = WithTestDatapath(config);
+  plane_frames_ = static_cast<bool>(with_plane.plane.framing);
+  box_ = bridge::BridgeBox::Create(with_plane, &error);
   if (!box_) throw std::runtime_error("bridge: " + error);
   if (transport_ == Transport::kSimulator) {
     net_ = std::make_unique<sim::Network>(sched_, seed, path_);

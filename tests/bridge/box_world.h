@@ -27,6 +27,8 @@ class BoxWorld {
            const sim::PathConfig& path = {});
 
   bridge::BridgeBox& box() { return *box_; }
+  // The box's data plane frames its hosts' sessions itself (DXPU_TEST_DATAPATH=rtl: the port).
+  bool plane_frames() const { return plane_frames_; }
   TestHost& host(size_t i) { return *hosts_[i]; }
   uint64_t now() const { return now_; }
 
@@ -63,6 +65,7 @@ class BoxWorld {
   std::unique_ptr<sim::Network> net_;
   sim::PathConfig path_;
   bool moved_ = false;
+  bool plane_frames_ = false;
   std::vector<uint8_t> rx_;
 };
 

@@ -140,11 +140,12 @@ int Run(const DemoOptions& o) {
   bo.profiles.assign(o.box_gpus, o.profile);
   bo.dir = dir;
   std::string why;
-  bo.datapath = bridge::DatapathNamed(o.datapath, &why);
-  if (bo.datapath == nullptr) {
+  const std::optional<bridge::DataPlane> plane = bridge::DataPlaneNamed(o.datapath, &why);
+  if (!plane) {
     std::cerr << "dxpu demo: --datapath=" << o.datapath << ": " << why << "\n";
     return kExitUsage;
   }
+  bo.plane = *plane;
   if (o.datapath == "rtl") {
     // The simulated hardware runs a few thousand TLPs per second, not millions: timeouts
     // sized for a hardware data plane would fire while the bridge is simulating a burst.

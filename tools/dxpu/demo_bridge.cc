@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "bridge-fw/management_client.h"
 #include "gpu/device_profile.h"
 #include "link/memory_link.h"
@@ -50,7 +52,7 @@ Result<std::unique_ptr<DemoBridge>> DemoBridge::Start(const DemoBridgeOptions& o
 
   bridge::DaemonEmbedding embedding;
   embedding.handle_signals = false;
-  embedding.datapath = options.datapath;
+  embedding.plane = options.plane;
   if (options.link == "udp") {
     const uint16_t port = FreeUdpPort();
     if (port == 0) return Error{"socket", "no free UDP port on loopback"};
@@ -111,6 +113,8 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> DemoBridge::OpenHostPort(size_t n,
   po.node_id = node;
   dxfp_session_config_defaults(&po.session);
   po.session.link_down_ns = options_.link_down_ns;
+  // The host waits for a read at least as long as the bridge waits for its device.
+  po.request_timeout_ns = std::max(po.request_timeout_ns, options_.completion_timeout_ns);
   po.bridges.push_back(std::move(lent.value()));
   return host::OpenProxyPort(std::move(po));
 }
