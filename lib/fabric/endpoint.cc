@@ -126,21 +126,17 @@ dxfp_session_counters Endpoint::counters() const {
   return c;
 }
 
+dxfp_send_result Endpoint::SendOne(uint64_t now, const dxpu_tlp& tlp) {
+  const dxfp_send_result r =
+      framing_ ? SendFramed(now, tlp) : dxfp_session_send(&session_, now, &tlp);
+  if (r == DXFP_SEND_OK && callbacks_.sent) callbacks_.sent(tlp);
+  return r;
+}
+
 bool Endpoint::Submit(const dxpu_tlp& tlp, uint64_t now) {
   if (state() == DXFP_STATE_DOWN) return false;
-  if (framing_) {
-    if (queue_.empty() && state() == DXFP_STATE_ESTABLISHED &&
-        SendFramed(now, tlp) == DXFP_SEND_OK) {
-      if (callbacks_.sent) callbacks_.sent(tlp);
-      return true;
-    }
-    return queue_.Push(tlp);
-  }
-  if (queue_.empty() && state() == DXFP_STATE_ESTABLISHED &&
-      dxfp_session_send(&session_, now, &tlp) == DXFP_SEND_OK) {
-    if (callbacks_.sent) callbacks_.sent(tlp);
+  if (queue_.empty() && state() == DXFP_STATE_ESTABLISHED && SendOne(now, tlp) == DXFP_SEND_OK)
     return true;
-  }
   // Refused (no credit, no room, or not a TLP the session sends): the queue keeps it, and
   // Flush offers it again or drops and counts it, as for any queued TLP.
   return queue_.Push(tlp);
@@ -151,11 +147,7 @@ void Endpoint::Flush(uint64_t now, const Transmit& transmit) {
   if (framing_ && state() == DXFP_STATE_ESTABLISHED) FlushFramed(now, transmit);
   if (framing_ && state() != DXFP_STATE_DOWN) return;  // lib/core polls only to send CLOSE
   if (!queue_.empty() && state() == DXFP_STATE_ESTABLISHED)
-    queue_.Drain([this](const dxpu_tlp& t) {
-      const dxfp_send_result r = dxfp_session_send(&session_, now_, &t);
-      if (r == DXFP_SEND_OK && callbacks_.sent) callbacks_.sent(t);
-      return r;
-    });
+    queue_.Drain([this](const dxpu_tlp& t) { return SendOne(now_, t); });
   dxfp_frame_out out;
   while (dxfp_session_poll_pieces(&session_, now, session_.cfg.max_frame, &out))
     transmit(SessionFrame(out).pieces());
@@ -163,11 +155,7 @@ void Endpoint::Flush(uint64_t now, const Transmit& transmit) {
 
 void Endpoint::FlushFramed(uint64_t now, const Transmit& transmit) {
   const auto drain = [this] {
-    queue_.Drain([this](const dxpu_tlp& t) {
-      const dxfp_send_result r = SendFramed(now_, t);
-      if (r == DXFP_SEND_OK && callbacks_.sent) callbacks_.sent(t);
-      return r;
-    });
+    queue_.Drain([this](const dxpu_tlp& t) { return SendOne(now_, t); });
   };
   bool delivered = false;
   const auto advance = [&] {

@@ -109,6 +109,8 @@ class Endpoint {
   bool FromPeer(const dxfp_frame& frame) const;
   // The first DATA frame from the peer: the DataFraming takes over. False if it could not.
   bool BeginFraming(uint64_t now);
+  // Offers a TLP to whichever frames the session (the DataFraming or lib/core); `sent` on OK.
+  dxfp_send_result SendOne(uint64_t now, const dxpu_tlp& tlp);
   // Offers a TLP to the DataFraming, as dxfp_session_send() would take it.
   dxfp_send_result SendFramed(uint64_t now, const dxpu_tlp& tlp);
   void FlushFramed(uint64_t now, const Transmit& transmit);
