@@ -158,6 +158,8 @@ bool BridgeBox::AddDevice(const BoxDeviceConfig& dc, BoxAddressSpace& space, std
     return false;
   }
   dev.profile = dc.profile.name;
+  dev.vendor_id = dc.profile.vendor_id;
+  dev.device_id = dc.profile.device_id;
   dev.box_bdf = dc.box_bdf;
   dev.box_bars = dev.gpu->config().bars();
   for (gpu::BarState& b : dev.box_bars) {
@@ -487,9 +489,34 @@ void BridgeBox::UpdateBarWindows(DeviceIndex d) {
     const uint64_t host = dev.bars.HostAddress(b.index).value_or(0);
     BarWindow w;
     if (live && host != 0) w = BarWindow{host, b.address, b.size};
-    if (!datapath_->SetBarWindow(d, b.index, w))
-      spdlog::warn("device {}: BAR{} window {:#x}+{:#x} refused", d, b.index, w.host_base, w.size);
+    if (datapath_->SetBarWindow(d, b.index, w)) continue;
+    // The host placed this BAR where another of its devices had one: the host's latest
+    // placement is its address map (it is re-placing them, after a reconnect, say); the other
+    // device's window there is stale and goes, until the host places that device again.
+    if (w.size != 0 && DropOverlappingWindows(d, w) && datapath_->SetBarWindow(d, b.index, w))
+      continue;
+    spdlog::warn("device {}: BAR{} window {:#x}+{:#x} refused", d, b.index, w.host_base, w.size);
   }
+}
+
+bool BridgeBox::DropOverlappingWindows(DeviceIndex d, const BarWindow& w) {
+  const uint64_t node = devices_[d].owner_node;
+  bool dropped = false;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    Device& other = devices_[i];
+    if (i == d || other.owner_node != node) continue;
+    for (const gpu::BarState& b : other.box_bars) {
+      const uint64_t host = other.bars.HostAddress(b.index).value_or(0);
+      if (host == 0 || host >= w.host_base + w.size || w.host_base >= host + b.size) continue;
+      if (!datapath_->SetBarWindow(static_cast<DeviceIndex>(i), b.index, BarWindow{})) continue;
+      spdlog::info(
+          "device {}: BAR{} window at {:#x} dropped: the host placed device {}'s BAR "
+          "there",
+          i, b.index, host, d);
+      dropped = true;
+    }
+  }
+  return dropped;
 }
 
 // ------------------------------------------------------------------ routing
@@ -800,6 +827,9 @@ std::vector<DeviceStatus> BridgeBox::Devices() const {
     DeviceStatus s;
     s.index = static_cast<DeviceIndex>(i);
     s.profile = dev.profile;
+    s.vendor_id = dev.vendor_id;
+    s.device_id = dev.device_id;
+    s.memory_bytes = dev.gpu->memory_bytes();
     s.box_bdf = dev.box_bdf;
     s.host_bdf = dev.host_bdf;
     s.state = dev.owner_node != 0 ? DeviceState::kAssigned : DeviceState::kFree;

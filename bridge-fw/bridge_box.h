@@ -106,6 +106,9 @@ struct BoxAddressSpace {
 struct DeviceStatus {
   DeviceIndex index = 0;
   std::string profile;
+  uint16_t vendor_id = 0;  // the profile's PCI IDs
+  uint16_t device_id = 0;
+  uint64_t memory_bytes = 0;  // the device's memory (the configuration's, or the profile's)
   uint16_t box_bdf = 0;
   uint16_t host_bdf = 0;
   DeviceState state = DeviceState::kFree;
@@ -195,6 +198,7 @@ class BridgeBox {
   size_t device_count() const { return devices_.size(); }
   std::vector<DeviceStatus> Devices() const;
   std::vector<HostStatus> Hosts() const;
+  uint64_t node_id() const { return config_.node_id; }  // the bridge's identity in HELLO
   const BoxCounters& counters() const { return counters_; }
   DatapathCounters datapath_counters() const { return datapath_->counters(); }
   // The box-side device (tests look at its memory and counters).
@@ -205,6 +209,7 @@ class BridgeBox {
   struct Device {
     std::unique_ptr<gpu::GpuDevice> gpu;
     std::string profile;
+    uint16_t vendor_id = 0, device_id = 0;  // the profile's
     uint16_t box_bdf = 0;
     std::vector<gpu::BarState> box_bars;      // where the box placed its BARs
     uint16_t pcie_cap = 0;                    // PCI Express capability offset (FLR)
@@ -275,6 +280,8 @@ class BridgeBox {
   void LogRefusal(uint64_t now, Refusal why, const char* from_what, uint32_t from_id,
                   const dxpu_tlp& tlp);
   void UpdateBarWindows(DeviceIndex d);
+  // Drops the windows of the owner's other devices that overlap `w`; whether any went.
+  bool DropOverlappingWindows(DeviceIndex d, const BarWindow& w);
 
   BridgeBoxConfig config_;
   dxfp_session_config session_template_{};

@@ -429,9 +429,12 @@ void Reader::ReadDevices(const json& root, BridgeConfig* c) {
     return;
   }
   if (devices->empty()) Error("devices", "at least one device is needed");
-  if (devices->size() > DXPU_MGMT_STATUS_MAX_DEVICES) {
-    Error("devices", fmt::format("{} devices: at most {} (what one STATUS response reports)",
-                                 devices->size(), DXPU_MGMT_STATUS_MAX_DEVICES));
+  // What one INVENTORY response reports (fewer than a STATUS response).
+  constexpr size_t kMaxDevices =
+      std::min<size_t>(DXPU_MGMT_STATUS_MAX_DEVICES, DXPU_MGMT_INVENTORY_MAX_DEVICES);
+  if (devices->size() > kMaxDevices) {
+    Error("devices", fmt::format("{} devices: at most {} (what one INVENTORY response reports)",
+                                 devices->size(), kMaxDevices));
   }
   std::map<uint16_t, size_t> bdfs;  // box BDF -> the device that has it
   for (size_t i = 0; i < devices->size(); ++i) {

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+
 #include <csignal>
 
 #include <spdlog/spdlog.h>
@@ -12,8 +13,10 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <span>
 #include <utility>
 
+#include "core/dxpu_mgmt.h"
 #include "fabric/link_driver.h"
 #include "link/packet_link.h"
 #include "link/udp_link.h"
@@ -108,6 +111,7 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
 
   BridgeBoxConfig box_config = ToBoxConfig(config);
   box_config.plane = embedding.plane;
+  d->embedding_crash_after_ = embedding.crash_after_ownership_change;
   size_t max_frame = 0;
   for (const LinkConfig& lc : config.links) {
     std::unique_ptr<link::Link> l = OpenLink(lc, error);
@@ -152,8 +156,10 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
     d->loop_->AddFd(d->links_[i]->fd(), [self, i] { self->OnLinkReadable(i); });
   d->loop_->AddFd(d->management_.fd(), [self] {
     self->management_.Serve([self](std::span<const uint8_t> request) {
-      return HandleManagement(*self->box_, request, fabric::MonotonicNanos(),
-                              &self->management_counters_);
+      std::vector<uint8_t> reply = HandleManagement(*self->box_, request, fabric::MonotonicNanos(),
+                                                    &self->management_counters_);
+      self->MaybeCrashForTest(request);
+      return reply;
     });
     self->RunBox();  // a release may have answered requests with UR
   });
@@ -162,6 +168,18 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
 }
 
 BridgeDaemon::~BridgeDaemon() = default;
+
+void BridgeDaemon::MaybeCrashForTest(std::span<const uint8_t> request) {
+  const uint32_t crash_after = embedding_crash_after_;
+  if (crash_after == 0 || request.size() <= DXPU_MGMT_OFF_TYPE) return;
+  const uint8_t type = request[DXPU_MGMT_OFF_TYPE];
+  if (type != DXPU_MGMT_ASSIGN && type != DXPU_MGMT_RELEASE) return;
+  if (++ownership_changes_ != crash_after) return;
+  spdlog::warn("crash test: exiting after ownership change {} ({}), before answering it",
+               ownership_changes_, dxpu_mgmt_type_name(type));
+  spdlog::default_logger()->flush();
+  _exit(137);
+}
 
 void BridgeDaemon::OnLinkReadable(uint32_t index) {
   link::Link& l = *links_[index];

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct DaemonEmbedding {
   bool handle_signals = true;
   // The data plane (`dxpu-bridge --datapath`); default: the C++ golden model.
   DataPlane plane;
+  // Crash tests only: the process exits (status 137, nothing cleaned up) once its N-th ASSIGN
+  // or RELEASE took effect, before answering it. 0: never.
+  uint32_t crash_after_ownership_change = 0;
 };
 
 class BridgeDaemon {
@@ -63,8 +67,11 @@ class BridgeDaemon {
   void RunBox();
   void ArmTimer();
   void OnSignal();
+  void MaybeCrashForTest(std::span<const uint8_t> request);
 
   BridgeConfig config_;
+  uint32_t embedding_crash_after_ = 0;  // DaemonEmbedding::crash_after_ownership_change
+  uint32_t ownership_changes_ = 0;
   std::unique_ptr<link::EventLoop> loop_;
   std::unique_ptr<BridgeBox> box_;
   std::vector<std::unique_ptr<link::Link>> links_;

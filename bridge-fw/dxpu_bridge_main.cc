@@ -81,8 +81,13 @@ int Main(int argc, char** argv) {
   app.add_option("--datapath", datapath, dxpu::bridge::DatapathHelp())
       ->check(CLI::IsMember(dxpu::bridge::DatapathNames()))
       ->capture_default_str();
+  uint32_t crash_after = 0;
+  app.add_option("--crash-after-ownership-change", crash_after,
+                 "crash tests only: exit after the N-th ASSIGN or RELEASE took effect")
+      ->group("");  // hidden
   CLI11_PARSE(app, argc, argv);
   dxpu::bridge::DaemonEmbedding embedding;
+  embedding.crash_after_ownership_change = crash_after;
   std::string why;
   const std::optional<dxpu::bridge::DataPlane> plane = dxpu::bridge::DataPlaneNamed(datapath, &why);
   if (!plane) {

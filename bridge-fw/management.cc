@@ -3,6 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string>
+#include <string_view>
+
 #include "core/dxpu_mgmt.h"
 
 namespace dxpu::bridge {
@@ -39,6 +42,42 @@ std::vector<uint8_t> StatusReport(const BridgeBox& box, uint32_t request_id) {
   if (dxpu_mgmt_encode_status_report(request_id, hosts, entries.data(), entries.size(), out.data(),
                                      out.size(), &len) != DXPU_MGMT_ERR_OK)
     return {};
+  out.resize(len);
+  return out;
+}
+
+// The bridge's identity and its devices with their profiles. A profile name is sent as at most
+// 31 printable ASCII characters (mgmt.h): a longer one is cut to its first 31, other
+// bytes become '?'. More devices than one datagram holds: INTERNAL.
+std::vector<uint8_t> Inventory(const BridgeBox& box, const dxpu_mgmt_msg& request,
+                               ManagementCounters* counters) {
+  std::vector<dxpu_mgmt_inventory_device> entries;
+  for (const DeviceStatus& d : box.Devices()) {
+    dxpu_mgmt_inventory_device e{};
+    e.device = d.index;
+    e.box_bdf = d.box_bdf;
+    e.vendor_id = d.vendor_id;
+    e.device_id = d.device_id;
+    e.memory_bytes = d.memory_bytes;
+    const std::string_view name = d.profile.empty() ? std::string_view("?") : d.profile;
+    for (size_t i = 0; i < name.size() && i + 1 < sizeof(e.profile); ++i) {
+      const char c = name[i];
+      e.profile[i] = c >= 0x20 && c <= 0x7e ? c : '?';
+    }
+    entries.push_back(e);
+  }
+  std::vector<uint8_t> out(DXPU_MGMT_HDR_SIZE + DXPU_MGMT_INVENTORY_FIXED_SIZE +
+                           entries.size() * DXPU_MGMT_INVENTORY_ENTRY_SIZE);
+  size_t len = 0;
+  const dxpu_mgmt_err err =
+      dxpu_mgmt_encode_inventory(request.request_id, box.node_id(), entries.data(), entries.size(),
+                                 out.data(), out.size(), &len);
+  if (err != DXPU_MGMT_ERR_OK) {
+    spdlog::error("management: cannot report {} devices in an inventory ({})", entries.size(),
+                  dxpu_mgmt_err_name(err));
+    counters->refused++;
+    return Reply(request, DXPU_MGMT_INTERNAL);
+  }
   out.resize(len);
   return out;
 }
@@ -106,6 +145,8 @@ std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> r
       break;
     case DXPU_MGMT_STATUS:
       return StatusReport(box, m.request_id);
+    case DXPU_MGMT_INVENTORY:
+      return Inventory(box, m, counters);
     default:
       r = ManageResult::kBadArgument;
       break;

@@ -13,8 +13,11 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <optional>
 #include <random>
+#include <string>
 #include <system_error>
+#include <utility>
 
 #include "link/unique_fd.h"
 
@@ -155,6 +158,36 @@ ManagementReply ManagementClient::Status() const {
   dxpu_mgmt_msg req{};
   req.type = DXPU_MGMT_STATUS;
   return Exchange(req);
+}
+
+ManagementReply ManagementClient::Inventory() const {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_INVENTORY;
+  return Exchange(req);
+}
+
+std::optional<BridgeInventory> DecodeInventory(const ManagementReply& reply, std::string* why) {
+  const auto fail = [why](std::string sentence) -> std::optional<BridgeInventory> {
+    if (why != nullptr) *why = std::move(sentence);
+    return std::nullopt;
+  };
+  if (!reply.ok()) return fail(reply.Problem());
+  dxpu_mgmt_msg m{};
+  const dxpu_mgmt_err err = dxpu_mgmt_decode(reply.bytes.data(), reply.bytes.size(), &m);
+  if (err != DXPU_MGMT_ERR_OK)
+    return fail(fmt::format("not a management message ({})", dxpu_mgmt_err_name(err)));
+  if (!dxpu_mgmt_is_response(&m) || m.type != DXPU_MGMT_INVENTORY || m.status != DXPU_MGMT_OK)
+    return fail(fmt::format("not an inventory: a {} {}", dxpu_mgmt_type_name(m.type),
+                            dxpu_mgmt_is_response(&m) ? "response" : "request"));
+  BridgeInventory inv;
+  inv.node_id = m.body.inventory.node_id;
+  for (size_t i = 0; i < m.body.inventory.device_count; ++i) {
+    dxpu_mgmt_inventory_device e{};
+    if (!dxpu_mgmt_inventory_entry(&m.body.inventory, i, &e)) break;
+    inv.devices.push_back(InventoryEntry{e.device, e.box_bdf, e.vendor_id, e.device_id,
+                                         e.memory_bytes, std::string(e.profile)});
+  }
+  return inv;
 }
 
 }  // namespace dxpu::bridge

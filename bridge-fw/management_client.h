@@ -5,6 +5,7 @@
 #define DXPU_BRIDGE_FW_MANAGEMENT_CLIENT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,28 @@ struct ManagementReply {
   std::string Problem() const;
 };
 
+// One device of a bridge's INVENTORY.
+struct InventoryEntry {
+  uint16_t device = 0;     // the bridge's device number
+  uint16_t box_bdf = 0;    // where it sits on the box's PCIe
+  uint16_t vendor = 0;     // PCI vendor ID
+  uint16_t device_id = 0;  // PCI device ID
+  uint64_t memory_bytes = 0;
+  std::string profile;  // the GPU model's profile name (at most 31 characters on the wire)
+};
+
+// What a bridge says it is: its node ID (as in its HELLO) and its devices, in device order.
+struct BridgeInventory {
+  uint64_t node_id = 0;
+  std::vector<InventoryEntry> devices;
+};
+
+// The inventory an answer to an INVENTORY request carries, decoded again from reply.bytes (so
+// a copied reply is fine); nullopt, with *why set when given, when the reply has none: no
+// answer, a refusal, or a response to another type.
+std::optional<BridgeInventory> DecodeInventory(const ManagementReply& reply,
+                                               std::string* why = nullptr);
+
 // What a refusal status means, for people (scripts match dxpu_mgmt_status_name).
 std::string RefusalSentence(uint16_t status);
 
@@ -44,6 +67,8 @@ class ManagementClient {
                         uint64_t size) const;
   ManagementReply RevokeAll(uint16_t device) const;
   ManagementReply Status() const;
+  // The bridge's node ID and devices with their profiles (DecodeInventory reads it).
+  ManagementReply Inventory() const;
 
   const link::LinkAddress& target() const { return target_; }
 

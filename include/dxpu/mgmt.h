@@ -41,9 +41,10 @@ enum dxpu_mgmt_type {
 	DXPU_MGMT_DMA_GRANT = 3,
 	DXPU_MGMT_DMA_REVOKE_ALL = 4,
 	DXPU_MGMT_STATUS = 5,
+	DXPU_MGMT_INVENTORY = 6,
 };
 
-#define DXPU_MGMT_TYPE_MAX DXPU_MGMT_STATUS
+#define DXPU_MGMT_TYPE_MAX DXPU_MGMT_INVENTORY
 
 /* The Status field of a response (0 in a request). Numbers and names are stable. */
 enum dxpu_mgmt_status {
@@ -66,6 +67,7 @@ enum dxpu_mgmt_status {
 #define DXPU_MGMT_DEVICE_REF_SIZE 8u /* device u16, rsvd u16, rsvd u32 (RELEASE, DMA_REVOKE_ALL) */
 #define DXPU_MGMT_DMA_GRANT_SIZE 32u /* as DEVICE_REF, then device base, host base, size (u64) */
 #define DXPU_MGMT_STATUS_REQ_SIZE 0u
+#define DXPU_MGMT_INVENTORY_REQ_SIZE 0u
 
 /* STATUS response body: device count u16, host count u16, rsvd u32, then the entries. */
 #define DXPU_MGMT_STATUS_FIXED_SIZE 8u
@@ -75,6 +77,20 @@ enum dxpu_mgmt_status {
 #define DXPU_MGMT_STATUS_MAX_DEVICES                                                               \
 	((DXPU_MGMT_MAX_MSG - DXPU_MGMT_HDR_SIZE - DXPU_MGMT_STATUS_FIXED_SIZE) /                  \
 	 DXPU_MGMT_STATUS_ENTRY_SIZE)
+
+/* INVENTORY response body: bridge node ID u64, device count u16, rsvd u16, rsvd u32, entries. */
+#define DXPU_MGMT_INVENTORY_FIXED_SIZE 16u
+/* Bytes of an entry's profile name: ASCII, NUL-terminated and NUL-padded (31 characters). */
+#define DXPU_MGMT_PROFILE_NAME_SIZE 32u
+/*
+ * One entry: device u16, box BDF u16, vendor ID u16, device ID u16, memory
+ * size in bytes u64, profile name (DXPU_MGMT_PROFILE_NAME_SIZE bytes).
+ */
+#define DXPU_MGMT_INVENTORY_ENTRY_SIZE 48u
+/* The most entries one INVENTORY response holds: (65507 - 16 - 16) / 48 = 1364. */
+#define DXPU_MGMT_INVENTORY_MAX_DEVICES                                                            \
+	((DXPU_MGMT_MAX_MSG - DXPU_MGMT_HDR_SIZE - DXPU_MGMT_INVENTORY_FIXED_SIZE) /               \
+	 DXPU_MGMT_INVENTORY_ENTRY_SIZE)
 
 /* A device's state in a STATUS entry. */
 enum dxpu_mgmt_device_state {

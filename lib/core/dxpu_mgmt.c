@@ -31,15 +31,24 @@ static size_t request_body_size(uint8_t type)
 		return DXPU_MGMT_DEVICE_REF_SIZE;
 	case DXPU_MGMT_DMA_GRANT:
 		return DXPU_MGMT_DMA_GRANT_SIZE;
-	default:
+	default: /* STATUS, INVENTORY: both empty (DXPU_MGMT_INVENTORY_REQ_SIZE) */
 		return DXPU_MGMT_STATUS_REQ_SIZE;
 	}
 }
 
-/* A STATUS OK response carries a report; every other response has an empty body. */
+/*
+ * A STATUS OK response carries a report, an INVENTORY OK response an
+ * inventory; every other response has an empty body.
+ */
 static bool has_report(const struct dxpu_mgmt_msg *m)
 {
 	return dxpu_mgmt_is_response(m) && m->status == DXPU_MGMT_OK && m->type == DXPU_MGMT_STATUS;
+}
+
+static bool has_inventory(const struct dxpu_mgmt_msg *m)
+{
+	return dxpu_mgmt_is_response(m) && m->status == DXPU_MGMT_OK &&
+	       m->type == DXPU_MGMT_INVENTORY;
 }
 
 /* Header checks shared by decoder and encoder (after magic and version). */
@@ -115,6 +124,89 @@ static enum dxpu_mgmt_err decode_report(const uint8_t *b, size_t blen, struct dx
 	return check_entries(r->entries, r->device_count);
 }
 
+/* ---- INVENTORY ---- */
+
+static bool printable(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((uint8_t)p[i] < 0x20 || (uint8_t)p[i] > 0x7e)
+			return false;
+	}
+	return true;
+}
+
+/* The characters of a profile name as the encoder sends it: at most 31, up to its NUL. */
+static size_t profile_name_len(const char *name)
+{
+	size_t n = 0;
+
+	while (n < DXPU_MGMT_PROFILE_NAME_SIZE - 1 && name[n])
+		n++;
+	return n;
+}
+
+/* An entry struct the encoder can send: a name of at least one printable character. */
+static enum dxpu_mgmt_err check_inventory_entry(const struct dxpu_mgmt_inventory_device *e)
+{
+	size_t n = profile_name_len(e->profile);
+
+	return n && printable(e->profile, n) ? DXPU_MGMT_ERR_OK : DXPU_MGMT_ERR_BAD_ENTRY;
+}
+
+/*
+ * The wire entries at p, n of them: each name 1..31 printable characters, then
+ * NULs to the end of its field.
+ */
+static enum dxpu_mgmt_err check_inventory_entries(const uint8_t *p, size_t n)
+{
+	const uint8_t *name;
+	size_t i, len;
+
+	for (i = 0; i < n; i++, p += DXPU_MGMT_INVENTORY_ENTRY_SIZE) {
+		name = &p[16];
+		len = 0;
+		while (len < DXPU_MGMT_PROFILE_NAME_SIZE && name[len])
+			len++;
+		if (len == DXPU_MGMT_PROFILE_NAME_SIZE)
+			return DXPU_MGMT_ERR_BAD_ENTRY; /* no NUL */
+		if (!dxpu_all_zero(&name[len], DXPU_MGMT_PROFILE_NAME_SIZE - len))
+			return DXPU_MGMT_ERR_RESERVED;
+		if (!len || !printable((const char *)name, len))
+			return DXPU_MGMT_ERR_BAD_ENTRY;
+	}
+	return DXPU_MGMT_ERR_OK;
+}
+
+static void inventory_entry_read(const uint8_t *p, struct dxpu_mgmt_inventory_device *e)
+{
+	e->device = dxpu_get_be16(&p[0]);
+	e->box_bdf = dxpu_get_be16(&p[2]);
+	e->vendor_id = dxpu_get_be16(&p[4]);
+	e->device_id = dxpu_get_be16(&p[6]);
+	e->memory_bytes = get_be64(&p[8]);
+	memcpy(e->profile, &p[16], DXPU_MGMT_PROFILE_NAME_SIZE);
+	e->profile[DXPU_MGMT_PROFILE_NAME_SIZE - 1] = '\0';
+}
+
+static enum dxpu_mgmt_err decode_inventory(const uint8_t *b, size_t blen, struct dxpu_mgmt_msg *m)
+{
+	struct dxpu_mgmt_inventory *r = &m->body.inventory;
+
+	if (blen < DXPU_MGMT_INVENTORY_FIXED_SIZE)
+		return DXPU_MGMT_ERR_BODY_SIZE;
+	r->node_id = get_be64(&b[0]);
+	r->device_count = dxpu_get_be16(&b[8]);
+	r->entries = &b[DXPU_MGMT_INVENTORY_FIXED_SIZE];
+	if (blen != DXPU_MGMT_INVENTORY_FIXED_SIZE +
+			    (size_t)r->device_count * DXPU_MGMT_INVENTORY_ENTRY_SIZE)
+		return DXPU_MGMT_ERR_BODY_SIZE;
+	if (!dxpu_all_zero(&b[10], 6))
+		return DXPU_MGMT_ERR_RESERVED;
+	return check_inventory_entries(r->entries, r->device_count);
+}
+
 static enum dxpu_mgmt_err decode_request(const uint8_t *b, size_t blen, struct dxpu_mgmt_msg *m)
 {
 	if (blen != request_body_size(m->type))
@@ -142,7 +234,7 @@ static enum dxpu_mgmt_err decode_request(const uint8_t *b, size_t blen, struct d
 		m->body.dma_grant.host_base = get_be64(&b[16]);
 		m->body.dma_grant.size = get_be64(&b[24]);
 		break;
-	default: /* STATUS: no body */
+	default: /* STATUS, INVENTORY: no body */
 		break;
 	}
 	return DXPU_MGMT_ERR_OK;
@@ -178,6 +270,8 @@ enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_
 	body = &buf[DXPU_MGMT_HDR_SIZE];
 	if (has_report(m))
 		return decode_report(body, blen, m);
+	if (has_inventory(m))
+		return decode_inventory(body, blen, m);
 	if (dxpu_mgmt_is_response(m))
 		return blen == 0 ? DXPU_MGMT_ERR_OK : DXPU_MGMT_ERR_BODY_SIZE;
 	return decode_request(body, blen, m);
@@ -224,6 +318,7 @@ static enum dxpu_mgmt_err encoded_body_size(const struct dxpu_mgmt_msg *m, size_
 {
 	enum dxpu_mgmt_err err = check_header(m);
 	const struct dxpu_mgmt_status_report *r = &m->body.status_report;
+	const struct dxpu_mgmt_inventory *inv = &m->body.inventory;
 
 	*body_len = 0;
 	if (err)
@@ -233,6 +328,11 @@ static enum dxpu_mgmt_err encoded_body_size(const struct dxpu_mgmt_msg *m, size_
 			return DXPU_MGMT_ERR_TOO_LARGE;
 		*body_len = DXPU_MGMT_STATUS_FIXED_SIZE +
 			    (size_t)r->device_count * DXPU_MGMT_STATUS_ENTRY_SIZE;
+	} else if (has_inventory(m)) {
+		if (inv->device_count > DXPU_MGMT_INVENTORY_MAX_DEVICES)
+			return DXPU_MGMT_ERR_TOO_LARGE;
+		*body_len = DXPU_MGMT_INVENTORY_FIXED_SIZE +
+			    (size_t)inv->device_count * DXPU_MGMT_INVENTORY_ENTRY_SIZE;
 	} else if (!dxpu_mgmt_is_response(m)) {
 		*body_len = request_body_size(m->type);
 	}
@@ -243,6 +343,7 @@ enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf,
 				    size_t *len)
 {
 	const struct dxpu_mgmt_status_report *r = &m->body.status_report;
+	const struct dxpu_mgmt_inventory *inv = &m->body.inventory;
 	size_t body_len = 0, entries_len;
 	enum dxpu_mgmt_err err = encoded_body_size(m, &body_len);
 	uint8_t *b;
@@ -257,6 +358,13 @@ enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf,
 		if (err)
 			return err;
 	}
+	if (has_inventory(m) && inv->device_count) {
+		if (!inv->entries)
+			return DXPU_MGMT_ERR_BAD_ENTRY;
+		err = check_inventory_entries(inv->entries, inv->device_count);
+		if (err)
+			return err;
+	}
 	if (cap < DXPU_MGMT_HDR_SIZE + body_len)
 		return DXPU_MGMT_ERR_NO_SPACE;
 	put_header(buf, m, body_len);
@@ -268,6 +376,12 @@ enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf,
 		dxpu_put_be16(&b[2], r->host_count);
 		if (entries_len)
 			memmove(&b[DXPU_MGMT_STATUS_FIXED_SIZE], r->entries, entries_len);
+	} else if (has_inventory(m)) {
+		entries_len = body_len - DXPU_MGMT_INVENTORY_FIXED_SIZE;
+		put_be64(&b[0], inv->node_id);
+		dxpu_put_be16(&b[8], inv->device_count);
+		if (entries_len)
+			memmove(&b[DXPU_MGMT_INVENTORY_FIXED_SIZE], inv->entries, entries_len);
 	} else if (!dxpu_mgmt_is_response(m)) {
 		put_request_body(b, m);
 	}
@@ -330,6 +444,65 @@ enum dxpu_mgmt_err dxpu_mgmt_encode_status_report(uint32_t request_id, uint16_t 
 	return DXPU_MGMT_ERR_OK;
 }
 
+void dxpu_mgmt_inventory_entry_write(uint8_t *out, const struct dxpu_mgmt_inventory_device *e)
+{
+	size_t n = profile_name_len(e->profile);
+
+	dxpu_put_be16(&out[0], e->device);
+	dxpu_put_be16(&out[2], e->box_bdf);
+	dxpu_put_be16(&out[4], e->vendor_id);
+	dxpu_put_be16(&out[6], e->device_id);
+	put_be64(&out[8], e->memory_bytes);
+	memset(&out[16], 0, DXPU_MGMT_PROFILE_NAME_SIZE);
+	memcpy(&out[16], e->profile, n);
+}
+
+bool dxpu_mgmt_inventory_entry(const struct dxpu_mgmt_inventory *r, size_t i,
+			       struct dxpu_mgmt_inventory_device *e)
+{
+	if (i >= r->device_count)
+		return false;
+	inventory_entry_read(&r->entries[i * DXPU_MGMT_INVENTORY_ENTRY_SIZE], e);
+	return true;
+}
+
+enum dxpu_mgmt_err dxpu_mgmt_encode_inventory(uint32_t request_id, uint64_t node_id,
+					      const struct dxpu_mgmt_inventory_device *entries,
+					      size_t n, uint8_t *buf, size_t cap, size_t *len)
+{
+	size_t i, total;
+	enum dxpu_mgmt_err err;
+	uint8_t *b;
+
+	*len = 0;
+	if (n > DXPU_MGMT_INVENTORY_MAX_DEVICES)
+		return DXPU_MGMT_ERR_TOO_LARGE;
+	for (i = 0; i < n; i++) {
+		err = check_inventory_entry(&entries[i]);
+		if (err)
+			return err;
+	}
+	total = DXPU_MGMT_HDR_SIZE + DXPU_MGMT_INVENTORY_FIXED_SIZE +
+		n * DXPU_MGMT_INVENTORY_ENTRY_SIZE;
+	if (cap < total)
+		return DXPU_MGMT_ERR_NO_SPACE;
+	memset(buf, 0, DXPU_MGMT_HDR_SIZE + DXPU_MGMT_INVENTORY_FIXED_SIZE);
+	dxpu_put_be32(&buf[DXPU_MGMT_OFF_MAGIC], DXPU_MGMT_MAGIC);
+	buf[DXPU_MGMT_OFF_VERSION] = DXPU_MGMT_VERSION;
+	buf[DXPU_MGMT_OFF_TYPE] = DXPU_MGMT_INVENTORY;
+	dxpu_put_be16(&buf[DXPU_MGMT_OFF_FLAGS], DXPU_MGMT_F_RESPONSE);
+	dxpu_put_be32(&buf[DXPU_MGMT_OFF_REQUEST_ID], request_id);
+	dxpu_put_be16(&buf[DXPU_MGMT_OFF_BODY_LENGTH], (uint16_t)(total - DXPU_MGMT_HDR_SIZE));
+	b = &buf[DXPU_MGMT_HDR_SIZE];
+	put_be64(&b[0], node_id);
+	dxpu_put_be16(&b[8], (uint16_t)n);
+	b += DXPU_MGMT_INVENTORY_FIXED_SIZE;
+	for (i = 0; i < n; i++, b += DXPU_MGMT_INVENTORY_ENTRY_SIZE)
+		dxpu_mgmt_inventory_entry_write(b, &entries[i]);
+	*len = total;
+	return DXPU_MGMT_ERR_OK;
+}
+
 /* Whether [base, base + size) stays below 2^64 (size > 0). */
 static bool range_fits(uint64_t base, uint64_t size)
 {
@@ -384,6 +557,7 @@ const char *dxpu_mgmt_type_name(uint8_t type)
 		[DXPU_MGMT_DMA_GRANT] = "dma-grant",
 		[DXPU_MGMT_DMA_REVOKE_ALL] = "dma-revoke-all",
 		[DXPU_MGMT_STATUS] = "status",
+		[DXPU_MGMT_INVENTORY] = "inventory",
 	};
 
 	return type <= DXPU_MGMT_TYPE_MAX ? names[type] : "unknown";

@@ -2,9 +2,9 @@
 /*
  * dxpu_mgmt.h - strict decoder and encoder of DxPU management messages
  * (include/dxpu/mgmt.h, docs/protocol.md section 15). Sans-IO, no
- * allocation: the decoder reads the caller's buffer (a STATUS response's
- * entries stay there and are read with dxpu_mgmt_status_entry()), the encoder
- * fills the caller's buffer.
+ * allocation: the decoder reads the caller's buffer (the entries of a STATUS
+ * or INVENTORY response stay there and are read with dxpu_mgmt_status_entry()
+ * or dxpu_mgmt_inventory_entry()), the encoder fills the caller's buffer.
  *
  * dxpu_mgmt_decode() checks a datagram completely (magic, version, type,
  * flags, status, length, body size and every reserved field) before it
@@ -31,8 +31,8 @@ enum dxpu_mgmt_err {
 	DXPU_MGMT_ERR_TOO_LARGE,       /* more than DXPU_MGMT_MAX_MSG bytes */
 	DXPU_MGMT_ERR_LENGTH_MISMATCH, /* Body length is not the bytes after the header */
 	DXPU_MGMT_ERR_BODY_SIZE,       /* the body's size is wrong for the type and direction */
-	DXPU_MGMT_ERR_BAD_ENTRY,       /* a STATUS entry with an unknown state or a wrong owner */
-	DXPU_MGMT_ERR_NO_SPACE,	       /* encoder: the message does not fit the buffer */
+	DXPU_MGMT_ERR_BAD_ENTRY, /* a report entry that breaks its rules (state, owner, name) */
+	DXPU_MGMT_ERR_NO_SPACE,	 /* encoder: the message does not fit the buffer */
 	DXPU_MGMT_ERR_COUNT
 };
 
@@ -77,6 +77,31 @@ struct dxpu_mgmt_status_report {
 	const uint8_t *entries;
 };
 
+/*
+ * One device of an INVENTORY response. profile is NUL-terminated: 1 to
+ * DXPU_MGMT_PROFILE_NAME_SIZE - 1 printable ASCII characters (0x20..0x7e); the
+ * encoder sends at most that many, truncating a longer name.
+ */
+struct dxpu_mgmt_inventory_device {
+	uint16_t device;
+	uint16_t box_bdf;
+	uint16_t vendor_id; /* PCI IDs of the device's function */
+	uint16_t device_id;
+	uint64_t memory_bytes; /* device memory */
+	char profile[DXPU_MGMT_PROFILE_NAME_SIZE];
+};
+
+/*
+ * INVENTORY response (status OK). entries points at device_count wire-format
+ * entries (DXPU_MGMT_INVENTORY_ENTRY_SIZE bytes each), as in a STATUS report.
+ * Read them with dxpu_mgmt_inventory_entry().
+ */
+struct dxpu_mgmt_inventory {
+	uint64_t node_id; /* the bridge's, as in its HELLO */
+	uint16_t device_count;
+	const uint8_t *entries;
+};
+
 /* A decoded message, or one to encode. */
 struct dxpu_mgmt_msg {
 	uint8_t version; /* decoded; the encoder always writes DXPU_MGMT_VERSION */
@@ -85,13 +110,17 @@ struct dxpu_mgmt_msg {
 	uint32_t request_id;
 	uint16_t body_length; /* decoded; the encoder computes it */
 	uint16_t status;      /* enum dxpu_mgmt_status; 0 in a request */
-	/* The member for the type; none for a STATUS request or any response but STATUS OK. */
+	/*
+	 * The member for the type; none for a STATUS or INVENTORY request, nor for
+	 * any response but a STATUS or INVENTORY one with OK.
+	 */
 	union {
 		struct dxpu_mgmt_assign assign;
 		struct dxpu_mgmt_device_ref release;
 		struct dxpu_mgmt_dma_grant dma_grant;
 		struct dxpu_mgmt_device_ref dma_revoke_all;
 		struct dxpu_mgmt_status_report status_report;
+		struct dxpu_mgmt_inventory inventory;
 	} body;
 };
 
@@ -109,7 +138,9 @@ static inline bool dxpu_mgmt_is_response(const struct dxpu_mgmt_msg *m)
  * Checks, in this order: SHORT, BAD_MAGIC, BAD_VERSION, RESERVED (flags),
  * REQUEST_STATUS / BAD_STATUS, UNKNOWN_TYPE (an error response may carry any
  * type: it echoes the request's), TOO_LARGE, LENGTH_MISMATCH, BODY_SIZE,
- * RESERVED (body fields), BAD_ENTRY.
+ * RESERVED (body fields), then for each entry of a STATUS or INVENTORY
+ * report in turn RESERVED (its reserved byte, its name's padding) and
+ * BAD_ENTRY.
  */
 enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_mgmt_msg *m);
 
@@ -117,8 +148,9 @@ enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_
  * Encode *m into buf[0..cap); *len = bytes written. Refuses (writing nothing
  * usable) what dxpu_mgmt_decode() would refuse: RESERVED (flags),
  * REQUEST_STATUS, BAD_STATUS, UNKNOWN_TYPE, TOO_LARGE (more than
- * DXPU_MGMT_STATUS_MAX_DEVICES entries), BAD_ENTRY or RESERVED (a STATUS
- * entry), and NO_SPACE. An error response (status != OK) has an empty body.
+ * DXPU_MGMT_STATUS_MAX_DEVICES or DXPU_MGMT_INVENTORY_MAX_DEVICES entries),
+ * BAD_ENTRY or RESERVED (a STATUS or INVENTORY entry), and NO_SPACE. An error
+ * response (status != OK) has an empty body.
  */
 enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf, size_t cap,
 				    size_t *len);
@@ -138,6 +170,27 @@ void dxpu_mgmt_status_entry_write(uint8_t *out, const struct dxpu_mgmt_device_en
 /* Entry i of a STATUS report; false when i is not below its device_count. */
 bool dxpu_mgmt_status_entry(const struct dxpu_mgmt_status_report *r, size_t i,
 			    struct dxpu_mgmt_device_entry *e);
+
+/*
+ * An INVENTORY response with OK built from entry structs: the header echoes
+ * request_id, node_id is the bridge's. Errors as dxpu_mgmt_encode(); a
+ * profile name longer than DXPU_MGMT_PROFILE_NAME_SIZE - 1 is truncated, an
+ * empty one or one with a byte outside 0x20..0x7e is BAD_ENTRY.
+ */
+enum dxpu_mgmt_err dxpu_mgmt_encode_inventory(uint32_t request_id, uint64_t node_id,
+					      const struct dxpu_mgmt_inventory_device *entries,
+					      size_t n, uint8_t *buf, size_t cap, size_t *len);
+
+/*
+ * Writes one entry in wire format to out[0..DXPU_MGMT_INVENTORY_ENTRY_SIZE),
+ * the profile name truncated to DXPU_MGMT_PROFILE_NAME_SIZE - 1 characters and
+ * NUL-padded. It does not check the name (dxpu_mgmt_encode() does).
+ */
+void dxpu_mgmt_inventory_entry_write(uint8_t *out, const struct dxpu_mgmt_inventory_device *e);
+
+/* Entry i of an INVENTORY report; false when i is not below its device_count. */
+bool dxpu_mgmt_inventory_entry(const struct dxpu_mgmt_inventory *r, size_t i,
+			       struct dxpu_mgmt_inventory_device *e);
 
 /*
  * The request's arguments, judged: DXPU_MGMT_OK, or DXPU_MGMT_BAD_ARGUMENT for

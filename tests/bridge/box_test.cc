@@ -134,6 +134,27 @@ TEST_P(BoxTest, HostEnumeratesAndSizesBars) {
   EXPECT_EQ(hosts[0].session.bad_crc + hosts[0].session.gap + hosts[0].session.bad_ack, 0u);
 }
 
+// A host re-placing its devices (after a reconnect, or attaching them again in another order)
+// puts device 0's BARs where device 1's were: its latest placement is its address map, so
+// device 0's windows are installed and device 1's stale ones dropped; MMIO there reaches
+// device 0, not device 1.
+TEST_P(BoxTest, ReplacingABarOverAnotherDevicesStaleOneGoesToTheNewDevice) {
+  TestHost& h = world_->AddHost(kNodeA);
+  ASSERT_TRUE(world_->Connect(h));
+  constexpr uint16_t kOtherBdf = 0x0200;
+  ASSERT_EQ(world_->box().Assign(0, kNodeA, kHostBdf), bridge::ManageResult::kOk);
+  ASSERT_EQ(world_->box().Assign(1, kNodeA, kOtherBdf), bridge::ManageResult::kOk);
+  GpuDriver first(*world_, h, kOtherBdf);  // device 1 at the default layout
+  ASSERT_EQ(first.BringUp(1), "");
+  GpuDriver second(*world_, h, kHostBdf);  // device 0 at the same addresses
+  ASSERT_EQ(second.BringUp(0), "");
+  const uint64_t reads0 = world_->box().device(0).counters().mmio_reads;
+  const uint64_t reads1 = world_->box().device(1).counters().mmio_reads;
+  EXPECT_EQ(second.Read(gpu::regs::kId), gpu::regs::kIdValue);
+  EXPECT_EQ(world_->box().device(0).counters().mmio_reads, reads0 + 1) << "device 0 answered";
+  EXPECT_EQ(world_->box().device(1).counters().mmio_reads, reads1) << "not device 1";
+}
+
 TEST_P(BoxTest, KernelsMatchTheCpu) {
   GpuDriver* drv = Tenant(kNodeA, 0);
   ASSERT_NE(drv, nullptr);

@@ -436,17 +436,17 @@ TEST(BridgeConfigErrors, Devices) {
     doc["devices"] = c.devices;
     EXPECT_EQ(OneError(doc), c.error) << c.devices.dump();
   }
-  // More devices than one STATUS response can report.
+  // More devices than one INVENTORY response can report.
   json doc = Minimal();
   doc["devices"] = json::array();
-  for (int i = 0; i < 4093; ++i) {
+  for (int i = 0; i < 1365; ++i) {
     char bdf[8];
     std::snprintf(bdf, sizeof bdf, "%02x:%02x.%x", i >> 5 & 0xff, i & 0x1f, 0);
     doc["devices"].push_back({{"profile", "dxgpu"}, {"box_bdf", bdf}});
   }
   const std::vector<std::string> errors = Errors(doc);
   ASSERT_FALSE(errors.empty());
-  EXPECT_EQ(errors[0], "devices: 4093 devices: at most 4092 (what one STATUS response reports)");
+  EXPECT_EQ(errors[0], "devices: 1365 devices: at most 1364 (what one INVENTORY response reports)");
 }
 
 TEST(BridgeConfigErrors, Limits) {

@@ -61,15 +61,20 @@ BridgeProcess::~BridgeProcess() {
   fs::remove_all(dir_);
 }
 
-bool BridgeProcess::Start() {
+bool BridgeProcess::Start(const std::string& extra_arg) {
   // $DXPU_TEST_DATAPATH picks the bridge's data plane (the tests run again with rtl: the
   // Verilated data path in the loop).
   const char* env = std::getenv("DXPU_TEST_DATAPATH");  // NOLINT(concurrency-mt-unsafe)
   const std::string datapath = env != nullptr && *env != '\0' ? env : "golden";
   pid_ = fork();
   if (pid_ == 0) {
-    execl(binary_.c_str(), binary_.c_str(), "--config", config_.c_str(), "--datapath",
-          datapath.c_str(), nullptr);
+    if (extra_arg.empty()) {
+      execl(binary_.c_str(), binary_.c_str(), "--config", config_.c_str(), "--datapath",
+            datapath.c_str(), nullptr);
+    } else {
+      execl(binary_.c_str(), binary_.c_str(), "--config", config_.c_str(), "--datapath",
+            datapath.c_str(), extra_arg.c_str(), nullptr);
+    }
     _exit(127);
   }
   return pid_ > 0;
@@ -94,6 +99,15 @@ void BridgeProcess::Kill() {
   kill(pid_, SIGKILL);
   waitpid(pid_, nullptr, 0);
   pid_ = -1;
+}
+
+bool BridgeProcess::Alive() {
+  if (pid_ <= 0) return false;
+  if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+    pid_ = -1;
+    return false;
+  }
+  return true;
 }
 
 }  // namespace dxpu::test

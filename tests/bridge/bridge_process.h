@@ -33,11 +33,14 @@ class BridgeProcess {
   ~BridgeProcess();
 
   std::filesystem::path dir() const { return dir_; }
-  bool Start();
+  // extra_arg: one more argument for the daemon ("--crash-after-ownership-change=2").
+  bool Start(const std::string& extra_arg = "");
   // The exit status after SIGTERM, or -1 if it did not exit within 5 s.
   int Terminate();
   // SIGKILL, as a crash or a power cut would end it; reaped.
   void Kill();
+  // Whether it is still running (reaped if it exited by itself).
+  bool Alive();
   bool running() const { return pid_ > 0; }
 
  private:

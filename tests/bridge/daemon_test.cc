@@ -158,6 +158,25 @@ TEST(BridgeDaemon, ServesHostsManagementAndMetricsThenShutsDownCleanly) {
   const dxpu_mgmt_msg& s = reply.msg;
   EXPECT_EQ(s.body.status_report.device_count, 2);
   EXPECT_EQ(s.body.status_report.host_count, 1);
+  EXPECT_FALSE(bridge::DecodeInventory(reply).has_value());  // a STATUS answer is none
+
+  // INVENTORY: the bridge's node ID, and each device's profile as configured.
+  const bridge::ManagementReply inventory_reply = manager.Inventory();
+  ASSERT_TRUE(inventory_reply.ok()) << inventory_reply.Problem();
+  std::string why;
+  const std::optional<bridge::BridgeInventory> inventory =
+      bridge::DecodeInventory(inventory_reply, &why);
+  ASSERT_TRUE(inventory.has_value()) << why;
+  EXPECT_EQ(inventory->node_id, 0xb0c5U);
+  ASSERT_EQ(inventory->devices.size(), 2U);
+  EXPECT_EQ(inventory->devices[0].profile, "dxgpu");
+  EXPECT_EQ(inventory->devices[0].box_bdf, 0x0100);
+  EXPECT_EQ(inventory->devices[1].device, 1);
+  EXPECT_EQ(inventory->devices[1].profile, "a100-40g");
+  EXPECT_EQ(inventory->devices[1].box_bdf, 0x0200);
+  EXPECT_EQ(inventory->devices[1].vendor, a100.vendor_id);
+  EXPECT_EQ(inventory->devices[1].device_id, a100.device_id);
+  EXPECT_EQ(inventory->devices[1].memory_bytes, uint64_t{16} << 20);
 
   const std::string metrics = HttpGet(metrics_port, "/metrics");
   EXPECT_NE(metrics.find("200 OK"), std::string::npos) << metrics;

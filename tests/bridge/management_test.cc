@@ -1,5 +1,5 @@
 // management_test.cc - management datagrams applied to a bridge: ASSIGN, DMA_GRANT, STATUS,
-// RELEASE and the errors, each answered with the status its effect deserves.
+// INVENTORY, RELEASE and the errors, each answered with the status its effect deserves.
 #include "bridge-fw/management.h"
 
 #include <gtest/gtest.h>
@@ -104,6 +104,71 @@ TEST(Management, AssignGrantStatusRelease) {
   EXPECT_EQ(box->Devices()[1].resets, 1U);
   EXPECT_EQ(Ask(*box, release, &c).status, DXPU_MGMT_OK);  // a free device: OK
   EXPECT_EQ(box->Devices()[1].resets, 1U);                 // and nothing more happens
+}
+
+// INVENTORY reports the bridge's node ID and every device with its profile, PCI IDs and memory
+// (the configuration's, or the profile's when it gives none), and changes nothing.
+TEST(Management, InventoryListsEveryDeviceWithItsProfile) {
+  struct Want {
+    const char* profile;
+    uint16_t box_bdf;
+    uint64_t memory;  // configured; 0: the profile's
+  };
+  const Want want[] = {{"dxgpu", 0x0100, 1 << 20},
+                       {"a100-40g", 0x4100, 0},
+                       {"h100-80g", 0x8100, uint64_t{16} << 20}};
+  BridgeBoxConfig c;
+  c.node_id = 0x0123456789abcdefULL;
+  for (const Want& w : want) {
+    BoxDeviceConfig d;
+    d.profile = *gpu::FindProfile(w.profile);
+    d.box_bdf = w.box_bdf;
+    d.memory_bytes = w.memory;
+    c.devices.push_back(d);
+  }
+  std::string error;
+  auto box = BridgeBox::Create(c, &error);
+  ASSERT_NE(box, nullptr) << error;
+  ManagementCounters counters;
+  dxpu_mgmt_msg assign = Request(DXPU_MGMT_ASSIGN, 1);
+  assign.body.assign = {2, 0x0300, 0xa0};
+  ASSERT_EQ(Ask(*box, assign, &counters).status, DXPU_MGMT_OK);
+
+  std::vector<uint8_t> bytes;
+  const dxpu_mgmt_msg r = Ask(*box, Request(DXPU_MGMT_INVENTORY, 77), &counters, &bytes);
+  ASSERT_EQ(r.status, DXPU_MGMT_OK);
+  EXPECT_EQ(bytes.size(), DXPU_MGMT_HDR_SIZE + DXPU_MGMT_INVENTORY_FIXED_SIZE +
+                              3 * DXPU_MGMT_INVENTORY_ENTRY_SIZE);
+  EXPECT_EQ(r.body.inventory.node_id, 0x0123456789abcdefULL);
+  ASSERT_EQ(r.body.inventory.device_count, 3);
+  for (uint16_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(want[i].profile);
+    const gpu::DeviceProfile p = *gpu::FindProfile(want[i].profile);
+    dxpu_mgmt_inventory_device e{};
+    ASSERT_TRUE(dxpu_mgmt_inventory_entry(&r.body.inventory, i, &e));
+    EXPECT_EQ(e.device, i);
+    EXPECT_EQ(e.box_bdf, want[i].box_bdf);
+    EXPECT_EQ(e.vendor_id, p.vendor_id);
+    EXPECT_EQ(e.device_id, p.device_id);
+    EXPECT_EQ(e.memory_bytes, want[i].memory != 0 ? want[i].memory : p.roofline.memory_bytes);
+    EXPECT_EQ(e.memory_bytes, box->device(i).memory_bytes());
+    EXPECT_EQ(std::string(e.profile), want[i].profile);
+  }
+  EXPECT_EQ(r.body.inventory.device_count, box->Devices().size());
+  EXPECT_EQ(box->Devices()[2].owner_node, 0xa0U);  // nothing changed
+  EXPECT_EQ(counters.requests, 2U);
+  EXPECT_EQ(counters.refused, 0U);
+
+  // A request with a body is malformed; the answer has none.
+  std::vector<uint8_t> with_body = Encode(Request(DXPU_MGMT_INVENTORY, 78));
+  with_body.resize(with_body.size() + 8, 0);
+  with_body[DXPU_MGMT_OFF_BODY_LENGTH + 1] = 8;
+  const std::vector<uint8_t> reply = HandleManagement(*box, with_body, 0, &counters);
+  dxpu_mgmt_msg m{};
+  ASSERT_EQ(dxpu_mgmt_decode(reply.data(), reply.size(), &m), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(m.type, DXPU_MGMT_INVENTORY);
+  EXPECT_EQ(m.status, DXPU_MGMT_MALFORMED);
+  EXPECT_EQ(m.body_length, 0);
 }
 
 TEST(Management, GarbageIsDroppedOrRefusedNeverApplied) {

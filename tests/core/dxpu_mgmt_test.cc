@@ -1,7 +1,8 @@
 // DxPU management messages (lib/core/dxpu_mgmt.c): messages laid out by hand from
 // docs/protocol.md section 15, round trips of every type against a reference writer in this
-// file, every decode and encode error, argument checks, the largest STATUS report, and
-// random and mutated datagrams (seed printed; DXPU_SEED replays).
+// file, every decode and encode error, argument checks, the largest STATUS and INVENTORY
+// reports, profile names at and past their limit, and random and mutated datagrams (seed
+// printed; DXPU_SEED replays).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -101,6 +102,39 @@ Bytes ReportBody(uint16_t host_count, const std::vector<dxpu_mgmt_device_entry>&
   return b;
 }
 
+// An INVENTORY entry: the name's bytes as given (a test may break the rules), NUL-padded to 32.
+struct InvEntry {
+  uint16_t device, box_bdf, vendor, device_id;
+  uint64_t memory;
+  std::string name;
+};
+
+Bytes InventoryEntryBytes(const InvEntry& e) {
+  Bytes b;
+  Put16(b, e.device);
+  Put16(b, e.box_bdf);
+  Put16(b, e.vendor);
+  Put16(b, e.device_id);
+  Put64(b, e.memory);
+  Bytes name(e.name.begin(), e.name.end());
+  name.resize(32, 0);
+  b.insert(b.end(), name.begin(), name.end());
+  return b;
+}
+
+Bytes InventoryBody(uint64_t node, const std::vector<InvEntry>& entries) {
+  Bytes b;
+  Put64(b, node);
+  Put16(b, static_cast<uint16_t>(entries.size()));
+  Put16(b, 0);
+  Put32(b, 0);
+  for (const auto& e : entries) {
+    const Bytes entry = InventoryEntryBytes(e);
+    b.insert(b.end(), entry.begin(), entry.end());
+  }
+  return b;
+}
+
 // A whole message: the header with the body's length, then the body.
 Bytes Message(uint8_t type, uint16_t flags, uint32_t request_id, uint16_t status,
               const Bytes& body) {
@@ -172,6 +206,45 @@ dxpu_mgmt_device_entry Entry(uint16_t device, uint16_t box_bdf, uint16_t host_bd
 bool SameEntry(const dxpu_mgmt_device_entry& a, const dxpu_mgmt_device_entry& b) {
   return a.device == b.device && a.box_bdf == b.box_bdf && a.host_bdf == b.host_bdf &&
          a.state == b.state && a.owner == b.owner;
+}
+
+// The library's struct for an InvEntry; the name truncated to what the struct holds.
+dxpu_mgmt_inventory_device ToStruct(const InvEntry& e) {
+  dxpu_mgmt_inventory_device s{};
+  s.device = e.device;
+  s.box_bdf = e.box_bdf;
+  s.vendor_id = e.vendor;
+  s.device_id = e.device_id;
+  s.memory_bytes = e.memory;
+  e.name.copy(s.profile, sizeof(s.profile) - 1);
+  return s;
+}
+
+// Entry i of a decoded inventory equals e (whose name must fit).
+void ExpectInventoryEntry(const dxpu_mgmt_msg& m, size_t i, const InvEntry& e) {
+  dxpu_mgmt_inventory_device got{};
+  ASSERT_TRUE(dxpu_mgmt_inventory_entry(&m.body.inventory, i, &got)) << i;
+  EXPECT_EQ(got.device, e.device) << i;
+  EXPECT_EQ(got.box_bdf, e.box_bdf) << i;
+  EXPECT_EQ(got.vendor_id, e.vendor) << i;
+  EXPECT_EQ(got.device_id, e.device_id) << i;
+  EXPECT_EQ(got.memory_bytes, e.memory) << i;
+  EXPECT_EQ(std::string(got.profile), e.name) << i;
+}
+
+// dxpu_mgmt_encode_inventory into a buffer of the largest message; the bytes, or empty on error.
+Bytes EncodeInventory(uint32_t id, uint64_t node, const std::vector<InvEntry>& entries,
+                      dxpu_mgmt_err* err = nullptr) {
+  std::vector<dxpu_mgmt_inventory_device> structs;
+  structs.reserve(entries.size());
+  for (const InvEntry& e : entries) structs.push_back(ToStruct(e));
+  Bytes out(DXPU_MGMT_MAX_MSG + 64);
+  size_t len = 0;
+  const dxpu_mgmt_err e = dxpu_mgmt_encode_inventory(id, node, structs.data(), structs.size(),
+                                                     out.data(), out.size(), &len);
+  if (err != nullptr) *err = e;
+  out.resize(e == DXPU_MGMT_ERR_OK ? len : 0);
+  return out;
 }
 
 // ---- golden bytes ----
@@ -250,6 +323,46 @@ TEST(MgmtGolden, HandBuiltStatusReport) {
   EXPECT_EQ(to_hex(out), to_hex(b));
 }
 
+// An INVENTORY response by hand: request ID 9, bridge node 0xb0c5, two devices.
+//   +0  "DXMG", version 01, type 06, flags 00 01 (RESPONSE)
+//   +8  request ID 9, body length 0x0070 (16 + 2 * 48 = 112), status 0 (ok)
+//   +16 node ID 0x000000000000b0c5, device count 2, reserved 00 00 00 00 00 00
+//   +32 device 0, box BDF 01:00.0, vendor 0x1de5, device 0x0001, memory 0x40000000 (1 GiB),
+//       "dxgpu" and 27 NULs
+//   +80 device 1, box BDF 02:00.0, vendor 0x10de, device 0x20b0, memory 0xa00000000 (40 GiB),
+//       "a100-40g" and 24 NULs
+TEST(MgmtGolden, HandBuiltInventory) {
+  const Bytes b = from_hex(
+      "44 58 4d 47  01 06 00 01  00 00 00 09  00 70 00 00"
+      "00 00 00 00  00 00 b0 c5  00 02 00 00  00 00 00 00"
+      "00 00 01 00  1d e5 00 01  00 00 00 00  40 00 00 00"
+      "64 78 67 70  75 00 00 00  00 00 00 00  00 00 00 00"
+      "00 00 00 00  00 00 00 00  00 00 00 00  00 00 00 00"
+      "00 01 02 00  10 de 20 b0  00 00 00 0a  00 00 00 00"
+      "61 31 30 30  2d 34 30 67  00 00 00 00  00 00 00 00"
+      "00 00 00 00  00 00 00 00  00 00 00 00  00 00 00 00");
+  ASSERT_EQ(b.size(), 128u);
+  dxpu_mgmt_msg m{};
+  ASSERT_EQ(Decode(b, &m), DXPU_MGMT_ERR_OK);
+  EXPECT_TRUE(dxpu_mgmt_is_response(&m));
+  EXPECT_EQ(m.type, DXPU_MGMT_INVENTORY);
+  EXPECT_EQ(m.request_id, 9u);
+  EXPECT_EQ(m.body.inventory.node_id, 0xb0c5u);
+  ASSERT_EQ(m.body.inventory.device_count, 2);
+  const std::vector<InvEntry> entries = {
+      {0, 0x0100, 0x1de5, 0x0001, uint64_t{1} << 30, "dxgpu"},
+      {1, 0x0200, 0x10de, 0x20b0, uint64_t{40} << 30, "a100-40g"}};
+  ExpectInventoryEntry(m, 0, entries[0]);
+  ExpectInventoryEntry(m, 1, entries[1]);
+  dxpu_mgmt_inventory_device e{};
+  EXPECT_FALSE(dxpu_mgmt_inventory_entry(&m.body.inventory, 2, &e));
+
+  EXPECT_EQ(to_hex(EncodeInventory(9, 0xb0c5, entries)), to_hex(b));
+  EXPECT_EQ(to_hex(Encode(m)), to_hex(b));  // the generic encoder, from the decoded message
+  EXPECT_EQ(
+      b, Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 9, 0, InventoryBody(0xb0c5, entries)));
+}
+
 // ---- round trips ----
 
 // Every request type, every empty OK response and error responses with every status: the
@@ -297,12 +410,14 @@ TEST(MgmtRoundTrip, EveryType) {
     EXPECT_EQ(d.body.dma_grant.host_base, h);
     EXPECT_EQ(d.body.dma_grant.size, size);
 
-    m = Request(DXPU_MGMT_STATUS, id);
-    want = Message(DXPU_MGMT_STATUS, 0, id, 0, {});
-    ASSERT_EQ(Encode(m), want);
-    ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
-    EXPECT_EQ(d.type, DXPU_MGMT_STATUS);
-    EXPECT_EQ(d.body_length, 0);
+    for (uint8_t type : {DXPU_MGMT_STATUS, DXPU_MGMT_INVENTORY}) {
+      m = Request(type, id);
+      want = Message(type, 0, id, 0, {});
+      ASSERT_EQ(Encode(m), want) << dxpu_mgmt_type_name(type);
+      ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+      EXPECT_EQ(d.type, type);
+      EXPECT_EQ(d.body_length, 0);
+    }
 
     for (uint8_t type = DXPU_MGMT_ASSIGN; type <= DXPU_MGMT_DMA_REVOKE_ALL; ++type) {
       want = Message(type, DXPU_MGMT_F_RESPONSE, id, 0, {});
@@ -312,7 +427,7 @@ TEST(MgmtRoundTrip, EveryType) {
       EXPECT_EQ(d.type, type);
       EXPECT_EQ(d.status, DXPU_MGMT_OK);
     }
-    for (uint8_t type = DXPU_MGMT_ASSIGN; type <= DXPU_MGMT_STATUS; ++type) {
+    for (uint8_t type = DXPU_MGMT_ASSIGN; type <= DXPU_MGMT_TYPE_MAX; ++type) {
       for (uint16_t st = 1; st < DXPU_MGMT_STATUS_COUNT; ++st) {
         want = Message(type, DXPU_MGMT_F_RESPONSE, id, st, {});
         ASSERT_EQ(Encode(Response(type, id, st)), want);
@@ -396,6 +511,127 @@ TEST(MgmtRoundTrip, StatusReportWithTheMostDevices) {
   EXPECT_EQ(Decode(over), DXPU_MGMT_ERR_TOO_LARGE);
 }
 
+// Random inventories: the encoder matches the reference writer and decoding gives every field
+// back; the generic encoder re-encodes the decoded message and entries the caller wrote with
+// dxpu_mgmt_inventory_entry_write.
+TEST(MgmtRoundTrip, Inventory) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE("DXPU_SEED=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int round = 0; round < 200; ++round) {
+    const auto id = static_cast<uint32_t>(rng());
+    const uint64_t node = rng();
+    std::vector<InvEntry> entries;
+    for (int i = 0, n = static_cast<int>(rng() % 9); i < n; ++i) {
+      std::string name(1 + rng() % 31, ' ');
+      for (char& c : name) c = static_cast<char>(0x20 + rng() % 95);
+      entries.push_back({static_cast<uint16_t>(rng()), static_cast<uint16_t>(rng()),
+                         static_cast<uint16_t>(rng()), static_cast<uint16_t>(rng()), rng(), name});
+    }
+    const Bytes want =
+        Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, id, 0, InventoryBody(node, entries));
+    ASSERT_EQ(EncodeInventory(id, node, entries), want);
+    dxpu_mgmt_msg d{};
+    ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+    EXPECT_EQ(d.request_id, id);
+    EXPECT_EQ(d.body.inventory.node_id, node);
+    ASSERT_EQ(d.body.inventory.device_count, entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) ExpectInventoryEntry(d, i, entries[i]);
+    EXPECT_EQ(Encode(d), want);
+
+    Bytes wire(entries.size() * DXPU_MGMT_INVENTORY_ENTRY_SIZE);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const dxpu_mgmt_inventory_device e = ToStruct(entries[i]);
+      dxpu_mgmt_inventory_entry_write(&wire[i * DXPU_MGMT_INVENTORY_ENTRY_SIZE], &e);
+    }
+    dxpu_mgmt_msg m = Response(DXPU_MGMT_INVENTORY, id, DXPU_MGMT_OK);
+    m.body.inventory = {node, static_cast<uint16_t>(entries.size()),
+                        entries.empty() ? nullptr : wire.data()};
+    EXPECT_EQ(Encode(m), want);
+  }
+}
+
+// A name of 31 characters is sent whole; a longer one is cut to 31 (with its NUL, the field's
+// 32 bytes), by both encoders and by the entry writer.
+TEST(MgmtRoundTrip, InventoryProfileNameLimits) {
+  const std::string n31 = "abcdefghijklmnopqrstuvwxyz-0123";
+  const std::string n40 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ-0123456789-xy";
+  ASSERT_EQ(n31.size(), 31u);
+  ASSERT_EQ(n40.size(), 40u);
+
+  const std::vector<InvEntry> exact = {{0, 0x0100, 0x10de, 0x2330, uint64_t{80} << 30, n31}};
+  const Bytes b31 = EncodeInventory(1, 0xa, exact);
+  ASSERT_EQ(b31,
+            Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, 0, InventoryBody(0xa, exact)));
+  EXPECT_EQ(b31.back(), 0);  // the NUL is the field's last byte
+  dxpu_mgmt_msg d{};
+  ASSERT_EQ(Decode(b31, &d), DXPU_MGMT_ERR_OK);
+  ExpectInventoryEntry(d, 0, exact[0]);
+
+  // 40 characters in the struct's 32 bytes cannot be given; the struct holds 32 with no NUL,
+  // or 31 and a NUL: both are sent as the first 31.
+  dxpu_mgmt_inventory_device e = ToStruct(exact[0]);
+  n40.copy(e.profile, sizeof(e.profile));  // all 32 bytes, no NUL
+  Bytes out(DXPU_MGMT_MAX_MSG);
+  size_t len = 0;
+  ASSERT_EQ(dxpu_mgmt_encode_inventory(1, 0xa, &e, 1, out.data(), out.size(), &len),
+            DXPU_MGMT_ERR_OK);
+  out.resize(len);
+  const std::vector<InvEntry> cut = {
+      {0, 0x0100, 0x10de, 0x2330, uint64_t{80} << 30, n40.substr(0, 31)}};
+  EXPECT_EQ(out, Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, 0, InventoryBody(0xa, cut)));
+  ASSERT_EQ(Decode(out, &d), DXPU_MGMT_ERR_OK);
+  ExpectInventoryEntry(d, 0, cut[0]);
+  EXPECT_EQ(EncodeInventory(1, 0xa, {{0, 0x0100, 0x10de, 0x2330, uint64_t{80} << 30, n40}}), out);
+  Bytes wire(DXPU_MGMT_INVENTORY_ENTRY_SIZE, 0xee);
+  dxpu_mgmt_inventory_entry_write(wire.data(), &e);
+  EXPECT_EQ(wire, InventoryEntryBytes(cut[0]));
+
+  // On the wire a name has no room for more: 32 characters without a NUL (the 31-character
+  // name with its NUL overwritten, or the first 32 of the 40) are refused.
+  Bytes body = InventoryBody(0xa, exact);
+  body.back() = 'x';
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, 0, body)),
+            DXPU_MGMT_ERR_BAD_ENTRY);
+  const std::vector<InvEntry> no_nul = {{0, 1, 2, 3, 4, "dxgpu"}, {1, 1, 2, 3, 4, n40}};
+  body = InventoryBody(0xa, no_nul);  // the reference writer keeps 32 bytes of the 40
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, 0, body)),
+            DXPU_MGMT_ERR_BAD_ENTRY);
+}
+
+// The largest inventory fits a datagram; one more device does not.
+TEST(MgmtRoundTrip, InventoryWithTheMostDevices) {
+  static_assert(DXPU_MGMT_INVENTORY_MAX_DEVICES == 1364);
+  std::vector<InvEntry> entries;
+  for (uint32_t i = 0; i < DXPU_MGMT_INVENTORY_MAX_DEVICES + 1; ++i) {
+    const auto d = static_cast<uint16_t>(i);
+    entries.push_back(
+        {d, d, 0x10de, static_cast<uint16_t>(~d), uint64_t{i} << 20, "gpu-" + std::to_string(i)});
+  }
+  const std::vector<InvEntry> fit(entries.begin(),
+                                  entries.begin() + DXPU_MGMT_INVENTORY_MAX_DEVICES);
+  const Bytes b = EncodeInventory(3, 0xb0, fit);
+  ASSERT_EQ(b.size(), 65504u);  // 16 + 16 + 1364 * 48; one more entry makes 65552 > 65507
+  EXPECT_EQ(b, Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 3, 0, InventoryBody(0xb0, fit)));
+  dxpu_mgmt_msg d{};
+  ASSERT_EQ(Decode(b, &d), DXPU_MGMT_ERR_OK);
+  ASSERT_EQ(d.body.inventory.device_count, DXPU_MGMT_INVENTORY_MAX_DEVICES);
+  for (size_t i = 0; i < fit.size(); i += 97) ExpectInventoryEntry(d, i, fit[i]);
+  ExpectInventoryEntry(d, fit.size() - 1, fit.back());
+
+  dxpu_mgmt_err err = DXPU_MGMT_ERR_OK;
+  EXPECT_TRUE(EncodeInventory(3, 0xb0, entries, &err).empty());
+  EXPECT_EQ(err, DXPU_MGMT_ERR_TOO_LARGE);
+  Bytes wire(entries.size() * DXPU_MGMT_INVENTORY_ENTRY_SIZE);
+  dxpu_mgmt_msg m = Response(DXPU_MGMT_INVENTORY, 3, DXPU_MGMT_OK);
+  m.body.inventory = {0xb0, static_cast<uint16_t>(entries.size()), wire.data()};
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_TOO_LARGE);
+  const Bytes over =
+      Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 3, 0, InventoryBody(0xb0, entries));
+  ASSERT_EQ(over.size(), 65552u);
+  EXPECT_EQ(Decode(over), DXPU_MGMT_ERR_TOO_LARGE);
+}
+
 // ---- every decode error, from hand-built bytes ----
 
 TEST(MgmtDecode, ShortAndBadMagic) {
@@ -459,7 +695,7 @@ TEST(MgmtDecode, StatusFieldRules) {
 }
 
 TEST(MgmtDecode, UnknownType) {
-  for (uint8_t type : {0, 6, 0x7f, 0xff}) {
+  for (uint8_t type : {0, 7, 0x7f, 0xff}) {
     dxpu_mgmt_msg m{};
     ASSERT_EQ(Decode(Message(type, 0, 77, 0, {}), &m), DXPU_MGMT_ERR_UNKNOWN_TYPE) << int(type);
     EXPECT_EQ(m.type, type);
@@ -524,6 +760,13 @@ TEST(MgmtDecode, BodySizeWrongForTheType) {
       {Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, {}), "STATUS report without a body"},
       {Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, Bytes(7, 0)),
        "STATUS report shorter than its fixed part"},
+      {Message(DXPU_MGMT_INVENTORY, 0, 1, 0, Bytes(8, 0)), "INVENTORY request with a body"},
+      {Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, 0, {}), "INVENTORY without a body"},
+      {Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, 0, Bytes(15, 0)),
+       "INVENTORY shorter than its fixed part"},
+      {Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_INTERNAL,
+               InventoryBody(1, {})),
+       "INVENTORY error response with an inventory"},
   };
   for (const Case& c : cases) EXPECT_EQ(Decode(c.msg), DXPU_MGMT_ERR_BODY_SIZE) << c.what;
 
@@ -541,6 +784,30 @@ TEST(MgmtDecode, BodySizeWrongForTheType) {
   body.pop_back();  // a partial entry
   EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, body)),
             DXPU_MGMT_ERR_BODY_SIZE);
+
+  // An INVENTORY whose device count is not its entries': every size but 16 + 2 * 48.
+  const std::vector<InvEntry> inv = {{0, 0x0100, 0x10de, 0x2330, 1 << 20, "h100-80g"},
+                                     {1, 0x0200, 0x10de, 0x20b0, 1 << 20, "a100-40g"}};
+  const Bytes good = InventoryBody(0xb0, inv);
+  ASSERT_EQ(good.size(), 112u);
+  ASSERT_EQ(Decode(Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, 0, good)),
+            DXPU_MGMT_ERR_OK);
+  for (size_t n = 0; n < good.size() + 60; ++n) {
+    if (n == good.size()) continue;
+    Bytes cut = good;
+    cut.resize(n, 0);  // truncated, or with bytes after the last entry
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, 0, cut)),
+              DXPU_MGMT_ERR_BODY_SIZE)
+        << n;
+  }
+  for (uint16_t count : {0, 1, 3, 0xffff}) {
+    body = good;
+    body[8] = static_cast<uint8_t>(count >> 8);
+    body[9] = static_cast<uint8_t>(count);
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, 0, body)),
+              DXPU_MGMT_ERR_BODY_SIZE)
+        << count;
+  }
 }
 
 TEST(MgmtDecode, ReservedBodyFields) {
@@ -572,6 +839,49 @@ TEST(MgmtDecode, ReservedBodyFields) {
               DXPU_MGMT_ERR_RESERVED)
         << at;
   }
+  // The inventory's reserved u16 and u32, and the padding after an entry's name.
+  const std::vector<InvEntry> inv = {{0, 1, 2, 3, 4, "dxgpu"}};
+  for (size_t at : {10, 11, 12, 13, 14, 15, 16 + 16 + 5 + 1, 16 + 47}) {
+    Bytes body = InventoryBody(0xb0, inv);
+    body[at] = 'x';
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, 0, body)),
+              DXPU_MGMT_ERR_RESERVED)
+        << at;
+  }
+}
+
+// A profile name is 1..31 printable ASCII characters and a NUL; refused on the wire and by the
+// encoder otherwise.
+TEST(MgmtDecode, BadInventoryNames) {
+  const std::string bad[] = {"", std::string("gp\x01u"), "tab\there", "caf\xc3\xa9",
+                             std::string("del\x7f")};
+  for (const std::string& name : bad) {
+    const std::vector<InvEntry> entries = {{0, 1, 2, 3, 4, "dxgpu"}, {1, 2, 2, 3, 4, name}};
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 1, 0,
+                             InventoryBody(0xb0, entries))),
+              DXPU_MGMT_ERR_BAD_ENTRY)
+        << to_hex(Bytes(name.begin(), name.end()));
+    dxpu_mgmt_err err = DXPU_MGMT_ERR_OK;
+    EXPECT_TRUE(EncodeInventory(1, 0xb0, entries, &err).empty());
+    EXPECT_EQ(err, DXPU_MGMT_ERR_BAD_ENTRY);
+    // The generic encoder refuses the same entries (written without a check).
+    Bytes wire;
+    for (const InvEntry& e : entries) {
+      const Bytes one = InventoryEntryBytes(e);
+      wire.insert(wire.end(), one.begin(), one.end());
+    }
+    dxpu_mgmt_msg m = Response(DXPU_MGMT_INVENTORY, 1, DXPU_MGMT_OK);
+    m.body.inventory = {0xb0, 2, wire.data()};
+    EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_BAD_ENTRY);
+  }
+  // The generic encoder: entries missing, or padding not zero.
+  dxpu_mgmt_msg m = Response(DXPU_MGMT_INVENTORY, 1, DXPU_MGMT_OK);
+  m.body.inventory = {0xb0, 1, nullptr};
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_BAD_ENTRY);
+  Bytes wire = InventoryEntryBytes({0, 1, 2, 3, 4, "dxgpu"});
+  wire[16 + 20] = 1;
+  m.body.inventory.entries = wire.data();
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_RESERVED);
 }
 
 TEST(MgmtDecode, BadStatusEntries) {
@@ -630,11 +940,11 @@ TEST(MgmtEncode, RefusesWhatTheDecoderRefuses) {
   EXPECT_EQ(EncodeErr(Response(DXPU_MGMT_STATUS, 1, DXPU_MGMT_STATUS_COUNT)),
             DXPU_MGMT_ERR_BAD_STATUS);
   EXPECT_EQ(EncodeErr(Request(0, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
-  EXPECT_EQ(EncodeErr(Request(6, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
-  EXPECT_EQ(EncodeErr(Response(6, 1, DXPU_MGMT_OK)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Request(7, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Response(7, 1, DXPU_MGMT_OK)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
   // The answer to an unknown type echoes it.
-  EXPECT_EQ(Encode(Response(6, 1, DXPU_MGMT_UNKNOWN_TYPE)),
-            Message(6, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_UNKNOWN_TYPE, {}));
+  EXPECT_EQ(Encode(Response(7, 1, DXPU_MGMT_UNKNOWN_TYPE)),
+            Message(7, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_UNKNOWN_TYPE, {}));
 
   // A report whose entries break the rules.
   Bytes wire(DXPU_MGMT_STATUS_ENTRY_SIZE);
@@ -671,6 +981,15 @@ TEST(MgmtEncode, NoSpaceWritesNothing) {
   EXPECT_EQ(dxpu_mgmt_encode_status_report(1, 0, one.data(), 1, big.data(), 40, &len),
             DXPU_MGMT_ERR_OK);
   EXPECT_EQ(len, 40u);
+  const dxpu_mgmt_inventory_device inv = ToStruct({0, 1, 2, 3, 4, "dxgpu"});
+  Bytes inv_buf(80, 0xaa);
+  len = 99;
+  EXPECT_EQ(dxpu_mgmt_encode_inventory(1, 2, &inv, 1, inv_buf.data(), 79, &len),
+            DXPU_MGMT_ERR_NO_SPACE);
+  EXPECT_EQ(len, 0u);
+  EXPECT_EQ(inv_buf, Bytes(80, 0xaa));
+  EXPECT_EQ(dxpu_mgmt_encode_inventory(1, 2, &inv, 1, inv_buf.data(), 80, &len), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(len, 80u);
 }
 
 // ---- arguments, answers, names ----
@@ -705,7 +1024,8 @@ TEST(MgmtArgs, BadArguments) {
     EXPECT_EQ(dxpu_mgmt_check_args(&m), g.want)
         << std::hex << g.device_base << " " << g.host_base << " " << g.size;
   }
-  for (uint8_t type : {DXPU_MGMT_RELEASE, DXPU_MGMT_DMA_REVOKE_ALL, DXPU_MGMT_STATUS}) {
+  for (uint8_t type :
+       {DXPU_MGMT_RELEASE, DXPU_MGMT_DMA_REVOKE_ALL, DXPU_MGMT_STATUS, DXPU_MGMT_INVENTORY}) {
     const dxpu_mgmt_msg other = Request(type, 1);
     EXPECT_EQ(dxpu_mgmt_check_args(&other), DXPU_MGMT_OK) << int(type);
   }
@@ -736,8 +1056,11 @@ TEST(MgmtNames, StableAndDistinct) {
   EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_DMA_GRANT), "dma-grant");
   EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_DMA_REVOKE_ALL), "dma-revoke-all");
   EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_STATUS), "status");
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_INVENTORY), "inventory");
+  EXPECT_EQ(DXPU_MGMT_INVENTORY, 6);
+  EXPECT_EQ(DXPU_MGMT_TYPE_MAX, DXPU_MGMT_INVENTORY);
   EXPECT_STREQ(dxpu_mgmt_type_name(0), "unknown");
-  EXPECT_STREQ(dxpu_mgmt_type_name(6), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_type_name(7), "unknown");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_DEVICE_BUSY), "device-busy");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_BAD_ARGUMENT), "bad-argument");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_STATUS_COUNT), "unknown");
@@ -765,7 +1088,7 @@ TEST(MgmtNames, StableAndDistinct) {
 Bytes RandomValid(std::mt19937_64& rng) {
   const auto id = static_cast<uint32_t>(rng());
   const auto dev = static_cast<uint16_t>(rng());
-  switch (rng() % 8) {
+  switch (rng() % 10) {
     case 0:
       return Message(DXPU_MGMT_ASSIGN, 0, id, 0,
                      AssignBody(dev, static_cast<uint16_t>(rng()), rng()));
@@ -790,6 +1113,20 @@ Bytes RandomValid(std::mt19937_64& rng) {
     }
     case 6:
       return Message(static_cast<uint8_t>(1 + rng() % 4), DXPU_MGMT_F_RESPONSE, id, 0, {});
+    case 7:
+      return Message(DXPU_MGMT_INVENTORY, 0, id, 0, {});
+    case 8: {
+      std::vector<InvEntry> entries;
+      for (int i = 0, n = static_cast<int>(rng() % 4); i < n; ++i) {
+        std::string name(1 + rng() % 31, ' ');
+        for (char& c : name) c = static_cast<char>(0x20 + rng() % 95);
+        entries.push_back({static_cast<uint16_t>(i), static_cast<uint16_t>(rng()),
+                           static_cast<uint16_t>(rng()), static_cast<uint16_t>(rng()), rng(),
+                           name});
+      }
+      return Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, id, 0,
+                     InventoryBody(rng(), entries));
+    }
     default:
       return Message(static_cast<uint8_t>(rng()), DXPU_MGMT_F_RESPONSE, id,
                      static_cast<uint16_t>(1 + rng() % (DXPU_MGMT_STATUS_COUNT - 1)), {});
@@ -830,7 +1167,7 @@ TEST(MgmtFuzz, RandomAndMutatedDatagrams) {
     Bytes r(rng() % 96);
     for (auto& x : r) x = static_cast<uint8_t>(rng());
     if (r.size() >= 16 && (rng() & 1) != 0) {
-      const Bytes h = Header(static_cast<uint8_t>(rng() % 7), static_cast<uint16_t>(rng() % 2), 0,
+      const Bytes h = Header(static_cast<uint8_t>(rng() % 8), static_cast<uint16_t>(rng() % 2), 0,
                              static_cast<uint16_t>(r.size() - 16), 0);
       std::copy(h.begin(), h.end(), r.begin());
     }

@@ -5,9 +5,11 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdint>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "bridge-fw/management_client.h"
 #include "core/dxpu_mgmt.h"
 #include "error_report.h"
+#include "numbers.h"
 #include "result.h"
 
 namespace dxpu::cli {
@@ -119,6 +122,54 @@ int RunStatus(const BridgeOptions& o) {
   return kExitOk;
 }
 
+// "80 GiB", "16 MiB", or bytes when it is not a whole number of MiB.
+std::string FormatMemory(uint64_t bytes) {
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  if (bytes != 0 && bytes % kGiB == 0) return fmt::format("{} GiB", bytes / kGiB);
+  if (bytes != 0 && bytes % kMiB == 0) return fmt::format("{} MiB", bytes / kMiB);
+  return fmt::format("{} B", bytes);
+}
+
+int RunInventory(const BridgeOptions& o) {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_INVENTORY;
+  const bridge::ManagementReply reply = Exchange(o, req);
+  if (!reply.answered() || reply.msg.status != DXPU_MGMT_OK)
+    return Finish(o, "inventory", reply, {});
+  std::string why;
+  const std::optional<bridge::BridgeInventory> inv = bridge::DecodeInventory(reply, &why);
+  if (!inv) {
+    return ReportError("bridge inventory", Error{"bad-response", why}, o.json, std::cout, std::cerr,
+                       kExitFailure);
+  }
+  if (o.json) {
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+    for (const bridge::InventoryEntry& d : inv->devices) {
+      devices.push_back({{"device", d.device},
+                         {"box_bdf", FormatBdf(d.box_bdf)},
+                         {"vendor_id", fmt::format("{:04x}", d.vendor)},
+                         {"device_id", fmt::format("{:04x}", d.device_id)},
+                         {"memory_bytes", d.memory_bytes},
+                         {"profile", d.profile}});
+    }
+    std::cout << nlohmann::ordered_json{{"node_id", fmt::format("{:#x}", inv->node_id)},
+                                        {"devices", devices}}
+                     .dump()
+              << '\n';
+    return kExitOk;
+  }
+  std::cout << fmt::format("bridge {:#x}: {} devices\n", inv->node_id, inv->devices.size());
+  std::cout << fmt::format("{:>6}  {:>8}  {:>9}  {:>10}  {}\n", "device", "box BDF", "PCI ID",
+                           "memory", "profile");
+  for (const bridge::InventoryEntry& d : inv->devices) {
+    std::cout << fmt::format("{:>6}  {:>8}  {:>9}  {:>10}  {}\n", d.device, FormatBdf(d.box_bdf),
+                             fmt::format("{:04x}:{:04x}", d.vendor, d.device_id),
+                             FormatMemory(d.memory_bytes), d.profile);
+  }
+  return kExitOk;
+}
+
 int RunAssign(const BridgeOptions& o) {
   Result<uint64_t> node = ParseU64("--node", o.node);
   if (!node.ok())
@@ -180,10 +231,13 @@ void CommonOptions(CLI::App* cmd, BridgeOptions& o) {
 Command AddBridgeCommand(CLI::App& parent) {
   auto o = std::make_shared<BridgeOptions>();
   CLI::App* cmd = parent.add_subcommand(
-      "bridge", "Manage a dxpu-bridge: device status, assignment, release, DMA grants");
+      "bridge", "Manage a dxpu-bridge: inventory, device status, assignment, release, DMA grants");
   cmd->require_subcommand(1);
   auto* status = cmd->add_subcommand("status", "List the bridge's devices, their state and owner");
   CommonOptions(status, *o);
+  auto* inventory = cmd->add_subcommand(
+      "inventory", "The bridge's node ID and its devices: PCI IDs, memory and GPU profile");
+  CommonOptions(inventory, *o);
   auto* assign = cmd->add_subcommand("assign", "Give a device to a host (by its DxFP node ID)");
   CommonOptions(assign, *o);
   assign->add_option("--device", o->device, "the bridge's device number")->required();
@@ -208,12 +262,14 @@ Command AddBridgeCommand(CLI::App& parent) {
   cmd->footer(
       "Examples:\n"
       "  dxpu bridge status --to 127.0.0.1:17481\n"
+      "  dxpu bridge inventory --json\n"
       "  dxpu bridge assign --device 0 --node 0xa1 --host-bdf 01:00.0\n"
       "  dxpu bridge grant --device 0 --device-base 0x100000000 --size 1GiB\n"
       "  dxpu bridge release --device 0 --json\n"
       "Exit status: 0 done, 1 refused or no answer, 2 bad command line.");
-  return {cmd, [o, status, assign, release, grant, revoke]() -> int {
+  return {cmd, [o, status, inventory, assign, release, grant, revoke]() -> int {
             if (status->parsed()) return RunStatus(*o);
+            if (inventory->parsed()) return RunInventory(*o);
             if (assign->parsed()) return RunAssign(*o);
             if (release->parsed()) return RunDeviceRef(*o, DXPU_MGMT_RELEASE, "release");
             if (grant->parsed()) return RunGrant(*o);

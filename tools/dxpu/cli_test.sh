@@ -2,7 +2,8 @@
 # cli_test.sh - end-to-end checks of the dxpu CLI. Usage: cli_test.sh PATH/TO/dxpu
 # Exercises decode of a hand-derived vector, encode->decode round trips, error handling
 # (bad hex, truncated TLPs, codec rule violations, usage errors), crc32c, the demo, `run`,
-# `lspci`, and --help of every command. Prints each failure and exits 1 if there was any.
+# `lspci`, `pool` without a manager, and --help of every command. Prints each failure and exits
+# 1 if there was any.
 set -uo pipefail
 
 DXPU=${1:?usage: cli_test.sh PATH/TO/dxpu}
@@ -294,8 +295,31 @@ run "bench fabric odd size" 2 "$DXPU" bench fabric --size 6
 run "bench fabric bad link" 2 "$DXPU" bench fabric --link tcp
 run "bench fabric no rounds" 2 "$DXPU" bench fabric --rounds 0
 
+# --- pool ---------------------------------------------------------------------------------
+# Without a manager: a clear sentence naming the URL, exit 1; bad command lines: exit 2.
+if run "pool no manager" 1 "$DXPU" pool status --manager http://127.0.0.1:1 --timeout 2; then
+  grep_check "pool no manager" err "^dxpu pool status: unreachable: cannot connect to the manager at http://127.0.0.1:1"
+fi
+if run "pool no manager json" 1 "$DXPU" pool gpus --free --manager http://127.0.0.1:1 --json; then
+  json_check "pool no manager json" 'd["error"] == "unreachable" and "http://127.0.0.1:1" in d["message"]'
+fi
+if run "pool manager from the environment" 1 env DXPU_MANAGER=127.0.0.1:1 "$DXPU" pool boxes; then
+  grep_check "pool manager from the environment" err "manager at 127.0.0.1:1 "
+fi
+if run "pool bad url" 2 "$DXPU" pool hosts --manager ftp://example; then
+  grep_check "pool bad url" err "bad-url"
+fi
+run "pool prefer without a box" 2 "$DXPU" pool allocate --host h1 --count 1 --policy prefer \
+  --manager http://127.0.0.1:1
+run "pool bad policy" 2 "$DXPU" pool allocate --host h1 --count 1 --policy random
+run "pool bad count" 2 "$DXPU" pool allocate --host h1 --count two
+run "pool release without an ID" 2 "$DXPU" pool release
+run "pool without subcommand" 2 "$DXPU" pool
+
 # --- help and version -------------------------------------------------------------------
-for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "version"; do
+for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \
+    "pool remove-box" "pool gpus" "pool hosts" "pool allocations" "pool list" "pool allocate" \
+    "pool release" "pool show" "version"; do
   # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
   if run "help '$cmd'" 0 "$DXPU" $cmd --help; then
     grep_check "help '$cmd'" out "Usage\|USAGE\|usage"

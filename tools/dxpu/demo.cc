@@ -13,6 +13,7 @@
 
 #include "bridge-fw/datapath_choice.h"
 #include "demo_bridge.h"
+#include "demo_pool.h"
 #include "demo_report.h"
 #include "dxgpu/runtime.h"
 #include "host/direct_port.h"
@@ -110,7 +111,7 @@ DemoSimRun Simulate(const DemoOptions& o, const std::string& workload, double la
 int Run(const DemoOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const workloads::Scale scale = o.quick ? workloads::Scale::kTest : workloads::Scale::kDemo;
-  const int steps = o.simulate ? 5 : 4;
+  const int steps = o.simulate ? 6 : 5;
   DemoReport report;
   report.link = o.link;
   report.datapath = o.datapath;
@@ -195,8 +196,12 @@ int Run(const DemoOptions& o) {
                              row.native.ok && row.dxpu.ok ? ", results verified" : ", FAILED");
     report.rows.push_back(std::move(row));
   }
+  Step(4, steps,
+       "the pool: 2 boxes, 3 hosts through dxpu-manager and dxpu-agent; GPUs taken, given back "
+       "and taken again");
+  report.pool = RunPoolScene(dir / "pool");
   if (o.simulate) {
-    Step(4, steps, "the same workloads in the simulator with hardware-like fabric figures");
+    Step(5, steps, "the same workloads in the simulator with hardware-like fabric figures");
     for (DemoRow& row : report.rows) {
       for (double us : o.sim_latency_us) row.simulated.push_back(Simulate(o, row.name, us, scale));
     }

@@ -62,6 +62,7 @@ Result<std::unique_ptr<DemoBridge>> DemoBridge::Start(const DemoBridgeOptions& o
     config.links.push_back(lc);
     b->host_peer_ = lc.listen;
     b->where_ = fmt::format("udp 127.0.0.1:{}", port);
+    b->fabric_ = fmt::format("udp:127.0.0.1:{}", port);
   } else if (options.link == "unix") {
     const std::string bridge_sock = (options.dir / "bridge.dxfp").string();
     b->host_socket_ = (options.dir / "host.dxfp").string();

@@ -44,6 +44,10 @@ class DemoBridge {
   dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenHostPort(size_t n, uint64_t node);
   // "udp 127.0.0.1:40123", "unix /tmp/...", "mem".
   const std::string& where() const { return where_; }
+  // Its management socket ("unix:PATH") and, over UDP, where hosts reach it ("udp:IP:PORT"),
+  // as the pool manager names them.
+  std::string management() const { return "unix:" + management_path_; }
+  const std::string& fabric() const { return fabric_; }
   void Stop();
 
  private:
@@ -53,6 +57,7 @@ class DemoBridge {
   std::unique_ptr<bridge::BridgeDaemon> daemon_;
   std::thread thread_;
   std::string where_;
+  std::string fabric_;
   std::string management_path_;
   std::unique_ptr<link::Link> host_end_;  // mem: the host's end of the in-memory pair
   link::LinkAddress host_peer_;

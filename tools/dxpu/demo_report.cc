@@ -67,7 +67,7 @@ nlohmann::ordered_json StatsJson(const dxgpu::Stats& s) {
 }
 
 bool DemoReport::ok() const {
-  if (rows.empty()) return false;
+  if (rows.empty() || !pool.ok()) return false;
   return std::all_of(rows.begin(), rows.end(), [](const DemoRow& r) {
     return r.native.ok && r.dxpu.ok &&
            std::all_of(r.simulated.begin(), r.simulated.end(),
@@ -138,10 +138,17 @@ std::string DemoTable(const DemoReport& report) {
       if (!s.dxpu.error.empty()) out += fmt::format("{} sim DxPU: {}\n", r.name, s.dxpu.error);
     }
   }
-  out += fmt::format(
-      "{} in {:.1f} s.\n",
-      report.ok() ? "Every result matched the CPU reference" : "SOME RESULTS FAILED (see above)",
-      report.wall_seconds);
+  out +=
+      "\nThe pool: 2 boxes of 4 GPUs, 3 hosts, through dxpu-manager and its agents (every step\n"
+      "audited against the bridges' owners and the agents' devices):\n";
+  for (const PoolSceneStep& s : report.pool.steps)
+    out += fmt::format("  {:<30} {}{}\n", s.what, s.outcome, s.ok ? "" : "  FAILED");
+  if (!report.pool.error.empty()) out += fmt::format("  FAILED: {}\n", report.pool.error);
+  out += fmt::format("{} in {:.1f} s.\n",
+                     report.ok()
+                         ? "Every result matched the CPU reference and the pool held its invariants"
+                         : "SOME RESULTS FAILED (see above)",
+                     report.wall_seconds);
   return out;
 }
 
@@ -190,6 +197,10 @@ nlohmann::ordered_json DemoJson(const DemoReport& report) {
     rows.push_back(row);
   }
   j["workloads"] = rows;
+  nlohmann::ordered_json pool_steps = nlohmann::ordered_json::array();
+  for (const PoolSceneStep& s : report.pool.steps)
+    pool_steps.push_back({{"what", s.what}, {"outcome", s.outcome}, {"ok", s.ok}});
+  j["pool"] = {{"ok", report.pool.ok()}, {"error", report.pool.error}, {"steps", pool_steps}};
   j["wall_seconds"] = report.wall_seconds;
   return j;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "demo_pool.h"
 #include "dxgpu/stats.h"
 
 namespace dxpu::cli {
@@ -52,6 +53,7 @@ struct DemoReport {
   std::vector<DemoDevice> dxpu_devices;
   uint64_t sim_bandwidth_bps = 0;
   std::vector<DemoRow> rows;
+  PoolScene pool;  // the multi-host scene through the pool manager
   double wall_seconds = 0;
 
   bool ok() const;

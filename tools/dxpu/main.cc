@@ -14,6 +14,7 @@
 #include "crc_command.h"
 #include "demo.h"
 #include "lspci_command.h"
+#include "pool_command.h"
 #include "rtl_command.h"
 #include "run_command.h"
 #include "sim_command.h"
@@ -31,7 +32,8 @@ constexpr const char* kDescription =
     "PCIe Transaction Layer Packets (TLPs) are carried over an Ethernet/IP fabric (DxFP).\n"
     "Commands decode and build TLPs with the same codec the kernel module and the bridge "
     "use, compute the fabric's CRC32C, run the demo, run the workloads on the GPUs dxpu.ko "
-    "attached, list those devices and run the RTL testbenches' regression.";
+    "attached, list those devices, ask the pool manager for GPUs and run the RTL testbenches' "
+    "regression.";
 
 Command AddVersionCommand(CLI::App& parent) {
   CLI::App* cmd = parent.add_subcommand("version", "Print the dxpu version");
@@ -67,6 +69,7 @@ int Main(int argc, char** argv) {
   commands.push_back(AddSimCommand(app));
   commands.push_back(AddBenchCommand(app));
   commands.push_back(AddBridgeCommand(app));
+  commands.push_back(AddPoolCommand(app));
   commands.push_back(AddRtlCommand(app));
   commands.push_back(AddVersionCommand(app));
   // After the subcommands: CLI11 copies a parent's footer into subcommands made later.
@@ -80,6 +83,7 @@ int Main(int argc, char** argv) {
       "  dxpu lspci\n"
       "  dxpu sim fabric --seeds 2000\n"
       "  dxpu bench fabric\n"
+      "  dxpu pool gpus --free\n"
       "  dxpu rtl regress --seeds 3\n"
       "Run 'dxpu COMMAND --help' for a command's arguments.");
 

@@ -1,0 +1,70 @@
+// agent_service.h - the host agent (dxpu-agent): registers the host with its manager (and again
+// every heartbeat, so a manager that lost it learns it again; a new boot ID each start tells the
+// manager that what this host had attached is gone), and serves the manager's attach and
+// detach calls through a backend (docs/manager.md "The agent's API"). Calls are run one at a
+// time: hot-plug on one host is serial anyway, and the backends keep per-bridge state.
+#ifndef DXPU_MANAGER_AGENT_SERVICE_H_
+#define DXPU_MANAGER_AGENT_SERVICE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "manager/agent_backend.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace dxpu::manager {
+
+struct AgentOptions {
+  std::string id;         // the host's name in the pool
+  uint64_t node_id = 0;   // its DxFP node ID
+  std::string manager;    // "http://127.0.0.1:17490"
+  std::string advertise;  // the URL the manager calls this agent at
+  int heartbeat_ms = 10'000;
+  int retry_ms = 500;  // registration retries until the manager answers
+  // Crash tests only: the process exits (status 137) after its crash_call-th attach or detach
+  // took effect, before answering. 0: never.
+  uint64_t crash_call = 0;
+};
+
+class AgentService {
+ public:
+  AgentService(AgentOptions options, std::unique_ptr<AttachBackend> backend);
+  ~AgentService();
+  AgentService(const AgentService&) = delete;
+  AgentService& operator=(const AgentService&) = delete;
+
+  void InstallRoutes(httplib::Server& server);
+  // Starts registering with the manager (a thread), with a fresh boot ID.
+  void StartRegistration();
+  const std::string& boot_id() const { return boot_id_; }
+  bool registered() const;
+
+ private:
+  void RegistrationLoop();
+  bool Register();
+  void MaybeCrash(const std::string& gpu);
+
+  AgentOptions options_;
+  std::unique_ptr<AttachBackend> backend_;
+  std::string boot_id_;
+  std::mutex calls_;                             // one attach or detach at a time
+  std::map<std::string, std::string> attached_;  // gpu -> what the backend said
+  uint64_t calls_done_ = 0;
+  mutable std::mutex state_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  bool registered_ = false;
+  std::thread registration_;
+};
+
+}  // namespace dxpu::manager
+
+#endif  // DXPU_MANAGER_AGENT_SERVICE_H_

@@ -1,0 +1,149 @@
+// bridge_steps.cc - the manager's steps on a bridge (bridge_steps.h).
+#include "manager/bridge_steps.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "bridge-fw/bridge_config.h"
+#include "host/proxy_port.h"
+#include "link/link_address.h"
+
+namespace dxpu::manager {
+
+namespace {
+
+ActionResult Failed(const Action& action, const bridge::ManagementReply& reply,
+                    std::string_view what) {
+  ActionResult r;
+  r.id = action.id;
+  r.outcome = reply.answered() ? ActionOutcome::kRefused : ActionOutcome::kUnreachable;
+  r.error = fmt::format("{} {}: {}", what, action.box.id, reply.Problem());
+  return r;
+}
+
+ActionResult Ok(const Action& action) {
+  ActionResult r;
+  r.id = action.id;
+  r.outcome = ActionOutcome::kDone;
+  return r;
+}
+
+dxpu_mgmt_msg Request(uint8_t type) {
+  dxpu_mgmt_msg m{};
+  m.type = type;
+  return m;
+}
+
+ActionResult Assign(const Action& a, const ManagementExchange& exchange) {
+  dxpu_mgmt_msg assign = Request(DXPU_MGMT_ASSIGN);
+  assign.body.assign = {a.device, a.host_bdf, a.host.node_id};
+  bridge::ManagementReply reply = exchange(assign);
+  if (!reply.ok()) return Failed(a, reply, "ASSIGN on");
+  // The host's address map, identity mapped (docs/host-proxy.md): the same grant again is OK.
+  for (const host::HostDmaGrant& g : host::HostDmaGrants()) {
+    dxpu_mgmt_msg grant = Request(DXPU_MGMT_DMA_GRANT);
+    grant.body.dma_grant = {a.device, g.base, g.base, g.size};
+    reply = exchange(grant);
+    if (!reply.ok()) return Failed(a, reply, "DMA_GRANT on");
+  }
+  return Ok(a);
+}
+
+ActionResult Release(const Action& a, const ManagementExchange& exchange) {
+  dxpu_mgmt_msg release = Request(DXPU_MGMT_RELEASE);
+  release.body.release = {a.device};
+  const bridge::ManagementReply reply = exchange(release);
+  // A device no host holds is what a release wants: done (a repeated release after a crash).
+  if (reply.answered() && reply.msg.status == DXPU_MGMT_NOT_ASSIGNED) return Ok(a);
+  if (!reply.ok()) return Failed(a, reply, "RELEASE on");
+  return Ok(a);
+}
+
+ActionResult Probe(const Action& a, const ManagementExchange& exchange) {
+  const bridge::ManagementReply inventory_reply = exchange(Request(DXPU_MGMT_INVENTORY));
+  if (!inventory_reply.ok()) return Failed(a, inventory_reply, "INVENTORY of");
+  std::string why;
+  std::optional<bridge::BridgeInventory> inventory = bridge::DecodeInventory(inventory_reply, &why);
+  if (!inventory) {
+    ActionResult r;
+    r.id = a.id;
+    r.outcome = ActionOutcome::kRefused;
+    r.error = fmt::format("INVENTORY of {}: {}", a.box.id, why);
+    return r;
+  }
+  const bridge::ManagementReply status = exchange(Request(DXPU_MGMT_STATUS));
+  if (!status.ok()) return Failed(a, status, "STATUS of");
+  // Decoded again from the reply's own bytes: a report's entries point into them.
+  dxpu_mgmt_msg decoded{};
+  if (dxpu_mgmt_decode(status.bytes.data(), status.bytes.size(), &decoded) != DXPU_MGMT_ERR_OK) {
+    ActionResult r;
+    r.id = a.id;
+    r.outcome = ActionOutcome::kRefused;
+    r.error = fmt::format("STATUS of {}: a malformed answer", a.box.id);
+    return r;
+  }
+  std::map<uint16_t, dxpu_mgmt_device_entry> owners;
+  const dxpu_mgmt_status_report& report = decoded.body.status_report;
+  for (size_t i = 0; i < report.device_count; ++i) {
+    dxpu_mgmt_device_entry e{};
+    if (dxpu_mgmt_status_entry(&report, i, &e)) owners[e.device] = e;
+  }
+  ActionResult r = Ok(a);
+  for (const bridge::InventoryEntry& d : inventory->devices) {
+    ProbedDevice p;
+    p.device = d.device;
+    p.box_bdf = d.box_bdf;
+    p.profile = d.profile;
+    if (auto o = owners.find(d.device); o != owners.end() && o->second.owner != 0) {
+      p.owner_node = o->second.owner;
+      p.host_bdf = o->second.host_bdf;
+    }
+    r.devices.push_back(std::move(p));
+  }
+  return r;
+}
+
+}  // namespace
+
+ActionResult RunBridgeAction(const Action& action, const ManagementExchange& exchange) {
+  switch (action.kind) {
+    case ActionKind::kBridgeAssign:
+      return Assign(action, exchange);
+    case ActionKind::kBridgeRelease:
+      return Release(action, exchange);
+    case ActionKind::kBridgeProbe:
+      return Probe(action, exchange);
+    default:
+      break;
+  }
+  ActionResult r;
+  r.id = action.id;
+  r.outcome = ActionOutcome::kRefused;
+  r.error = fmt::format("{} is not a bridge step", ActionKindName(action.kind));
+  return r;
+}
+
+std::optional<link::LinkAddress> ParseManagementAddress(std::string_view text) {
+  if (text.starts_with("unix:") && text.size() > 5)
+    return link::LinkAddress::Unix(std::string(text.substr(5)));
+  return bridge::ParseIpPort(text);
+}
+
+ManagementExchange SocketExchange(const std::string& management, int timeout_ms, int attempts) {
+  std::optional<link::LinkAddress> target = ParseManagementAddress(management);
+  return [target, management, timeout_ms, attempts](dxpu_mgmt_msg request) {
+    if (!target) {
+      bridge::ManagementReply r;
+      r.error_name = "bad-address";
+      r.error = fmt::format("'{}' is not a management address", management);
+      return r;
+    }
+    return bridge::ManagementClient(*target, timeout_ms, attempts).Exchange(request);
+  };
+}
+
+}  // namespace dxpu::manager

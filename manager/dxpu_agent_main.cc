@@ -1,0 +1,266 @@
+// dxpu_agent_main.cc - dxpu-agent: the pool manager's agent on a host (docs/manager.md).
+// Registers the host with the manager and hot-adds and hot-removes the GPUs the manager gives
+// it: through dxpu.ko's sysfs when the module is loaded, through the userspace host proxy
+// otherwise. SIGINT or SIGTERM stops it. `dxpu-agent attach ...` and `dxpu-agent detach ...`
+// run the backend once, without a manager, and exit.
+#include <httplib.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "bridge-fw/bridge_config.h"
+#include "manager/agent_service.h"
+#include "manager/proxy_backend.h"
+#include "manager/serve_until_signal.h"
+#include "manager/sysfs_backend.h"
+
+namespace {
+
+using namespace dxpu::manager;
+
+// One attach or detach from the command line.
+struct OneShot {
+  std::string fabric;
+  int device = 0;
+  std::string host_bdf;
+  std::string gpu;
+  std::string mode = "auto";
+  std::string node = "0";
+};
+
+// "0xa1", "161": a node ID; nullopt when it is not a number.
+std::optional<uint64_t> NodeId(const std::string& text) {
+  try {
+    size_t used = 0;
+    const uint64_t id = std::stoull(text, &used, 0);
+    if (used != text.size()) return std::nullopt;
+    return id;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::unique_ptr<AttachBackend> MakeBackend(const std::string& mode, double link_down_s) {
+  auto sysfs = std::make_unique<SysfsBackend>();
+  if (mode == "kernel" || (mode == "auto" && sysfs->Present())) return sysfs;
+  ProxyBackendOptions po;
+  po.link_down_ns = static_cast<uint64_t>(link_down_s * 1e9);
+  return std::make_unique<ProxyBackend>(po);
+}
+
+CLI::App* AddOneShot(CLI::App& app, const char* name, const char* description, const char* example,
+                     OneShot& o, std::string& level) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->add_option("--fabric", o.fabric,
+                  "where the GPU's bridge is: its MAC for dxpu.ko (kernel mode), udp:IP:PORT "
+                  "for the userspace host proxy")
+      ->required();
+  cmd->add_option("--device", o.device,
+                  "the GPU's device number on its bridge (kernel mode: not used, the bridge "
+                  "knows the device by --host-bdf)")
+      ->required()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--host-bdf", o.host_bdf,
+                  "where the bridge presents the GPU to this host (dxpu bridge assign "
+                  "--host-bdf)")
+      ->required()
+      ->check(CLI::Validator(
+          [](const std::string& s) {
+            return dxpu::bridge::ParseBdf(s) ? std::string()
+                                             : "'" + s + "' is not a BDF such as 01:00.0";
+          },
+          "BB:DD.F"));
+  cmd->add_option("--gpu", o.gpu, "the GPU's name in the result line (default: FABRIC/DEVICE)");
+  cmd->add_option("--mode", o.mode, "auto (kernel if dxpu.ko is loaded), kernel or userspace")
+      ->check(CLI::IsMember({"auto", "kernel", "userspace"}))
+      ->capture_default_str();
+  cmd->add_option("--node-id", o.node,
+                  "this host's DxFP node ID: userspace mode only (dxpu.ko uses its own)")
+      ->capture_default_str();
+  cmd->add_option("--log-level", level, "trace, debug, info, warn, error (on stderr)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  cmd->footer(example);
+  return cmd;
+}
+
+// Runs one attach or detach; the result line on stdout, an error on stderr (exit 1).
+int RunOneShot(bool attach, const OneShot& o, const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("dxpu-agent");  // stdout holds the result alone
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(std::move(logger));
+  AttachRequest r;
+  r.fabric = o.fabric;
+  r.device = static_cast<uint16_t>(o.device);
+  r.host_bdf = *dxpu::bridge::ParseBdf(o.host_bdf);
+  r.gpu = o.gpu.empty() ? o.fabric + "/" + std::to_string(o.device) : o.gpu;
+  std::optional<uint64_t> node = NodeId(o.node);
+  if (!node) {
+    std::fprintf(stderr, "dxpu-agent: --node-id must be a number, not '%s'\n", o.node.c_str());
+    return 2;
+  }
+  r.node_id = *node;
+  std::unique_ptr<AttachBackend> backend = MakeBackend(o.mode, 1.0);
+  if (backend->mode() == "userspace" && r.node_id == 0) {
+    std::fprintf(stderr, "dxpu-agent: userspace mode needs --node-id (non-zero)\n");
+    return 2;
+  }
+  if (attach) {
+    PoolResult<std::string> line = backend->Attach(r);
+    if (!line.ok()) {
+      std::fprintf(stderr, "dxpu-agent: %s: %s\n", line.error().name.c_str(),
+                   line.error().message.c_str());
+      return 1;
+    }
+    std::printf("%s\n", line.value().c_str());
+    return 0;
+  }
+  PoolResult<Done> done = backend->Detach(r);
+  if (!done.ok()) {
+    std::fprintf(stderr, "dxpu-agent: %s: %s\n", done.error().name.c_str(),
+                 done.error().message.c_str());
+    return 1;
+  }
+  std::printf("%s: detached\n", r.gpu.c_str());
+  return 0;
+}
+
+// The daemon's own flags (AgentOptions holds the rest).
+struct DaemonFlags {
+  std::string node;
+  std::string listen = "127.0.0.1";
+  int port = 17491;
+  std::string mode = "auto";
+  double link_down_s = 1.0;
+};
+
+// Serves the manager until SIGINT or SIGTERM.
+int RunDaemon(AgentOptions o, const DaemonFlags& f) {
+  if (f.node.empty()) {
+    std::fprintf(stderr, "dxpu-agent: --node-id is required\n");
+    return 2;
+  }
+  o.node_id = NodeId(f.node).value_or(0);
+  if (o.node_id == 0) {
+    std::fprintf(stderr, "dxpu-agent: --node-id must be a non-zero number, not '%s'\n",
+                 f.node.c_str());
+    return 2;
+  }
+  std::unique_ptr<AttachBackend> backend = MakeBackend(f.mode, f.link_down_s);
+  httplib::Server server;
+  const int bound = f.port == 0 ? server.bind_to_any_port(f.listen)
+                                : (server.bind_to_port(f.listen, f.port) ? f.port : -1);
+  if (bound <= 0) {
+    spdlog::error("cannot listen on {}:{}", f.listen, f.port);
+    return 1;
+  }
+  if (o.advertise.empty()) o.advertise = "http://" + f.listen + ":" + std::to_string(bound);
+  AgentService agent(o, std::move(backend));
+  agent.InstallRoutes(server);
+  agent.StartRegistration();
+  std::printf("dxpu-agent: %s (node %#llx) API on %s, manager %s\n", o.id.c_str(),
+              static_cast<unsigned long long>(o.node_id), o.advertise.c_str(), o.manager.c_str());
+  std::fflush(stdout);
+  ServeUntilSignal(server);
+  spdlog::info("stopping");
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  BlockStopSignals();
+
+  CLI::App app{
+      "dxpu-agent: a host's agent for the DxPU pool manager. Registers this host (its name and\n"
+      "DxFP node ID) with dxpu-manager, then attaches and detaches the GPUs the manager gives\n"
+      "it: through dxpu.ko's hot-plug slots when the module is loaded (mode kernel), or through\n"
+      "the userspace host proxy (mode userspace). With the attach or detach command it does\n"
+      "one attach or detach without a manager and exits. See docs/manager.md."};
+  app.require_subcommand(0, 1);
+  char hostname[HOST_NAME_MAX + 1] = {};
+  gethostname(hostname, sizeof hostname);
+  AgentOptions o;
+  o.id = hostname;
+  o.manager = "http://127.0.0.1:17490";
+  DaemonFlags f;
+  std::string level = "info";
+  app.add_option("--id", o.id, "this host's name in the pool")->capture_default_str();
+  app.add_option("--node-id", f.node,
+                 "this host's DxFP node ID (what bridges assign GPUs to); required, but for "
+                 "attach and detach");
+  app.add_option("--manager", o.manager, "the manager's API")->capture_default_str();
+  app.add_option("--listen", f.listen, "the address this agent's API listens on")
+      ->capture_default_str();
+  app.add_option("--port", f.port, "its TCP port (0: any; the port is printed)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--advertise", o.advertise,
+                 "the URL the manager calls this agent at (default: http://LISTEN:PORT)");
+  app.add_option("--mode", f.mode, "auto (kernel if dxpu.ko is loaded), kernel or userspace")
+      ->check(CLI::IsMember({"auto", "kernel", "userspace"}))
+      ->capture_default_str();
+  app.add_option("--link-down", f.link_down_s,
+                 "userspace: seconds without progress before a bridge's GPUs are lost")
+      ->check(CLI::Range(0.1, 60.0))
+      ->capture_default_str();
+  app.add_option("--heartbeat-ms", o.heartbeat_ms, "how often it registers again")
+      ->check(CLI::Range(100, 600'000))
+      ->capture_default_str();
+  app.add_option("--log-level", level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  app.add_option("--crash-after-call", o.crash_call,
+                 "crash tests only: exit after the N-th attach or detach took effect")
+      ->group("");  // hidden
+
+  OneShot shot;
+  CLI::App* attach_cmd = AddOneShot(
+      app, "attach",
+      "Attach one GPU now, without a manager: bind a free dxpu.ko hot-plug slot to it and power "
+      "the slot on (kernel mode), or open it through the userspace host proxy (userspace mode: "
+      "the GPU is this process's, and goes when it exits, so this only checks it can be "
+      "attached). The bridge must have assigned it to this host (dxpu bridge assign). "
+      "Attaching what is attached is done. Prints what the host has, e.g. 'GPU (slot dxpu0)'.",
+      "\nExample:\n"
+      "  dxpu-agent attach --mode kernel --fabric 02:00:00:00:b0:01 --device 0 "
+      "--host-bdf 01:00.0\n",
+      shot, level);
+  CLI::App* detach_cmd = AddOneShot(
+      app, "detach",
+      "Detach one GPU now, without a manager: power its dxpu.ko hot-plug slot off and unbind it "
+      "(kernel mode). Detaching what is not attached is done.",
+      "\nExample:\n"
+      "  dxpu-agent detach --mode kernel --fabric 02:00:00:00:b0:01 --device 0 "
+      "--host-bdf 01:00.0\n",
+      shot, level);
+  // After the subcommands: CLI11 copies a parent's footer into subcommands made later.
+  app.footer(
+      "\nExamples:\n"
+      "  dxpu-agent --id h1 --node-id 0xa1 --manager http://10.0.0.5:17490 --listen 10.0.0.21\n"
+      "  dxpu-agent attach --fabric 02:00:00:00:b0:01 --device 0 --host-bdf 01:00.0\n"
+      "  dxpu-agent detach --fabric 02:00:00:00:b0:01 --device 0 --host-bdf 01:00.0\n"
+      "(dxpu-agent attach --help, dxpu-agent detach --help: their options)\n");
+  CLI11_PARSE(app, argc, argv);
+  if (attach_cmd->parsed() || detach_cmd->parsed())
+    return RunOneShot(attach_cmd->parsed(), shot, level);
+  spdlog::set_level(spdlog::level::from_str(level));
+  return RunDaemon(std::move(o), f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dxpu-agent: internal error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,127 @@
+// dxpu_manager_main.cc - dxpu-manager: the pool manager daemon (docs/manager.md). Keeps the
+// pool in SQLite, serves the REST API, and drives bridges and host agents through attach and
+// release. SIGINT or SIGTERM stops it; whatever was in progress resumes at the next start.
+#include <httplib.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "manager/manager_service.h"
+#include "manager/rest_api.h"
+#include "manager/serve_until_signal.h"
+#include "manager/sqlite_store.h"
+
+namespace {
+
+int Main(int argc, char** argv) {
+  using namespace dxpu::manager;
+  BlockStopSignals();
+  CLI::App app{
+      "dxpu-manager: the DxPU pool manager. Knows every GPU box (dxpu-bridge) and host\n"
+      "(dxpu-agent), allocates GPUs to hosts and drives the bridges and agents through attach\n"
+      "and release; its state is in an SQLite file (WAL), so a restart resumes what was in\n"
+      "progress. The REST/JSON API is described in docs/manager.md; `dxpu pool` is its client."};
+  std::string listen = "127.0.0.1";
+  int port = 17490;
+  std::string db = "dxpu-pool.db";
+  std::string sync = "normal";
+  std::string level = "info";
+  ServiceOptions o;
+  double attach_s = 60, detach_s = 30, probe_s = 2;
+  app.add_option("--listen", listen, "the address the API listens on")->capture_default_str();
+  app.add_option("--port", port, "the API's TCP port (0: any; the port is printed)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--db", db, "the SQLite file that holds the pool (created if missing)")
+      ->capture_default_str();
+  app.add_option("--sync", sync,
+                 "normal: a commit survives a crash of this process; full: also a power loss "
+                 "(an fsync per change)")
+      ->check(CLI::IsMember({"normal", "full"}))
+      ->capture_default_str();
+  app.add_option("--attach-timeout", attach_s,
+                 "seconds an attach may take before it is rolled back")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--detach-timeout", detach_s,
+                 "seconds a host may take to let go of a released GPU before its bridge takes it")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--probe-interval", probe_s, "seconds between probes of each box")
+      ->check(CLI::Range(0.05, 600.0))
+      ->capture_default_str();
+  app.add_option("--workers", o.workers, "steps run at once")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  app.add_option("--log-level", level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  std::string crash_at;
+  app.add_option("--crash-at", crash_at,
+                 "crash tests only: before:N or after:N exits at the N-th step of attach or "
+                 "release, before or after recording it")
+      ->group("");  // hidden
+  CLI11_PARSE(app, argc, argv);
+  if (!crash_at.empty()) {
+    const size_t colon = crash_at.find(':');
+    const std::string when = crash_at.substr(0, colon);
+    if (colon == std::string::npos || (when != "before" && when != "after")) {
+      std::fprintf(stderr, "dxpu-manager: --crash-at wants before:N or after:N\n");
+      return 2;
+    }
+    o.crash_after_record = when == "after";
+    const std::string n = crash_at.substr(colon + 1);
+    if (std::from_chars(n.data(), n.data() + n.size(), o.crash_step).ec != std::errc()) {
+      std::fprintf(stderr, "dxpu-manager: --crash-at wants before:N or after:N\n");
+      return 2;
+    }
+  }
+  spdlog::set_level(spdlog::level::from_str(level));
+  o.pool.attach_timeout_ns = static_cast<uint64_t>(attach_s * 1e9);
+  o.pool.detach_timeout_ns = static_cast<uint64_t>(detach_s * 1e9);
+  o.pool.probe_interval_ns = static_cast<uint64_t>(probe_s * 1e9);
+
+  PoolResult<std::unique_ptr<SqliteStore>> store =
+      SqliteStore::Open(db, sync == "full" ? SqliteSync::kFull : SqliteSync::kNormal);
+  if (!store.ok()) {
+    spdlog::error("{}: {}", store.error().name, store.error().message);
+    return 1;
+  }
+  PoolResult<std::unique_ptr<ManagerService>> service =
+      ManagerService::Start(std::move(store).value(), o);
+  if (!service.ok()) {
+    spdlog::error("{}: {}", service.error().name, service.error().message);
+    return 1;
+  }
+  httplib::Server server;
+  InstallRestApi(server, *service.value());
+  const int bound = port == 0                           ? server.bind_to_any_port(listen)
+                    : server.bind_to_port(listen, port) ? port
+                                                        : -1;
+  if (bound <= 0) {
+    spdlog::error("cannot listen on {}:{}", listen, port);
+    return 1;
+  }
+  std::printf("dxpu-manager: API on http://%s:%d, pool in %s\n", listen.c_str(), bound, db.c_str());
+  std::fflush(stdout);
+  ServeUntilSignal(server);
+  spdlog::info("stopping");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dxpu-manager: %s\n", e.what());
+    return 1;
+  }
+}

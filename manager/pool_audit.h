@@ -1,0 +1,26 @@
+// pool_audit.h - checks a running pool against what its parts say, from outside: the manager's
+// allocations (REST API), each box's owners (its bridge's management STATUS) and each host's
+// devices (its agent's API). Returns the invariants of docs/manager.md that do not hold, as
+// sentences; none when the pool is consistent. Used by the demo's pool scene and the tests;
+// meaningful when nothing is in progress (the manager settled).
+#ifndef DXPU_MANAGER_POOL_AUDIT_H_
+#define DXPU_MANAGER_POOL_AUDIT_H_
+
+#include <string>
+#include <vector>
+
+#include "manager/pool_error.h"
+
+namespace dxpu::manager {
+
+struct PoolAudit {
+  size_t gpus = 0, leased = 0, free = 0;
+  std::vector<std::string> problems;
+};
+
+// The audit, or why it could not be made (the manager, a bridge or an agent did not answer).
+PoolResult<PoolAudit> AuditPool(const std::string& manager_url);
+
+}  // namespace dxpu::manager
+
+#endif  // DXPU_MANAGER_POOL_AUDIT_H_

@@ -1,0 +1,52 @@
+// pool_error.h - the pool manager's errors as values: a kind that fixes the HTTP status, a
+// stable lower-case name scripts match ("unknown-host"), and a sentence for people.
+#ifndef DXPU_MANAGER_POOL_ERROR_H_
+#define DXPU_MANAGER_POOL_ERROR_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace dxpu::manager {
+
+enum class ErrorKind : uint8_t {
+  kBadRequest,   // 400: a malformed body, a field out of range
+  kNotFound,     // 404: no such host, box, GPU or allocation
+  kConflict,     // 409: not possible in the pool's present state (a double release, too few GPUs)
+  kUnavailable,  // 503: the store or a component cannot be reached now; try again
+  kInternal,     // 500
+};
+
+// The HTTP status the REST API answers an error of this kind with.
+int HttpStatusOf(ErrorKind kind);
+
+struct PoolError {
+  ErrorKind kind = ErrorKind::kInternal;
+  std::string name;     // "unknown-host", "insufficient-gpus", "already-released", ...
+  std::string message;  // for people
+};
+
+// A T, or the PoolError that says why not.
+template <typename T>
+class [[nodiscard]] PoolResult {
+ public:
+  PoolResult(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
+  PoolResult(PoolError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T& value() & { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  const PoolError& error() const { return std::get<PoolError>(v_); }
+
+ private:
+  std::variant<T, PoolError> v_;
+};
+
+// For operations with nothing to return.
+struct Done {};
+
+}  // namespace dxpu::manager
+
+#endif  // DXPU_MANAGER_POOL_ERROR_H_

@@ -1,0 +1,528 @@
+// pool_process_test.cc - the pool manager with real processes on loopback: two dxpu-bridge
+// daemons (2 GPUs each), dxpu-manager (SQLite, REST API) and two dxpu-agents attaching
+// through the userspace host proxy. The scene (h1 takes 2 GPUs spread over both boxes and
+// gives them back, h2 takes 3) runs without faults, then with the manager killed at every step
+// of attach and release (before and after it records the step), with an agent killed after
+// each of its calls took effect, with a bridge killed after each ownership change took effect,
+// and with a bridge killed and restarted while its GPUs are lent. Each run ends with
+// the invariants checked against the bridges themselves (management STATUS) and the agents.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bridge-fw/management_client.h"
+#include "bridge_process.h"
+#include "manager/pool_audit.h"
+
+namespace dxpu::test {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// A daemon as a child process: output to a log file, killed and reaped at the end.
+class Daemon {
+ public:
+  Daemon(std::string name, std::vector<std::string> argv, std::filesystem::path log)
+      : name_(std::move(name)), argv_(std::move(argv)), log_(std::move(log)) {}
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+  ~Daemon() { Kill(); }
+
+  void Start() {
+    pid_ = fork();
+    if (pid_ == 0) {
+      FILE* out = std::fopen(log_.c_str(), "a");
+      if (out != nullptr) {
+        dup2(fileno(out), STDOUT_FILENO);
+        dup2(fileno(out), STDERR_FILENO);
+      }
+      std::vector<char*> args;
+      for (std::string& a : argv_) args.push_back(a.data());
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+  }
+  // Whether it is still running (reaps it if not).
+  bool Alive() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return false;
+    }
+    return true;
+  }
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  // Replaces the arguments for the next Start (a restart without a crash hook).
+  void SetArgs(std::vector<std::string> argv) { argv_ = std::move(argv); }
+  const std::filesystem::path& log() const { return log_; }
+
+ private:
+  std::string name_;
+  std::vector<std::string> argv_;
+  std::filesystem::path log_;
+  pid_t pid_ = -1;
+};
+
+struct Answer {
+  int status = 0;
+  json body;
+};
+
+std::string BridgeConfig(uint64_t node, uint16_t udp, uint16_t mgmt) {
+  return json{
+      {"node_id", fmt::format("{:#x}", node)},
+      {"links", json::array({{{"type", "udp"}, {"listen", fmt::format("127.0.0.1:{}", udp)}}})},
+      {"management", {{"listen", fmt::format("127.0.0.1:{}", mgmt)}}},
+      {"devices",
+       json::array({{{"profile", "dxgpu"}, {"box_bdf", "01:00.0"}, {"memory", "16MiB"}},
+                    {{"profile", "dxgpu"}, {"box_bdf", "02:00.0"}, {"memory", "16MiB"}}})},
+      {"limits", {{"link_down", "1s"}}},
+      {"log", {{"level", "info"}, {"format", "text"}}}}
+      .dump(2);
+}
+
+class ProcessPool {
+ public:
+  struct Box {
+    std::string id;
+    uint16_t udp = 0, mgmt = 0;
+    std::unique_ptr<BridgeProcess> process;
+  };
+  struct Host {
+    std::string id;
+    uint64_t node = 0;
+    uint16_t port = 0;
+    std::string crash;
+    std::unique_ptr<Daemon> agent;
+  };
+  explicit ProcessPool(const std::string& manager_crash = "", const std::string& agent_crash = "",
+                       const std::string& bridge_crash = "") {
+    char tmpl[] = "/tmp/dxpu-pool-proc-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    for (int b = 0; b < 2; ++b) {
+      Box box;
+      box.id = b == 0 ? "box-a" : "box-b";
+      box.udp = FreePort(SOCK_DGRAM);
+      box.mgmt = FreePort(SOCK_DGRAM);
+      box.process = std::make_unique<BridgeProcess>(BridgeConfig(0xb0b0 + b, box.udp, box.mgmt));
+      EXPECT_TRUE(box.process->Start(b == 0 ? bridge_crash : "")) << box.id;
+      boxes_.push_back(std::move(box));
+    }
+    manager_port_ = FreePort(SOCK_STREAM);
+    manager_url_ = fmt::format("http://127.0.0.1:{}", manager_port_);
+    manager_ =
+        std::make_unique<Daemon>("dxpu-manager", ManagerArgs(manager_crash), dir_ / "manager.log");
+    manager_->Start();
+    EXPECT_TRUE(WaitUp(manager_url_)) << Log(manager_->log());
+    for (int h = 0; h < 2; ++h) {
+      Host host;
+      host.id = h == 0 ? "h1" : "h2";
+      host.node = 0xa1 + h;
+      host.port = FreePort(SOCK_STREAM);
+      host.crash = h == 0 ? agent_crash : "";
+      host.agent = std::make_unique<Daemon>("dxpu-agent", AgentArgs(host, host.crash),
+                                            dir_ / (host.id + ".log"));
+      host.agent->Start();
+      hosts_.push_back(std::move(host));
+    }
+    for (const Box& b : boxes_) {
+      const std::optional<Answer> a =
+          Call("POST", "/v1/boxes",
+               json{{"id", b.id},
+                    {"management", fmt::format("127.0.0.1:{}", b.mgmt)},
+                    {"fabric", fmt::format("udp:127.0.0.1:{}", b.udp)}});
+      EXPECT_TRUE(a && a->status == 201) << b.id;
+    }
+    // Both hosts registered and all 4 GPUs known.
+    EXPECT_TRUE(WaitFor([&] {
+      std::optional<Answer> s = Call("GET", "/v1/status");
+      return s && s->body["hosts"] == 2 && s->body["gpus_free"] == 4;
+    })) << Log(manager_->log());
+  }
+
+  ~ProcessPool() {
+    for (Host& h : hosts_) h.agent->Kill();
+    manager_->Kill();
+    boxes_.clear();
+    if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir_);
+  }
+
+  std::vector<std::string> ManagerArgs(const std::string& crash) const {
+    std::vector<std::string> a = {DXPU_MANAGER_BIN,
+                                  "--port",
+                                  std::to_string(manager_port_),
+                                  "--db",
+                                  (dir_ / "pool.db").string(),
+                                  "--probe-interval",
+                                  "0.2",
+                                  "--detach-timeout",
+                                  "5",
+                                  "--attach-timeout",
+                                  "60"};
+    if (!crash.empty()) {
+      a.emplace_back("--crash-at");
+      a.push_back(crash);
+    }
+    return a;
+  }
+  std::vector<std::string> AgentArgs(const Host& h, const std::string& crash) const {
+    std::vector<std::string> a = {DXPU_AGENT_BIN,
+                                  "--id",
+                                  h.id,
+                                  "--node-id",
+                                  fmt::format("{:#x}", h.node),
+                                  "--port",
+                                  std::to_string(h.port),
+                                  "--manager",
+                                  manager_url_,
+                                  "--mode",
+                                  "userspace",
+                                  "--heartbeat-ms",
+                                  "300"};
+    if (!crash.empty()) {
+      a.emplace_back("--crash-after-call");
+      a.push_back(crash);
+    }
+    return a;
+  }
+
+  // One API call to the manager; nullopt when it does not answer.
+  std::optional<Answer> Call(const std::string& method, const std::string& path,
+                             const json& body = nullptr) {
+    return CallUrl(manager_url_, method, path, body);
+  }
+  static std::optional<Answer> CallUrl(const std::string& url, const std::string& method,
+                                       const std::string& path, const json& body = nullptr) {
+    httplib::Client c(url);
+    c.set_connection_timeout(std::chrono::seconds(1));
+    c.set_read_timeout(std::chrono::seconds(10));
+    httplib::Result r = method == "GET"    ? c.Get(path)
+                        : method == "POST" ? c.Post(path, body.dump(), "application/json")
+                                           : c.Delete(path);
+    if (!r) return std::nullopt;
+    Answer a;
+    a.status = r->status;
+    a.body = json::parse(r->body, nullptr, false);
+    return a;
+  }
+
+  static bool WaitUp(const std::string& url) {
+    return WaitFor([&] { return CallUrl(url, "GET", "/healthz").has_value(); });
+  }
+  static bool WaitFor(const std::function<bool()>& done, int seconds = 30) {
+    const auto end = Clock::now() + std::chrono::seconds(seconds);
+    while (Clock::now() < end) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return done();
+  }
+  static std::string Log(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return text.size() > 4000 ? text.substr(text.size() - 4000) : text;
+  }
+
+  // What a supervisor does: a manager, agent or bridge that died (a crash hook) starts again,
+  // without the hook.
+  void Supervise() {
+    for (Box& b : boxes_) {
+      if (!b.process->Alive()) {
+        crashes_++;
+        b.process->Start();
+      }
+    }
+    if (!manager_->Alive()) {
+      crashes_++;
+      manager_->SetArgs(ManagerArgs(""));
+      manager_->Start();
+      WaitUp(manager_url_);
+    }
+    for (Host& h : hosts_) {
+      if (!h.agent->Alive()) {
+        crashes_++;
+        h.agent->SetArgs(AgentArgs(h, ""));
+        h.agent->Start();
+      }
+    }
+  }
+
+  // POSTs an allocation; retried with the same idempotency key across a manager crash.
+  std::string Allocate(const std::string& host, int count, const std::string& policy) {
+    const json body = {{"host", host},
+                       {"count", count},
+                       {"policy", policy},
+                       {"request_key", fmt::format("{}-{}-{}", host, count, ++keys_)}};
+    std::string id;
+    WaitFor([&] {
+      Supervise();
+      std::optional<Answer> a = Call("POST", "/v1/allocations", body);
+      if (a && (a->status == 202 || a->status == 200 || a->status == 201))
+        id = a->body["id"].get<std::string>();
+      return !id.empty();
+    });
+    return id;
+  }
+  void Release(const std::string& id) {
+    WaitFor([&] {
+      Supervise();
+      std::optional<Answer> a = Call("DELETE", "/v1/allocations/" + id);
+      return a && (a->status == 202 || a->status == 200 || a->status == 409);
+    });
+  }
+  // Waits for the allocation's state, restarting what crashed meanwhile.
+  bool WaitState(const std::string& id, const std::string& state) {
+    return WaitFor(
+        [&] {
+          Supervise();
+          std::optional<Answer> a = Call("GET", "/v1/allocations/" + id + "?wait=1");
+          return a && a->status == 200 && a->body["state"] == state;
+        },
+        60);
+  }
+  // Waits until nothing is in progress and every active allocation's GPUs are attached.
+  bool WaitSettled() {
+    return WaitFor(
+        [&] {
+          Supervise();
+          std::optional<Answer> s = Call("GET", "/v1/status");
+          if (!s || s->body["allocations_in_progress"] != 0) return false;
+          std::optional<Answer> all = Call("GET", "/v1/allocations");
+          if (!all) return false;
+          for (const json& a : all->body) {
+            for (const json& g : a["gpus"]) {
+              if (g["step"] != "attached") return false;
+            }
+          }
+          return true;
+        },
+        60);
+  }
+
+  // The invariants, against the bridges and the agents themselves (manager/pool_audit.h).
+  void Check(const std::string& when) {
+    SCOPED_TRACE(when);
+    manager::PoolResult<manager::PoolAudit> audit = manager::AuditPool(manager_url_);
+    ASSERT_TRUE(audit.ok()) << audit.error().message;
+    for (const std::string& p : audit.value().problems) ADD_FAILURE() << p;
+    EXPECT_EQ(audit.value().gpus, 4u);
+    std::optional<Answer> s = Call("GET", "/v1/status");
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->body["gpus"], 4);
+    EXPECT_EQ(s->body["gpus_free"], audit.value().free) << "a GPU left the pool";
+  }
+
+  // h1 takes 2 spread over both boxes and gives them back; h2 takes 3.
+  void Scene() {
+    const std::string a1 = Allocate("h1", 2, "spread");
+    ASSERT_FALSE(a1.empty());
+    ASSERT_TRUE(WaitState(a1, "active")) << Log(manager_->log());
+    ASSERT_TRUE(WaitSettled());
+    Check("h1 holds 2");
+    Release(a1);
+    ASSERT_TRUE(WaitState(a1, "released")) << Log(manager_->log());
+    const std::string a2 = Allocate("h2", 3, "pack");
+    ASSERT_FALSE(a2.empty());
+    ASSERT_TRUE(WaitState(a2, "active")) << Log(manager_->log());
+    ASSERT_TRUE(WaitSettled());
+    Check("h2 holds 3");
+  }
+
+  Box& box(size_t i) { return boxes_[i]; }
+  const std::string& url() const { return manager_url_; }
+  int crashes() const { return crashes_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::vector<Box> boxes_;
+  std::vector<Host> hosts_;
+  uint16_t manager_port_ = 0;
+  std::string manager_url_;
+  std::unique_ptr<Daemon> manager_;
+  int keys_ = 0;
+  int crashes_ = 0;
+};
+
+TEST(PoolProcessTest, SceneAndBadRequestsWithRealProcesses) {
+  ProcessPool pool;
+  pool.Scene();
+  // Bad input: a clear error with a fitting status, and the pool unchanged.
+  const std::optional<Answer> before = pool.Call("GET", "/v1/allocations");
+  ASSERT_TRUE(before.has_value());
+  struct Bad {
+    std::string method, path;
+    json body;
+    int status;
+    std::string error;
+  };
+  const std::vector<Bad> bad = {
+      {"POST", "/v1/allocations", {{"host", "nobody"}, {"count", 1}}, 404, "unknown-host"},
+      {"POST", "/v1/allocations", {{"host", "h1"}, {"count", 2}}, 409, "insufficient-gpus"},
+      {"POST", "/v1/allocations", {{"host", "h1"}, {"count", 9}}, 409, "exceeds-pool"},
+      {"POST", "/v1/allocations", {{"host", "h1"}, {"count", 0}}, 400, "bad-count"},
+      {"POST", "/v1/allocations", {{"host", "h1"}, {"count", "1"}}, 400, "bad-body"},
+      {"POST", "/v1/allocations", {{"host", "h1"}, {"count", 1}, {"extra", 1}}, 400, "bad-body"},
+      {"POST", "/v1/allocations", {{"host", "h1"}, {"count", 1}, {"policy", "x"}}, 400, "bad-body"},
+      {"POST",
+       "/v1/allocations",
+       {{"host", "h1"}, {"count", 1}, {"policy", "prefer"}, {"box", "box-z"}},
+       404,
+       "unknown-box"},
+      {"POST", "/v1/allocations", json::array({1, 2}), 400, "bad-body"},
+      {"DELETE", "/v1/allocations/alloc-1", nullptr, 409, "already-released"},
+      {"DELETE", "/v1/allocations/alloc-99", nullptr, 404, "unknown-allocation"},
+      {"DELETE", "/v1/allocations/x", nullptr, 404, "unknown-allocation"},
+      {"POST",
+       "/v1/hosts",
+       {{"id", "h9"},
+        {"node_id", "0xa1"},
+        {"agent", "http://x"},
+        {"mode", "userspace"},
+        {"boot_id", "b"}},
+       409,
+       "node-id-taken"},
+      {"POST",
+       "/v1/boxes",
+       {{"id", "../etc"}, {"management", "x"}, {"fabric", "y"}},
+       400,
+       "bad-name"},
+      {"GET", "/v1/nothing", nullptr, 404, "no-such-path"},
+  };
+  for (const Bad& b : bad) {
+    SCOPED_TRACE(b.method + " " + b.path + " " + b.body.dump());
+    std::optional<Answer> a = pool.Call(b.method, b.path, b.body);
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(a->status, b.status);
+    EXPECT_EQ(a->body["error"], b.error) << a->body.dump();
+    EXPECT_FALSE(a->body.value("message", "").empty());
+  }
+  // A body that is not JSON at all, and one past the size limit.
+  httplib::Client c(pool.url());
+  httplib::Result r = c.Post("/v1/allocations", R"({"host": "h1", "count")", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("not JSON"), std::string::npos) << r->body;
+  r = c.Post("/v1/allocations", std::string(size_t{100} * 1024, ' '), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  const std::optional<Answer> after = pool.Call("GET", "/v1/allocations");
+  ASSERT_TRUE(after.has_value());
+  EXPECT_EQ(before->body, after->body) << "a refused request changed the pool";
+  pool.Check("after the bad requests");
+
+  // An operator assigns the free GPU behind the manager's back: the audit sees it, and the
+  // manager's next probe finds the orphan and releases it at its bridge.
+  std::optional<Answer> free_gpus = pool.Call("GET", "/v1/gpus?state=free");
+  ASSERT_TRUE(free_gpus && free_gpus->body.size() == 1u);
+  const json& gpu = free_gpus->body[0];
+  const size_t box = gpu["box"] == "box-a" ? 0 : 1;
+  const bridge::ManagementClient operator_cli(
+      *link::LinkAddress::FromIp("127.0.0.1", pool.box(box).mgmt));
+  ASSERT_TRUE(operator_cli.Assign(gpu["device"].get<uint16_t>(), 0x0900, 0x77).ok());
+  manager::PoolResult<manager::PoolAudit> audit = manager::AuditPool(pool.url());
+  ASSERT_TRUE(audit.ok());
+  ASSERT_EQ(audit.value().problems.size(), 1u);
+  EXPECT_NE(audit.value().problems[0].find("with no lease"), std::string::npos)
+      << audit.value().problems[0];
+  ASSERT_TRUE(ProcessPool::WaitFor([&] {
+    std::optional<Answer> s = pool.Call("GET", "/v1/status");
+    return s && s->body["counters"]["orphans_released"] == 1 && s->body["gpus_free"] == 1;
+  }));
+  pool.Check("after the orphan was released");
+}
+
+// The manager killed at each step of attach and release: before it records the step's result
+// (the step took effect; the restarted manager asks again) and after (it goes on from there).
+TEST(PoolProcessTest, ManagerKilledAtEveryStepRecovers) {
+  // The scene's lease steps: h1's 2 GPUs assigned and attached (4), detached and released (4),
+  // h2's 3 assigned and attached (6).
+  for (const char* when : {"before", "after"}) {
+    for (int step = 1; step <= 14; ++step) {
+      const std::string crash = fmt::format("{}:{}", when, step);
+      SCOPED_TRACE("--crash-at " + crash);
+      ProcessPool pool(crash);
+      pool.Scene();
+      EXPECT_EQ(pool.crashes(), 1) << "the manager was to crash once";
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+// h1's agent killed after each of its calls took effect (attach, attach, detach, detach),
+// before it answered; restarted, it registers with a new boot ID and is attached again.
+TEST(PoolProcessTest, AgentKilledAfterEveryCallRecovers) {
+  for (int call = 1; call <= 4; ++call) {
+    SCOPED_TRACE("agent crash after call " + std::to_string(call));
+    ProcessPool pool("", std::to_string(call));
+    pool.Scene();
+    EXPECT_EQ(pool.crashes(), 1) << "the agent was to crash once";
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// box-a's bridge killed after each ownership change of the scene took effect (ASSIGN of h1's
+// GPU, RELEASE of it, the two ASSIGNs of h2's), before it answered: restarted with no owners,
+// it is assigned again (or released again) by the manager, and the hosts attach again.
+TEST(PoolProcessTest, BridgeKilledAfterEveryOwnershipChangeRecovers) {
+  for (int change = 1; change <= 4; ++change) {
+    SCOPED_TRACE("box-a crashes after ownership change " + std::to_string(change));
+    ProcessPool pool("", "", "--crash-after-ownership-change=" + std::to_string(change));
+    pool.Scene();
+    EXPECT_EQ(pool.crashes(), 1) << "box-a was to crash once";
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// A bridge killed and started again while its GPUs are lent: it comes back with no owners; the
+// manager assigns them again and the host attaches them again; the allocation stays active.
+TEST(PoolProcessTest, BridgeRestartKeepsTheHostsGpus) {
+  ProcessPool pool;
+  const std::string a = pool.Allocate("h1", 2, "spread");
+  ASSERT_TRUE(pool.WaitState(a, "active"));
+  ASSERT_TRUE(pool.WaitSettled());
+  pool.box(0).process->Kill();
+  ASSERT_TRUE(pool.box(0).process->Start());
+  // The probe notices, the manager assigns again, the agent attaches again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(pool.WaitSettled());
+  ASSERT_TRUE(ProcessPool::WaitFor([&] {
+    std::optional<Answer> s = pool.Call("GET", "/v1/status");
+    return s && s->body["counters"]["bridge_restarts_seen"].get<int>() >= 1;
+  }));
+  ASSERT_TRUE(pool.WaitSettled());
+  pool.Check("after box-a restarted");
+  std::optional<Answer> alloc = pool.Call("GET", "/v1/allocations/" + a);
+  ASSERT_TRUE(alloc.has_value());
+  EXPECT_EQ(alloc->body["state"], "active");
+  pool.Release(a);
+  ASSERT_TRUE(pool.WaitState(a, "released"));
+  pool.Check("released");
+}
+
+}  // namespace
+}  // namespace dxpu::test
