@@ -25,10 +25,10 @@ PoolResult<json> Get(const std::string& url, const std::string& path) {
   c.set_read_timeout(std::chrono::seconds(10));
   httplib::Result r = c.Get(path);
   if (!r || r->status != 200) {
-    return PoolError{
-        ErrorKind::kUnavailable, "no-answer",
-        fmt::format("GET {}{}: {}", url, path,
-                    r ? fmt::format("HTTP {}", r->status) : httplib::to_string(r.error()))};
+    return PoolError{ErrorKind::kUnavailable, "no-answer",
+                     fmt::format("GET {}{}: {}", url, path,
+                                 r ? fmt::format("HTTP {}", r->status)
+                                   : fmt::format("no answer ({})", httplib::to_string(r.error())))};
   }
   json j = json::parse(r->body, nullptr, false);
   if (j.is_discarded()) {

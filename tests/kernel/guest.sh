@@ -4,7 +4,8 @@
 #
 #   tests/kernel/guest.sh --name NAME --script SCENARIO.sh [--ko FILE.ko]... [--file SRC:DST]...
 #                         [--bin PATH[:DST]]... [--expect TEXT]... [--timeout SECONDS]
-#                         [--out DIR] [--nic PEER] [--append KERNEL_ARGS]
+#                         [--out DIR] [--nic PEER] [--user-net HOST_PORT:GUEST_PORT]
+#                         [--append KERNEL_ARGS]
 #
 # The scenario runs as root in the guest after /proc, /sys and /dev are mounted, with the
 # modules under /lib/dxpu/. It reports with lines "DXPU-TEST: PASS <what>" or
@@ -13,7 +14,11 @@
 # kernel's own reports of trouble (WARNING:, BUG:, Oops, a lockdep splat, a KASAN report,
 # a panic). With --nic, the guest has a virtio-net NIC (eth0, up, carrier waited for) whose
 # Ethernet frames QEMU exchanges, one per datagram, with the AF_UNIX datagram socket bound at
-# PEER on the host (QEMU's own end is bound in the output directory). --bin puts a host program
+# PEER on the host (QEMU's own end is bound in the output directory). With --user-net, the
+# guest has one more virtio-net NIC (MAC 52:54:00:12:34:57) on QEMU's user networking, its
+# address 10.0.2.15/24: the guest reaches the host's loopback at 10.0.2.2, and the host reaches
+# the guest's TCP GUEST_PORT at 127.0.0.1:HOST_PORT; /etc/dxpu-net in the guest names the two
+# interfaces (FABRIC_IF=, USER_IF=). --bin puts a host program
 # in the guest at DST (default /bin/<its name>), its debug info stripped, with every shared
 # library ldd lists for it at the same absolute path (the dynamic loader
 # /lib64/ld-linux-x86-64.so.2 among them), so a dynamically linked build of dxpu, or the
@@ -33,6 +38,7 @@ files=()
 bins=()
 expects=()
 nic=
+user_net=
 append=
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -45,6 +51,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --nic) nic=$2; shift 2 ;;
+    --user-net) user_net=$2; shift 2 ;;
     --append) append=$2; shift 2 ;;
     *) echo "guest.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -87,12 +94,12 @@ root="$out/initramfs"
 rm -rf "$root"
 mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,lib/dxpu,etc}
 cp "$(command -v busybox)" "$root/bin/busybox"
-for applet in sh mount umount insmod rmmod lsmod cat echo grep sleep poweroff ls dmesg; do
+for applet in sh mount umount insmod rmmod lsmod cat echo grep sleep poweroff ls dmesg kill sed wget; do
   ln -s busybox "$root/bin/$applet"
 done
 for ko in "${kos[@]}"; do cp "$ko" "$root/lib/dxpu/"; done
 qemu_nic=()
-if [ -n "$nic" ]; then
+if [ -n "$nic" ] || [ -n "$user_net" ]; then
   mkdir -p "$root/lib/nic"
   n=0
   while read -r _ path; do
@@ -101,9 +108,17 @@ if [ -n "$nic" ]; then
   done < <(for m in virtio_pci virtio_net; do modprobe -d "$cache" -S "$kver" --show-depends "$m"; done |
            awk '$1 == "insmod" && !seen[$2]++')
   for applet in ip; do ln -sf busybox "$root/bin/$applet"; done
+fi
+if [ -n "$nic" ]; then
   rm -f "$out/qemu.sock"
   qemu_nic=(-netdev "dgram,id=n0,local.type=unix,local.path=$out/qemu.sock,remote.type=unix,remote.path=$nic"
             -device "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56")
+fi
+if [ -n "$user_net" ]; then
+  [[ "$user_net" =~ ^[0-9]+:[0-9]+$ ]] ||
+    { echo "guest.sh: --user-net HOST_PORT:GUEST_PORT, not '$user_net'" >&2; exit 2; }
+  qemu_nic+=(-netdev "user,id=n1,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:${user_net%%:*}-:${user_net#*:}"
+             -device "virtio-net-pci,netdev=n1,mac=52:54:00:12:34:57")
 fi
 for f in "${files[@]}"; do
   mkdir -p "$root/$(dirname "${f#*:}")"
@@ -135,12 +150,29 @@ mount -t devtmpfs devtmpfs /dev
 echo "DXPU-GUEST: up"
 if [ -d /lib/nic ]; then
   for ko in /lib/nic/*.ko; do insmod "$ko" || echo "DXPU-TEST: FAIL insmod $ko"; done
-  ip link set eth0 up || echo "DXPU-TEST: FAIL eth0 up"
-  i=0
-  while [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] && [ $i -lt 50 ]; do
-    sleep 0.1; i=$((i + 1))
+  # The fabric NIC and the user-networking NIC, told apart by their MACs.
+  : >/etc/dxpu-net
+  for n in /sys/class/net/eth*; do
+    case "$(cat "$n/address")" in
+      52:54:00:12:34:56) echo "FABRIC_IF=${n##*/}" >>/etc/dxpu-net ;;
+      52:54:00:12:34:57) echo "USER_IF=${n##*/}" >>/etc/dxpu-net ;;
+    esac
   done
-  echo "DXPU-GUEST: eth0 carrier $(cat /sys/class/net/eth0/carrier 2>/dev/null)"
+  . /etc/dxpu-net
+  if [ -n "$FABRIC_IF" ]; then
+    ip link set "$FABRIC_IF" up || echo "DXPU-TEST: FAIL $FABRIC_IF up"
+    i=0
+    while [ "$(cat /sys/class/net/$FABRIC_IF/carrier 2>/dev/null)" != 1 ] && [ $i -lt 50 ]; do
+      sleep 0.1; i=$((i + 1))
+    done
+    echo "DXPU-GUEST: $FABRIC_IF carrier $(cat /sys/class/net/$FABRIC_IF/carrier 2>/dev/null)"
+  fi
+  if [ -n "$USER_IF" ]; then
+    ip link set lo up
+    { ip addr add 10.0.2.15/24 dev "$USER_IF" && ip link set "$USER_IF" up &&
+      ip route add default via 10.0.2.2; } || echo "DXPU-TEST: FAIL $USER_IF 10.0.2.15/24"
+    echo "DXPU-GUEST: $USER_IF 10.0.2.15/24 (user networking)"
+  fi
 fi
 sh /scenario.sh
 echo "DXPU-GUEST: scenario returned $?"

@@ -306,6 +306,9 @@ fi
 if run "pool manager from the environment" 1 env DXPU_MANAGER=127.0.0.1:1 "$DXPU" pool boxes; then
   grep_check "pool manager from the environment" err "manager at 127.0.0.1:1 "
 fi
+if run "pool audit no manager" 1 "$DXPU" pool audit --manager http://127.0.0.1:1 --json; then
+  json_check "pool audit no manager" 'd["error"] == "no-answer" and "http://127.0.0.1:1" in d["message"]'
+fi
 if run "pool bad url" 2 "$DXPU" pool hosts --manager ftp://example; then
   grep_check "pool bad url" err "bad-url"
 fi
@@ -318,7 +321,7 @@ run "pool without subcommand" 2 "$DXPU" pool
 
 # --- help and version -------------------------------------------------------------------
 for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \
-    "pool remove-box" "pool gpus" "pool hosts" "pool allocations" "pool list" "pool allocate" \
+    "pool remove-box" "pool gpus" "pool hosts" "pool audit" "pool allocations" "pool list" "pool allocate" \
     "pool release" "pool show" "version"; do
   # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
   if run "help '$cmd'" 0 "$DXPU" $cmd --help; then

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "error_report.h"
+#include "manager/pool_audit.h"
 #include "result.h"
 
 namespace dxpu::cli {
@@ -553,6 +554,32 @@ int RunHosts(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
   return kExitOk;
 }
 
+// The pool checked from outside: the manager's leases against each bridge's owners and each
+// agent's devices (manager/pool_audit.h). Exit 1 when an invariant does not hold.
+int RunAudit(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
+  manager::PoolResult<manager::PoolAudit> a = manager::AuditPool(c.url().origin + c.url().prefix);
+  if (!a.ok()) return Fail(o, sub, Error{a.error().name, a.error().message});
+  const manager::PoolAudit& audit = a.value();
+  if (o.json) {
+    ShowJson(Json{{"consistent", audit.problems.empty()},
+                  {"gpus", audit.gpus},
+                  {"leased", audit.leased},
+                  {"free", audit.free},
+                  {"problems", audit.problems}});
+  } else if (audit.problems.empty()) {
+    std::cout << fmt::format(
+        "consistent: {} GPUs, {} leased, {} free; every bridge and agent agrees with the "
+        "manager\n",
+        audit.gpus, audit.leased, audit.free);
+  } else {
+    for (const std::string& p : audit.problems) std::cout << "problem: " << p << "\n";
+  }
+  if (audit.problems.empty()) return kExitOk;
+  if (o.json)
+    return FailAfterPrint(sub, {"inconsistent", fmt::format("{} problems", audit.problems.size())});
+  return kExitFailure;
+}
+
 int RunAllocations(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
   Result<Json> list = c.Call(Method::kGet, "/v1/allocations");
   if (!list.ok()) return Fail(o, sub, list.error());
@@ -745,6 +772,16 @@ void AddInventoryCommands(CLI::App* pool, PoolOptions& o, std::vector<Sub>& subs
                            "agent address, boot ID",
                            "  dxpu pool hosts\n");
   subs.push_back({hosts, RunHosts});
+
+  CLI::App* audit =
+      AddSub(pool, o, "audit",
+             "Check the pool from outside: every lease against its bridge's owners (management "
+             "STATUS) and its host's agent; exit 1 with the problems when they disagree",
+             "  dxpu pool audit\n  dxpu pool audit --json\n",
+             "Meaningful when nothing is in progress (dxpu pool status: 0 in progress). This host\n"
+             "must reach each bridge's management address and each agent's address as the manager\n"
+             "does.\n");
+  subs.push_back({audit, RunAudit});
 }
 
 // allocations, allocate, release, show.
