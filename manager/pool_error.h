@@ -5,8 +5,8 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
-#include <variant>
+
+#include "lib/util/expected.h"
 
 namespace dxpu::manager {
 
@@ -29,20 +29,7 @@ struct PoolError {
 
 // A T, or the PoolError that says why not.
 template <typename T>
-class [[nodiscard]] PoolResult {
- public:
-  PoolResult(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-  PoolResult(PoolError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T& value() & { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  const PoolError& error() const { return std::get<PoolError>(v_); }
-
- private:
-  std::variant<T, PoolError> v_;
-};
+using PoolResult = util::Expected<T, PoolError>;
 
 // For operations with nothing to return.
 struct Done {};

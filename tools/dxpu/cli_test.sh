@@ -2,7 +2,7 @@
 # cli_test.sh - end-to-end checks of the dxpu CLI. Usage: cli_test.sh PATH/TO/dxpu
 # Exercises decode of a hand-derived vector, encode->decode round trips, error handling
 # (bad hex, truncated TLPs, codec rule violations, usage errors), crc32c, the demo, `run`,
-# `lspci`, `pool` without a manager, and --help of every command. Prints each failure and exits
+# `lspci`, `pool` without a manager, `flash`, and --help of every command. Prints each failure and exits
 # 1 if there was any.
 set -uo pipefail
 
@@ -295,6 +295,73 @@ run "bench fabric odd size" 2 "$DXPU" bench fabric --size 6
 run "bench fabric bad link" 2 "$DXPU" bench fabric --link tcp
 run "bench fabric no rounds" 2 "$DXPU" bench fabric --rounds 0
 
+# --- flash ------------------------------------------------------------------------------------
+fw=$tmp/fw
+mkdir -p "$fw"
+printf '{"node_id": "0xb0b1", "links": [{"type": "udp", "listen": "127.0.0.1:17480"}], "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0"}]}\n' >"$fw/bridge.json"
+exe=$(type -P true)  # an ELF executable, small
+if run "flash keygen" 0 "$DXPU" flash keygen --out "$fw/rel" --json; then
+  json_check "flash keygen" 'len(d["key_id"]) == 16 and d["secret_key"].endswith("rel.key")'
+  checks=$((checks + 1))
+  [ "$(stat -c %a "$fw/rel.key")" = 600 ] || fail "flash keygen: rel.key is mode $(stat -c %a "$fw/rel.key")"
+fi
+if run "flash keygen twice" 1 "$DXPU" flash keygen --out "$fw/rel"; then
+  grep_check "flash keygen twice" err "exists (a key is never replaced)"
+fi
+run "flash keygen other" 0 "$DXPU" flash keygen --out "$fw/other"
+# sign_with KEY BRIDGE CONFIG VERSION OUT [ARGS...]
+sign_with() {
+  "$DXPU" flash sign --key "$1" --bridge "$2" --config "$3" --version "$4" --out "$5" --hw-rev 3 "${@:6}"
+}
+if run "flash sign" 0 sign_with "$fw/rel.key" "$exe" "$fw/bridge.json" 1.2.3 "$fw/a.dxfw" --build-id ci-1 --build-time 1796000000 --json; then
+  json_check "flash sign" 'd["version"] == "1.2.3" and d["hw_revision"] == 3 and d["build_id"] == "ci-1" and d["build_time"] == "2026-11-30T00:53:20Z"'
+fi
+if run "flash inspect verified" 0 "$DXPU" flash inspect "$fw/a.dxfw" --pub "$fw/other.pub" --pub "$fw/rel.pub" --json; then
+  json_check "flash inspect verified" 'd["verified"] and [s["type"] for s in d["sections"]] == ["executable", "config"] and d["sections"][0]["name"] == "dxpu-bridge"'
+fi
+if run "flash inspect untrusted key" 1 "$DXPU" flash inspect "$fw/a.dxfw" --pub "$fw/other.pub"; then
+  grep_check "flash inspect untrusted key" err "unknown-key: signed with key"
+fi
+run "flash inspect wrong hardware" 1 "$DXPU" flash inspect "$fw/a.dxfw" --pub "$fw/rel.pub" --hw-rev 4
+python3 -c "import sys; b=bytearray(open(sys.argv[1],'rb').read()); b[400]^=1; open(sys.argv[2],'wb').write(b)" "$fw/a.dxfw" "$fw/edited.dxfw"
+if run "flash inspect edited payload" 1 "$DXPU" flash inspect "$fw/edited.dxfw" --pub "$fw/rel.pub"; then
+  grep_check "flash inspect edited payload" err "bad-hash"
+fi
+head -c 100 "$fw/a.dxfw" >"$fw/short.dxfw"
+if run "flash inspect truncated" 1 "$DXPU" flash inspect "$fw/short.dxfw" --json; then
+  json_check "flash inspect truncated" 'd["error"] == "truncated"'
+fi
+if run "flash sign with the public key" 1 sign_with "$fw/rel.pub" "$exe" "$fw/bridge.json" 1.0.0 "$fw/x"; then
+  grep_check "flash sign with the public key" err "holds the other half of the pair"
+fi
+if run "flash sign not an executable" 1 sign_with "$fw/rel.key" "$fw/bridge.json" "$fw/bridge.json" 1.0.0 "$fw/x"; then
+  grep_check "flash sign not an executable" err "not-executable"
+fi
+printf '{"links": 3}' >"$fw/bad.json"
+if run "flash sign bad config" 1 sign_with "$fw/rel.key" "$exe" "$fw/bad.json" 1.0.0 "$fw/x"; then
+  grep_check "flash sign bad config" err "bad-config"
+fi
+if run "flash sign bad version" 1 sign_with "$fw/rel.key" "$exe" "$fw/bridge.json" 1.2 "$fw/x"; then
+  grep_check "flash sign bad version" err "bad-version"
+fi
+checks=$((checks + 1))
+[ ! -e "$fw/x" ] || fail "flash sign: a refused image was written"
+if run "flash init" 0 "$DXPU" flash init --flash "$fw/bridge.flash" --hw-rev 3 --pub "$fw/rel.pub" --image "$fw/a.dxfw" --blocks-per-slot 16 --erase-block 4096 --granule 256 --json; then
+  json_check "flash init" 'd["slot_a"] == "1.2.3" and d["bytes"] == 35 * 4096 and d["slot_bytes"] == 16 * 4096'
+fi
+if run "flash init twice" 1 "$DXPU" flash init --flash "$fw/bridge.flash" --hw-rev 3 --pub "$fw/rel.pub"; then
+  grep_check "flash init twice" err "exists"
+fi
+if run "flash init wrong hardware" 1 "$DXPU" flash init --flash "$fw/b2.flash" --hw-rev 9 --pub "$fw/rel.pub" --image "$fw/a.dxfw" --blocks-per-slot 16 --erase-block 4096; then
+  grep_check "flash init wrong hardware" err "wrong-hardware"
+fi
+checks=$((checks + 1))
+[ ! -e "$fw/b2.flash" ] || fail "flash init: a refused flash was left behind"
+if run "flash init bad geometry" 1 "$DXPU" flash init --flash "$fw/b3.flash" --hw-rev 3 --pub "$fw/rel.pub" --erase-block 3000; then
+  grep_check "flash init bad geometry" err "bad-geometry"
+fi
+run "flash without subcommand" 2 "$DXPU" flash
+
 # --- pool ---------------------------------------------------------------------------------
 # Without a manager: a clear sentence naming the URL, exit 1; bad command lines: exit 2.
 if run "pool no manager" 1 "$DXPU" pool status --manager http://127.0.0.1:1 --timeout 2; then
@@ -322,7 +389,7 @@ run "pool without subcommand" 2 "$DXPU" pool
 # --- help and version -------------------------------------------------------------------
 for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \
     "pool remove-box" "pool gpus" "pool hosts" "pool audit" "pool allocations" "pool list" "pool allocate" \
-    "pool release" "pool show" "version"; do
+    "pool release" "pool show" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "version"; do
   # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
   if run "help '$cmd'" 0 "$DXPU" $cmd --help; then
     grep_check "help '$cmd'" out "Usage\|USAGE\|usage"

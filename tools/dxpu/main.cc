@@ -13,6 +13,7 @@
 #include "command.h"
 #include "crc_command.h"
 #include "demo.h"
+#include "flash_command.h"
 #include "lspci_command.h"
 #include "pool_command.h"
 #include "rtl_command.h"
@@ -71,6 +72,7 @@ int Main(int argc, char** argv) {
   commands.push_back(AddBridgeCommand(app));
   commands.push_back(AddPoolCommand(app));
   commands.push_back(AddRtlCommand(app));
+  commands.push_back(AddFlashCommand(app));
   commands.push_back(AddVersionCommand(app));
   // After the subcommands: CLI11 copies a parent's footer into subcommands made later.
   app.footer(

@@ -3,8 +3,8 @@
 #define DXPU_TOOLS_DXPU_RESULT_H_
 
 #include <string>
-#include <utility>
-#include <variant>
+
+#include "lib/util/expected.h"
 
 namespace dxpu::cli {
 
@@ -16,20 +16,7 @@ struct Error {
 };
 
 template <typename T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T& value() & { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  const Error& error() const { return std::get<Error>(v_); }
-
- private:
-  std::variant<T, Error> v_;
-};
+using Result = util::Expected<T, Error>;
 
 }  // namespace dxpu::cli
 

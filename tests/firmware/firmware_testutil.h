@@ -1,0 +1,44 @@
+// firmware_testutil.h - what the firmware tests share: a key pair made once, an image spec with
+// a real-looking payload, a scratch directory.
+#ifndef DXPU_TESTS_FIRMWARE_FIRMWARE_TESTUTIL_H_
+#define DXPU_TESTS_FIRMWARE_FIRMWARE_TESTUTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bridge-fw/firmware/flash_device.h"
+#include "bridge-fw/firmware/image.h"
+#include "bridge-fw/firmware/signing.h"
+
+namespace dxpu::firmware::testing {
+
+const KeyPair& TestKey();   // the key the test flashes trust
+const KeyPair& OtherKey();  // a key they do not
+
+// An image spec: version, hardware revision 7, an executable of `exe_bytes` seeded bytes and a
+// small configuration.
+ImageSpec SpecOf(FirmwareVersion version, size_t exe_bytes = 3000, uint32_t seed = 1);
+std::vector<uint8_t> SignedImage(FirmwareVersion version, size_t exe_bytes = 3000,
+                                 uint32_t seed = 1, const KeyPair& key = TestKey());
+
+// A small flash: 4 KiB blocks, 64-byte granules, 4-block slots, hardware revision 7,
+// trusting TestKey.
+FactoryInfo SmallFactory();
+
+// A fresh directory under the test's temporary directory, removed with the object.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace dxpu::firmware::testing
+
+#endif  // DXPU_TESTS_FIRMWARE_FIRMWARE_TESTUTIL_H_

@@ -1,0 +1,396 @@
+// flash_command.cc - `dxpu flash keygen|sign|inspect|init` (docs/firmware.md, "dxpu flash").
+#include "flash_command.h"
+
+#include <spdlog/fmt/fmt.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bridge-fw/bridge_config.h"
+#include "bridge-fw/firmware/boot_select.h"
+#include "bridge-fw/firmware/boot_state.h"
+#include "bridge-fw/firmware/flash_device.h"
+#include "bridge-fw/firmware/image.h"
+#include "bridge-fw/firmware/signing.h"
+#include "bridge-fw/firmware/slot_writer.h"
+#include "error_report.h"
+#include "progress.h"
+
+namespace dxpu::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+namespace fw = dxpu::firmware;
+
+constexpr uint64_t kMaxInputFile = uint64_t{1} << 30;  // an image or its parts: 1 GiB at most
+
+struct FlashOptions {
+  bool json = false;
+  std::string out;
+  std::string key;
+  std::string bridge;
+  std::string config;
+  std::string version;
+  uint32_t hw_rev = 0;
+  bool hw_rev_given = false;
+  std::string build_id;
+  int64_t build_time = -1;
+  std::string image;
+  std::vector<std::string> pubs;
+  std::string flash;
+  uint32_t blocks_per_slot = 256;
+  uint32_t erase_block = 64 * 1024;
+  uint32_t granule = 256;
+};
+
+Error FromFirmware(const fw::FirmwareError& e) { return {e.name, e.message}; }
+
+int Fail(const FlashOptions& o, std::string_view sub, const Error& e) {
+  return ReportError(fmt::format("flash {}", sub), e, o.json, std::cout, std::cerr, kExitFailure);
+}
+
+Result<std::vector<uint8_t>> ReadFile(const std::string& path, std::string_view what) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return Error{"open-error", fmt::format("{} {}: {}", what, path, ec.message())};
+  if (size > kMaxInputFile)
+    return Error{"too-large",
+                 fmt::format("{} {}: {} bytes (at most {})", what, path, size, kMaxInputFile)};
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> data(size);
+  if (!in || !in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(size)))
+    return Error{"read-error", fmt::format("cannot read {} {}", what, path)};
+  return data;
+}
+
+// Written next to `path`, then renamed over it: never half an image under the name.
+Result<bool> WriteFileAtomically(const std::string& path, const std::vector<uint8_t>& data) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out ||
+        !out.write(reinterpret_cast<const char*>(data.data()),
+                   static_cast<std::streamsize>(data.size())) ||
+        !out.flush())
+      return Error{"write-error", fmt::format("cannot write {}", tmp)};
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    return Error{"write-error", fmt::format("cannot rename {} to {}", tmp, path)};
+  }
+  return true;
+}
+
+std::string UtcText(uint64_t seconds) {
+  const std::time_t t = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Json HeaderJson(const fw::ImageHeader& h) {
+  return {{"version", h.version.ToString()},
+          {"hw_revision", h.hw_revision},
+          {"build_id", h.build_id},
+          {"build_time", UtcText(h.build_time)},
+          {"key_id", fw::ToHex(h.key_id)},
+          {"payload_length", h.payload_length},
+          {"payload_sha256", fw::ToHex(h.payload_sha256)}};
+}
+
+int RunKeygen(const FlashOptions& o) {
+  const fw::KeyPair keys = fw::GenerateKeyPair();
+  fw::FirmwareResult<fw::Ok> w = fw::WriteKeyFiles(o.out, keys);
+  if (!w.ok()) return Fail(o, "keygen", FromFirmware(w.error()));
+  const std::string id = fw::ToHex(fw::KeyIdOf(keys.public_key));
+  if (o.json) {
+    std::cout << Json{{"key_id", id},
+                      {"secret_key", o.out + ".key"},
+                      {"public_key", o.out + ".pub"}}
+                     .dump()
+              << '\n';
+  } else {
+    std::cout << fmt::format(
+        "key {}: secret key {}.key (mode 0600; keep it off the bridges), "
+        "public key {}.pub (give it to dxpu flash init)\n",
+        id, o.out, o.out);
+  }
+  return kExitOk;
+}
+
+int RunSign(const FlashOptions& o) {
+  fw::FirmwareResult<fw::SecretKey> key = fw::ReadSecretKeyFile(o.key);
+  if (!key.ok()) return Fail(o, "sign", FromFirmware(key.error()));
+  fw::FirmwareResult<fw::FirmwareVersion> version = fw::FirmwareVersion::Parse(o.version);
+  if (!version.ok()) return Fail(o, "sign", FromFirmware(version.error()));
+  Result<std::vector<uint8_t>> exe = ReadFile(o.bridge, "the bridge executable");
+  if (!exe.ok()) return Fail(o, "sign", exe.error());
+  if (exe.value().size() < 4 || exe.value()[0] != 0x7f || exe.value()[1] != 'E' ||
+      exe.value()[2] != 'L' || exe.value()[3] != 'F')
+    return Fail(o, "sign",
+                {"not-executable", fmt::format("{} is not an ELF executable", o.bridge)});
+  Result<std::vector<uint8_t>> config = ReadFile(o.config, "the configuration");
+  if (!config.ok()) return Fail(o, "sign", config.error());
+  const bridge::BridgeConfigResult parsed = bridge::ParseBridgeConfig(std::string_view(
+      reinterpret_cast<const char*>(config.value().data()), config.value().size()));
+  if (!parsed.ok()) {
+    std::string why;
+    for (const std::string& e : parsed.errors) why += (why.empty() ? "" : "; ") + e;
+    return Fail(o, "sign",
+                {"bad-config", fmt::format("{}: not a bridge configuration: {}", o.config, why)});
+  }
+  fw::ImageSpec spec;
+  spec.version = version.value();
+  spec.hw_revision = o.hw_rev;
+  spec.build_id = o.build_id;
+  if (o.build_time >= 0) {
+    spec.build_time = static_cast<uint64_t>(o.build_time);
+  } else if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH");  // NOLINT(concurrency-mt-unsafe)
+             epoch != nullptr) {
+    spec.build_time = std::strtoull(epoch, nullptr, 10);  // reproducible builds
+  } else {
+    spec.build_time = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count());
+  }
+  spec.sections = {{fw::SectionType::kExecutable, "dxpu-bridge", std::move(exe).value()},
+                   {fw::SectionType::kConfig, "bridge.json", std::move(config).value()}};
+  fw::FirmwareResult<std::vector<uint8_t>> image = fw::BuildImage(spec, key.value());
+  if (!image.ok()) return Fail(o, "sign", FromFirmware(image.error()));
+  Result<bool> written = WriteFileAtomically(o.out, image.value());
+  if (!written.ok()) return Fail(o, "sign", written.error());
+  const fw::ImageHeader h = fw::DecodeHeader(image.value()).value();
+  if (o.json) {
+    Json j = HeaderJson(h);
+    j["image"] = o.out;
+    j["bytes"] = image.value().size();
+    std::cout << j.dump() << '\n';
+  } else {
+    std::cout << fmt::format(
+        "{}: firmware {} for hardware revision {}, {} bytes, signed with key "
+        "{}\n",
+        o.out, h.version.ToString(), h.hw_revision, image.value().size(), fw::ToHex(h.key_id));
+  }
+  return kExitOk;
+}
+
+int RunInspect(const FlashOptions& o) {
+  Result<std::vector<uint8_t>> image = ReadFile(o.image, "the image");
+  if (!image.ok()) return Fail(o, "inspect", image.error());
+  fw::FirmwareResult<fw::ImageHeader> header = fw::DecodeHeader(image.value());
+  if (!header.ok()) return Fail(o, "inspect", FromFirmware(header.error()));
+  const fw::ImageHeader& h = header.value();
+  Json j = HeaderJson(h);
+  // The sections, when the payload is all there (unverified unless keys were given).
+  std::vector<fw::Section> sections;
+  if (image.value().size() - fw::kHeaderBytes >= h.payload_length) {
+    fw::FirmwareResult<std::vector<fw::Section>> s =
+        fw::ParsePayload(std::span(image.value()).subspan(fw::kHeaderBytes, h.payload_length));
+    if (s.ok()) sections = std::move(s).value();
+  }
+  Json js = Json::array();
+  for (const fw::Section& s : sections)
+    js.push_back(
+        {{"type", fw::SectionTypeName(s.type)}, {"name", s.name}, {"bytes", s.data.size()}});
+  j["sections"] = js;
+  std::optional<Error> failed;
+  if (!o.pubs.empty()) {
+    fw::TrustPolicy policy;
+    for (const std::string& p : o.pubs) {
+      fw::FirmwareResult<fw::PublicKey> k = fw::ReadPublicKeyFile(p);
+      if (!k.ok()) return Fail(o, "inspect", FromFirmware(k.error()));
+      policy.keys.push_back(k.value());
+    }
+    policy.hw_revision = o.hw_rev_given ? o.hw_rev : h.hw_revision;
+    policy.max_payload = kMaxInputFile;
+    fw::FirmwareResult<fw::VerifiedImage> v = fw::VerifyImage(image.value(), policy);
+    j["verified"] = v.ok();
+    if (!v.ok()) failed = FromFirmware(v.error());
+  }
+  if (o.json) {
+    std::cout << j.dump(2) << '\n';
+  } else {
+    std::cout << fmt::format(
+        "image        {}\nversion      {}\nhardware     revision {}\nbuild        {} ({})\n"
+        "signed with  key {}\npayload      {} bytes, SHA-256 {}\n",
+        o.image, h.version.ToString(), h.hw_revision, h.build_id.empty() ? "-" : h.build_id,
+        UtcText(h.build_time), fw::ToHex(h.key_id), h.payload_length, fw::ToHex(h.payload_sha256));
+    for (const fw::Section& s : sections)
+      std::cout << fmt::format("section      {} '{}', {} bytes\n", fw::SectionTypeName(s.type),
+                               s.name, s.data.size());
+    if (!o.pubs.empty() && !failed) std::cout << "verified     signature and payload hash good\n";
+  }
+  if (failed) {
+    return ReportError("flash inspect", *failed, false, std::cout, std::cerr, kExitFailure);
+  }
+  return kExitOk;
+}
+
+int RunInit(const FlashOptions& o) {
+  fw::FactoryInfo info;
+  info.geometry = {o.erase_block, o.granule, 3 + 2 * o.blocks_per_slot};
+  info.hw_revision = o.hw_rev;
+  info.blocks_per_slot = o.blocks_per_slot;
+  for (const std::string& p : o.pubs) {
+    fw::FirmwareResult<fw::PublicKey> k = fw::ReadPublicKeyFile(p);
+    if (!k.ok()) return Fail(o, "init", FromFirmware(k.error()));
+    info.keys.push_back(k.value());
+  }
+  std::vector<uint8_t> image;
+  if (!o.image.empty()) {
+    Result<std::vector<uint8_t>> read = ReadFile(o.image, "the image");
+    if (!read.ok()) return Fail(o, "init", read.error());
+    image = std::move(read).value();
+  }
+  fw::FirmwareResult<std::unique_ptr<fw::FlashDevice>> flash =
+      fw::FlashDevice::Create(o.flash, info);
+  if (!flash.ok()) return Fail(o, "init", FromFirmware(flash.error()));
+  fw::FlashDevice& f = *flash.value();
+  Json j = {{"flash", o.flash},
+            {"bytes", info.geometry.size()},
+            {"hw_revision", info.hw_revision},
+            {"slot_bytes", fw::FlashLayout(info).slot_size()}};
+  if (!image.empty()) {
+    // Slot A, programmed and marked good, as the factory leaves a bridge.
+    auto undo = [&](const fw::FirmwareError& e) {
+      flash.value().reset();
+      std::error_code ec;
+      std::filesystem::remove(o.flash, ec);
+      return Fail(o, "init", FromFirmware(e));
+    };
+    fw::FirmwareResult<fw::SlotWriter> w =
+        fw::SlotWriter::Begin(f, fw::Slot::kA, fw::Slot::kB, image, /*allow_downgrade=*/false);
+    if (!w.ok()) return undo(w.error());
+    Progress progress("programming slot A");
+    constexpr size_t kPiece = size_t{1} << 20;
+    for (size_t at = 0; at < image.size(); at += kPiece) {
+      fw::FirmwareResult<fw::Ok> a =
+          w.value().Append(std::span(image).subspan(at, std::min(kPiece, image.size() - at)));
+      if (!a.ok()) return undo(a.error());
+      progress.Update(at, image.size());
+    }
+    fw::FirmwareResult<fw::ImageHeader> done = w.value().Finish();
+    if (!done.ok()) return undo(done.error());
+    fw::FirmwareResult<std::optional<fw::BootState>> state = fw::ReadBootState(f);
+    if (!state.ok()) return undo(state.error());
+    fw::FirmwareResult<fw::Ok> good =
+        fw::WriteBootState(f, fw::MarkGood(state.value().value_or(fw::BootState{}), fw::Slot::kA));
+    if (!good.ok()) return undo(good.error());
+    j["slot_a"] = done.value().version.ToString();
+  }
+  if (o.json) {
+    std::cout << j.dump() << '\n';
+  } else {
+    std::cout << fmt::format(
+        "{}: {} bytes, hardware revision {}, {} trusted keys, two slots of {} "
+        "bytes{}\n",
+        o.flash, info.geometry.size(), info.hw_revision, info.keys.size(),
+        fw::FlashLayout(info).slot_size(),
+        j.contains("slot_a")
+            ? fmt::format("; slot A: firmware {}, good", j["slot_a"].get<std::string>())
+            : "");
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command AddFlashCommand(CLI::App& parent) {
+  auto o = std::make_shared<FlashOptions>();
+  CLI::App* flash = parent.add_subcommand(
+      "flash",
+      "Bridge firmware: signing keys, signed images, and a bridge's flash (docs/firmware.md)");
+  flash->require_subcommand(1);
+
+  CLI::App* keygen = flash->add_subcommand(
+      "keygen", "Make an Ed25519 signing key pair: BASE.key (secret, mode 0600) and BASE.pub");
+  keygen->add_option("--out", o->out, "the files' path without extension")->required();
+  keygen->add_flag("--json", o->json, "print the result as JSON");
+  keygen->footer("\nExample:\n  dxpu flash keygen --out release-2026\n");
+
+  CLI::App* sign = flash->add_subcommand(
+      "sign",
+      "Build a firmware image of a dxpu-bridge executable and its default configuration, "
+      "signed with a secret key");
+  sign->add_option("--key", o->key, "the secret key file (dxpu flash keygen)")->required();
+  sign->add_option("--bridge", o->bridge, "the dxpu-bridge executable (strip it first)")
+      ->required();
+  sign->add_option("--config", o->config, "its default configuration (docs/bridge-config.md)")
+      ->required();
+  sign->add_option("--version", o->version, "the firmware version, MAJOR.MINOR.PATCH")->required();
+  sign->add_option("--hw-rev", o->hw_rev, "the hardware revision it is built for")->required();
+  sign->add_option("--build-id", o->build_id,
+                   "a build identifier, e.g. a git commit (<= 40 "
+                   "printable characters)");
+  sign->add_option("--build-time", o->build_time,
+                   "seconds since 1970 (default: $SOURCE_DATE_EPOCH, else now)");
+  sign->add_option("--out", o->out, "the image file to write")->required();
+  sign->add_flag("--json", o->json, "print the result as JSON");
+  sign->footer(
+      "\nExample:\n  dxpu flash sign --key release-2026.key --bridge dxpu-bridge --config "
+      "bridge.json --version 1.4.0 --hw-rev 1 --build-id $(git rev-parse --short HEAD) --out "
+      "bridge-1.4.0.dxfw\n");
+
+  CLI::App* inspect = flash->add_subcommand(
+      "inspect",
+      "Show an image's header and sections; with --pub, verify its signature and "
+      "payload hash (exit 1 when they do not verify)");
+  inspect->add_option("IMAGE", o->image, "the image file")->required();
+  inspect->add_option("--pub", o->pubs, "a trusted public key file (repeatable)");
+  inspect->add_option("--hw-rev", o->hw_rev, "with --pub: the hardware revision it must be for")
+      ->each([o](const std::string&) { o->hw_rev_given = true; });
+  inspect->add_flag("--json", o->json, "print the result as JSON");
+  inspect->footer("\nExample:\n  dxpu flash inspect bridge-1.4.0.dxfw --pub release-2026.pub\n");
+
+  CLI::App* init = flash->add_subcommand(
+      "init",
+      "Make a new bridge's flash file (the factory's step): its geometry, hardware "
+      "revision and trusted keys; with --image, slot A programmed and marked good");
+  init->add_option("--flash", o->flash, "the flash file to create (refused if it exists)")
+      ->required();
+  init->add_option("--hw-rev", o->hw_rev, "the bridge's hardware revision")->required();
+  init->add_option("--pub", o->pubs, "a trusted public key file (1 to 4)")->required();
+  init->add_option("--image", o->image, "an image to program into slot A");
+  init->add_option("--blocks-per-slot", o->blocks_per_slot, "erase blocks in each slot")
+      ->capture_default_str();
+  init->add_option("--erase-block", o->erase_block, "the erase block size, bytes")
+      ->capture_default_str();
+  init->add_option("--granule", o->granule, "the write granule, bytes")->capture_default_str();
+  init->add_flag("--json", o->json, "print the result as JSON");
+  init->footer(
+      "\nExample:\n  dxpu flash init --flash bridge-7.flash --hw-rev 1 --pub release-2026.pub "
+      "--image bridge-1.4.0.dxfw\n");
+
+  flash->footer(
+      "\nExamples:\n"
+      "  dxpu flash keygen --out release-2026\n"
+      "  dxpu flash sign --key release-2026.key --bridge dxpu-bridge --config bridge.json "
+      "--version 1.4.0 --hw-rev 1 --out bridge-1.4.0.dxfw\n"
+      "  dxpu flash inspect bridge-1.4.0.dxfw --pub release-2026.pub\n"
+      "  dxpu flash init --flash bridge-7.flash --hw-rev 1 --pub release-2026.pub --image "
+      "bridge-1.4.0.dxfw\n"
+      "Exit status: 0 done, 1 refused or failed (the reason on stderr; with --json an "
+      "{\"error\", \"message\"} object on stdout), 2 bad command line.\n");
+
+  return {flash, [o, keygen, sign, inspect, init]() -> int {
+            if (keygen->parsed()) return RunKeygen(*o);
+            if (sign->parsed()) return RunSign(*o);
+            if (inspect->parsed()) return RunInspect(*o);
+            if (init->parsed()) return RunInit(*o);
+            return kExitUsage;
+          }};
+}
+
+}  // namespace dxpu::cli

@@ -1,0 +1,16 @@
+// flash_command.h - `dxpu flash ...`: bridge firmware images and flash (docs/firmware.md):
+// keygen, sign, inspect, init.
+#ifndef DXPU_TOOLS_DXPU_FLASH_COMMAND_H_
+#define DXPU_TOOLS_DXPU_FLASH_COMMAND_H_
+
+#include <CLI/CLI.hpp>
+
+#include "command.h"
+
+namespace dxpu::cli {
+
+Command AddFlashCommand(CLI::App& parent);
+
+}  // namespace dxpu::cli
+
+#endif  // DXPU_TOOLS_DXPU_FLASH_COMMAND_H_
