@@ -16,6 +16,7 @@
 #include <span>
 #include <utility>
 
+#include "bridge-fw/firmware/boot_protocol.h"
 #include "core/dxpu_mgmt.h"
 #include "fabric/link_driver.h"
 #include "link/packet_link.h"
@@ -112,6 +113,8 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
   BridgeBoxConfig box_config = ToBoxConfig(config);
   box_config.plane = embedding.plane;
   d->embedding_crash_after_ = embedding.crash_after_ownership_change;
+  d->firmware_ = std::move(embedding.firmware);
+  d->health_delay_ms_ = embedding.health_delay_ms;
   size_t max_frame = 0;
   for (const LinkConfig& lc : config.links) {
     std::unique_ptr<link::Link> l = OpenLink(lc, error);
@@ -156,11 +159,14 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
     d->loop_->AddFd(d->links_[i]->fd(), [self, i] { self->OnLinkReadable(i); });
   d->loop_->AddFd(d->management_.fd(), [self] {
     self->management_.Serve([self](std::span<const uint8_t> request) {
-      std::vector<uint8_t> reply = HandleManagement(*self->box_, request, fabric::MonotonicNanos(),
-                                                    &self->management_counters_);
+      std::vector<uint8_t> reply =
+          HandleManagement(*self->box_, request, fabric::MonotonicNanos(),
+                           &self->management_counters_, self->firmware_.get());
       self->MaybeCrashForTest(request);
       return reply;
     });
+    // FW_REBOOT: answered above; now shut down like SIGTERM, and exit for the boot loader.
+    if (self->firmware_ && self->firmware_->reboot_requested()) self->loop_->Stop();
     self->RunBox();  // a release may have answered requests with UR
   });
   if (d->signals_.valid()) d->loop_->AddFd(d->signals_.get(), [self] { self->OnSignal(); });
@@ -179,6 +185,30 @@ void BridgeDaemon::MaybeCrashForTest(std::span<const uint8_t> request) {
                ownership_changes_, dxpu_mgmt_type_name(type));
   spdlog::default_logger()->flush();
   _exit(137);
+}
+
+void BridgeDaemon::ArmHealthCheck() {
+  if (!firmware_ || !firmware_->running_on_trial()) return;
+  spdlog::info("firmware: slot {} ({}) is on trial: health check in {} ms",
+               firmware::SlotName(firmware_->running()), firmware_->running_version().ToString(),
+               health_delay_ms_);
+  loop_->AddTimer(link::EventLoop::Clock::now() + std::chrono::milliseconds(health_delay_ms_),
+                  [this] { OnHealthCheck(); });
+}
+
+// The health check: the bridge came up (every link, the management socket and the metrics
+// endpoint open, every device of the configuration on the box) and has served for the delay
+// without dying. A bridge that crashes or cannot start never gets here, and its trial runs
+// out of tries (docs/firmware.md).
+void BridgeDaemon::OnHealthCheck() {
+  if (box_->device_count() != config_.devices.size()) {
+    spdlog::error("firmware: health check failed: {} of {} devices", box_->device_count(),
+                  config_.devices.size());
+    return;
+  }
+  if (firmware::FirmwareResult<firmware::Ok> r = firmware_->MarkRunningGood(); !r.ok())
+    spdlog::error("firmware: cannot mark slot {} good: {}: {}",
+                  firmware::SlotName(firmware_->running()), r.error().name, r.error().message);
 }
 
 void BridgeDaemon::OnLinkReadable(uint32_t index) {
@@ -232,6 +262,7 @@ int BridgeDaemon::Run() {
                box_->device_count(), links_.size(), management_.local_address().ToString(),
                metrics_ ? ", metrics on " + metrics_->local_address().ToString() : "");
   ArmTimer();
+  ArmHealthCheck();
   if (std::error_code ec = loop_->Run()) {
     spdlog::error("event loop: {}", ec.message());
     return 1;
@@ -241,6 +272,11 @@ int BridgeDaemon::Run() {
   box_->Shutdown(now);
   RunBox();
   spdlog::info("dxpu-bridge: {} sessions closed, bye", box_->counters().sessions_closed);
+  if (firmware_ && firmware_->reboot_requested()) {
+    spdlog::info("dxpu-bridge: rebooting (exit status {} to the boot loader)",
+                 firmware::kRebootExitStatus);
+    return firmware::kRebootExitStatus;
+  }
   return 0;
 }
 

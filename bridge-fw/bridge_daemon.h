@@ -13,6 +13,7 @@
 
 #include "bridge-fw/bridge_box.h"
 #include "bridge-fw/bridge_config.h"
+#include "bridge-fw/firmware/firmware_service.h"
 #include "bridge-fw/management.h"
 #include "bridge-fw/management_socket.h"
 #include "link/event_loop.h"
@@ -36,6 +37,11 @@ struct DaemonEmbedding {
   // Crash tests only: the process exits (status 137, nothing cleaned up) once its N-th ASSIGN
   // or RELEASE took effect, before answering it. 0: never.
   uint32_t crash_after_ownership_change = 0;
+  // The flash the bridge was booted from (dxpu-bridge --flash --slot, given by dxpu-boot):
+  // firmware updates over the management socket, and a trial boot marked good once the bridge
+  // has served for `health_delay_ms`. None: FW_* requests are answered FW_UNAVAILABLE.
+  std::unique_ptr<firmware::FirmwareService> firmware;
+  uint32_t health_delay_ms = 3000;
 };
 
 class BridgeDaemon {
@@ -50,8 +56,9 @@ class BridgeDaemon {
   BridgeDaemon& operator=(BridgeDaemon&&) = delete;
   ~BridgeDaemon();
 
-  // Runs until SIGINT or SIGTERM (or Stop()); then closes every session. Returns the exit
-  // status: 0 after a clean shutdown.
+  // Runs until SIGINT or SIGTERM (or Stop()), or FW_REBOOT was answered; then closes every
+  // session. Returns the exit status: 0 after a clean shutdown, firmware::kRebootExitStatus
+  // after FW_REBOOT.
   int Run();
   // From any thread: Run() closes every session and returns.
   void Stop() { loop_->Stop(); }
@@ -68,6 +75,8 @@ class BridgeDaemon {
   void ArmTimer();
   void OnSignal();
   void MaybeCrashForTest(std::span<const uint8_t> request);
+  void ArmHealthCheck();
+  void OnHealthCheck();
 
   BridgeConfig config_;
   uint32_t embedding_crash_after_ = 0;  // DaemonEmbedding::crash_after_ownership_change
@@ -78,6 +87,8 @@ class BridgeDaemon {
   ManagementSocket management_;
   ManagementCounters management_counters_;
   std::unique_ptr<metrics::MetricsServer> metrics_;
+  std::unique_ptr<firmware::FirmwareService> firmware_;
+  uint32_t health_delay_ms_ = 0;
   link::UniqueFd signals_;
   link::EventLoop::TimerId timer_ = 0;
   uint64_t timer_deadline_ = UINT64_MAX;

@@ -2,6 +2,7 @@
 // docs/bridge-config.md).
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -12,6 +13,8 @@
 #include "bridge-fw/bridge_config.h"
 #include "bridge-fw/bridge_daemon.h"
 #include "bridge-fw/datapath_choice.h"
+#include "bridge-fw/firmware/boot_protocol.h"
+#include "bridge-fw/firmware/firmware_service.h"
 
 namespace {
 
@@ -85,9 +88,30 @@ int Main(int argc, char** argv) {
   app.add_option("--crash-after-ownership-change", crash_after,
                  "crash tests only: exit after the N-th ASSIGN or RELEASE took effect")
       ->group("");  // hidden
+  std::string flash_path;
+  std::string slot_name;
+  app.add_option(dxpu::firmware::kFlashOption, flash_path,
+                 "the flash this bridge was booted from (given by dxpu-boot): enables firmware "
+                 "updates over the management socket (docs/firmware.md)")
+      ->check(CLI::ExistingFile);
+  app.add_option(dxpu::firmware::kSlotOption, slot_name, "the flash slot booted: A or B")
+      ->check(CLI::IsMember({"A", "B"}));
+  uint32_t health_delay_ms = 3000;
+  app.add_option("--health-delay-ms", health_delay_ms,
+                 "a trial boot is marked good after serving this long")
+      ->capture_default_str();
+  uint64_t crash_at_flash_op = 0;
+  app.add_option("--crash-at-flash-op", crash_at_flash_op,
+                 "crash tests only: lose power (exit 137) at the N-th flash operation")
+      ->group("");  // hidden
   CLI11_PARSE(app, argc, argv);
+  if (flash_path.empty() != slot_name.empty()) {
+    std::fprintf(stderr, "dxpu-bridge: --flash and --slot go together\n");
+    return 2;
+  }
   dxpu::bridge::DaemonEmbedding embedding;
   embedding.crash_after_ownership_change = crash_after;
+  embedding.health_delay_ms = health_delay_ms;
   std::string why;
   const std::optional<dxpu::bridge::DataPlane> plane = dxpu::bridge::DataPlaneNamed(datapath, &why);
   if (!plane) {
@@ -105,6 +129,23 @@ int Main(int argc, char** argv) {
   dxpu::bridge::BridgeConfig config = *loaded.config;
   if (!level.empty()) config.log.level = spdlog::level::from_str(level);
   SetUpLogging(config.log);
+  if (!flash_path.empty() && !check_only) {
+    const auto slot = slot_name == "A" ? dxpu::firmware::Slot::kA : dxpu::firmware::Slot::kB;
+    auto firmware = dxpu::firmware::FirmwareService::Open(flash_path, slot);
+    if (!firmware.ok()) {
+      spdlog::critical("cannot start: flash {}: {}: {}", flash_path, firmware.error().name,
+                       firmware.error().message);
+      return 1;
+    }
+    embedding.firmware = std::move(firmware).value();
+    if (crash_at_flash_op != 0) {
+      embedding.firmware->flash().ArmPowerCut(crash_at_flash_op - 1, [] {
+        spdlog::warn("crash test: power lost at a flash operation");
+        spdlog::default_logger()->flush();
+        _exit(137);
+      });
+    }
+  }
   if (check_only) {
     std::printf("%s: ok: node %#llx, %zu links, %zu devices\n", config_path.c_str(),
                 static_cast<unsigned long long>(config.node_id), config.links.size(),

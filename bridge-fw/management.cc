@@ -82,6 +82,36 @@ std::vector<uint8_t> Inventory(const BridgeBox& box, const dxpu_mgmt_msg& reques
   return out;
 }
 
+bool IsFirmwareRequest(uint8_t type) {
+  return type >= DXPU_MGMT_FW_BEGIN && type <= DXPU_MGMT_FW_REBOOT;
+}
+
+std::vector<uint8_t> FirmwareReply(const dxpu_mgmt_msg& request,
+                                   firmware::FirmwareService* firmware,
+                                   ManagementCounters* counters) {
+  if (firmware == nullptr) {
+    counters->refused++;
+    return Reply(request, DXPU_MGMT_FW_UNAVAILABLE);
+  }
+  const firmware::FirmwareAnswer answer = firmware->Handle(request);
+  if (answer.status != DXPU_MGMT_OK) counters->refused++;
+  if (answer.status != DXPU_MGMT_OK || !answer.report) return Reply(request, answer.status);
+  dxpu_mgmt_msg r{};
+  r.type = request.type;
+  r.flags = DXPU_MGMT_F_RESPONSE;
+  r.request_id = request.request_id;
+  r.body.fw_report = *answer.report;
+  std::vector<uint8_t> out(DXPU_MGMT_HDR_SIZE + DXPU_MGMT_FW_REPORT_SIZE);
+  size_t len = 0;
+  if (const dxpu_mgmt_err err = dxpu_mgmt_encode(&r, out.data(), out.size(), &len);
+      err != DXPU_MGMT_ERR_OK) {
+    spdlog::error("management: cannot encode a firmware report ({})", dxpu_mgmt_err_name(err));
+    return Reply(request, DXPU_MGMT_INTERNAL);
+  }
+  out.resize(len);
+  return out;
+}
+
 }  // namespace
 
 uint16_t ToMgmtStatus(ManageResult r) {
@@ -105,7 +135,8 @@ uint16_t ToMgmtStatus(ManageResult r) {
 }
 
 std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> request,
-                                      uint64_t now, ManagementCounters* counters) {
+                                      uint64_t now, ManagementCounters* counters,
+                                      firmware::FirmwareService* firmware) {
   dxpu_mgmt_msg m{};
   const dxpu_mgmt_err err = dxpu_mgmt_decode(request.data(), request.size(), &m);
   if (err != DXPU_MGMT_ERR_OK) {
@@ -127,6 +158,7 @@ std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> r
     counters->refused++;
     return Reply(m, bad);
   }
+  if (IsFirmwareRequest(m.type)) return FirmwareReply(m, firmware, counters);
   ManageResult r = ManageResult::kOk;
   switch (m.type) {
     case DXPU_MGMT_ASSIGN:

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bridge-fw/bridge_box.h"
+#include "bridge-fw/firmware/firmware_service.h"
 
 namespace dxpu::bridge {
 
@@ -20,8 +21,11 @@ struct ManagementCounters {
 
 // The response to `request` (untrusted bytes), or empty when it gets none. The request is
 // applied to `box` at time `now` before the response is built, so an OK means it is in force.
+// Firmware requests go to `firmware`; without one (a bridge not booted from a flash) they are
+// answered FW_UNAVAILABLE.
 std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> request,
-                                      uint64_t now, ManagementCounters* counters);
+                                      uint64_t now, ManagementCounters* counters,
+                                      firmware::FirmwareService* firmware = nullptr);
 
 // The wire status for a BridgeBox answer.
 uint16_t ToMgmtStatus(ManageResult r);

@@ -10,19 +10,29 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <initializer_list>
 #include <optional>
 #include <random>
 #include <string>
 #include <system_error>
 #include <utility>
 
+#include "core/crc32c.h"
 #include "link/unique_fd.h"
 
 namespace dxpu::bridge {
 namespace {
+
+// A request whose body is empty (STATUS, INVENTORY, FW_STATUS, FW_COMMIT, FW_REBOOT).
+dxpu_mgmt_msg BodilessRequest(uint8_t type) {
+  dxpu_mgmt_msg req{};
+  req.type = type;
+  return req;
+}
 
 std::string ErrnoText() { return std::error_code(errno, std::system_category()).message(); }
 
@@ -57,6 +67,38 @@ std::string RefusalSentence(uint16_t status) {
     case DXPU_MGMT_BAD_ARGUMENT:
       return "bad arguments: node 0, a zero size, a wrapping range, or a BDF the host already "
              "uses";
+    case DXPU_MGMT_UNKNOWN_TYPE:
+      return "the bridge does not know this request: its firmware is older than the request";
+    case DXPU_MGMT_FW_UNAVAILABLE:
+      return "the bridge was not started from a flash by its boot loader, so it cannot take a "
+             "firmware update";
+    case DXPU_MGMT_IMAGE_UNTRUSTED:
+      return "the bridge does not trust the image: it is signed with a key the bridge does not "
+             "hold, or its signature does not verify";
+    case DXPU_MGMT_WRONG_HARDWARE:
+      return "the image is built for another hardware revision than the bridge's";
+    case DXPU_MGMT_DOWNGRADE:
+      return "the image is older than the bridge's minimum version (anti-rollback); "
+             "--allow-downgrade overrides that, and the bridge logs the override";
+    case DXPU_MGMT_IMAGE_INVALID:
+      return "the image failed the bridge's checks (format, size, payload hash or sections), "
+             "or did not verify when read back from the flash";
+    case DXPU_MGMT_NO_TRANSFER:
+      return "no firmware transfer is in progress on the bridge (it may have restarted); begin "
+             "again";
+    case DXPU_MGMT_OUT_OF_ORDER:
+      return "the chunk is not where the bridge expects the next bytes; ask for the firmware "
+             "status to learn where to resume";
+    case DXPU_MGMT_BAD_CRC:
+      return "the chunk's data does not match its CRC32C: it was corrupted on the way";
+    case DXPU_MGMT_INCOMPLETE:
+      return "the bridge has not received every byte of the image yet";
+    case DXPU_MGMT_TRIAL_RUNNING:
+      return "the bridge's running image is itself on trial (its other slot holds the fall-back): "
+             "update it after its health check has marked it good";
+    case DXPU_MGMT_FLASH_ERROR:
+      return "the bridge's flash refused an operation; the transfer was dropped (see the "
+             "bridge's log)";
     default:
       return fmt::format("the bridge refused: {}", dxpu_mgmt_status_name(status));
   }
@@ -86,13 +128,14 @@ ManagementReply ManagementClient::Exchange(dxpu_mgmt_msg request) const {
       return Failure("socket", fmt::format("bind {}: {}", client_path, ErrnoText()));
   }
   request.request_id = static_cast<uint32_t>(std::random_device{}());
-  std::vector<uint8_t> out(DXPU_MGMT_HDR_SIZE + 64);
+  std::vector<uint8_t> out(DXPU_MGMT_MAX_MSG);  // a FW_CHUNK fills a whole datagram
   size_t len = 0;
   if (dxpu_mgmt_encode(&request, out.data(), out.size(), &len) != DXPU_MGMT_ERR_OK)
     return Failure("internal", "cannot encode the request");
   std::vector<uint8_t> in(DXPU_MGMT_MAX_MSG);
   ManagementReply result =
-      Failure("timeout", fmt::format("no answer from {} after {} attempts", where, attempts_));
+      Failure("timeout", fmt::format("no answer from {} after {} attempt{}", where, attempts_,
+                                     attempts_ == 1 ? "" : "s"));
   for (int attempt = 0; attempt < attempts_; ++attempt) {
     spdlog::debug("{} request {:#x} to {} (attempt {})", dxpu_mgmt_type_name(request.type),
                   request.request_id, where, attempt + 1);
@@ -155,19 +198,59 @@ ManagementReply ManagementClient::RevokeAll(uint16_t device) const {
 }
 
 ManagementReply ManagementClient::Status() const {
-  dxpu_mgmt_msg req{};
-  req.type = DXPU_MGMT_STATUS;
-  return Exchange(req);
+  return Exchange(BodilessRequest(DXPU_MGMT_STATUS));
 }
 
 ManagementReply ManagementClient::Inventory() const {
+  return Exchange(BodilessRequest(DXPU_MGMT_INVENTORY));
+}
+
+ManagementReply ManagementClient::FwBegin(std::span<const uint8_t> header,
+                                          bool allow_downgrade) const {
+  if (header.size() != DXPU_MGMT_FW_IMAGE_HEADER_SIZE)
+    return Failure("bad-argument", fmt::format("an image header is {} bytes, not {}",
+                                               DXPU_MGMT_FW_IMAGE_HEADER_SIZE, header.size()));
   dxpu_mgmt_msg req{};
-  req.type = DXPU_MGMT_INVENTORY;
+  req.type = DXPU_MGMT_FW_BEGIN;
+  req.body.fw_begin.flags = allow_downgrade ? DXPU_MGMT_FW_F_ALLOW_DOWNGRADE : 0;
+  req.body.fw_begin.header = header.data();
   return Exchange(req);
 }
 
-std::optional<BridgeInventory> DecodeInventory(const ManagementReply& reply, std::string* why) {
-  const auto fail = [why](std::string sentence) -> std::optional<BridgeInventory> {
+ManagementReply ManagementClient::FwChunk(uint64_t offset, std::span<const uint8_t> data) const {
+  if (data.empty() || data.size() > DXPU_MGMT_FW_CHUNK_MAX_DATA)
+    return Failure("bad-argument", fmt::format("a chunk is 1 to {} bytes, not {}",
+                                               DXPU_MGMT_FW_CHUNK_MAX_DATA, data.size()));
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_FW_CHUNK;
+  req.body.fw_chunk.offset = offset;
+  req.body.fw_chunk.crc = dxpu_crc32c(0, data.data(), data.size());
+  req.body.fw_chunk.length = static_cast<uint16_t>(data.size());
+  req.body.fw_chunk.data = data.data();
+  return Exchange(req);
+}
+
+ManagementReply ManagementClient::FwStatus() const {
+  return Exchange(BodilessRequest(DXPU_MGMT_FW_STATUS));
+}
+
+ManagementReply ManagementClient::FwCommit() const {
+  return Exchange(BodilessRequest(DXPU_MGMT_FW_COMMIT));
+}
+
+ManagementReply ManagementClient::FwReboot() const {
+  return Exchange(BodilessRequest(DXPU_MGMT_FW_REBOOT));
+}
+
+namespace {
+
+// The reply's datagram decoded again (its body's pointers then point into reply.bytes), when it
+// is an OK response of `type` (or, for the firmware report, of any type that carries one);
+// nullopt, with *why set when given, otherwise. `what` names what was expected, for people.
+std::optional<dxpu_mgmt_msg> DecodeOkAnswer(const ManagementReply& reply,
+                                            std::initializer_list<uint8_t> types, const char* what,
+                                            std::string* why) {
+  const auto fail = [why](std::string sentence) -> std::optional<dxpu_mgmt_msg> {
     if (why != nullptr) *why = std::move(sentence);
     return std::nullopt;
   };
@@ -176,18 +259,37 @@ std::optional<BridgeInventory> DecodeInventory(const ManagementReply& reply, std
   const dxpu_mgmt_err err = dxpu_mgmt_decode(reply.bytes.data(), reply.bytes.size(), &m);
   if (err != DXPU_MGMT_ERR_OK)
     return fail(fmt::format("not a management message ({})", dxpu_mgmt_err_name(err)));
-  if (!dxpu_mgmt_is_response(&m) || m.type != DXPU_MGMT_INVENTORY || m.status != DXPU_MGMT_OK)
-    return fail(fmt::format("not an inventory: a {} {}", dxpu_mgmt_type_name(m.type),
+  const bool wanted = std::find(types.begin(), types.end(), m.type) != types.end();
+  if (!dxpu_mgmt_is_response(&m) || !wanted || m.status != DXPU_MGMT_OK)
+    return fail(fmt::format("not {}: a {} {}", what, dxpu_mgmt_type_name(m.type),
                             dxpu_mgmt_is_response(&m) ? "response" : "request"));
+  return m;
+}
+
+}  // namespace
+
+std::optional<BridgeInventory> DecodeInventory(const ManagementReply& reply, std::string* why) {
+  const std::optional<dxpu_mgmt_msg> m =
+      DecodeOkAnswer(reply, {DXPU_MGMT_INVENTORY}, "an inventory", why);
+  if (!m) return std::nullopt;
   BridgeInventory inv;
-  inv.node_id = m.body.inventory.node_id;
-  for (size_t i = 0; i < m.body.inventory.device_count; ++i) {
+  inv.node_id = m->body.inventory.node_id;
+  for (size_t i = 0; i < m->body.inventory.device_count; ++i) {
     dxpu_mgmt_inventory_device e{};
-    if (!dxpu_mgmt_inventory_entry(&m.body.inventory, i, &e)) break;
+    if (!dxpu_mgmt_inventory_entry(&m->body.inventory, i, &e)) break;
     inv.devices.push_back(InventoryEntry{e.device, e.box_bdf, e.vendor_id, e.device_id,
                                          e.memory_bytes, std::string(e.profile)});
   }
   return inv;
+}
+
+std::optional<dxpu_mgmt_fw_report> DecodeFwReport(const ManagementReply& reply, std::string* why) {
+  const std::optional<dxpu_mgmt_msg> m = DecodeOkAnswer(
+      reply, {DXPU_MGMT_FW_BEGIN, DXPU_MGMT_FW_CHUNK, DXPU_MGMT_FW_STATUS, DXPU_MGMT_FW_COMMIT},
+      "a firmware report", why);
+  if (!m) return std::nullopt;
+  // The decoder checked the report (slots, states, next offset within total).
+  return m->body.fw_report;
 }
 
 }  // namespace dxpu::bridge

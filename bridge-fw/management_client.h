@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ struct BridgeInventory {
 std::optional<BridgeInventory> DecodeInventory(const ManagementReply& reply,
                                                std::string* why = nullptr);
 
+// The firmware report an OK answer to FW_BEGIN, FW_CHUNK, FW_STATUS or FW_COMMIT carries,
+// decoded again from reply.bytes; nullopt, with *why set when given, when the reply has none:
+// no answer, a refusal, or a response to another type (an OK FW_REBOOT has no report).
+std::optional<dxpu_mgmt_fw_report> DecodeFwReport(const ManagementReply& reply,
+                                                  std::string* why = nullptr);
+
 // What a refusal status means, for people (scripts match dxpu_mgmt_status_name).
 std::string RefusalSentence(uint16_t status);
 
@@ -69,6 +76,17 @@ class ManagementClient {
   ManagementReply Status() const;
   // The bridge's node ID and devices with their profiles (DecodeInventory reads it).
   ManagementReply Inventory() const;
+
+  // Firmware update (docs/firmware.md). FW_BEGIN with the image's first 256 bytes; the OK
+  // answer's report says where to send from (next_offset: 0, or where a transfer of the same
+  // header stopped).
+  ManagementReply FwBegin(std::span<const uint8_t> header, bool allow_downgrade) const;
+  // 1 .. DXPU_MGMT_FW_CHUNK_MAX_DATA bytes of the image at offset, with their CRC32C.
+  ManagementReply FwChunk(uint64_t offset, std::span<const uint8_t> data) const;
+  ManagementReply FwStatus() const;
+  ManagementReply FwCommit() const;
+  // OK, then the bridge exits and its boot loader starts the committed slot.
+  ManagementReply FwReboot() const;
 
   const link::LinkAddress& target() const { return target_; }
 

@@ -62,8 +62,6 @@ std::optional<std::string> AsciiField(std::span<const uint8_t> field, size_t max
 
 bool NameChar(char c) { return c >= 0x20 && c <= 0x7e; }
 
-std::string KeyIdText(const KeyId& id) { return ToHex(id); }
-
 }  // namespace
 
 FirmwareResult<FirmwareVersion> FirmwareVersion::Parse(std::string_view text) {
@@ -187,12 +185,12 @@ FirmwareResult<ImageHeader> VerifyHeader(std::span<const uint8_t> header,
     if (KeyIdOf(k) == h.key_id) key = &k;
   if (key == nullptr)
     return Err("unknown-key", fmt::format("signed with key {}, which this bridge does not trust",
-                                          KeyIdText(h.key_id)));
+                                          ToHex(h.key_id)));
   if (!VerifySignature(header.first(kSignedBytes), h.signature, *key))
     return Err("bad-signature", fmt::format("the signature does not verify with key {}: the "
                                             "header was changed after signing, or another key "
                                             "signed it",
-                                            KeyIdText(h.key_id)));
+                                            ToHex(h.key_id)));
   if (h.hw_revision != policy.hw_revision)
     return Err("wrong-hardware", fmt::format("built for hardware revision {}; this bridge is "
                                              "revision {}",

@@ -42,9 +42,15 @@ enum dxpu_mgmt_type {
 	DXPU_MGMT_DMA_REVOKE_ALL = 4,
 	DXPU_MGMT_STATUS = 5,
 	DXPU_MGMT_INVENTORY = 6,
+	/* Firmware update (docs/firmware.md, "Updating over the management socket"). */
+	DXPU_MGMT_FW_BEGIN = 7,
+	DXPU_MGMT_FW_CHUNK = 8,
+	DXPU_MGMT_FW_STATUS = 9,
+	DXPU_MGMT_FW_COMMIT = 10,
+	DXPU_MGMT_FW_REBOOT = 11,
 };
 
-#define DXPU_MGMT_TYPE_MAX DXPU_MGMT_INVENTORY
+#define DXPU_MGMT_TYPE_MAX DXPU_MGMT_FW_REBOOT
 
 /* The Status field of a response (0 in a request). Numbers and names are stable. */
 enum dxpu_mgmt_status {
@@ -59,6 +65,18 @@ enum dxpu_mgmt_status {
 	DXPU_MGMT_OVERLAP = 8,
 	DXPU_MGMT_BAD_ARGUMENT = 9, /* zero size, a wrapping range, node ID 0 */
 	DXPU_MGMT_INTERNAL = 10,
+	/* Firmware update. */
+	DXPU_MGMT_FW_UNAVAILABLE = 11,	/* the bridge was not booted from a flash */
+	DXPU_MGMT_IMAGE_UNTRUSTED = 12, /* unknown key or bad signature */
+	DXPU_MGMT_WRONG_HARDWARE = 13,	/* built for another hardware revision */
+	DXPU_MGMT_DOWNGRADE = 14,	/* below the minimum version, no override */
+	DXPU_MGMT_IMAGE_INVALID = 15,	/* any other image check (format, size, hash, payload) */
+	DXPU_MGMT_NO_TRANSFER = 16,	/* FW_CHUNK or FW_COMMIT with no transfer begun */
+	DXPU_MGMT_OUT_OF_ORDER = 17,	/* a chunk past the next offset (a gap), or straddling it */
+	DXPU_MGMT_BAD_CRC = 18,		/* a chunk whose data does not match its CRC32C */
+	DXPU_MGMT_INCOMPLETE = 19,	/* FW_COMMIT before every byte of the image arrived */
+	DXPU_MGMT_FLASH_ERROR = 20,	/* the flash refused an operation */
+	DXPU_MGMT_TRIAL_RUNNING = 21,	/* FW_BEGIN while the running image is still on trial */
 	DXPU_MGMT_STATUS_COUNT
 };
 
@@ -68,6 +86,28 @@ enum dxpu_mgmt_status {
 #define DXPU_MGMT_DMA_GRANT_SIZE 32u /* as DEVICE_REF, then device base, host base, size (u64) */
 #define DXPU_MGMT_STATUS_REQ_SIZE 0u
 #define DXPU_MGMT_INVENTORY_REQ_SIZE 0u
+/* FW_BEGIN: flags u32 (DXPU_MGMT_FW_F_*), rsvd u32, then the image's 256-byte header. */
+#define DXPU_MGMT_FW_IMAGE_HEADER_SIZE 256u
+#define DXPU_MGMT_FW_BEGIN_SIZE (8u + DXPU_MGMT_FW_IMAGE_HEADER_SIZE)
+#define DXPU_MGMT_FW_F_ALLOW_DOWNGRADE 0x00000001u /* the explicit, logged override */
+#define DXPU_MGMT_FW_F_ALL 0x00000001u
+/* FW_CHUNK: offset in the image u64, CRC32C of the data u32, rsvd u32, then 1 .. max bytes. */
+#define DXPU_MGMT_FW_CHUNK_FIXED_SIZE 16u
+/* The most data one FW_CHUNK carries: 65507 - 16 - 16 = 65475 bytes. */
+#define DXPU_MGMT_FW_CHUNK_MAX_DATA                                                                \
+	(DXPU_MGMT_MAX_MSG - DXPU_MGMT_HDR_SIZE - DXPU_MGMT_FW_CHUNK_FIXED_SIZE)
+/* FW_STATUS, FW_COMMIT, FW_REBOOT requests: empty. */
+
+/*
+ * The firmware report: the body of an OK response to FW_BEGIN, FW_CHUNK, FW_STATUS and
+ * FW_COMMIT (an OK FW_REBOOT has none).
+ *   0 running slot u8   1 transfer u8   2 target slot u8   3 trial slot u8   4 tries left u8
+ *   5 slot A state u8   6 slot B state u8   7 rsvd   8 slot A version u32   12 slot B version
+ *  16 running version  20 minimum version  24 hardware revision  28 rsvd u32
+ *  32 next offset u64  40 total u64
+ */
+#define DXPU_MGMT_FW_REPORT_SIZE 48u
+#define DXPU_MGMT_FW_NO_SLOT 0xffu
 
 /* STATUS response body: device count u16, host count u16, rsvd u32, then the entries. */
 #define DXPU_MGMT_STATUS_FIXED_SIZE 8u
@@ -97,6 +137,21 @@ enum dxpu_mgmt_device_state {
 	DXPU_MGMT_DEV_FREE = 0,
 	DXPU_MGMT_DEV_ASSIGNED = 1,
 	DXPU_MGMT_DEV_SCRUBBING = 2, /* released, being reset and scrubbed */
+};
+
+/* The transfer in a firmware report. */
+enum dxpu_mgmt_fw_transfer {
+	DXPU_MGMT_FW_IDLE = 0,	    /* none */
+	DXPU_MGMT_FW_RECEIVING = 1, /* begun: next offset of total bytes received */
+	DXPU_MGMT_FW_COMMITTED = 2, /* written, verified from the flash, on trial at next boot */
+};
+
+/* A slot's state in a firmware report (as in the boot state, docs/firmware.md). */
+enum dxpu_mgmt_fw_slot_state {
+	DXPU_MGMT_FW_SLOT_EMPTY = 0,
+	DXPU_MGMT_FW_SLOT_WRITTEN = 1,
+	DXPU_MGMT_FW_SLOT_GOOD = 2,
+	DXPU_MGMT_FW_SLOT_BAD = 3,
 };
 
 DXPU_EXTERN_C_END

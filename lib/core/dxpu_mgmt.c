@@ -4,6 +4,8 @@
  */
 #include "dxpu_mgmt.h"
 
+#include "crc32c.h"
+
 static uint64_t get_be64(const uint8_t *p)
 {
 	return ((uint64_t)dxpu_get_be32(p) << 32) | dxpu_get_be32(p + 4);
@@ -31,7 +33,9 @@ static size_t request_body_size(uint8_t type)
 		return DXPU_MGMT_DEVICE_REF_SIZE;
 	case DXPU_MGMT_DMA_GRANT:
 		return DXPU_MGMT_DMA_GRANT_SIZE;
-	default: /* STATUS, INVENTORY: both empty (DXPU_MGMT_INVENTORY_REQ_SIZE) */
+	case DXPU_MGMT_FW_BEGIN:
+		return DXPU_MGMT_FW_BEGIN_SIZE;
+	default: /* STATUS, INVENTORY, FW_STATUS, FW_COMMIT, FW_REBOOT: empty */
 		return DXPU_MGMT_STATUS_REQ_SIZE;
 	}
 }
@@ -49,6 +53,15 @@ static bool has_inventory(const struct dxpu_mgmt_msg *m)
 {
 	return dxpu_mgmt_is_response(m) && m->status == DXPU_MGMT_OK &&
 	       m->type == DXPU_MGMT_INVENTORY;
+}
+
+/* An OK response to FW_BEGIN, FW_CHUNK, FW_STATUS or FW_COMMIT carries a firmware report. */
+static bool has_fw_report(const struct dxpu_mgmt_msg *m)
+{
+	if (!dxpu_mgmt_is_response(m) || m->status != DXPU_MGMT_OK)
+		return false;
+	return m->type == DXPU_MGMT_FW_BEGIN || m->type == DXPU_MGMT_FW_CHUNK ||
+	       m->type == DXPU_MGMT_FW_STATUS || m->type == DXPU_MGMT_FW_COMMIT;
 }
 
 /* Header checks shared by decoder and encoder (after magic and version). */
@@ -207,8 +220,88 @@ static enum dxpu_mgmt_err decode_inventory(const uint8_t *b, size_t blen, struct
 	return check_inventory_entries(r->entries, r->device_count);
 }
 
+/* ---- firmware ---- */
+
+static bool fw_slot_ok(uint8_t slot, bool none_ok)
+{
+	return slot <= 1 || (none_ok && slot == DXPU_MGMT_FW_NO_SLOT);
+}
+
+static enum dxpu_mgmt_err check_fw_report(const struct dxpu_mgmt_fw_report *r)
+{
+	bool idle = r->transfer == DXPU_MGMT_FW_IDLE;
+
+	if (!fw_slot_ok(r->running_slot, false) || !fw_slot_ok(r->trial_slot, true) ||
+	    r->transfer > DXPU_MGMT_FW_COMMITTED || r->slot_state[0] > DXPU_MGMT_FW_SLOT_BAD ||
+	    r->slot_state[1] > DXPU_MGMT_FW_SLOT_BAD || r->next_offset > r->total)
+		return DXPU_MGMT_ERR_BAD_ENTRY;
+	if (idle)
+		return r->target_slot == DXPU_MGMT_FW_NO_SLOT && r->total == 0
+			       ? DXPU_MGMT_ERR_OK
+			       : DXPU_MGMT_ERR_BAD_ENTRY;
+	return fw_slot_ok(r->target_slot, false) ? DXPU_MGMT_ERR_OK : DXPU_MGMT_ERR_BAD_ENTRY;
+}
+
+void dxpu_mgmt_fw_report_write(uint8_t *out, const struct dxpu_mgmt_fw_report *r)
+{
+	memset(out, 0, DXPU_MGMT_FW_REPORT_SIZE);
+	out[0] = r->running_slot;
+	out[1] = r->transfer;
+	out[2] = r->target_slot;
+	out[3] = r->trial_slot;
+	out[4] = r->tries_left;
+	out[5] = r->slot_state[0];
+	out[6] = r->slot_state[1];
+	dxpu_put_be32(&out[8], r->slot_version[0]);
+	dxpu_put_be32(&out[12], r->slot_version[1]);
+	dxpu_put_be32(&out[16], r->running_version);
+	dxpu_put_be32(&out[20], r->min_version);
+	dxpu_put_be32(&out[24], r->hw_revision);
+	put_be64(&out[32], r->next_offset);
+	put_be64(&out[40], r->total);
+}
+
+enum dxpu_mgmt_err dxpu_mgmt_fw_report_read(const uint8_t *in, struct dxpu_mgmt_fw_report *r)
+{
+	r->running_slot = in[0];
+	r->transfer = in[1];
+	r->target_slot = in[2];
+	r->trial_slot = in[3];
+	r->tries_left = in[4];
+	r->slot_state[0] = in[5];
+	r->slot_state[1] = in[6];
+	r->slot_version[0] = dxpu_get_be32(&in[8]);
+	r->slot_version[1] = dxpu_get_be32(&in[12]);
+	r->running_version = dxpu_get_be32(&in[16]);
+	r->min_version = dxpu_get_be32(&in[20]);
+	r->hw_revision = dxpu_get_be32(&in[24]);
+	r->next_offset = get_be64(&in[32]);
+	r->total = get_be64(&in[40]);
+	if (in[7] || !dxpu_all_zero(&in[28], 4))
+		return DXPU_MGMT_ERR_RESERVED;
+	return check_fw_report(r);
+}
+
+static enum dxpu_mgmt_err decode_fw_chunk(const uint8_t *b, size_t blen, struct dxpu_mgmt_msg *m)
+{
+	struct dxpu_mgmt_fw_chunk *c = &m->body.fw_chunk;
+
+	/* At most DXPU_MGMT_FW_CHUNK_MAX_DATA: the whole message is at most DXPU_MGMT_MAX_MSG. */
+	if (blen <= DXPU_MGMT_FW_CHUNK_FIXED_SIZE)
+		return DXPU_MGMT_ERR_BODY_SIZE;
+	if (!dxpu_all_zero(&b[12], 4))
+		return DXPU_MGMT_ERR_RESERVED;
+	c->offset = get_be64(&b[0]);
+	c->crc = dxpu_get_be32(&b[8]);
+	c->length = (uint16_t)(blen - DXPU_MGMT_FW_CHUNK_FIXED_SIZE);
+	c->data = &b[DXPU_MGMT_FW_CHUNK_FIXED_SIZE];
+	return DXPU_MGMT_ERR_OK;
+}
+
 static enum dxpu_mgmt_err decode_request(const uint8_t *b, size_t blen, struct dxpu_mgmt_msg *m)
 {
+	if (m->type == DXPU_MGMT_FW_CHUNK)
+		return decode_fw_chunk(b, blen, m);
 	if (blen != request_body_size(m->type))
 		return DXPU_MGMT_ERR_BODY_SIZE;
 	switch (m->type) {
@@ -234,7 +327,13 @@ static enum dxpu_mgmt_err decode_request(const uint8_t *b, size_t blen, struct d
 		m->body.dma_grant.host_base = get_be64(&b[16]);
 		m->body.dma_grant.size = get_be64(&b[24]);
 		break;
-	default: /* STATUS, INVENTORY: no body */
+	case DXPU_MGMT_FW_BEGIN:
+		m->body.fw_begin.flags = dxpu_get_be32(&b[0]);
+		if ((m->body.fw_begin.flags & ~DXPU_MGMT_FW_F_ALL) || !dxpu_all_zero(&b[4], 4))
+			return DXPU_MGMT_ERR_RESERVED;
+		m->body.fw_begin.header = &b[8];
+		break;
+	default: /* STATUS, INVENTORY, FW_STATUS, FW_COMMIT, FW_REBOOT: no body */
 		break;
 	}
 	return DXPU_MGMT_ERR_OK;
@@ -272,6 +371,11 @@ enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_
 		return decode_report(body, blen, m);
 	if (has_inventory(m))
 		return decode_inventory(body, blen, m);
+	if (has_fw_report(m)) {
+		if (blen != DXPU_MGMT_FW_REPORT_SIZE)
+			return DXPU_MGMT_ERR_BODY_SIZE;
+		return dxpu_mgmt_fw_report_read(body, &m->body.fw_report);
+	}
 	if (dxpu_mgmt_is_response(m))
 		return blen == 0 ? DXPU_MGMT_ERR_OK : DXPU_MGMT_ERR_BODY_SIZE;
 	return decode_request(body, blen, m);
@@ -308,9 +412,42 @@ static void put_request_body(uint8_t *b, const struct dxpu_mgmt_msg *m)
 		put_be64(&b[16], m->body.dma_grant.host_base);
 		put_be64(&b[24], m->body.dma_grant.size);
 		break;
+	case DXPU_MGMT_FW_BEGIN:
+		dxpu_put_be32(&b[0], m->body.fw_begin.flags);
+		memcpy(&b[8], m->body.fw_begin.header, DXPU_MGMT_FW_IMAGE_HEADER_SIZE);
+		break;
+	case DXPU_MGMT_FW_CHUNK:
+		put_be64(&b[0], m->body.fw_chunk.offset);
+		dxpu_put_be32(&b[8], m->body.fw_chunk.crc);
+		memcpy(&b[DXPU_MGMT_FW_CHUNK_FIXED_SIZE], m->body.fw_chunk.data,
+		       m->body.fw_chunk.length);
+		break;
 	default:
 		break;
 	}
+}
+
+/* The body size of a firmware request to encode, or why it cannot be encoded. */
+static enum dxpu_mgmt_err fw_request_body_size(const struct dxpu_mgmt_msg *m, size_t *body_len)
+{
+	const struct dxpu_mgmt_fw_chunk *c = &m->body.fw_chunk;
+
+	if (m->type == DXPU_MGMT_FW_BEGIN) {
+		if (!m->body.fw_begin.header)
+			return DXPU_MGMT_ERR_BODY_SIZE;
+		if (m->body.fw_begin.flags & ~DXPU_MGMT_FW_F_ALL)
+			return DXPU_MGMT_ERR_RESERVED;
+	}
+	if (m->type != DXPU_MGMT_FW_CHUNK) {
+		*body_len = request_body_size(m->type);
+		return DXPU_MGMT_ERR_OK;
+	}
+	if (c->length > DXPU_MGMT_FW_CHUNK_MAX_DATA)
+		return DXPU_MGMT_ERR_TOO_LARGE;
+	if (!c->length || !c->data)
+		return DXPU_MGMT_ERR_BODY_SIZE;
+	*body_len = DXPU_MGMT_FW_CHUNK_FIXED_SIZE + c->length;
+	return DXPU_MGMT_ERR_OK;
 }
 
 /* Header checks and the body size of *m, for the encoder. */
@@ -333,8 +470,13 @@ static enum dxpu_mgmt_err encoded_body_size(const struct dxpu_mgmt_msg *m, size_
 			return DXPU_MGMT_ERR_TOO_LARGE;
 		*body_len = DXPU_MGMT_INVENTORY_FIXED_SIZE +
 			    (size_t)inv->device_count * DXPU_MGMT_INVENTORY_ENTRY_SIZE;
+	} else if (has_fw_report(m)) {
+		err = check_fw_report(&m->body.fw_report);
+		if (err)
+			return err;
+		*body_len = DXPU_MGMT_FW_REPORT_SIZE;
 	} else if (!dxpu_mgmt_is_response(m)) {
-		*body_len = request_body_size(m->type);
+		return fw_request_body_size(m, body_len);
 	}
 	return DXPU_MGMT_ERR_OK;
 }
@@ -382,6 +524,8 @@ enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf,
 		dxpu_put_be16(&b[8], inv->device_count);
 		if (entries_len)
 			memmove(&b[DXPU_MGMT_INVENTORY_FIXED_SIZE], inv->entries, entries_len);
+	} else if (has_fw_report(m)) {
+		dxpu_mgmt_fw_report_write(b, &m->body.fw_report);
 	} else if (!dxpu_mgmt_is_response(m)) {
 		put_request_body(b, m);
 	}
@@ -512,8 +656,16 @@ static bool range_fits(uint64_t base, uint64_t size)
 enum dxpu_mgmt_status dxpu_mgmt_check_args(const struct dxpu_mgmt_msg *request)
 {
 	const struct dxpu_mgmt_dma_grant *g = &request->body.dma_grant;
+	const struct dxpu_mgmt_fw_chunk *c = &request->body.fw_chunk;
 
+	if (dxpu_mgmt_is_response(request))
+		return DXPU_MGMT_OK; /* only requests have arguments */
 	switch (request->type) {
+	case DXPU_MGMT_FW_CHUNK:
+		if (!range_fits(c->offset, c->length))
+			return DXPU_MGMT_BAD_ARGUMENT;
+		return dxpu_crc32c(0, c->data, c->length) == c->crc ? DXPU_MGMT_OK
+								    : DXPU_MGMT_BAD_CRC;
 	case DXPU_MGMT_ASSIGN:
 		return request->body.assign.host_node_id ? DXPU_MGMT_OK : DXPU_MGMT_BAD_ARGUMENT;
 	case DXPU_MGMT_DMA_GRANT:
@@ -558,6 +710,11 @@ const char *dxpu_mgmt_type_name(uint8_t type)
 		[DXPU_MGMT_DMA_REVOKE_ALL] = "dma-revoke-all",
 		[DXPU_MGMT_STATUS] = "status",
 		[DXPU_MGMT_INVENTORY] = "inventory",
+		[DXPU_MGMT_FW_BEGIN] = "fw-begin",
+		[DXPU_MGMT_FW_CHUNK] = "fw-chunk",
+		[DXPU_MGMT_FW_STATUS] = "fw-status",
+		[DXPU_MGMT_FW_COMMIT] = "fw-commit",
+		[DXPU_MGMT_FW_REBOOT] = "fw-reboot",
 	};
 
 	return type <= DXPU_MGMT_TYPE_MAX ? names[type] : "unknown";
@@ -577,6 +734,17 @@ const char *dxpu_mgmt_status_name(uint16_t status)
 		[DXPU_MGMT_OVERLAP] = "overlap",
 		[DXPU_MGMT_BAD_ARGUMENT] = "bad-argument",
 		[DXPU_MGMT_INTERNAL] = "internal",
+		[DXPU_MGMT_FW_UNAVAILABLE] = "fw-unavailable",
+		[DXPU_MGMT_IMAGE_UNTRUSTED] = "image-untrusted",
+		[DXPU_MGMT_WRONG_HARDWARE] = "wrong-hardware",
+		[DXPU_MGMT_DOWNGRADE] = "downgrade",
+		[DXPU_MGMT_IMAGE_INVALID] = "image-invalid",
+		[DXPU_MGMT_NO_TRANSFER] = "no-transfer",
+		[DXPU_MGMT_OUT_OF_ORDER] = "out-of-order",
+		[DXPU_MGMT_BAD_CRC] = "bad-crc",
+		[DXPU_MGMT_INCOMPLETE] = "incomplete",
+		[DXPU_MGMT_FLASH_ERROR] = "flash-error",
+		[DXPU_MGMT_TRIAL_RUNNING] = "trial-running",
 	};
 
 	return status < DXPU_MGMT_STATUS_COUNT ? names[status] : "unknown";
@@ -612,6 +780,36 @@ const char *dxpu_mgmt_device_state_name(uint8_t state)
 		return "assigned";
 	case DXPU_MGMT_DEV_SCRUBBING:
 		return "scrubbing";
+	default:
+		return "unknown";
+	}
+}
+
+const char *dxpu_mgmt_fw_transfer_name(uint8_t transfer)
+{
+	switch (transfer) {
+	case DXPU_MGMT_FW_IDLE:
+		return "idle";
+	case DXPU_MGMT_FW_RECEIVING:
+		return "receiving";
+	case DXPU_MGMT_FW_COMMITTED:
+		return "committed";
+	default:
+		return "unknown";
+	}
+}
+
+const char *dxpu_mgmt_fw_slot_state_name(uint8_t state)
+{
+	switch (state) {
+	case DXPU_MGMT_FW_SLOT_EMPTY:
+		return "empty";
+	case DXPU_MGMT_FW_SLOT_WRITTEN:
+		return "written";
+	case DXPU_MGMT_FW_SLOT_GOOD:
+		return "good";
+	case DXPU_MGMT_FW_SLOT_BAD:
+		return "bad";
 	default:
 		return "unknown";
 	}

@@ -102,6 +102,36 @@ struct dxpu_mgmt_inventory {
 	const uint8_t *entries;
 };
 
+/* FW_BEGIN request: the image's header, checked by the bridge before any chunk. */
+struct dxpu_mgmt_fw_begin {
+	uint32_t flags;	       /* DXPU_MGMT_FW_F_* */
+	const uint8_t *header; /* DXPU_MGMT_FW_IMAGE_HEADER_SIZE bytes, in the datagram */
+};
+
+/* FW_CHUNK request: length bytes of the image at offset (the header included, from 0). */
+struct dxpu_mgmt_fw_chunk {
+	uint64_t offset;
+	uint32_t crc;	     /* CRC32C of the data */
+	uint16_t length;     /* 1 .. DXPU_MGMT_FW_CHUNK_MAX_DATA */
+	const uint8_t *data; /* in the datagram */
+};
+
+/* The firmware report (DXPU_MGMT_FW_REPORT_SIZE bytes on the wire, include/dxpu/mgmt.h). */
+struct dxpu_mgmt_fw_report {
+	uint8_t running_slot; /* 0 A, 1 B: the slot the bridge booted from */
+	uint8_t transfer;     /* enum dxpu_mgmt_fw_transfer */
+	uint8_t target_slot;  /* where the transfer writes; DXPU_MGMT_FW_NO_SLOT when idle */
+	uint8_t trial_slot;   /* DXPU_MGMT_FW_NO_SLOT: none */
+	uint8_t tries_left;
+	uint8_t slot_state[2];	  /* enum dxpu_mgmt_fw_slot_state, A then B */
+	uint32_t slot_version[2]; /* MAJOR << 24 | MINOR << 16 | PATCH; 0 when empty */
+	uint32_t running_version; /* the image running */
+	uint32_t min_version;	  /* anti-rollback minimum */
+	uint32_t hw_revision;	  /* the bridge's, from its factory block */
+	uint64_t next_offset;	  /* bytes of the transfer received, in order */
+	uint64_t total;		  /* the image's bytes (header and payload); 0 when idle */
+};
+
 /* A decoded message, or one to encode. */
 struct dxpu_mgmt_msg {
 	uint8_t version; /* decoded; the encoder always writes DXPU_MGMT_VERSION */
@@ -121,6 +151,9 @@ struct dxpu_mgmt_msg {
 		struct dxpu_mgmt_device_ref dma_revoke_all;
 		struct dxpu_mgmt_status_report status_report;
 		struct dxpu_mgmt_inventory inventory;
+		struct dxpu_mgmt_fw_begin fw_begin;
+		struct dxpu_mgmt_fw_chunk fw_chunk;
+		struct dxpu_mgmt_fw_report fw_report; /* OK to FW_BEGIN, CHUNK, STATUS, COMMIT */
 	} body;
 };
 
@@ -140,7 +173,10 @@ static inline bool dxpu_mgmt_is_response(const struct dxpu_mgmt_msg *m)
  * type: it echoes the request's), TOO_LARGE, LENGTH_MISMATCH, BODY_SIZE,
  * RESERVED (body fields), then for each entry of a STATUS or INVENTORY
  * report in turn RESERVED (its reserved byte, its name's padding) and
- * BAD_ENTRY.
+ * BAD_ENTRY; a firmware report's RESERVED then BAD_ENTRY (a slot, state or
+ * transfer value this version does not define, next offset past total, an
+ * idle transfer with a target or bytes). A FW_CHUNK's CRC is an argument
+ * (dxpu_mgmt_check_args), not a decoding error.
  */
 enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_mgmt_msg *m);
 
@@ -195,8 +231,9 @@ bool dxpu_mgmt_inventory_entry(const struct dxpu_mgmt_inventory *r, size_t i,
 /*
  * The request's arguments, judged: DXPU_MGMT_OK, or DXPU_MGMT_BAD_ARGUMENT for
  * host node ID 0 (ASSIGN) and, in DMA_GRANT, a zero size or a device or host
- * range that wraps past 2^64. A server answers BAD_ARGUMENT before it looks
- * at any table.
+ * range that wraps past 2^64; DXPU_MGMT_BAD_CRC for a FW_CHUNK whose data does
+ * not match its CRC32C, BAD_ARGUMENT for one whose range wraps past 2^64. A
+ * server answers these before it looks at any table.
  */
 enum dxpu_mgmt_status dxpu_mgmt_check_args(const struct dxpu_mgmt_msg *request);
 
@@ -209,11 +246,18 @@ enum dxpu_mgmt_status dxpu_mgmt_check_args(const struct dxpu_mgmt_msg *request);
 bool dxpu_mgmt_error_reply(enum dxpu_mgmt_err err, const struct dxpu_mgmt_msg *m,
 			   enum dxpu_mgmt_status *status);
 
+/* The firmware report's wire bytes, and back (RESERVED or BAD_ENTRY as the decoder). */
+void dxpu_mgmt_fw_report_write(uint8_t *out, const struct dxpu_mgmt_fw_report *r);
+enum dxpu_mgmt_err dxpu_mgmt_fw_report_read(const uint8_t *in, struct dxpu_mgmt_fw_report *r);
+
 /* Stable names: "assign", "device-busy", "length-mismatch", "scrubbing"; "unknown" otherwise. */
 const char *dxpu_mgmt_type_name(uint8_t type);
 const char *dxpu_mgmt_status_name(uint16_t status);
 const char *dxpu_mgmt_err_name(enum dxpu_mgmt_err err);
 const char *dxpu_mgmt_device_state_name(uint8_t state);
+/* "idle", "receiving", "committed"; "empty", "written", "good", "bad"; "unknown" otherwise. */
+const char *dxpu_mgmt_fw_transfer_name(uint8_t transfer);
+const char *dxpu_mgmt_fw_slot_state_name(uint8_t state);
 
 DXPU_EXTERN_C_END
 

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "metrics/prometheus_writer.h"
+#include "util/errno_text.h"
 
 namespace dxpu::metrics {
 namespace {
@@ -25,7 +26,7 @@ constexpr int kAcceptsPerWake = 64;  // then other work runs; the listener is le
 constexpr int kReadsPerWake = 16;
 constexpr std::chrono::milliseconds kAcceptPause{100};  // after EMFILE and the like
 
-std::string ErrnoText(int err) { return std::error_code(err, std::system_category()).message(); }
+using util::ErrnoText;
 
 std::string_view Reason(int status) {
   switch (status) {

@@ -29,6 +29,7 @@
 #include "gpu/device_profile.h"
 #include "link/udp_link.h"
 #include "link/unix_dgram_link.h"
+#include "link_host.h"
 #include "test_host.h"
 
 namespace dxpu::test {
@@ -62,65 +63,6 @@ std::string HttpGet(uint16_t port, const std::string& path) {
   close(fd);
   return out;
 }
-
-// Session parameters for real time on a loaded machine (CI runs the sanitizer build on two
-// busy cores): the default 20 ms without progress would take a session down when a process
-// is merely descheduled.
-const dxfp_session_config& SlackSession() {
-  static const dxfp_session_config c = [] {
-    dxfp_session_config d;
-    dxfp_session_config_defaults(&d);
-    d.link_down_ns = 2'000'000'000;
-    return d;
-  }();
-  return c;
-}
-
-// A TestHost over a real link (UDP, AF_UNIX), driven in real time.
-class LinkHost {
- public:
-  LinkHost(uint64_t node, std::unique_ptr<link::Link> l, link::LinkAddress bridge)
-      : host_(node, 7, &SlackSession()), bridge_(std::move(bridge)), link_(std::move(l)) {}
-  TestHost& host() { return host_; }
-  bool ok() const { return link_ != nullptr; }
-
-  // Establishes the session and reads DW0 (Vendor ID, Device ID) of the device at bdf.
-  std::optional<uint32_t> ConnectAndReadIds(uint16_t bdf) {
-    host_.Connect(fabric::MonotonicNanos());
-    if (!RunUntil([&] { return host_.established(); })) return std::nullopt;
-    const auto id = host_.CfgRead(bdf, 0x00);
-    if (!id || !RunUntil([&] { return host_.request(*id).done; })) return std::nullopt;
-    const HostRequest& r = host_.request(*id);
-    if (r.status != DXPU_TLP_CPL_SC) return std::nullopt;
-    return r.data[0] | (r.data[1] << 8) | (r.data[2] << 16) | (uint32_t{r.data[3]} << 24);
-  }
-
-  // Moves frames until done() or timeout_ms of real time.
-  bool RunUntil(const std::function<bool()>& done, int timeout_ms = 3000) {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    std::vector<uint8_t> rx(DXFP_MAX_FRAME);
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > end) return false;
-      const uint64_t now = fabric::MonotonicNanos();
-      host_.now_ns = now;
-      host_.endpoint().Flush(now, [&](link::FramePieces f) { link_->SendPieces(bridge_, f); });
-      pollfd p{link_->fd(), POLLIN, 0};
-      poll(&p, 1, 1);
-      for (;;) {
-        const link::LinkResult r = link_->Receive(rx, nullptr);
-        if (!r.ok()) break;
-        host_.endpoint().Receive(fabric::MonotonicNanos(),
-                                 std::span<const uint8_t>(rx.data(), r.size));
-      }
-    }
-    return true;
-  }
-
- private:
-  TestHost host_;
-  link::LinkAddress bridge_;
-  std::unique_ptr<link::Link> link_;
-};
 
 TEST(BridgeDaemon, ServesHostsManagementAndMetricsThenShutsDownCleanly) {
   const uint16_t dxfp_port = FreePort(SOCK_DGRAM);

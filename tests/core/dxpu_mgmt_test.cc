@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/crc32c.h"
 #include "core/dxpu_mgmt.h"
 #include "tlp_testutil.h"
 
@@ -687,7 +688,7 @@ TEST(MgmtDecode, StatusFieldRules) {
   EXPECT_EQ(Decode(Message(DXPU_MGMT_RELEASE, 0, 1, 0x8000, DeviceRefBody(1))),
             DXPU_MGMT_ERR_REQUEST_STATUS);
   // A response carries a status this version defines.
-  for (uint16_t st : {11, 0x100, 0xffff}) {
+  for (uint16_t st : {22, 0x100, 0xffff}) {
     EXPECT_EQ(Decode(Message(DXPU_MGMT_ASSIGN, DXPU_MGMT_F_RESPONSE, 1, st, {})),
               DXPU_MGMT_ERR_BAD_STATUS)
         << st;
@@ -695,7 +696,7 @@ TEST(MgmtDecode, StatusFieldRules) {
 }
 
 TEST(MgmtDecode, UnknownType) {
-  for (uint8_t type : {0, 7, 0x7f, 0xff}) {
+  for (uint8_t type : {0, 12, 0x7f, 0xff}) {
     dxpu_mgmt_msg m{};
     ASSERT_EQ(Decode(Message(type, 0, 77, 0, {}), &m), DXPU_MGMT_ERR_UNKNOWN_TYPE) << int(type);
     EXPECT_EQ(m.type, type);
@@ -940,11 +941,11 @@ TEST(MgmtEncode, RefusesWhatTheDecoderRefuses) {
   EXPECT_EQ(EncodeErr(Response(DXPU_MGMT_STATUS, 1, DXPU_MGMT_STATUS_COUNT)),
             DXPU_MGMT_ERR_BAD_STATUS);
   EXPECT_EQ(EncodeErr(Request(0, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
-  EXPECT_EQ(EncodeErr(Request(7, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
-  EXPECT_EQ(EncodeErr(Response(7, 1, DXPU_MGMT_OK)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Request(12, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Response(12, 1, DXPU_MGMT_OK)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
   // The answer to an unknown type echoes it.
-  EXPECT_EQ(Encode(Response(7, 1, DXPU_MGMT_UNKNOWN_TYPE)),
-            Message(7, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_UNKNOWN_TYPE, {}));
+  EXPECT_EQ(Encode(Response(12, 1, DXPU_MGMT_UNKNOWN_TYPE)),
+            Message(12, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_UNKNOWN_TYPE, {}));
 
   // A report whose entries break the rules.
   Bytes wire(DXPU_MGMT_STATUS_ENTRY_SIZE);
@@ -1058,9 +1059,24 @@ TEST(MgmtNames, StableAndDistinct) {
   EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_STATUS), "status");
   EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_INVENTORY), "inventory");
   EXPECT_EQ(DXPU_MGMT_INVENTORY, 6);
-  EXPECT_EQ(DXPU_MGMT_TYPE_MAX, DXPU_MGMT_INVENTORY);
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_FW_BEGIN), "fw-begin");
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_FW_CHUNK), "fw-chunk");
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_FW_STATUS), "fw-status");
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_FW_COMMIT), "fw-commit");
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_FW_REBOOT), "fw-reboot");
+  EXPECT_EQ(DXPU_MGMT_FW_REBOOT, 11);
+  EXPECT_EQ(DXPU_MGMT_TYPE_MAX, DXPU_MGMT_FW_REBOOT);
   EXPECT_STREQ(dxpu_mgmt_type_name(0), "unknown");
-  EXPECT_STREQ(dxpu_mgmt_type_name(7), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_type_name(12), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_BAD_CRC), "bad-crc");
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_FLASH_ERROR), "flash-error");
+  EXPECT_EQ(DXPU_MGMT_FLASH_ERROR, 20);
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_TRIAL_RUNNING), "trial-running");
+  EXPECT_EQ(DXPU_MGMT_STATUS_COUNT, 22);
+  EXPECT_STREQ(dxpu_mgmt_fw_transfer_name(DXPU_MGMT_FW_COMMITTED), "committed");
+  EXPECT_STREQ(dxpu_mgmt_fw_transfer_name(3), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_fw_slot_state_name(DXPU_MGMT_FW_SLOT_BAD), "bad");
+  EXPECT_STREQ(dxpu_mgmt_fw_slot_state_name(4), "unknown");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_DEVICE_BUSY), "device-busy");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_BAD_ARGUMENT), "bad-argument");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_STATUS_COUNT), "unknown");
@@ -1082,13 +1098,264 @@ TEST(MgmtNames, StableAndDistinct) {
   }
 }
 
+// ---- firmware update messages ----
+
+Bytes FwBeginBody(uint32_t flags, const Bytes& header) {
+  Bytes b;
+  Put32(b, flags);
+  Put32(b, 0);
+  return Join(b, header);
+}
+
+Bytes FwChunkBody(uint64_t offset, const Bytes& data, int crc_delta = 0) {
+  Bytes b;
+  Put64(b, offset);
+  Put32(b, dxpu_crc32c(0, data.data(), data.size()) + static_cast<uint32_t>(crc_delta));
+  Put32(b, 0);
+  return Join(b, data);
+}
+
+Bytes FwReportBody(const dxpu_mgmt_fw_report& r) {
+  Bytes b = {r.running_slot, r.transfer,      r.target_slot,   r.trial_slot,
+             r.tries_left,   r.slot_state[0], r.slot_state[1], 0};
+  Put32(b, r.slot_version[0]);
+  Put32(b, r.slot_version[1]);
+  Put32(b, r.running_version);
+  Put32(b, r.min_version);
+  Put32(b, r.hw_revision);
+  Put32(b, 0);
+  Put64(b, r.next_offset);
+  Put64(b, r.total);
+  return b;
+}
+
+dxpu_mgmt_fw_report RandomReport(std::mt19937_64& rng) {
+  dxpu_mgmt_fw_report r{};
+  r.running_slot = static_cast<uint8_t>(rng() % 2);
+  r.transfer = static_cast<uint8_t>(rng() % 3);
+  r.trial_slot = rng() % 3 == 2 ? DXPU_MGMT_FW_NO_SLOT : static_cast<uint8_t>(rng() % 2);
+  r.tries_left = static_cast<uint8_t>(rng() % 4);
+  r.slot_state[0] = static_cast<uint8_t>(rng() % 4);
+  r.slot_state[1] = static_cast<uint8_t>(rng() % 4);
+  r.slot_version[0] = static_cast<uint32_t>(rng());
+  r.slot_version[1] = static_cast<uint32_t>(rng());
+  r.running_version = static_cast<uint32_t>(rng());
+  r.min_version = static_cast<uint32_t>(rng());
+  r.hw_revision = static_cast<uint32_t>(rng());
+  if (r.transfer == DXPU_MGMT_FW_IDLE) {
+    r.target_slot = DXPU_MGMT_FW_NO_SLOT;
+  } else {
+    r.target_slot = static_cast<uint8_t>(1 - r.running_slot);
+    r.total = rng() >> 1;
+    r.next_offset = r.total == 0 ? 0 : rng() % (r.total + 1);
+  }
+  return r;
+}
+
+bool SameReport(const dxpu_mgmt_fw_report& a, const dxpu_mgmt_fw_report& b) {
+  return FwReportBody(a) == FwReportBody(b);
+}
+
+Bytes ImageHeaderBytes() {
+  Bytes h(DXPU_MGMT_FW_IMAGE_HEADER_SIZE);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint8_t>(i * 7 + 3);
+  return h;
+}
+
+TEST(MgmtFirmware, BeginByHandAndBack) {
+  const Bytes header = ImageHeaderBytes();
+  const Bytes want = Message(DXPU_MGMT_FW_BEGIN, 0, 0x0a0b0c0d, 0,
+                             FwBeginBody(DXPU_MGMT_FW_F_ALLOW_DOWNGRADE, header));
+  ASSERT_EQ(want.size(), 16u + 264u);
+  dxpu_mgmt_msg d{};
+  ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(d.type, DXPU_MGMT_FW_BEGIN);
+  EXPECT_EQ(d.body.fw_begin.flags, DXPU_MGMT_FW_F_ALLOW_DOWNGRADE);
+  EXPECT_EQ(Bytes(d.body.fw_begin.header, d.body.fw_begin.header + 256), header);
+  EXPECT_EQ(dxpu_mgmt_check_args(&d), DXPU_MGMT_OK);
+
+  dxpu_mgmt_msg m = Request(DXPU_MGMT_FW_BEGIN, 0x0a0b0c0d);
+  m.body.fw_begin = {DXPU_MGMT_FW_F_ALLOW_DOWNGRADE, header.data()};
+  EXPECT_EQ(Encode(m), want);
+  m.body.fw_begin.header = nullptr;
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_BODY_SIZE);
+  m.body.fw_begin = {2, header.data()};
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_RESERVED);
+
+  // A flag this version does not define, the reserved word, and the wrong sizes.
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_BEGIN, 0, 1, 0, FwBeginBody(2, header))),
+            DXPU_MGMT_ERR_RESERVED);
+  Bytes body = FwBeginBody(0, header);
+  body[7] = 1;
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_BEGIN, 0, 1, 0, body)), DXPU_MGMT_ERR_RESERVED);
+  for (size_t n : {0, 8, 263, 265, 520}) {
+    body = FwBeginBody(0, header);
+    body.resize(n, 0);
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_BEGIN, 0, 1, 0, body)), DXPU_MGMT_ERR_BODY_SIZE) << n;
+  }
+}
+
+TEST(MgmtFirmware, ChunksRoundTripAndTheirCrcIsAnArgument) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE("DXPU_SEED=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (size_t len :
+       {size_t{1}, size_t{2}, size_t{255}, size_t{4096}, size_t{DXPU_MGMT_FW_CHUNK_MAX_DATA}}) {
+    Bytes data(len);
+    for (auto& x : data) x = static_cast<uint8_t>(rng());
+    const uint64_t offset = rng() >> 8;
+    const Bytes want = Message(DXPU_MGMT_FW_CHUNK, 0, 9, 0, FwChunkBody(offset, data));
+    ASSERT_LE(want.size(), DXPU_MGMT_MAX_MSG);
+    dxpu_mgmt_msg d{};
+    ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK) << len;
+    EXPECT_EQ(d.body.fw_chunk.offset, offset);
+    EXPECT_EQ(d.body.fw_chunk.length, len);
+    EXPECT_EQ(Bytes(d.body.fw_chunk.data, d.body.fw_chunk.data + len), data);
+    EXPECT_EQ(dxpu_mgmt_check_args(&d), DXPU_MGMT_OK);
+    dxpu_mgmt_msg m = Request(DXPU_MGMT_FW_CHUNK, 9);
+    m.body.fw_chunk = {offset, dxpu_crc32c(0, data.data(), len), static_cast<uint16_t>(len),
+                       data.data()};
+    EXPECT_EQ(Encode(m), want);
+
+    // One bit of the data flipped, or the CRC off by one: BAD_CRC, before anything else.
+    Bytes bad = want;
+    bad[16 + 16 + rng() % len] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    ASSERT_EQ(Decode(bad, &d), DXPU_MGMT_ERR_OK);
+    EXPECT_EQ(dxpu_mgmt_check_args(&d), DXPU_MGMT_BAD_CRC);
+    ASSERT_EQ(Decode(Message(DXPU_MGMT_FW_CHUNK, 0, 9, 0, FwChunkBody(offset, data, 1)), &d),
+              DXPU_MGMT_ERR_OK);
+    EXPECT_EQ(dxpu_mgmt_check_args(&d), DXPU_MGMT_BAD_CRC);
+  }
+  // A range that wraps past 2^64.
+  dxpu_mgmt_msg d{};
+  ASSERT_EQ(
+      Decode(Message(DXPU_MGMT_FW_CHUNK, 0, 9, 0, FwChunkBody(~uint64_t{0}, Bytes(2, 1))), &d),
+      DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(dxpu_mgmt_check_args(&d), DXPU_MGMT_BAD_ARGUMENT);
+  ASSERT_EQ(
+      Decode(Message(DXPU_MGMT_FW_CHUNK, 0, 9, 0, FwChunkBody(~uint64_t{0}, Bytes(1, 1))), &d),
+      DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(dxpu_mgmt_check_args(&d), DXPU_MGMT_OK);
+
+  // No data, a short fixed part, the reserved word; the encoder's limits.
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_CHUNK, 0, 1, 0, Bytes(16, 0))), DXPU_MGMT_ERR_BODY_SIZE);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_CHUNK, 0, 1, 0, Bytes(9, 0))), DXPU_MGMT_ERR_BODY_SIZE);
+  Bytes body = FwChunkBody(0, Bytes(4, 0));
+  body[15] = 1;
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_CHUNK, 0, 1, 0, body)), DXPU_MGMT_ERR_RESERVED);
+  const Bytes big(DXPU_MGMT_FW_CHUNK_MAX_DATA + 1, 0);
+  dxpu_mgmt_msg m = Request(DXPU_MGMT_FW_CHUNK, 1);
+  m.body.fw_chunk = {0, 0, static_cast<uint16_t>(big.size()), big.data()};
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_TOO_LARGE);
+  m.body.fw_chunk.length = 0;
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_BODY_SIZE);
+  m.body.fw_chunk = {0, 0, 4, nullptr};
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_BODY_SIZE);
+}
+
+TEST(MgmtFirmware, ReportsRoundTrip) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE("DXPU_SEED=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 500; ++i) {
+    const dxpu_mgmt_fw_report r = RandomReport(rng);
+    for (uint8_t type :
+         {DXPU_MGMT_FW_BEGIN, DXPU_MGMT_FW_CHUNK, DXPU_MGMT_FW_STATUS, DXPU_MGMT_FW_COMMIT}) {
+      const Bytes want = Message(type, DXPU_MGMT_F_RESPONSE, 5, 0, FwReportBody(r));
+      ASSERT_EQ(want.size(), 16u + DXPU_MGMT_FW_REPORT_SIZE);
+      dxpu_mgmt_msg d{};
+      ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+      EXPECT_TRUE(SameReport(d.body.fw_report, r));
+      dxpu_mgmt_msg m = Response(type, 5, DXPU_MGMT_OK);
+      m.body.fw_report = r;
+      ASSERT_EQ(Encode(m), want);
+    }
+  }
+  // The other firmware messages have empty bodies both ways.
+  for (uint8_t type : {DXPU_MGMT_FW_STATUS, DXPU_MGMT_FW_COMMIT, DXPU_MGMT_FW_REBOOT}) {
+    EXPECT_EQ(Decode(Message(type, 0, 1, 0, {})), DXPU_MGMT_ERR_OK);
+    EXPECT_EQ(Decode(Message(type, 0, 1, 0, Bytes(4, 0))), DXPU_MGMT_ERR_BODY_SIZE);
+  }
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_REBOOT, DXPU_MGMT_F_RESPONSE, 1, 0, {})), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, {})),
+            DXPU_MGMT_ERR_BODY_SIZE);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_STATUS, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_DOWNGRADE, {})),
+            DXPU_MGMT_ERR_OK);
+}
+
+TEST(MgmtFirmware, ReportRules) {
+  dxpu_mgmt_fw_report idle{};
+  idle.target_slot = DXPU_MGMT_FW_NO_SLOT;
+  idle.trial_slot = DXPU_MGMT_FW_NO_SLOT;
+  ASSERT_EQ(Decode(Message(DXPU_MGMT_FW_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, FwReportBody(idle))),
+            DXPU_MGMT_ERR_OK);
+  dxpu_mgmt_fw_report busy = idle;
+  busy.transfer = DXPU_MGMT_FW_RECEIVING;
+  busy.target_slot = 1;
+  busy.total = 100;
+  busy.next_offset = 100;
+  ASSERT_EQ(Decode(Message(DXPU_MGMT_FW_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, FwReportBody(busy))),
+            DXPU_MGMT_ERR_OK);
+  struct Case {
+    dxpu_mgmt_fw_report r;
+    const char* what;
+  };
+  std::vector<Case> bad;
+  auto with = [](dxpu_mgmt_fw_report r, auto edit, const char* what) {
+    edit(r);
+    return Case{r, what};
+  };
+  bad.push_back(with(
+      idle, [](auto& r) { r.running_slot = 2; }, "running slot 2"));
+  bad.push_back(with(
+      idle, [](auto& r) { r.running_slot = 0xff; }, "no running slot"));
+  bad.push_back(with(
+      idle, [](auto& r) { r.transfer = 3; }, "transfer 3"));
+  bad.push_back(with(
+      idle, [](auto& r) { r.trial_slot = 2; }, "trial slot 2"));
+  bad.push_back(with(
+      idle, [](auto& r) { r.slot_state[0] = 4; }, "slot A state 4"));
+  bad.push_back(with(
+      idle, [](auto& r) { r.slot_state[1] = 0xff; }, "slot B state 255"));
+  bad.push_back(with(
+      idle, [](auto& r) { r.target_slot = 1; }, "idle with a target"));
+  bad.push_back(with(
+      idle, [](auto& r) { r.total = 1; }, "idle with bytes"));
+  bad.push_back(with(
+      busy, [](auto& r) { r.target_slot = DXPU_MGMT_FW_NO_SLOT; }, "no target"));
+  bad.push_back(with(
+      busy, [](auto& r) { r.next_offset = 101; }, "next past total"));
+  for (const Case& c : bad) {
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, FwReportBody(c.r))),
+              DXPU_MGMT_ERR_BAD_ENTRY)
+        << c.what;
+    dxpu_mgmt_msg m = Response(DXPU_MGMT_FW_STATUS, 1, DXPU_MGMT_OK);
+    m.body.fw_report = c.r;
+    EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_BAD_ENTRY) << c.what;
+  }
+  for (size_t at : {7, 28, 29, 30, 31}) {
+    Bytes body = FwReportBody(busy);
+    body[at] = 1;
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_STATUS, DXPU_MGMT_F_RESPONSE, 1, 0, body)),
+              DXPU_MGMT_ERR_RESERVED)
+        << at;
+  }
+  for (size_t n : {0, 47, 49, 96}) {
+    Bytes body = FwReportBody(busy);
+    body.resize(n, 0);
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_FW_COMMIT, DXPU_MGMT_F_RESPONSE, 1, 0, body)),
+              DXPU_MGMT_ERR_BODY_SIZE)
+        << n;
+  }
+}
+
 // ---- random and mutated datagrams ----
 
 // A random valid message of any kind, as the reference writer lays it out.
 Bytes RandomValid(std::mt19937_64& rng) {
   const auto id = static_cast<uint32_t>(rng());
   const auto dev = static_cast<uint16_t>(rng());
-  switch (rng() % 10) {
+  switch (rng() % 12) {
     case 0:
       return Message(DXPU_MGMT_ASSIGN, 0, id, 0,
                      AssignBody(dev, static_cast<uint16_t>(rng()), rng()));
@@ -1115,6 +1382,14 @@ Bytes RandomValid(std::mt19937_64& rng) {
       return Message(static_cast<uint8_t>(1 + rng() % 4), DXPU_MGMT_F_RESPONSE, id, 0, {});
     case 7:
       return Message(DXPU_MGMT_INVENTORY, 0, id, 0, {});
+    case 9: {
+      Bytes data(1 + rng() % 64);
+      for (auto& x : data) x = static_cast<uint8_t>(rng());
+      return Message(DXPU_MGMT_FW_CHUNK, 0, id, 0, FwChunkBody(rng() >> 1, data));
+    }
+    case 10:
+      return Message(DXPU_MGMT_FW_STATUS, DXPU_MGMT_F_RESPONSE, id, 0,
+                     FwReportBody(RandomReport(rng)));
     case 8: {
       std::vector<InvEntry> entries;
       for (int i = 0, n = static_cast<int>(rng() % 4); i < n; ++i) {
@@ -1167,7 +1442,7 @@ TEST(MgmtFuzz, RandomAndMutatedDatagrams) {
     Bytes r(rng() % 96);
     for (auto& x : r) x = static_cast<uint8_t>(rng());
     if (r.size() >= 16 && (rng() & 1) != 0) {
-      const Bytes h = Header(static_cast<uint8_t>(rng() % 8), static_cast<uint16_t>(rng() % 2), 0,
+      const Bytes h = Header(static_cast<uint8_t>(rng() % 13), static_cast<uint16_t>(rng() % 2), 0,
                              static_cast<uint16_t>(r.size() - 16), 0);
       std::copy(h.begin(), h.end(), r.begin());
     }

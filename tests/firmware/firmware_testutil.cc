@@ -1,6 +1,9 @@
 // firmware_testutil.cc - the firmware tests' shared pieces (firmware_testutil.h).
 #include "firmware_testutil.h"
 
+#include "bridge-fw/firmware/boot_select.h"
+#include "bridge-fw/firmware/slot_writer.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -41,6 +44,16 @@ std::vector<uint8_t> SignedImage(FirmwareVersion version, size_t exe_bytes, uint
       BuildImage(SpecOf(version, exe_bytes, seed), key.secret_key);
   if (!image.ok()) throw std::runtime_error(image.error().message);
   return std::move(image).value();
+}
+
+FirmwareResult<Ok> InstallGood(FlashDevice& flash, Slot slot, const std::vector<uint8_t>& image) {
+  FirmwareResult<SlotWriter> w = SlotWriter::Begin(flash, slot, OtherSlot(slot), image, false);
+  if (!w.ok()) return w.error();
+  if (FirmwareResult<Ok> a = w.value().Append(image); !a.ok()) return a;
+  if (FirmwareResult<ImageHeader> f = w.value().Finish(); !f.ok()) return f.error();
+  FirmwareResult<std::optional<BootState>> state = ReadBootState(flash);
+  if (!state.ok()) return state.error();
+  return WriteBootState(flash, MarkGood(state.value().value_or(BootState{}), slot));
 }
 
 FactoryInfo SmallFactory() {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bridge-fw/firmware/flash_device.h"
+#include "bridge-fw/firmware/flash_layout.h"
 #include "bridge-fw/firmware/image.h"
 #include "bridge-fw/firmware/signing.h"
 
@@ -21,6 +22,10 @@ const KeyPair& OtherKey();  // a key they do not
 ImageSpec SpecOf(FirmwareVersion version, size_t exe_bytes = 3000, uint32_t seed = 1);
 std::vector<uint8_t> SignedImage(FirmwareVersion version, size_t exe_bytes = 3000,
                                  uint32_t seed = 1, const KeyPair& key = TestKey());
+
+// Writes `image` into `slot` through SlotWriter and marks it good and active, as `dxpu flash
+// init --image` leaves slot A of a new bridge.
+FirmwareResult<Ok> InstallGood(FlashDevice& flash, Slot slot, const std::vector<uint8_t>& image);
 
 // A small flash: 4 KiB blocks, 64-byte granules, 4-block slots, hardware revision 7,
 // trusting TestKey.

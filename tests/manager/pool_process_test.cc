@@ -29,6 +29,7 @@
 
 #include "bridge-fw/management_client.h"
 #include "bridge_process.h"
+#include "child_process.h"
 #include "manager/pool_audit.h"
 
 namespace dxpu::test {
@@ -37,55 +38,11 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// A daemon as a child process: output to a log file, killed and reaped at the end.
-class Daemon {
+// A daemon as a child process; the name is for people reading the test.
+class Daemon : public ChildProcess {
  public:
-  Daemon(std::string name, std::vector<std::string> argv, std::filesystem::path log)
-      : name_(std::move(name)), argv_(std::move(argv)), log_(std::move(log)) {}
-  Daemon(const Daemon&) = delete;
-  Daemon& operator=(const Daemon&) = delete;
-  ~Daemon() { Kill(); }
-
-  void Start() {
-    pid_ = fork();
-    if (pid_ == 0) {
-      FILE* out = std::fopen(log_.c_str(), "a");
-      if (out != nullptr) {
-        dup2(fileno(out), STDOUT_FILENO);
-        dup2(fileno(out), STDERR_FILENO);
-      }
-      std::vector<char*> args;
-      for (std::string& a : argv_) args.push_back(a.data());
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-  }
-  // Whether it is still running (reaps it if not).
-  bool Alive() {
-    if (pid_ <= 0) return false;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return false;
-    }
-    return true;
-  }
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  // Replaces the arguments for the next Start (a restart without a crash hook).
-  void SetArgs(std::vector<std::string> argv) { argv_ = std::move(argv); }
-  const std::filesystem::path& log() const { return log_; }
-
- private:
-  std::string name_;
-  std::vector<std::string> argv_;
-  std::filesystem::path log_;
-  pid_t pid_ = -1;
+  Daemon(std::string /*name*/, std::vector<std::string> argv, std::filesystem::path log)
+      : ChildProcess(std::move(argv), std::move(log)) {}
 };
 
 struct Answer {

@@ -2,7 +2,7 @@
 # cli_test.sh - end-to-end checks of the dxpu CLI. Usage: cli_test.sh PATH/TO/dxpu
 # Exercises decode of a hand-derived vector, encode->decode round trips, error handling
 # (bad hex, truncated TLPs, codec rule violations, usage errors), crc32c, the demo, `run`,
-# `lspci`, `pool` without a manager, `flash`, and --help of every command. Prints each failure and exits
+# `lspci`, `pool` without a manager, `flash` (push and status without a bridge), and --help of every command. Prints each failure and exits
 # 1 if there was any.
 set -uo pipefail
 
@@ -362,6 +362,68 @@ if run "flash init bad geometry" 1 "$DXPU" flash init --flash "$fw/b3.flash" --h
 fi
 run "flash without subcommand" 2 "$DXPU" flash
 
+# flash push and status with no bridge: the image is checked before any bridge is contacted;
+# an address nobody serves fails with exit 1 and a line naming the bridge.
+nobody="unix:$fw/nobody.sock"
+no_contact() {  # the last run's stderr does not mention the bridge: it was never asked
+  checks=$((checks + 1))
+  ! grep -q "nobody.sock" "$tmp/err" || fail "$1: contacted the bridge"
+}
+if run "flash push not an image" 1 "$DXPU" flash push "$exe" --bridge "$nobody"; then
+  grep_check "flash push not an image" err "^dxpu flash push: bad-magic: $exe: not a DxPU firmware image"
+  no_contact "flash push not an image"
+fi
+if run "flash push truncated" 1 "$DXPU" flash push "$fw/short.dxfw" --bridge "$nobody" --json; then
+  json_check "flash push truncated" 'd["error"] == "truncated" and "short.dxfw" in d["message"]'
+  no_contact "flash push truncated"
+fi
+{ cat "$fw/a.dxfw"; printf 'x'; } >"$fw/long.dxfw"
+if run "flash push trailing bytes" 1 "$DXPU" flash push "$fw/long.dxfw" --bridge "$nobody"; then
+  grep_check "flash push trailing bytes" err "too-large: .*1 bytes after the"
+  no_contact "flash push trailing bytes"
+fi
+if run "flash push no file" 1 "$DXPU" flash push "$fw/none.dxfw" --bridge "$nobody"; then
+  grep_check "flash push no file" err "open-error"
+fi
+if run "flash push nobody listening" 1 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody"; then
+  grep_check "flash push nobody listening" err "^dxpu flash push: $nobody: send: "
+fi
+if run "flash push no answer" 1 "$DXPU" flash push "$fw/a.dxfw" --bridge 127.0.0.1:9 \
+    --bridge "$nobody" --timeout-ms 100 --attempts 1 --json; then
+  json_check "flash push no answer" '[r["bridge"] for r in d] == ["127.0.0.1:9", "'"$nobody"'"] and
+    not any(r["ok"] for r in d) and d[0]["error"] == "timeout" and "127.0.0.1:9" in d[0]["message"] and
+    d[1]["error"] == "send" and all(r["version"] == "1.2.3" for r in d)'
+  grep_check "flash push no answer" err "^dxpu flash push: 127.0.0.1:9: timeout: no answer from 127.0.0.1:9"
+fi
+if run "flash status no answer" 1 "$DXPU" flash status --bridge "$nobody" --bridge 127.0.0.1:9 \
+    --timeout-ms 100 --attempts 1 --json; then
+  json_check "flash status no answer" 'len(d) == 2 and not any(r["ok"] for r in d) and
+    d[0]["bridge"] == "'"$nobody"'" and d[1]["error"] == "timeout"'
+  grep_check "flash status no answer" err "^dxpu flash status: $nobody: send: "
+fi
+if run "flash status nobody listening" 1 "$DXPU" flash status --bridge "$nobody"; then
+  grep_check "flash status nobody listening" err "^dxpu flash status: $nobody: send: "
+fi
+if run "flash push bad address" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge 127.0.0.1; then
+  grep_check "flash push bad address" err "bad-address: --bridge '127.0.0.1' is neither IP:PORT nor unix:PATH"
+fi
+run "flash status bad address" 2 "$DXPU" flash status --bridge unix:
+run "flash push without a bridge" 2 "$DXPU" flash push "$fw/a.dxfw"
+run "flash status without a bridge" 2 "$DXPU" flash status
+run "flash push chunk too small" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --chunk-size 0
+run "flash push chunk too large" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --chunk-size 65476
+if run "flash push help" 0 "$DXPU" flash push --help; then
+  for opt in --bridge --allow-downgrade --no-reboot --chunk-size --wait-s --timeout-ms --attempts --json; do
+    grep_check "flash push help" out "$opt"
+  done
+  grep_check "flash push help" out "Exit status"
+fi
+if run "flash status help" 0 "$DXPU" flash status --help; then
+  for opt in --bridge --timeout-ms --attempts --json; do
+    grep_check "flash status help" out "$opt"
+  done
+fi
+
 # --- pool ---------------------------------------------------------------------------------
 # Without a manager: a clear sentence naming the URL, exit 1; bad command lines: exit 2.
 if run "pool no manager" 1 "$DXPU" pool status --manager http://127.0.0.1:1 --timeout 2; then
@@ -389,7 +451,7 @@ run "pool without subcommand" 2 "$DXPU" pool
 # --- help and version -------------------------------------------------------------------
 for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \
     "pool remove-box" "pool gpus" "pool hosts" "pool audit" "pool allocations" "pool list" "pool allocate" \
-    "pool release" "pool show" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "version"; do
+    "pool release" "pool show" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "version"; do
   # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
   if run "help '$cmd'" 0 "$DXPU" $cmd --help; then
     grep_check "help '$cmd'" out "Usage\|USAGE\|usage"

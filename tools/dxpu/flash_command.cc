@@ -1,4 +1,5 @@
-// flash_command.cc - `dxpu flash keygen|sign|inspect|init` (docs/firmware.md, "dxpu flash").
+// flash_command.cc - `dxpu flash keygen|sign|inspect|init|push|status` (docs/firmware.md,
+// "dxpu flash"); push and status are in flash_push.cc.
 #include "flash_command.h"
 
 #include <spdlog/fmt/fmt.h>
@@ -22,6 +23,7 @@
 #include "bridge-fw/firmware/signing.h"
 #include "bridge-fw/firmware/slot_writer.h"
 #include "error_report.h"
+#include "flash_push.h"
 #include "progress.h"
 
 namespace dxpu::cli {
@@ -49,6 +51,8 @@ struct FlashOptions {
   uint32_t blocks_per_slot = 256;
   uint32_t erase_block = 64 * 1024;
   uint32_t granule = 256;
+  FlashPushOptions push;
+  BridgeTargets status;
 };
 
 Error FromFirmware(const fw::FirmwareError& e) { return {e.name, e.message}; }
@@ -305,13 +309,85 @@ int RunInit(const FlashOptions& o) {
   return kExitOk;
 }
 
+int RunPush(const FlashOptions& o) {
+  Result<std::vector<uint8_t>> image = ReadFile(o.push.image, "the image");
+  if (!image.ok())
+    return ReportError("flash push", image.error(), o.push.targets.json, std::cout, std::cerr,
+                       kExitFailure);
+  return RunFlashPush(o.push, image.value());
+}
+
+// --bridge (repeatable), --timeout-ms, --attempts, --json: how push and status reach bridges.
+void AddTargetOptions(CLI::App* cmd, BridgeTargets& t) {
+  cmd->add_option("--bridge", t.bridges,
+                  "a bridge's management socket: IP:PORT or unix:PATH (repeatable; the "
+                  "bridges are done in turn)")
+      ->required();
+  cmd->add_option("--timeout-ms", t.timeout_ms, "how long to wait for each answer")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 60000));
+  cmd->add_option("--attempts", t.attempts, "sends of a request before giving up")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  cmd->add_flag("--json", t.json, "print the result as a JSON array, one object per bridge");
+}
+
+CLI::App* AddPushCommand(CLI::App* flash, FlashOptions& o) {
+  CLI::App* push = flash->add_subcommand(
+      "push",
+      "Update bridges' firmware over their management sockets: send the image, commit it, "
+      "reboot into it and wait until it runs (resumes an interrupted transfer)");
+  push->add_option("IMAGE", o.push.image, "the signed image file (dxpu flash sign)")->required();
+  AddTargetOptions(push, o.push.targets);
+  push->add_flag("--allow-downgrade", o.push.allow_downgrade,
+                 "let an image older than a bridge's minimum version in (the bridge logs it)");
+  push->add_flag("--no-reboot", o.push.no_reboot,
+                 "stop after the commit: the image boots, on trial, at the bridge's next restart");
+  push->add_option("--chunk-size", o.push.chunk_bytes, "image bytes per FW_CHUNK datagram")
+      ->capture_default_str()
+      ->check(CLI::Range(uint32_t{1}, kMaxChunkBytes));
+  push->add_option("--wait-s", o.push.wait_s,
+                   "after the reboot, how long to wait for the bridge to run the image's "
+                   "version (0: do not wait)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3600));
+  push->footer(
+      "\nExamples:\n"
+      "  dxpu flash push bridge-1.4.0.dxfw --bridge 127.0.0.1:17481\n"
+      "  dxpu flash push bridge-1.4.0.dxfw --bridge unix:/run/dxpu/box-a.mgmt --bridge "
+      "unix:/run/dxpu/box-b.mgmt --json\n"
+      "  dxpu flash push bridge-1.3.9.dxfw --bridge 127.0.0.1:17481 --allow-downgrade\n"
+      "  dxpu flash push bridge-1.4.0.dxfw --bridge 127.0.0.1:17481 --no-reboot\n"
+      "Running it again after an interruption resumes where each bridge stopped; a bridge that "
+      "already runs the image's version is left alone.\n"
+      "Exit status: 0 every bridge runs the image (with --no-reboot: has it committed), 1 the "
+      "image or a bridge refused or failed (a line per bridge on stderr), 2 bad command line.\n");
+  return push;
+}
+
+CLI::App* AddStatusCommand(CLI::App* flash, FlashOptions& o) {
+  CLI::App* status = flash->add_subcommand(
+      "status",
+      "Show bridges' firmware: the running slot and version, each slot's image and state, "
+      "the trial, the minimum version, the hardware revision and any transfer");
+  AddTargetOptions(status, o.status);
+  status->footer(
+      "\nExamples:\n"
+      "  dxpu flash status --bridge 127.0.0.1:17481\n"
+      "  dxpu flash status --bridge unix:/run/dxpu/box-a.mgmt --bridge "
+      "unix:/run/dxpu/box-b.mgmt --json\n"
+      "Exit status: 0 every bridge answered, 1 one did not or refused, 2 bad command line.\n");
+  return status;
+}
+
 }  // namespace
 
 Command AddFlashCommand(CLI::App& parent) {
   auto o = std::make_shared<FlashOptions>();
   CLI::App* flash = parent.add_subcommand(
       "flash",
-      "Bridge firmware: signing keys, signed images, and a bridge's flash (docs/firmware.md)");
+      "Bridge firmware: signing keys, signed images, a bridge's flash, and updates over the "
+      "management socket (docs/firmware.md)");
   flash->require_subcommand(1);
 
   CLI::App* keygen = flash->add_subcommand(
@@ -373,6 +449,9 @@ Command AddFlashCommand(CLI::App& parent) {
       "\nExample:\n  dxpu flash init --flash bridge-7.flash --hw-rev 1 --pub release-2026.pub "
       "--image bridge-1.4.0.dxfw\n");
 
+  CLI::App* push = AddPushCommand(flash, *o);
+  CLI::App* status = AddStatusCommand(flash, *o);
+
   flash->footer(
       "\nExamples:\n"
       "  dxpu flash keygen --out release-2026\n"
@@ -381,14 +460,18 @@ Command AddFlashCommand(CLI::App& parent) {
       "  dxpu flash inspect bridge-1.4.0.dxfw --pub release-2026.pub\n"
       "  dxpu flash init --flash bridge-7.flash --hw-rev 1 --pub release-2026.pub --image "
       "bridge-1.4.0.dxfw\n"
+      "  dxpu flash push bridge-1.4.0.dxfw --bridge 127.0.0.1:17481\n"
+      "  dxpu flash status --bridge 127.0.0.1:17481\n"
       "Exit status: 0 done, 1 refused or failed (the reason on stderr; with --json an "
       "{\"error\", \"message\"} object on stdout), 2 bad command line.\n");
 
-  return {flash, [o, keygen, sign, inspect, init]() -> int {
+  return {flash, [o, keygen, sign, inspect, init, push, status]() -> int {
             if (keygen->parsed()) return RunKeygen(*o);
             if (sign->parsed()) return RunSign(*o);
             if (inspect->parsed()) return RunInspect(*o);
             if (init->parsed()) return RunInit(*o);
+            if (push->parsed()) return RunPush(*o);
+            if (status->parsed()) return RunFlashStatus(o->status);
             return kExitUsage;
           }};
 }

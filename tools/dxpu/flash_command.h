@@ -1,5 +1,5 @@
 // flash_command.h - `dxpu flash ...`: bridge firmware images and flash (docs/firmware.md):
-// keygen, sign, inspect, init.
+// keygen, sign, inspect, init, and push and status over bridges' management sockets.
 #ifndef DXPU_TOOLS_DXPU_FLASH_COMMAND_H_
 #define DXPU_TOOLS_DXPU_FLASH_COMMAND_H_
 

@@ -1,0 +1,46 @@
+// flash_push.h - `dxpu flash push` and `dxpu flash status`: a firmware image sent to bridges
+// over their management sockets, committed, booted and waited for; and the bridges' firmware
+// reports in words (docs/firmware.md; docs/protocol.md section 15).
+#ifndef DXPU_TOOLS_DXPU_FLASH_PUSH_H_
+#define DXPU_TOOLS_DXPU_FLASH_PUSH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dxpu_mgmt.h"
+
+namespace dxpu::cli {
+
+inline constexpr uint32_t kDefaultChunkBytes = 32768;
+inline constexpr uint32_t kMaxChunkBytes = DXPU_MGMT_FW_CHUNK_MAX_DATA;  // 65475
+
+// How to reach the bridges: each --bridge is IP:PORT or unix:PATH, as `dxpu bridge --to`.
+struct BridgeTargets {
+  std::vector<std::string> bridges;
+  int timeout_ms = 1000;  // for each answer
+  int attempts = 3;       // sends of one request before giving up
+  bool json = false;
+};
+
+struct FlashPushOptions {
+  BridgeTargets targets;
+  std::string image;  // the file's path, for messages
+  bool allow_downgrade = false;
+  bool no_reboot = false;
+  uint32_t chunk_bytes = kDefaultChunkBytes;
+  int wait_s = 30;  // after FW_REBOOT, for the bridge to run the image's version
+};
+
+// Checks the image locally (its header and length: a bridge judges the rest), then
+// updates each bridge in turn. Prints a line per bridge (or a JSON array); returns the exit
+// status: 0 when every bridge runs (or, with no_reboot, has committed) the image, 1 otherwise,
+// 2 for a bad address.
+int RunFlashPush(const FlashPushOptions& o, const std::vector<uint8_t>& image);
+
+// Each bridge's firmware report in words (or a JSON array); 0 when every bridge answered.
+int RunFlashStatus(const BridgeTargets& o);
+
+}  // namespace dxpu::cli
+
+#endif  // DXPU_TOOLS_DXPU_FLASH_PUSH_H_
