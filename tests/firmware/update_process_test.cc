@@ -28,6 +28,7 @@
 #include "bridge_process.h"
 #include "child_process.h"
 #include "firmware_testutil.h"
+#include "flashed_bridge.h"
 #include "gpu/device_profile.h"
 #include "link/udp_link.h"
 #include "link_host.h"
@@ -41,22 +42,10 @@ using testing::ScratchDir;
 using Bytes = std::vector<uint8_t>;
 using Clock = std::chrono::steady_clock;
 
-const FirmwareVersion kV1 = FirmwareVersion::Of(1, 0, 0);
+const FirmwareVersion kV1 = testing::kFlashedV1;
 const FirmwareVersion kV2 = FirmwareVersion::Of(1, 1, 0);
-constexpr uint32_t kHwRevision = 7;  // SpecOf's and SmallFactory's
-constexpr uint32_t kEraseBlock = 64 * 1024;
-constexpr uint32_t kGranule = 4096;
-
-Bytes ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void WriteFile(const std::string& path, const Bytes& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-}
+constexpr uint32_t kEraseBlock = testing::FlashedBridge::kEraseBlock;
+constexpr uint32_t kGranule = testing::FlashedBridge::kGranule;
 
 bool WaitFor(const std::function<bool()>& done, int seconds) {
   const auto end = Clock::now() + std::chrono::seconds(seconds);
@@ -67,21 +56,17 @@ bool WaitFor(const std::function<bool()>& done, int seconds) {
   return true;
 }
 
-// A bridge's flash with the real dxpu-bridge (debug info stripped: what a release ships) in
-// slot A, good, and the boot loader that runs it.
+// A flashed bridge (flashed_bridge.h) with a UDP link and an AF_UNIX management socket, two
+// model GPUs; `dxpu flash push` and FW_STATUS to it.
 class UpdateRig {
  public:
-  UpdateRig() {
-    udp_ = test::FreePort(SOCK_DGRAM);
-    mgmt_ = test::FreshSocketPath("fw-update-mgmt");
-    flash_ = dir_.path("flash");
-    std::filesystem::create_directories(dir_.path("work"));
-    const std::string stripped = dir_.path("dxpu-bridge");
-    const std::string strip =
-        fmt::format("objcopy --strip-debug '{}' '{}'", DXPU_BRIDGE_BIN, stripped);
-    // NOLINTNEXTLINE(cert-env33-c,concurrency-mt-unsafe): test setup, fixed command
-    exe_ = std::system(strip.c_str()) == 0 ? ReadFile(stripped) : ReadFile(DXPU_BRIDGE_BIN);
-    config_ = fmt::format(R"({{
+  UpdateRig()
+      : udp_(test::FreePort(SOCK_DGRAM)),
+        mgmt_(test::FreshSocketPath("fw-update-mgmt")),
+        bridge_(dir_.path("bridge"), Config(udp_, mgmt_)) {}
+
+  static std::string Config(uint16_t udp, const std::string& mgmt) {
+    return fmt::format(R"({{
       "node_id": "0xb0c5",
       "links": [{{"type": "udp", "listen": "127.0.0.1:{}"}}],
       "management": {{"unix": "{}"}},
@@ -90,51 +75,23 @@ class UpdateRig {
       "limits": {{"link_down": "2s"}},
       "log": {{"level": "info", "format": "text"}}
     }})",
-                          udp_, mgmt_);
-    MakeFlash();
+                       udp, mgmt);
   }
 
-  // A new flash whose slot A holds v1, good and active (what `dxpu flash init --image` does).
-  void MakeFlash() const {
-    std::filesystem::remove(flash_);
-    FactoryInfo f;
-    f.hw_revision = kHwRevision;
-    f.blocks_per_slot = static_cast<uint32_t>((exe_.size() + config_.size()) / kEraseBlock + 2);
-    f.geometry = {kEraseBlock, kGranule, 3 + 2 * f.blocks_per_slot};
-    f.keys = {testing::TestKey().public_key};
-    auto flash = FlashDevice::Create(flash_, f);
-    EXPECT_TRUE(flash.ok()) << flash.error().message;
-    EXPECT_TRUE(testing::InstallGood(*flash.value(), Slot::kA, Image(kV1)).ok());
-  }
-
-  // A signed image of the bridge with this rig's configuration.
+  testing::FlashedBridge& bridge() { return bridge_; }
   Bytes Image(FirmwareVersion version, const KeyPair& key = testing::TestKey()) const {
-    ImageSpec spec = testing::SpecOf(version);
-    spec.hw_revision = kHwRevision;
-    spec.build_id = "update-test-" + version.ToString();
-    spec.sections = {{SectionType::kExecutable, "dxpu-bridge", exe_},
-                     {SectionType::kConfig, "bridge.json", {config_.begin(), config_.end()}}};
-    FirmwareResult<Bytes> image = BuildImage(spec, key.secret_key);
-    EXPECT_TRUE(image.ok());
-    return image.ok() ? std::move(image).value() : Bytes{};
+    return bridge_.Image(version, key);
   }
   std::string ImageFile(const std::string& name, const Bytes& image) const {
-    WriteFile(dir_.path(name), image);
-    return dir_.path(name);
+    return bridge_.ImageFile(name, image);
   }
-
-  // dxpu-boot with `bridge_args` for every bridge it runs.
   std::unique_ptr<ChildProcess> Boot(const std::vector<std::string>& bridge_args = {}) const {
-    std::vector<std::string> argv = {
-        DXPU_BOOT_BIN,        "--flash", flash_, "--work-dir",        dir_.path("work"),
-        "--restart-delay-ms", "100",     "--",   "--health-delay-ms", "300"};
-    argv.insert(argv.end(), bridge_args.begin(), bridge_args.end());
-    auto p = std::make_unique<ChildProcess>(argv, dir_.path("boot.log"));
-    p->Start();
-    return p;
+    return bridge_.Boot(bridge_args);
   }
+  std::string BootLog() const { return bridge_.BootLog(); }
 
-  // `dxpu flash push IMAGE --bridge unix:MGMT ARGS...`: its exit status.
+  // `dxpu flash push IMAGE --bridge unix:MGMT ARGS...`: its exit status; with `running`, the
+  // push is left running and returned there instead.
   int Push(const std::string& image, const std::vector<std::string>& args = {},
            ChildProcess** running = nullptr) {
     std::vector<std::string> argv = {DXPU_CLI_BIN, "flash",    "push",
@@ -168,30 +125,12 @@ class UpdateRig {
 
   const std::string& mgmt() const { return mgmt_; }
   uint16_t udp() const { return udp_; }
-  std::string BootLog() const { return ReadTail(dir_.path("boot.log")); }
-  // How many times a bridge run by this rig lost power at its --crash-at-flash-op.
-  size_t PowerCutsLogged() const {
-    const Bytes log = ReadFile(dir_.path("boot.log"));
-    const std::string text(log.begin(), log.end());
-    size_t n = 0;
-    for (size_t at = text.find(kCutLine); at != std::string::npos; at = text.find(kCutLine, at + 1))
-      ++n;
-    return n;
-  }
-  static constexpr const char* kCutLine = "power lost at a flash operation";
-  static std::string ReadTail(const std::string& path) {
-    const Bytes b = ReadFile(path);
-    const size_t from = b.size() > 6000 ? b.size() - 6000 : 0;
-    return {b.begin() + static_cast<ptrdiff_t>(from), b.end()};
-  }
 
  private:
   ScratchDir dir_;
-  uint16_t udp_ = 0;
+  uint16_t udp_;
   std::string mgmt_;
-  std::string flash_;
-  Bytes exe_;
-  std::string config_;
+  testing::FlashedBridge bridge_;
   std::unique_ptr<ChildProcess> push_;
 };
 
@@ -347,15 +286,15 @@ TEST(FirmwareUpdateProcess, PowerLostAtEachStepOfWritingAlwaysBootsASignedImage)
   // granule, the record that puts B on trial.
   for (const uint64_t cut : {uint64_t{1}, uint64_t{2}, uint64_t{3}, total / 2, total - 1, total}) {
     SCOPED_TRACE(fmt::format("power cut at flash operation {} of {}", cut, total));
-    rig.MakeFlash();
+    rig.bridge().MakeFlash();
     {
       const auto boot = rig.Boot({"--crash-at-flash-op", std::to_string(cut)});
       ASSERT_TRUE(rig.WaitRunning(kV1, true)) << rig.BootLog();
-      const size_t cuts_before = rig.PowerCutsLogged();
+      const size_t cuts_before = rig.bridge().PowerCutsLogged();
       EXPECT_NE(rig.Push(v2_file, {"--wait-s", "3", "--timeout-ms", "300"}), 0)
           << "the bridge lost power mid-update";
       EXPECT_TRUE(boot->Terminate().has_value());
-      EXPECT_GT(rig.PowerCutsLogged(), cuts_before) << rig.BootLog();
+      EXPECT_GT(rig.bridge().PowerCutsLogged(), cuts_before) << rig.BootLog();
     }
     ExpectRecovered(rig, v2_file);
   }

@@ -30,6 +30,7 @@
 #include "bridge-fw/management_client.h"
 #include "bridge_process.h"
 #include "child_process.h"
+#include "flashed_bridge.h"
 #include "manager/pool_audit.h"
 
 namespace dxpu::test {
@@ -68,8 +69,13 @@ class ProcessPool {
   struct Box {
     std::string id;
     uint16_t udp = 0, mgmt = 0;
-    std::unique_ptr<BridgeProcess> process;
+    std::unique_ptr<BridgeProcess> process;  // the bridge, started directly; or
+    // the bridge as in the field: its flash, and dxpu-boot running the flash's dxpu-bridge.
+    std::unique_ptr<firmware::testing::FlashedBridge> flashed;
+    std::unique_ptr<ChildProcess> boot;
   };
+  // How box-a's bridge runs: started directly, or from a flash under dxpu-boot.
+  enum class BoxA { kProcess, kFlashed };
   struct Host {
     std::string id;
     uint64_t node = 0;
@@ -78,7 +84,7 @@ class ProcessPool {
     std::unique_ptr<Daemon> agent;
   };
   explicit ProcessPool(const std::string& manager_crash = "", const std::string& agent_crash = "",
-                       const std::string& bridge_crash = "") {
+                       const std::string& bridge_crash = "", BoxA box_a = BoxA::kProcess) {
     char tmpl[] = "/tmp/dxpu-pool-proc-XXXXXX";
     dir_ = mkdtemp(tmpl);
     for (int b = 0; b < 2; ++b) {
@@ -86,8 +92,15 @@ class ProcessPool {
       box.id = b == 0 ? "box-a" : "box-b";
       box.udp = FreePort(SOCK_DGRAM);
       box.mgmt = FreePort(SOCK_DGRAM);
-      box.process = std::make_unique<BridgeProcess>(BridgeConfig(0xb0b0 + b, box.udp, box.mgmt));
-      EXPECT_TRUE(box.process->Start(b == 0 ? bridge_crash : "")) << box.id;
+      const std::string config = BridgeConfig(0xb0b0 + b, box.udp, box.mgmt);
+      if (b == 0 && box_a == BoxA::kFlashed) {
+        box.flashed =
+            std::make_unique<firmware::testing::FlashedBridge>((dir_ / box.id).string(), config);
+        box.boot = box.flashed->Boot();
+      } else {
+        box.process = std::make_unique<BridgeProcess>(config);
+        EXPECT_TRUE(box.process->Start(b == 0 ? bridge_crash : "")) << box.id;
+      }
       boxes_.push_back(std::move(box));
     }
     manager_port_ = FreePort(SOCK_STREAM);
@@ -209,7 +222,7 @@ class ProcessPool {
   // without the hook.
   void Supervise() {
     for (Box& b : boxes_) {
-      if (!b.process->Alive()) {
+      if (b.process && !b.process->Alive()) {
         crashes_++;
         b.process->Start();
       }
@@ -476,6 +489,43 @@ TEST(PoolProcessTest, BridgeRestartKeepsTheHostsGpus) {
   std::optional<Answer> alloc = pool.Call("GET", "/v1/allocations/" + a);
   ASSERT_TRUE(alloc.has_value());
   EXPECT_EQ(alloc->body["state"], "active");
+  pool.Release(a);
+  ASSERT_TRUE(pool.WaitState(a, "released"));
+  pool.Check("released");
+}
+
+// A firmware update of box-a (its bridge run from a flash by dxpu-boot) while h1 holds a GPU on
+// it: `dxpu flash push` writes v2, the bridge reboots into it, the probe sees the GPU free, the
+// manager assigns it again and the agent attaches it again: the allocation stays active.
+TEST(PoolProcessTest, FirmwareUpdateKeepsTheHostsGpus) {
+  ProcessPool pool("", "", "", ProcessPool::BoxA::kFlashed);
+  const std::string a = pool.Allocate("h1", 2, "spread");
+  ASSERT_TRUE(pool.WaitState(a, "active"));
+  ASSERT_TRUE(pool.WaitSettled());
+  pool.Check("before the update");
+  ProcessPool::Box& box = pool.box(0);
+  const firmware::FirmwareVersion v2 = firmware::FirmwareVersion::Of(1, 1, 0);
+  const std::string image = box.flashed->ImageFile("v2.img", box.flashed->Image(v2));
+  ChildProcess push({DXPU_CLI_BIN, "flash", "push", image, "--bridge",
+                     fmt::format("127.0.0.1:{}", box.mgmt), "--json"},
+                    box.flashed->path("push.log"));
+  push.Start();
+  ASSERT_EQ(push.Wait(120'000), 0) << push.LogTail() << box.flashed->BootLog();
+  ASSERT_TRUE(ProcessPool::WaitFor([&] {
+    std::optional<Answer> s = pool.Call("GET", "/v1/status");
+    return s && s->body["counters"]["bridge_restarts_seen"].get<int>() >= 1;
+  }));
+  ASSERT_TRUE(pool.WaitSettled());
+  pool.Check("after box-a's update");
+  std::optional<Answer> alloc = pool.Call("GET", "/v1/allocations/" + a);
+  ASSERT_TRUE(alloc.has_value());
+  EXPECT_EQ(alloc->body["state"], "active");
+  // The bridge runs v2; its health check marks it good.
+  const bridge::ManagementClient client(*link::LinkAddress::FromIp("127.0.0.1", box.mgmt), 300, 2);
+  ASSERT_TRUE(ProcessPool::WaitFor([&] {
+    const auto r = bridge::DecodeFwReport(client.FwStatus());
+    return r && r->running_version == v2.packed && r->trial_slot == DXPU_MGMT_FW_NO_SLOT;
+  }));
   pool.Release(a);
   ASSERT_TRUE(pool.WaitState(a, "released"));
   pool.Check("released");
