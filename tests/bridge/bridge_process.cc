@@ -2,6 +2,7 @@
 #include "bridge_process.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -36,6 +37,12 @@ bool WaitForPath(const std::string& path) {
   return fs::exists(path);
 }
 
+std::string FileTail(const fs::path& path, size_t max_bytes) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.size() > max_bytes ? text.substr(text.size() - max_bytes) : text;
+}
+
 std::string FreshSocketPath(const std::string& name) {
   static std::atomic<int> sockets{0};
   const fs::path path =
@@ -53,6 +60,7 @@ BridgeProcess::BridgeProcess(const std::string& config_text, std::string binary)
                                       std::to_string(instances.fetch_add(1)));
   fs::create_directories(dir_);
   config_ = dir_ / "bridge.json";
+  log_ = dir_ / "bridge.log";
   std::ofstream(config_) << config_text;
 }
 
@@ -68,6 +76,13 @@ bool BridgeProcess::Start(const std::string& extra_arg) {
   const std::string datapath = env != nullptr && *env != '\0' ? env : "golden";
   pid_ = fork();
   if (pid_ == 0) {
+    // Its output goes to its log, every start appended: a failing test prints the tail
+    // (LogTail) instead of the whole run drowning the test's own messages.
+    const int log = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log >= 0) {
+      dup2(log, STDOUT_FILENO);
+      dup2(log, STDERR_FILENO);
+    }
     if (extra_arg.empty()) {
       execl(binary_.c_str(), binary_.c_str(), "--config", config_.c_str(), "--datapath",
             datapath.c_str(), nullptr);
@@ -100,6 +115,8 @@ void BridgeProcess::Kill() {
   waitpid(pid_, nullptr, 0);
   pid_ = -1;
 }
+
+std::string BridgeProcess::LogTail(size_t max_bytes) const { return FileTail(log_, max_bytes); }
 
 bool BridgeProcess::Alive() {
   if (pid_ <= 0) return false;

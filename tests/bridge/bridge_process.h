@@ -1,11 +1,13 @@
 // bridge_process.h - the real dxpu-bridge daemon as a child process, for tests: written from a
 // configuration text into a temporary directory, started, stopped with SIGTERM (clean
-// shutdown, its exit status) or SIGKILL (a crash), always reaped.
+// shutdown, its exit status) or SIGKILL (a crash), always reaped. Its output goes to a log
+// file in that directory (LogTail).
 #ifndef DXPU_TESTS_BRIDGE_BRIDGE_PROCESS_H_
 #define DXPU_TESTS_BRIDGE_BRIDGE_PROCESS_H_
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -18,6 +20,9 @@ uint16_t FreePort(int type);
 
 // Whether `path` appears within 5 s (the daemon creates its management socket last).
 bool WaitForPath(const std::string& path);
+
+// The last `max_bytes` bytes of a file (a daemon's log, for a failure message); "" if none.
+std::string FileTail(const std::filesystem::path& path, size_t max_bytes = 4000);
 
 // A path for a test daemon's AF_UNIX socket, unique in this process and free: a file a dead
 // process with the same PID left there is removed first, so WaitForPath() cannot mistake it
@@ -42,10 +47,13 @@ class BridgeProcess {
   // Whether it is still running (reaped if it exited by itself).
   bool Alive();
   bool running() const { return pid_ > 0; }
+  // The log's last `max_bytes` bytes (every start's output, appended), for a failure message.
+  std::string LogTail(size_t max_bytes = 4000) const;
 
  private:
   std::filesystem::path dir_;
   std::filesystem::path config_;
+  std::filesystem::path log_;
   std::string binary_;
   pid_t pid_ = -1;
 };

@@ -7,9 +7,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <thread>
+
+#include "bridge_process.h"
 
 namespace dxpu::test {
 
@@ -62,10 +62,6 @@ std::optional<int> ChildProcess::Terminate(int timeout_ms) {
   return status;
 }
 
-std::string ChildProcess::LogTail(size_t max_bytes) const {
-  std::ifstream in(log_);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.size() > max_bytes ? text.substr(text.size() - max_bytes) : text;
-}
+std::string ChildProcess::LogTail(size_t max_bytes) const { return FileTail(log_, max_bytes); }
 
 }  // namespace dxpu::test

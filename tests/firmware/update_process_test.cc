@@ -3,136 +3,33 @@
 // `dxpu flash push` writes a signed image of the same dxpu-bridge into slot B over the
 // management socket, the bridge reboots into it (on trial) and its health check marks it good.
 // Two hosts keep reading their devices throughout: their sessions drop at the reboot and come
-// back once their devices are assigned again. Then power cuts: the bridge killed at each step
-// of writing and activating always boots a valid, signed image, and the update completes when
-// pushed again.
+// back once their devices are assigned again. Images the bridge must refuse leave it alone.
+// Power cuts are power_cut_process_test.cc.
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "bridge-fw/firmware/boot_select.h"
-#include "bridge-fw/firmware/image.h"
 #include "bridge-fw/management_client.h"
-#include "bridge_process.h"
-#include "child_process.h"
-#include "firmware_testutil.h"
-#include "flashed_bridge.h"
-#include "gpu/device_profile.h"
 #include "link/udp_link.h"
 #include "link_host.h"
+#include "update_rig.h"
 
 namespace dxpu::firmware {
 namespace {
 
 using test::ChildProcess;
 using test::LinkHost;
-using testing::ScratchDir;
+using testing::UpdateRig;
 using Bytes = std::vector<uint8_t>;
 using Clock = std::chrono::steady_clock;
 
 const FirmwareVersion kV1 = testing::kFlashedV1;
-const FirmwareVersion kV2 = FirmwareVersion::Of(1, 1, 0);
-constexpr uint32_t kEraseBlock = testing::FlashedBridge::kEraseBlock;
-constexpr uint32_t kGranule = testing::FlashedBridge::kGranule;
-
-bool WaitFor(const std::function<bool()>& done, int seconds) {
-  const auto end = Clock::now() + std::chrono::seconds(seconds);
-  while (!done()) {
-    if (Clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
-
-// A flashed bridge (flashed_bridge.h) with a UDP link and an AF_UNIX management socket, two
-// model GPUs; `dxpu flash push` and FW_STATUS to it.
-class UpdateRig {
- public:
-  UpdateRig()
-      : udp_(test::FreePort(SOCK_DGRAM)),
-        mgmt_(test::FreshSocketPath("fw-update-mgmt")),
-        bridge_(dir_.path("bridge"), Config(udp_, mgmt_)) {}
-
-  static std::string Config(uint16_t udp, const std::string& mgmt) {
-    return fmt::format(R"({{
-      "node_id": "0xb0c5",
-      "links": [{{"type": "udp", "listen": "127.0.0.1:{}"}}],
-      "management": {{"unix": "{}"}},
-      "devices": [{{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "16MiB"}},
-                  {{"profile": "dxgpu", "box_bdf": "02:00.0", "memory": "16MiB"}}],
-      "limits": {{"link_down": "2s"}},
-      "log": {{"level": "info", "format": "text"}}
-    }})",
-                       udp, mgmt);
-  }
-
-  testing::FlashedBridge& bridge() { return bridge_; }
-  Bytes Image(FirmwareVersion version, const KeyPair& key = testing::TestKey()) const {
-    return bridge_.Image(version, key);
-  }
-  std::string ImageFile(const std::string& name, const Bytes& image) const {
-    return bridge_.ImageFile(name, image);
-  }
-  std::unique_ptr<ChildProcess> Boot(const std::vector<std::string>& bridge_args = {}) const {
-    return bridge_.Boot(bridge_args);
-  }
-  std::string BootLog() const { return bridge_.BootLog(); }
-
-  // `dxpu flash push IMAGE --bridge unix:MGMT ARGS...`: its exit status; with `running`, the
-  // push is left running and returned there instead.
-  int Push(const std::string& image, const std::vector<std::string>& args = {},
-           ChildProcess** running = nullptr) {
-    std::vector<std::string> argv = {DXPU_CLI_BIN, "flash",    "push",
-                                     image,        "--bridge", "unix:" + mgmt_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    push_ = std::make_unique<ChildProcess>(argv, dir_.path("push.log"));
-    push_->Start();
-    if (running != nullptr) {
-      *running = push_.get();
-      return -1;
-    }
-    return push_->Wait(120'000).value_or(-1);
-  }
-  std::string PushLog() const { return push_ ? push_->LogTail() : ""; }
-
-  std::optional<dxpu_mgmt_fw_report> Status() const {
-    const bridge::ManagementClient client(link::LinkAddress::Unix(mgmt_), 300, 1);
-    return bridge::DecodeFwReport(client.FwStatus());
-  }
-  // Waits until the bridge answers running `version`, and (with `good`) marked good.
-  bool WaitRunning(FirmwareVersion version, bool good, int seconds = 30) const {
-    return WaitFor(
-        [&] {
-          const auto r = Status();
-          return r && r->running_version == version.packed &&
-                 (!good || (r->trial_slot == DXPU_MGMT_FW_NO_SLOT &&
-                            r->slot_state[r->running_slot] == DXPU_MGMT_FW_SLOT_GOOD));
-        },
-        seconds);
-  }
-
-  const std::string& mgmt() const { return mgmt_; }
-  uint16_t udp() const { return udp_; }
-
- private:
-  ScratchDir dir_;
-  uint16_t udp_;
-  std::string mgmt_;
-  testing::FlashedBridge bridge_;
-  std::unique_ptr<ChildProcess> push_;
-};
+const FirmwareVersion kV2 = testing::kUpdateV2;
 
 // A host reading its device's IDs over and over; a new session when the old one went down.
 class BusyHost {
@@ -257,71 +154,6 @@ TEST(FirmwareUpdateProcess, RefusedImagesLeaveTheRunningBridgeAlone) {
     EXPECT_EQ(r->trial_slot, DXPU_MGMT_FW_NO_SLOT);
   }
   EXPECT_EQ(boot->Terminate(), 0) << rig.BootLog();
-}
-
-// The flash operations of writing an image of `image_bytes` into a slot: the boot-state record
-// that empties the slot, the erases and granules, the record that puts it on trial.
-uint64_t UpdateOperations(size_t image_bytes) {
-  const uint64_t granules = (image_bytes + kGranule - 1) / kGranule;
-  const uint64_t blocks = (image_bytes + kEraseBlock - 1) / kEraseBlock;
-  return 1 + blocks + granules + 1;
-}
-
-// After a power cut, whatever it hit: the bridge boots a valid, signed image (v1 or v2), and
-// the update completes when pushed again.
-void ExpectRecovered(UpdateRig& rig, const std::string& v2_file) {
-  const auto boot = rig.Boot();
-  ASSERT_TRUE(rig.WaitRunning(kV1, true, 20) || rig.WaitRunning(kV2, true, 20)) << rig.BootLog();
-  EXPECT_EQ(rig.Push(v2_file), 0) << rig.PushLog();
-  EXPECT_TRUE(rig.WaitRunning(kV2, true)) << rig.BootLog();
-  EXPECT_EQ(boot->Terminate(), 0);
-}
-
-TEST(FirmwareUpdateProcess, PowerLostAtEachStepOfWritingAlwaysBootsASignedImage) {
-  UpdateRig rig;
-  const Bytes v2 = rig.Image(kV2);
-  const std::string v2_file = rig.ImageFile("v2.img", v2);
-  const uint64_t total = UpdateOperations(v2.size());
-  // The record that empties slot B, the first erase, the first granule, the middle, the last
-  // granule, the record that puts B on trial.
-  for (const uint64_t cut : {uint64_t{1}, uint64_t{2}, uint64_t{3}, total / 2, total - 1, total}) {
-    SCOPED_TRACE(fmt::format("power cut at flash operation {} of {}", cut, total));
-    rig.bridge().MakeFlash();
-    {
-      const auto boot = rig.Boot({"--crash-at-flash-op", std::to_string(cut)});
-      ASSERT_TRUE(rig.WaitRunning(kV1, true)) << rig.BootLog();
-      const size_t cuts_before = rig.bridge().PowerCutsLogged();
-      EXPECT_NE(rig.Push(v2_file, {"--wait-s", "3", "--timeout-ms", "300"}), 0)
-          << "the bridge lost power mid-update";
-      EXPECT_TRUE(boot->Terminate().has_value());
-      EXPECT_GT(rig.bridge().PowerCutsLogged(), cuts_before) << rig.BootLog();
-    }
-    ExpectRecovered(rig, v2_file);
-  }
-}
-
-TEST(FirmwareUpdateProcess, PowerLostWhileActivatingFallsBackToTheGoodImage) {
-  UpdateRig rig;
-  const std::string v2_file = rig.ImageFile("v2.img", rig.Image(kV2));
-  {
-    const auto boot = rig.Boot();
-    ASSERT_TRUE(rig.WaitRunning(kV1, true)) << rig.BootLog();
-    ASSERT_EQ(rig.Push(v2_file, {"--no-reboot"}), 0) << rig.PushLog();
-    EXPECT_EQ(boot->Terminate(), 0);
-  }
-  {
-    // Every boot of the new image loses power as it marks itself good (its first flash
-    // operation): after its 3 tries, the boot loader falls back to v1 and marks B bad.
-    const auto boot = rig.Boot({"--crash-at-flash-op", "1"});
-    ASSERT_TRUE(rig.WaitRunning(kV1, false, 60)) << rig.BootLog();
-    const auto r = rig.Status();
-    ASSERT_TRUE(r.has_value());
-    EXPECT_EQ(r->running_slot, 0);
-    EXPECT_EQ(r->slot_state[1], DXPU_MGMT_FW_SLOT_BAD);
-    EXPECT_EQ(r->trial_slot, DXPU_MGMT_FW_NO_SLOT);
-    EXPECT_EQ(boot->Terminate(), 0);
-  }
-  ExpectRecovered(rig, v2_file);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -138,8 +138,21 @@ class ProcessPool {
   ~ProcessPool() {
     for (Host& h : hosts_) h.agent->Kill();
     manager_->Kill();
+    if (::testing::Test::HasFailure()) PrintLogTails();
     boxes_.clear();
     if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir_);
+  }
+
+  // After a failure: the end of every daemon's log (the whole logs stay in dir_).
+  void PrintLogTails() const {
+    std::cerr << "--- logs in " << dir_.string() << '\n';
+    for (const Box& b : boxes_) {
+      std::cerr << "--- " << b.id << ":\n"
+                << (b.process ? b.process->LogTail(3000) : b.flashed->BootLog()) << '\n';
+    }
+    std::cerr << "--- dxpu-manager:\n" << manager_->LogTail(3000) << '\n';
+    for (const Host& h : hosts_)
+      std::cerr << "--- dxpu-agent " << h.id << ":\n" << h.agent->LogTail(3000) << '\n';
   }
 
   std::vector<std::string> ManagerArgs(const std::string& crash) const {
@@ -212,11 +225,7 @@ class ProcessPool {
     }
     return done();
   }
-  static std::string Log(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    return text.size() > 4000 ? text.substr(text.size() - 4000) : text;
-  }
+  static std::string Log(const std::filesystem::path& p) { return FileTail(p); }
 
   // What a supervisor does: a manager, agent or bridge that died (a crash hook) starts again,
   // without the hook.
