@@ -9,6 +9,7 @@
 
 #include "dxgpu/text.h"
 #include "gpu/device_profile.h"
+#include "gpu/kernels.h"
 
 namespace dxpu::dxgpu {
 
@@ -636,6 +637,17 @@ Status Runtime::LaunchReduceSum(Stream stream, uint64_t n, DevicePtr x, DevicePt
   gpu::PushbufferBuilder commands;
   commands.ReduceSum({.n = static_cast<uint32_t>(n), .x = x.address, .out = out.address});
   return LaunchKernel(stream, {{x, n * 4}, {out, 4}}, std::move(commands), "reduce-sum");
+}
+
+Status Runtime::LaunchTimed(Stream stream, uint64_t ns) {
+  const Timed timed(port_, stats_, Kind::kLaunch);
+  if (ns > gpu::kMaxTimedNs) {
+    return Invalid("timed: " + std::to_string(ns) + " ns is above the limit of " +
+                   std::to_string(gpu::kMaxTimedNs) + " ns (60 s)");
+  }
+  gpu::PushbufferBuilder commands;
+  commands.Timed(ns);
+  return LaunchKernel(stream, {}, std::move(commands), "timed");
 }
 
 // --- Events ---

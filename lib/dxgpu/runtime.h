@@ -117,6 +117,11 @@ class Runtime {
                     DevicePtr b, float beta, DevicePtr c, GemmTranspose transpose = {});
   // *out = sum of x[0..n).
   Status LaunchReduceSum(Stream stream, uint64_t n, DevicePtr x, DevicePtr out);
+  // A kernel that computes nothing and runs for exactly `ns` on the device (no launch
+  // overhead added): trace replay (docs/perf-model.md). ns above 60 s (gpu::kMaxTimedNs):
+  // kInvalidArgument, nothing submitted. 0 is allowed (a kernel that takes no time). A wait
+  // lasts at most RuntimeOptions::sync_timeout_ns (10 s): raise it to wait on longer ones.
+  Status LaunchTimed(Stream stream, uint64_t ns);
 
   // --- Events ---
   Expected<Event> CreateEvent();

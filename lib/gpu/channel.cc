@@ -440,6 +440,10 @@ void Channel::StartCommand(const Command& command) {
                  [&](const AxpyCommand& c) { kernel(c); },
                  [&](const GemmCommand& c) { kernel(c); },
                  [&](const ReduceSumCommand& c) { kernel(c); },
+                 [&](const TimedCommand& c) {
+                   const ChannelError err = RunKernel(memory_, c);
+                   FinishKernel(err, err == ChannelError::kNone ? KernelNs(c) : 0);
+                 },
              },
              command);
 }

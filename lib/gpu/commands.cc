@@ -88,6 +88,8 @@ Command Decode(Opcode op, std::span<const uint32_t> words) {
       c.out = a.U64();
       return c;
     }
+    case Opcode::kTimed:
+      return TimedCommand{.ns = a.U64()};
   }
   return NopCommand{};
 }
@@ -164,6 +166,8 @@ std::optional<uint16_t> ArgumentCount(uint8_t opcode) {
       return 12;
     case Opcode::kReduceSum:
       return 5;
+    case Opcode::kTimed:
+      return 2;
   }
   return std::nullopt;
 }
@@ -262,6 +266,12 @@ PushbufferBuilder& PushbufferBuilder::ReduceSum(const ReduceSumCommand& c) {
   words_.push_back(c.n);
   Put64(c.x);
   Put64(c.out);
+  return *this;
+}
+
+PushbufferBuilder& PushbufferBuilder::Timed(uint64_t ns) {
+  words_.push_back(CommandHeader(Opcode::kTimed, 2));
+  Put64(ns);
   return *this;
 }
 

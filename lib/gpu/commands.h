@@ -25,6 +25,7 @@ enum class Opcode : uint8_t {
   kAxpy = 0x11,
   kGemm = 0x12,
   kReduceSum = 0x13,
+  kTimed = 0x14,
 };
 
 // --- GPFIFO ---
@@ -136,8 +137,17 @@ struct ReduceSumCommand {
   bool operator==(const ReduceSumCommand&) const = default;
 };
 
-using Command = std::variant<NopCommand, CopyCommand, SemaphoreCommand, InterruptCommand,
-                             Memset32Command, AxpyCommand, GemmCommand, ReduceSumCommand>;
+// A kernel that computes nothing and keeps the compute engine busy for exactly `ns` of the
+// channel's time (trace replay: a kernel's measured duration), no launch overhead added.
+struct TimedCommand {
+  uint64_t ns = 0;
+
+  bool operator==(const TimedCommand&) const = default;
+};
+
+using Command =
+    std::variant<NopCommand, CopyCommand, SemaphoreCommand, InterruptCommand, Memset32Command,
+                 AxpyCommand, GemmCommand, ReduceSumCommand, TimedCommand>;
 
 // The argument DWs an opcode takes; nullopt for NOP (any count) and for an unknown opcode.
 std::optional<uint16_t> ArgumentCount(uint8_t opcode);
@@ -167,6 +177,7 @@ class PushbufferBuilder {
   PushbufferBuilder& Axpy(const AxpyCommand& c);
   PushbufferBuilder& Gemm(const GemmCommand& c);
   PushbufferBuilder& ReduceSum(const ReduceSumCommand& c);
+  PushbufferBuilder& Timed(uint64_t ns);
   // Any DW (for malformed commands).
   PushbufferBuilder& Raw(uint32_t word);
 

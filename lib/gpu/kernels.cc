@@ -1,5 +1,5 @@
 // kernels.cc - MEMSET32, AXPY, GEMM and REDUCE_SUM on device memory, their costs and the
-// roofline.
+// roofline; TIMED, which computes nothing for a given time.
 #include "gpu/kernels.h"
 
 #include <algorithm>
@@ -78,6 +78,8 @@ uint64_t KernelNs(const Roofline& roofline, const KernelCost& cost) {
                              Nanoseconds(cost.bytes, roofline.memory_bandwidth_bytes));
   return roofline.launch_overhead_ns + static_cast<uint64_t>(std::ceil(ns));
 }
+
+uint64_t KernelNs(const TimedCommand& c) { return c.ns; }
 
 uint64_t DeviceCopyNs(const Roofline& roofline, uint64_t size) {
   return static_cast<uint64_t>(
@@ -167,6 +169,10 @@ ChannelError RunKernel(SparseMemory& memory, const ReduceSumCommand& c) {
   for (const float v : x) sum += v;
   Store(memory, c.out, {static_cast<float>(sum)});
   return ChannelError::kNone;
+}
+
+ChannelError RunKernel(SparseMemory& /*memory*/, const TimedCommand& c) {
+  return c.ns > kMaxTimedNs ? ChannelError::kKernelTooBig : ChannelError::kNone;
 }
 
 }  // namespace dxpu::gpu

@@ -2,7 +2,8 @@
 // compute for real on the CPU, in device memory (so results can be checked), up to a work
 // size; each one's time on the modelled GPU is
 //   launch_overhead_ns + ceil(max(flops * 1e9 / peak_fp32_flops, bytes * 1e9 / bandwidth))
-// with the profile's Roofline and the flops/bytes of CostOf (docs/dxgpu.md, "Kernels").
+// with the profile's Roofline and the flops/bytes of CostOf (docs/dxgpu.md, "Kernels"). TIMED
+// computes nothing and takes exactly its ns: no roofline, no launch overhead.
 #ifndef DXPU_LIB_GPU_KERNELS_H_
 #define DXPU_LIB_GPU_KERNELS_H_
 
@@ -18,6 +19,7 @@ namespace dxpu::gpu {
 inline constexpr uint64_t kMaxVectorElements = uint64_t{1} << 26;  // MEMSET32, AXPY, REDUCE
 inline constexpr uint64_t kMaxGemmWork = uint64_t{1} << 27;        // m * n * k
 inline constexpr uint64_t kMaxGemmMatrix = uint64_t{1} << 26;      // elements of A, B or C
+inline constexpr uint64_t kMaxTimedNs = 60'000'000'000;            // TIMED: 60 s
 
 struct KernelCost {
   double flops = 0;
@@ -35,6 +37,9 @@ KernelCost CostOf(const ReduceSumCommand& c);
 
 // A kernel's time on the roofline, in ns (launch overhead included).
 uint64_t KernelNs(const Roofline& roofline, const KernelCost& cost);
+// TIMED's time: exactly c.ns. A trace's kernel durations are measured execution times, which
+// already hold whatever a launch costs on the device: no launch overhead is added.
+uint64_t KernelNs(const TimedCommand& c);
 // A device-to-device COPY: ceil(2 * size * 1e9 / memory_bandwidth) ns, no launch overhead.
 uint64_t DeviceCopyNs(const Roofline& roofline, uint64_t size);
 
@@ -48,6 +53,9 @@ ChannelError RunKernel(SparseMemory& memory, const AxpyCommand& c);
 ChannelError RunKernel(SparseMemory& memory, const GemmCommand& c);
 // *out = sum of x[i], accumulated in double in index order, then rounded to float.
 ChannelError RunKernel(SparseMemory& memory, const ReduceSumCommand& c);
+// Computes nothing, reads and writes no memory: only the limit (ns <= kMaxTimedNs, else
+// KERNEL_TOO_BIG) is checked.
+ChannelError RunKernel(SparseMemory& memory, const TimedCommand& c);
 
 }  // namespace dxpu::gpu
 

@@ -140,5 +140,40 @@ TEST_P(RuntimeTest, KernelChainInStreamOrder) {
   EXPECT_EQ(Download(rt(), *out, 1)[0], static_cast<float>(n * n) * 224.0f);
 }
 
+// TIMED (trace replay): computes nothing, runs for exactly its ns. On a port whose submissions
+// take real time to arrive the events' device time also holds any fetch the kernel waited for,
+// so here it is at least ns (exactly ns in the simulator: tests/host/host_test.cc,
+// SimulatedPort.TimedKernelTakesExactlyItsTime). Counted as a launch; above 60 s, or on a
+// stream that does not exist: kInvalidArgument, nothing submitted.
+TEST_P(RuntimeTest, TimedKernel) {
+  constexpr uint64_t kNs = 123456;
+  Expected<Stream> s = rt().CreateStream(0);
+  Expected<Event> e0 = rt().CreateEvent();
+  Expected<Event> e1 = rt().CreateEvent();
+  ASSERT_TRUE(s.ok() && e0.ok() && e1.ok());
+  rt().ResetStats();
+  ASSERT_TRUE(rt().RecordEvent(*e0, *s).ok());
+  ASSERT_TRUE(rt().LaunchTimed(*s, kNs).ok());
+  ASSERT_TRUE(rt().LaunchTimed(*s, 0).ok());
+  ASSERT_TRUE(rt().RecordEvent(*e1, *s).ok());
+  const Status sync = rt().SynchronizeStream(*s);
+  ASSERT_TRUE(sync.ok()) << sync.ToString();
+  Expected<uint64_t> elapsed = rt().EventElapsedNs(*e0, *e1);
+  ASSERT_TRUE(elapsed.ok()) << elapsed.status().ToString();
+  EXPECT_GE(*elapsed, kNs);
+  const Stats st = rt().GetStats();
+  EXPECT_EQ(st.launch.calls, 4u) << "2 records, 2 kernels";
+  EXPECT_EQ(st.submissions, 4u);
+  const Status too_big = rt().LaunchTimed(*s, 60'000'000'001);
+  EXPECT_EQ(too_big.code(), ErrorCode::kInvalidArgument) << too_big.ToString();
+  EXPECT_NE(too_big.message().find("60 s"), std::string::npos) << too_big.message();
+  EXPECT_EQ(rt().LaunchTimed(*s, UINT64_MAX).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(rt().LaunchTimed(Stream{777777}, 1).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(rt().GetStats().submissions, 4u) << "nothing submitted";
+  EXPECT_TRUE(rt().SynchronizeStream(*s).ok());
+  EXPECT_TRUE(rt().DestroyEvent(*e0).ok());
+  EXPECT_TRUE(rt().DestroyEvent(*e1).ok());
+}
+
 }  // namespace
 }  // namespace dxpu::dxgpu::test

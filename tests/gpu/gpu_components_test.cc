@@ -96,7 +96,8 @@ TEST(Commands, EncodeDecodeRoundTrip) {
                                    .Memset32({.dst = 8, .count = 10, .value = 0xabcdef01})
                                    .Axpy({.n = 5, .a = -2.5f, .x = 16, .y = 32})
                                    .Gemm(gemm)
-                                   .ReduceSum({.n = 77, .x = 64, .out = 128});
+                                   .ReduceSum({.n = 77, .x = 64, .out = 128})
+                                   .Timed(0x0000'000d'f847'5800);  // 60 s: both DWs used
   const std::vector<Command> expected = {
       NopCommand{.arguments = 3},
       copy,
@@ -105,7 +106,8 @@ TEST(Commands, EncodeDecodeRoundTrip) {
       Memset32Command{.dst = 8, .count = 10, .value = 0xabcdef01},
       AxpyCommand{.n = 5, .a = -2.5f, .x = 16, .y = 32},
       gemm,
-      ReduceSumCommand{.n = 77, .x = 64, .out = 128}};
+      ReduceSumCommand{.n = 77, .x = 64, .out = 128},
+      TimedCommand{.ns = 60'000'000'000}};
   std::span<const uint32_t> words(pb.words());
   for (const Command& want : expected) {
     const DecodedCommand d = DecodeCommand(words);
@@ -122,12 +124,34 @@ TEST(Commands, EncodeDecodeRoundTrip) {
   EXPECT_EQ(bytes[8], 0x89) << "size lo, low byte";
 }
 
+// TIMED (0x14): header 0x14000002, then ns lo, hi.
+TEST(Commands, Timed) {
+  const PushbufferBuilder pb = PushbufferBuilder().Timed(0x0123'4567'89ab'cdef);
+  EXPECT_EQ(pb.words(), (std::vector<uint32_t>{0x14000002, 0x89abcdef, 0x01234567}));
+  const DecodedCommand d = DecodeCommand(pb.words());
+  ASSERT_EQ(d.error, ChannelError::kNone);
+  EXPECT_EQ(d.dwords, 3u);
+  EXPECT_EQ(*d.command, Command(TimedCommand{.ns = 0x0123'4567'89ab'cdef}));
+  // Truncated: the hi DW is past the end of the pushbuffer.
+  EXPECT_EQ(DecodeCommand(std::span<const uint32_t>(pb.words()).first(2)).error,
+            ChannelError::kBadLength);
+  EXPECT_EQ(DecodeCommand(std::vector<uint32_t>{0x14000002}).error, ChannelError::kBadLength);
+  // A count other than 2.
+  EXPECT_EQ(DecodeCommand(std::vector<uint32_t>{0x14000001, 5}).error, ChannelError::kBadLength);
+  EXPECT_EQ(DecodeCommand(std::vector<uint32_t>{0x14000003, 5, 0, 0}).error,
+            ChannelError::kBadLength);
+  // Header bits 23:16 are ignored, as for every command.
+  const DecodedCommand ignored = DecodeCommand(std::vector<uint32_t>{0x14ab0002, 7, 0});
+  ASSERT_EQ(ignored.error, ChannelError::kNone);
+  EXPECT_EQ(*ignored.command, Command(TimedCommand{.ns = 7}));
+}
+
 TEST(Commands, ArgumentCountsAndErrors) {
   const std::pair<Opcode, uint16_t> counts[] = {
       {Opcode::kCopy, 7},      {Opcode::kSemaphoreRelease, 5},
       {Opcode::kInterrupt, 1}, {Opcode::kMemset32, 4},
       {Opcode::kAxpy, 6},      {Opcode::kGemm, 12},
-      {Opcode::kReduceSum, 5}};
+      {Opcode::kReduceSum, 5}, {Opcode::kTimed, 2}};
   for (const auto& [op, n] : counts) {
     EXPECT_EQ(ArgumentCount(static_cast<uint8_t>(op)), n);
     std::vector<uint32_t> words(n + 2, 0);
@@ -144,7 +168,7 @@ TEST(Commands, ArgumentCountsAndErrors) {
         << "arguments past the end";
   }
   for (uint32_t op = 0; op < 256; ++op) {
-    const bool known = op <= 3 || (op >= 0x10 && op <= 0x13);
+    const bool known = op <= 3 || (op >= 0x10 && op <= 0x14);
     const std::vector<uint32_t> words = {op << 24};
     const DecodedCommand d = DecodeCommand(words);
     if (known) {
@@ -416,6 +440,7 @@ TEST(Roofline, KernelCosts) {
   EXPECT_EQ(KernelNs(r, {.flops = 1e6, .bytes = 1e4}), 100u + 1000u) << "compute-bound";
   EXPECT_EQ(KernelNs(r, {.flops = 1e3, .bytes = 1e6}), 100u + 10000u) << "memory-bound";
   EXPECT_EQ(KernelNs(r, {.flops = 0, .bytes = 1}), 101u) << "rounded up";
+  EXPECT_EQ(KernelNs(TimedCommand{.ns = 123456}), 123456u) << "TIMED: no launch overhead";
   EXPECT_EQ(DeviceCopyNs(r, 50000), 1000u);
 }
 

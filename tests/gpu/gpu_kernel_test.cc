@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "gpu/gpu_registers.h"
+#include "gpu/kernels.h"
 #include "gpu_host.h"
 
 namespace dxpu::gpu::test {
@@ -206,6 +207,8 @@ TEST_F(GpuKernel, TooBig) {
               ChannelError::kKernelTooBig);
   ExpectError(PushbufferBuilder().ReduceSum({.n = too_many, .x = 0, .out = 0}),
               ChannelError::kKernelTooBig);
+  ExpectError(PushbufferBuilder().Timed(kMaxTimedNs + 1), ChannelError::kKernelTooBig);
+  ExpectError(PushbufferBuilder().Timed(UINT64_MAX), ChannelError::kKernelTooBig);
   // m * n * k = 1024 * 1024 * 129 > 2^27.
   ExpectError(PushbufferBuilder().Gemm(
                   {.m = 1024, .n = 1024, .k = 129, .alpha = 1, .beta = 0, .a = 0, .b = 0, .c = 0}),
@@ -219,6 +222,13 @@ TEST_F(GpuKernel, TooBig) {
   // At the limit: accepted (a memset of 256 MiB to zero allocates nothing).
   RunOk(PushbufferBuilder().Memset32({.dst = 0, .count = 1u << 26, .value = 0}));
   EXPECT_EQ(rig_.device().counters().kernels, 1u);
+  // TIMED at its limit (60 s): accepted, and the channel is busy that long.
+  const uint64_t t0 = rig_.host().now();
+  rig_.Submit(PushbufferBuilder().Timed(kMaxTimedNs));
+  ASSERT_TRUE(rig_.Run());
+  EXPECT_EQ(rig_.Reg(regs::kErrorCode), 0u);
+  EXPECT_GE(rig_.host().now(), t0 + kMaxTimedNs);
+  EXPECT_EQ(rig_.device().counters().kernels, 2u);
 }
 
 TEST_F(GpuKernel, AlignmentAndRange) {
@@ -278,6 +288,49 @@ TEST_F(GpuKernel, RooflineTimesTheSemaphore) {
   EXPECT_EQ(rig_.HostRead64(kSemaphoreArea + 8), expected);
   ASSERT_EQ(write_times.size(), 1u);
   EXPECT_EQ(write_times[0], expected) << "the release goes out when the last kernel ends";
+}
+
+// TIMED keeps the compute engine busy for exactly its ns of the channel's time: no roofline,
+// no launch overhead. A timestamped semaphore records t0 alone, t1 + 123456 after one TIMED,
+// and TIMED 0 adds nothing; it touches no memory, and counts as a kernel.
+TEST_F(GpuKernel, TimedTimesTheSemaphore) {
+  constexpr uint64_t kNs = 123456;
+  std::vector<uint64_t> write_times;
+  rig_.host().on_device_tlp = [&](const dxpu_tlp& t) {
+    rig_.checker().OnDeviceTlp(t);
+    if (t.kind == DXPU_TLP_MWR && t.addr == kSemaphoreArea)
+      write_times.push_back(rig_.host().now());
+  };
+  const auto stamp = [&](const PushbufferBuilder& pb) {
+    RunOk(PushbufferBuilder(pb).Semaphore(
+        {.address = kSemaphoreArea, .payload = 1, .flags = kSemaphoreTimestamp}));
+    return rig_.HostRead64(kSemaphoreArea + 8);
+  };
+  const uint64_t t0 = 1'000'000'000;
+  rig_.host().set_now(t0);
+  EXPECT_EQ(stamp(PushbufferBuilder()), t0) << "without TIMED";
+  const uint64_t t1 = 2'000'000'000;
+  rig_.host().set_now(t1);
+  const uint64_t resident = rig_.device().resident_memory_bytes();
+  const GpuCounters before = rig_.device().counters();
+  EXPECT_EQ(stamp(PushbufferBuilder().Timed(kNs)), t1 + kNs);
+  ASSERT_EQ(write_times.size(), 2u);
+  EXPECT_EQ(write_times[1], t1 + kNs) << "the release goes out when TIMED ends";
+  EXPECT_EQ(rig_.device().counters().kernels, before.kernels + 1);
+  EXPECT_EQ(rig_.device().counters().commands, before.commands + 2);
+  EXPECT_EQ(rig_.device().resident_memory_bytes(), resident) << "no device memory touched";
+  // TIMED 0 takes no time; TIMED adds exactly to a roofline kernel (MEMSET32 of 1000: 5008).
+  const uint64_t t2 = 3'000'000'000;
+  rig_.host().set_now(t2);
+  EXPECT_EQ(stamp(PushbufferBuilder().Timed(0)), t2);
+  const uint64_t t3 = 4'000'000'000;
+  rig_.host().set_now(t3);
+  EXPECT_EQ(stamp(PushbufferBuilder()
+                      .Timed(kNs)
+                      .Memset32({.dst = kC, .count = 1000, .value = 3})
+                      .Timed(kNs)),
+            t3 + kNs + 5008 + kNs);
+  EXPECT_EQ(rig_.device().counters().kernels, before.kernels + 5);
 }
 
 // The same on the real-GPU profiles, their figures taken from the profile.

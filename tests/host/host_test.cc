@@ -641,5 +641,70 @@ TEST(SimulatedPort, TimesFollowTheModelledLinks) {
       dxpu5.copy_ns);
 }
 
+// LaunchTimed (trace replay) in the simulator, native and through DxPU: the kernel adds exactly
+// its ns to the device's time and to the port's virtual time. Port time across launch + sync is
+// ns + fixed costs (doorbell, GPFIFO and pushbuffer reads, the progress write, none depending on
+// ns), so it exceeds a TIMED 0's by exactly ns. Events around it: with a kernel queued ahead of
+// the first event, the later entries' pushbuffers arrive while it runs (docs/dxgpu.md,
+// "Fetching ahead") and the elapsed time is exactly ns; without it, the TIMED entry may start
+// after its pushbuffer's fetch, which shows as well (ns + that latency). 60 s is accepted (with
+// a sync timeout above it), beyond is kInvalidArgument with nothing submitted.
+TEST(SimulatedPort, TimedKernelTakesExactlyItsTime) {
+  constexpr uint64_t kNs = 123456;
+  constexpr uint64_t kMax = 60'000'000'000;
+  for (bool dxpu : {false, true}) {
+    SCOPED_TRACE(dxpu ? "dxpu" : "native");
+    host::SimPortOptions o;
+    o.through_dxpu = dxpu;
+    auto port = host::OpenSimulatedPort(o);
+    ASSERT_TRUE(port.ok()) << port.status().ToString();
+    Port& p = **port;
+    dxgpu::RuntimeOptions ro;
+    ro.sync_timeout_ns = kMax + 10'000'000'000;  // one wait lasts the 60 s kernel
+    auto opened = dxgpu::Runtime::Open(p, ro);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    dxgpu::Runtime& rt = **opened;
+    auto s = rt.CreateStream(0);
+    auto e0 = rt.CreateEvent();
+    auto e1 = rt.CreateEvent();
+    ASSERT_TRUE(s.ok() && e0.ok() && e1.ok());
+    const auto timed = [&](uint64_t ns) {
+      const uint64_t start = p.Now();
+      EXPECT_TRUE(rt.LaunchTimed(*s, ns).ok());
+      EXPECT_TRUE(rt.SynchronizeStream(*s).ok());
+      return p.Now() - start;
+    };
+    rt.ResetStats();
+    const uint64_t fixed = timed(0);
+    const uint64_t t = timed(kNs);
+    EXPECT_GE(t, kNs);
+    EXPECT_EQ(t, fixed + kNs) << "fixed costs " << fixed;
+    const dxgpu::Stats st = rt.GetStats();
+    EXPECT_EQ(st.launch.calls, 2U);
+    EXPECT_EQ(st.submissions, 2U);
+
+    ASSERT_TRUE(rt.RecordEvent(*e0, *s).ok());
+    ASSERT_TRUE(rt.LaunchTimed(*s, kNs).ok());
+    ASSERT_TRUE(rt.RecordEvent(*e1, *s).ok());
+    ASSERT_TRUE(rt.SynchronizeEvent(*e1).ok());
+    EXPECT_GE(rt.EventElapsedNs(*e0, *e1).value(), kNs) << "no kernel ahead";
+    ASSERT_TRUE(rt.LaunchTimed(*s, 100'000).ok());  // the fetches of what follows hide behind it
+    ASSERT_TRUE(rt.RecordEvent(*e0, *s).ok());
+    ASSERT_TRUE(rt.LaunchTimed(*s, kNs).ok());
+    ASSERT_TRUE(rt.RecordEvent(*e1, *s).ok());
+    ASSERT_TRUE(rt.SynchronizeEvent(*e1).ok());
+    EXPECT_EQ(rt.EventElapsedNs(*e0, *e1).value(), kNs);
+
+    EXPECT_EQ(timed(kMax), fixed + kMax);
+    const uint64_t submissions = rt.GetStats().submissions;
+    const uint64_t now = p.Now();
+    const dxgpu::Status too_big = rt.LaunchTimed(*s, kMax + 1);
+    EXPECT_EQ(too_big.code(), ErrorCode::kInvalidArgument) << too_big.ToString();
+    EXPECT_EQ(rt.GetStats().submissions, submissions) << "nothing submitted";
+    EXPECT_EQ(p.Now(), now);
+    EXPECT_TRUE(rt.SynchronizeStream(*s).ok());
+  }
+}
+
 }  // namespace
 }  // namespace dxpu::test
