@@ -2,8 +2,9 @@
 # cli_test.sh - end-to-end checks of the dxpu CLI. Usage: cli_test.sh PATH/TO/dxpu
 # Exercises decode of a hand-derived vector, encode->decode round trips, error handling
 # (bad hex, truncated TLPs, codec rule violations, usage errors), crc32c, the demo, `run`,
-# `lspci`, `pool` without a manager, `flash` (push and status without a bridge), and --help of every command. Prints each failure and exits
-# 1 if there was any.
+# `lspci`, `pool` without a manager, `flash` (push and status without a bridge), `model` (a
+# shipped trace, plain and gzipped, summary counts, bad input) and --help of every command.
+# Prints each failure and exits 1 if there was any.
 set -uo pipefail
 
 DXPU=${1:?usage: cli_test.sh PATH/TO/dxpu}
@@ -448,10 +449,33 @@ run "pool bad count" 2 "$DXPU" pool allocate --host h1 --count two
 run "pool release without an ID" 2 "$DXPU" pool release
 run "pool without subcommand" 2 "$DXPU" pool
 
+# --- model --------------------------------------------------------------------------------
+traces="$(cd "$(dirname "$0")/../../tests/perfmodel/data" && pwd)"
+if run "model trace" 0 "$DXPU" model "$traces/small_trace.json" --json --svg "$tmp/m.svg" \
+    --csv "$tmp/m.csv"; then
+  json_check "model trace" 'd["counts"]["kernels"] == 4 and d["dxpu_us"] > d["native_us"]'
+  json_check "model sweep" 'len(d["sweep"]) == 6 and all(a["overhead_pct"] < b["overhead_pct"] for a, b in zip(d["sweep"], d["sweep"][1:]))'
+  json_check "model breakdown" 'abs(sum(d["breakdown_us"].values()) - (d["dxpu_us"] - d["native_us"])) < 1e-6'
+  grep_check "model svg" m.svg "<polyline"
+  [ "$(wc -l <"$tmp/m.csv")" = 7 ] || fail "model csv: $(wc -l <"$tmp/m.csv") lines, want 7"
+fi
+gzip -c "$traces/small_trace.json" >"$tmp/t.json.gz"
+if run "model gzip" 0 "$DXPU" model "$tmp/t.json.gz" --json; then
+  json_check "model gzip" 'd["counts"]["kernels"] == 4 and d["counts"]["h2d_bytes"] == 4194304'
+fi
+if run "model summary" 0 "$DXPU" model --native-us 1000 --syncs 10 --h2d-copies 2 --h2d-bytes 1048576; then
+  grep_check "model summary" out "where the added time goes"
+fi
+head -c 100 "$traces/small_trace.json" >"$tmp/cut.json"
+run "model truncated trace" 1 "$DXPU" model "$tmp/cut.json" && grep_check "model truncated" err "cut.json"
+run "model no workload" 2 "$DXPU" model && grep_check "model no workload" err "give a trace file"
+run "model bad MPS" 2 "$DXPU" model --native-us 10 --mps 300 && grep_check "model bad MPS" err "MPS"
+run "model missing file" 2 "$DXPU" model "$tmp/none.json"
+
 # --- help and version -------------------------------------------------------------------
 for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \
     "pool remove-box" "pool gpus" "pool hosts" "pool audit" "pool allocations" "pool list" "pool allocate" \
-    "pool release" "pool show" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "version"; do
+    "pool release" "pool show" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "model" "version"; do
   # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
   if run "help '$cmd'" 0 "$DXPU" $cmd --help; then
     grep_check "help '$cmd'" out "Usage\|USAGE\|usage"

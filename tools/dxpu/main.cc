@@ -15,6 +15,7 @@
 #include "demo.h"
 #include "flash_command.h"
 #include "lspci_command.h"
+#include "model_command.h"
 #include "pool_command.h"
 #include "rtl_command.h"
 #include "run_command.h"
@@ -33,8 +34,8 @@ constexpr const char* kDescription =
     "PCIe Transaction Layer Packets (TLPs) are carried over an Ethernet/IP fabric (DxFP).\n"
     "Commands decode and build TLPs with the same codec the kernel module and the bridge "
     "use, compute the fabric's CRC32C, run the demo, run the workloads on the GPUs dxpu.ko "
-    "attached, list those devices, ask the pool manager for GPUs and run the RTL testbenches' "
-    "regression.";
+    "attached, list those devices, ask the pool manager for GPUs, run the RTL testbenches' "
+    "regression, flash bridge firmware and predict what DxPU costs a workload.";
 
 Command AddVersionCommand(CLI::App& parent) {
   CLI::App* cmd = parent.add_subcommand("version", "Print the dxpu version");
@@ -73,6 +74,7 @@ int Main(int argc, char** argv) {
   commands.push_back(AddPoolCommand(app));
   commands.push_back(AddRtlCommand(app));
   commands.push_back(AddFlashCommand(app));
+  commands.push_back(AddModelCommand(app));
   commands.push_back(AddVersionCommand(app));
   // After the subcommands: CLI11 copies a parent's footer into subcommands made later.
   app.footer(

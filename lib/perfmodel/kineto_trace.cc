@@ -1,0 +1,913 @@
+// kineto_trace.cc - reads a PyTorch profiler (Kineto) Chrome trace into a Trace. The input is
+// gunzipped when it starts with the gzip magic, then parsed as JSON with each element of
+// traceEvents handed over as soon as it is parsed and then dropped (memory follows the calls and
+// operations kept, not the file). Host runtime calls become RuntimeCalls, kernels, copies and
+// memsets GpuOps, and their times whole nanoseconds from the earliest of them.
+#include "perfmodel/kineto_trace.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+// zlib's next_in as a pointer to const: inflate never writes its input.
+#define ZLIB_CONST
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/errno_text.h"
+
+namespace dxpu::perfmodel {
+namespace {
+
+using nlohmann::json;
+using Bytes = std::vector<uint8_t>;
+// Bytes read or inflated, or why not (without the source: the caller names it).
+using BytesOrProblem = util::Expected<Bytes, std::string>;
+
+// What is wrong with one event, without its place (the caller adds "traceEvents[i]: ").
+struct EventProblem {
+  std::string text;
+};
+template <typename T>
+using EventResult = util::Expected<T, EventProblem>;
+
+// --- Text for messages ---
+
+constexpr size_t kMaxQuoted = 80;
+
+// Untrusted text as a message quotes it: shortened, and printable ASCII only (control bytes and
+// non-ASCII as '?': a message is valid UTF-8 whatever the input, wherever it is cut).
+std::string Printable(std::string_view text, size_t max_size = kMaxQuoted) {
+  const std::string_view shown = text.substr(0, max_size);
+  std::string out;
+  out.reserve(shown.size() + 3);
+  for (const char c : shown) {
+    const auto byte = static_cast<unsigned char>(c);
+    out.push_back(byte < 0x20 || byte >= 0x7f ? '?' : c);
+  }
+  if (text.size() > max_size) out += "...";
+  return out;
+}
+
+std::string_view TypeDescription(const json& value) {
+  switch (value.type()) {
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::binary:
+      return "binary data";
+    case json::value_t::discarded:
+      return "nothing";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float:
+      break;
+  }
+  return "a number";
+}
+
+// A JSON value as a message shows it: scalars as written (strings quoted and shortened), arrays
+// and objects by their type (printing them would recurse as deep as the input nests).
+std::string Shown(const json& value) {
+  if (value.is_string()) return fmt::format("'{}'", Printable(value.get_ref<const std::string&>()));
+  if (value.is_number() || value.is_boolean() || value.is_null()) return value.dump();
+  return std::string(TypeDescription(value));
+}
+
+// nlohmann::json's message without its "[json.exception.parse_error.101] " tag.
+std::string_view JsonErrorText(const json::exception& error) {
+  std::string_view text = error.what();
+  const size_t tag_end = text.find("] ");
+  if (tag_end != std::string_view::npos) text.remove_prefix(tag_end + 2);
+  return text;
+}
+
+// "parse error at line 3, column 5: syntax error while parsing value - invalid literal; ..." ->
+// "line 3, column 5: while parsing value - invalid literal; ...".
+std::string SyntaxErrorText(const json::parse_error& error) {
+  constexpr std::string_view kAt = "parse error at ";
+  constexpr std::string_view kSyntaxError = "syntax error ";
+  std::string_view text = JsonErrorText(error);
+  if (text.starts_with(kAt)) text.remove_prefix(kAt.size());
+  const size_t syntax_error = text.find(kSyntaxError);
+  if (syntax_error == std::string_view::npos) return Printable(text, 300);
+  return Printable(text.substr(0, syntax_error), 300) +
+         Printable(text.substr(syntax_error + kSyntaxError.size()), 300);
+}
+
+std::string LargerThanLimit(uint64_t max_bytes) {
+  return fmt::format("file larger than the limit of {} bytes", max_bytes);
+}
+
+ParseError ErrorIn(const std::string& source, std::string_view message) {
+  return ParseError{fmt::format("{}: {}", source, message)};
+}
+
+EventProblem Without(std::string_view label, std::string_view field) {
+  return EventProblem{fmt::format("{} event without {}", label, field)};
+}
+
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) { return AsciiLower(x) == AsciiLower(y); });
+}
+
+bool StartsWithIgnoringCase(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() && EqualsIgnoringCase(text.substr(0, prefix.size()), prefix);
+}
+
+// --- JSON fields ---
+
+// object[key] when it is a string, else "".
+std::string_view StringField(const json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) return {};
+  return it->get_ref<const std::string&>();
+}
+
+// args[key], or nullptr when the event has no args object or args has no such key.
+const json* Arg(const json& event, const char* key) {
+  const auto args = event.find("args");
+  if (args == event.end() || !args->is_object()) return nullptr;
+  const auto it = args->find(key);
+  return it == args->end() ? nullptr : &*it;
+}
+
+// The whole of a decimal string as a number of type Number.
+template <typename Number>
+std::optional<Number> ParseWhole(const std::string& text) {
+  Number number{};
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, number);
+  if (error != std::errc() || stop != end) return std::nullopt;
+  return number;
+}
+
+// A JSON number, or a numeric string (some exporters quote numbers).
+std::optional<double> ReadNumber(const json& value) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_string()) return ParseWhole<double>(value.get_ref<const std::string&>());
+  return std::nullopt;
+}
+
+constexpr double kTwoTo63 = 0x1p63;
+constexpr double kTwoTo64 = 0x1p64;
+
+bool IsWhole(double number) { return std::trunc(number) == number; }
+
+// An integer: a JSON integer, a float with no fraction, or a decimal string.
+std::optional<int64_t> ReadInteger(const json& value) {
+  if (value.is_number_unsigned()) {
+    const auto number = value.get<uint64_t>();
+    if (number > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+    return static_cast<int64_t>(number);
+  }
+  if (value.is_number_integer()) return value.get<int64_t>();
+  if (value.is_number_float()) {
+    const auto number = value.get<double>();
+    if (!(number >= -kTwoTo63 && number < kTwoTo63) || !IsWhole(number)) return std::nullopt;
+    return static_cast<int64_t>(number);
+  }
+  if (value.is_string()) return ParseWhole<int64_t>(value.get_ref<const std::string&>());
+  return std::nullopt;
+}
+
+// A count: as ReadInteger, but from 0 to 2^64 - 1.
+std::optional<uint64_t> ReadCount(const json& value) {
+  if (value.is_number_unsigned()) return value.get<uint64_t>();
+  if (value.is_number_integer()) {
+    const auto number = value.get<int64_t>();
+    if (number < 0) return std::nullopt;
+    return static_cast<uint64_t>(number);
+  }
+  if (value.is_number_float()) {
+    const auto number = value.get<double>();
+    if (!(number >= 0 && number < kTwoTo64) || !IsWhole(number)) return std::nullopt;
+    return static_cast<uint64_t>(number);
+  }
+  if (value.is_string()) return ParseWhole<uint64_t>(value.get_ref<const std::string&>());
+  return std::nullopt;
+}
+
+// args[key] as an integer: nullopt when it is absent, a problem when it is not an integer.
+EventResult<std::optional<int64_t>> IntArg(const json& event, std::string_view label,
+                                           const char* key) {
+  const json* value = Arg(event, key);
+  if (value == nullptr) return std::optional<int64_t>();
+  const std::optional<int64_t> number = ReadInteger(*value);
+  if (!number) {
+    return EventProblem{
+        fmt::format("{} event args.{} {} is not an integer", label, key, Shown(*value))};
+  }
+  return number;
+}
+
+EventResult<int64_t> ReadCorrelation(const json& event, std::string_view label) {
+  const EventResult<std::optional<int64_t>> correlation = IntArg(event, label, "correlation");
+  if (!correlation.ok()) return correlation.error();
+  return correlation.value().value_or(kNoCorrelation);
+}
+
+EventResult<int32_t> ReadDevice(const json& event, std::string_view label) {
+  const EventResult<std::optional<int64_t>> device = IntArg(event, label, "device");
+  if (!device.ok()) return device.error();
+  if (!device.value()) return Without(label, "args.device");
+  const int64_t index = *device.value();
+  if (index < 0 || index > std::numeric_limits<int32_t>::max()) {
+    return EventProblem{fmt::format("{} event args.device {} is not a device index", label, index)};
+  }
+  return static_cast<int32_t>(index);
+}
+
+EventResult<int64_t> ReadStream(const json& event, std::string_view label) {
+  const EventResult<std::optional<int64_t>> stream = IntArg(event, label, "stream");
+  if (!stream.ok()) return stream.error();
+  if (!stream.value()) return Without(label, "args.stream");
+  return *stream.value();
+}
+
+// --- Times ---
+
+// Starts less than 2^62 ns from the clock's zero and durations up to 2^61 ns: a start from the
+// earliest event, and that plus a duration, both fit in int64.
+constexpr double kMaxAbsStartNs = 0x1p62;
+constexpr double kMaxDurationNs = 0x1p61;
+constexpr int64_t kMaxRelativeStartNs = int64_t{1} << 62;
+
+struct EventTimes {
+  int64_t start_ns = 0;  // on the trace's clock, not yet from its earliest event
+  int64_t dur_ns = 0;
+};
+
+// A field in microseconds, finite.
+EventResult<double> ReadMicros(const json& event, std::string_view label, const char* key) {
+  const auto it = event.find(key);
+  if (it == event.end()) return Without(label, key);
+  const std::optional<double> micros = ReadNumber(*it);
+  if (!micros || !std::isfinite(*micros)) {
+    return EventProblem{fmt::format("{} is {}, not a finite number", key, Shown(*it))};
+  }
+  return *micros;
+}
+
+EventResult<EventTimes> ReadTimes(const json& event, std::string_view label) {
+  const EventResult<double> ts = ReadMicros(event, label, "ts");
+  if (!ts.ok()) return ts.error();
+  const EventResult<double> dur = ReadMicros(event, label, "dur");
+  if (!dur.ok()) return dur.error();
+  const double start_ns = ts.value() * 1000.0;
+  const double dur_ns = dur.value() * 1000.0;
+  if (!(std::fabs(start_ns) < kMaxAbsStartNs)) {
+    return EventProblem{fmt::format("ts {} us is out of range (over 2^62 ns)", ts.value())};
+  }
+  if (dur_ns < 0) return EventProblem{fmt::format("dur {} is negative", dur.value())};
+  if (!(dur_ns <= kMaxDurationNs)) {
+    return EventProblem{fmt::format("dur {} us is too long (over 2^61 ns)", dur.value())};
+  }
+  return EventTimes{std::llround(start_ns), std::llround(dur_ns)};
+}
+
+// --- Categories and kinds ---
+
+enum class Category : uint8_t { kSkipped, kRuntime, kKernel, kMemcpy, kMemset, kSync };
+
+struct CategoryName {
+  std::string_view name;  // compared ignoring case
+  Category category;
+};
+
+// The names Kineto has used: current ones first, then the older "Kernel", "Memcpy", "Runtime".
+constexpr std::array<CategoryName, 9> kCategoryNames = {{
+    {"cuda_runtime", Category::kRuntime},
+    {"cuda_driver", Category::kRuntime},
+    {"kernel", Category::kKernel},
+    {"gpu_memcpy", Category::kMemcpy},
+    {"gpu_memset", Category::kMemset},
+    {"cuda_sync", Category::kSync},
+    {"runtime", Category::kRuntime},
+    {"memcpy", Category::kMemcpy},
+    {"memset", Category::kMemset},
+}};
+
+// What an event is to the model: complete events ("ph": "X") of the categories read.
+Category CategoryOf(const json& event) {
+  if (StringField(event, "ph") != "X") return Category::kSkipped;
+  const std::string_view cat = StringField(event, "cat");
+  for (const CategoryName& known : kCategoryNames) {
+    if (EqualsIgnoringCase(cat, known.name)) return known.category;
+  }
+  return Category::kSkipped;
+}
+
+// "Memcpy HtoD (Pinned -> Device)" and the older "Memcpy HtoD" -> "HtoD".
+std::string_view MemcpyDirection(std::string_view name) {
+  constexpr std::string_view kPrefix = "Memcpy";
+  if (!StartsWithIgnoringCase(name, kPrefix)) return {};
+  std::string_view rest = name.substr(kPrefix.size());
+  rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
+  return rest.substr(0, rest.find_first_of(" ("));
+}
+
+std::optional<GpuOpKind> MemcpyKind(std::string_view direction) {
+  struct Direction {
+    std::string_view name;
+    GpuOpKind kind;
+  };
+  static constexpr std::array<Direction, 4> kDirections = {{
+      {"HtoD", GpuOpKind::kMemcpyHtoD},
+      {"DtoH", GpuOpKind::kMemcpyDtoH},
+      {"DtoD", GpuOpKind::kMemcpyDtoD},
+      {"PtoP", GpuOpKind::kMemcpyPeer},
+  }};
+  for (const Direction& known : kDirections) {
+    if (EqualsIgnoringCase(direction, known.name)) return known.kind;
+  }
+  return std::nullopt;
+}
+
+EventResult<GpuOpKind> ReadOpKind(const json& event, Category category, std::string_view label) {
+  if (category == Category::kKernel) return GpuOpKind::kKernel;
+  if (category == Category::kMemset) return GpuOpKind::kMemset;
+  const std::string_view name = StringField(event, "name");
+  const std::string_view direction = MemcpyDirection(name);
+  if (const std::optional<GpuOpKind> kind = MemcpyKind(direction)) return *kind;
+  return EventProblem{
+      fmt::format("unknown {} direction '{}' in name '{}' (known: Memcpy HtoD, DtoH, DtoD, PtoP)",
+                  label, Printable(direction), Printable(name))};
+}
+
+// Copies need their size; memsets have gone without it in older traces (0 then); kernels: 0.
+EventResult<uint64_t> ReadBytes(const json& event, Category category, std::string_view label) {
+  if (category == Category::kKernel) return uint64_t{0};
+  const json* bytes = Arg(event, "bytes");
+  if (bytes == nullptr) {
+    if (category == Category::kMemset) return uint64_t{0};
+    return Without(label, "args.bytes");
+  }
+  const std::optional<uint64_t> count = ReadCount(*bytes);
+  if (!count) {
+    return EventProblem{fmt::format("{} event args.bytes {} is not a byte count (an integer >= 0)",
+                                    label, Shown(*bytes))};
+  }
+  return *count;
+}
+
+// "cudaMemcpyAsync_ptsz", "cuMemcpyHtoD_v2" -> the API's name without its per-thread-stream or
+// version suffix.
+std::string_view ApiName(std::string_view name) { return name.substr(0, name.find('_')); }
+
+bool IsLaunchApi(std::string_view api) {
+  if (api == "cudaGraphLaunch" || api == "cuGraphLaunch") return true;
+  // These enqueue a host function, not a kernel.
+  if (api == "cudaLaunchHostFunc" || api == "cuLaunchHostFunc") return false;
+  return api.starts_with("cudaLaunch") || api.starts_with("cuLaunch");
+}
+
+bool IsSyncApi(std::string_view api) {
+  static constexpr std::array<std::string_view, 7> kSyncApis = {
+      "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
+      "cudaThreadSynchronize", "cuStreamSynchronize",   "cuCtxSynchronize",
+      "cuEventSynchronize",
+  };
+  return std::ranges::find(kSyncApis, api) != kSyncApis.end();
+}
+
+CallKind CallKindOf(std::string_view name) {
+  const std::string_view api = ApiName(name);
+  if (IsLaunchApi(api)) return CallKind::kLaunch;
+  if (api.starts_with("cudaMemcpy") || api.starts_with("cuMemcpy")) {
+    return api.find("Async") != std::string_view::npos ? CallKind::kCopy : CallKind::kSyncCopy;
+  }
+  // Even the synchronous memsets return before the GPU runs them (on device memory).
+  if (api.starts_with("cudaMemset") || api.starts_with("cuMemset")) return CallKind::kMemset;
+  if (IsSyncApi(api)) return CallKind::kSync;
+  return CallKind::kOther;
+}
+
+// --- Host threads ---
+
+// Host thread ids, (pid << 32) | (tid & 0xffffffff). A pid or tid that is not an integer (a name
+// such as "MainThread") gets a dense id with the top bit set, numbered in order of appearance.
+class ThreadIds {
+ public:
+  int64_t Of(const json& event) {
+    const uint64_t pid = Id32(event, "pid");
+    const uint64_t tid = Id32(event, "tid");
+    return static_cast<int64_t>(pid << 32 | tid);
+  }
+
+ private:
+  static constexpr uint32_t kNamedBit = uint32_t{1} << 31;
+
+  uint32_t Id32(const json& event, const char* key) {
+    const auto it = event.find(key);
+    if (it == event.end()) return 0;
+    if (const std::optional<int64_t> number = ReadInteger(*it)) {
+      return static_cast<uint32_t>(static_cast<uint64_t>(*number));
+    }
+    return NameId(it->is_string() ? it->get<std::string>() : Shown(*it));
+  }
+
+  uint32_t NameId(std::string name) {
+    const auto next = static_cast<uint32_t>(names_.size()) & ~kNamedBit;
+    return names_.try_emplace(std::move(name), kNamedBit | next).first->second;
+  }
+
+  std::unordered_map<std::string, uint32_t> names_;
+};
+
+// --- Building the trace ---
+
+EventResult<GpuOp> ReadGpuOp(const json& event, Category category, std::string_view label) {
+  const EventResult<GpuOpKind> kind = ReadOpKind(event, category, label);
+  if (!kind.ok()) return kind.error();
+  const EventResult<EventTimes> times = ReadTimes(event, label);
+  if (!times.ok()) return times.error();
+  const EventResult<int32_t> device = ReadDevice(event, label);
+  if (!device.ok()) return device.error();
+  const EventResult<int64_t> stream = ReadStream(event, label);
+  if (!stream.ok()) return stream.error();
+  const EventResult<int64_t> correlation = ReadCorrelation(event, label);
+  if (!correlation.ok()) return correlation.error();
+  const EventResult<uint64_t> bytes = ReadBytes(event, category, label);
+  if (!bytes.ok()) return bytes.error();
+  GpuOp op;
+  op.kind = kind.value();
+  op.device = device.value();
+  op.stream = stream.value();
+  op.start_ns = times.value().start_ns;
+  op.dur_ns = times.value().dur_ns;
+  op.bytes = bytes.value();
+  op.correlation = correlation.value();
+  return op;
+}
+
+// Calls and operations as read, with their place in traceEvents for messages about them later.
+struct PendingCall {
+  RuntimeCall call;
+  uint64_t index = 0;
+};
+struct PendingOp {
+  GpuOp op;
+  uint64_t index = 0;
+};
+
+// Collects the events read, then makes the Trace of them.
+class TraceBuilder {
+ public:
+  // One element of traceEvents, an object; what is wrong with it, if anything.
+  std::optional<EventProblem> Add(const json& event, uint64_t index);
+  ParseResult<Trace> Finish(const std::string& source);
+
+ private:
+  std::optional<EventProblem> AddCall(const json& event, std::string_view label, uint64_t index);
+  std::optional<EventProblem> AddOp(const json& event, Category category, std::string_view label,
+                                    uint64_t index);
+  std::optional<EventProblem> AddSync(const json& event, std::string_view label);
+  std::optional<std::string> StartFromEarliest();
+  void PromoteSyncedCalls();
+  std::vector<RuntimeCall> SortedCalls() const;
+  std::vector<GpuOp> SortedOps() const;
+
+  std::vector<PendingCall> calls_;
+  std::vector<PendingOp> ops_;
+  std::vector<int64_t> sync_correlations_;  // of cuda_sync events
+  ThreadIds threads_;
+  uint64_t read_ = 0;
+  uint64_t skipped_ = 0;
+};
+
+std::optional<EventProblem> TraceBuilder::Add(const json& event, uint64_t index) {
+  const Category category = CategoryOf(event);
+  if (category == Category::kSkipped) {
+    ++skipped_;
+    return std::nullopt;
+  }
+  ++read_;
+  const std::string_view label = StringField(event, "cat");
+  switch (category) {
+    case Category::kRuntime:
+      return AddCall(event, label, index);
+    case Category::kKernel:
+    case Category::kMemcpy:
+    case Category::kMemset:
+      return AddOp(event, category, label, index);
+    case Category::kSync:
+      return AddSync(event, label);
+    case Category::kSkipped:
+      break;
+  }
+  return std::nullopt;
+}
+
+std::optional<EventProblem> TraceBuilder::AddCall(const json& event, std::string_view label,
+                                                  uint64_t index) {
+  const EventResult<EventTimes> times = ReadTimes(event, label);
+  if (!times.ok()) return times.error();
+  const EventResult<int64_t> correlation = ReadCorrelation(event, label);
+  if (!correlation.ok()) return correlation.error();
+  RuntimeCall call;
+  call.kind = CallKindOf(StringField(event, "name"));
+  call.thread = threads_.Of(event);
+  call.start_ns = times.value().start_ns;
+  call.dur_ns = times.value().dur_ns;
+  call.correlation = correlation.value();
+  calls_.push_back({call, index});
+  return std::nullopt;
+}
+
+std::optional<EventProblem> TraceBuilder::AddOp(const json& event, Category category,
+                                                std::string_view label, uint64_t index) {
+  const EventResult<GpuOp> op = ReadGpuOp(event, category, label);
+  if (!op.ok()) return op.error();
+  ops_.push_back({op.value(), index});
+  return std::nullopt;
+}
+
+// A cuda_sync event is the GPU's side of a host call that waited: only its correlation is used.
+std::optional<EventProblem> TraceBuilder::AddSync(const json& event, std::string_view label) {
+  const EventResult<int64_t> correlation = ReadCorrelation(event, label);
+  if (!correlation.ok()) return correlation.error();
+  if (correlation.value() != kNoCorrelation) sync_correlations_.push_back(correlation.value());
+  return std::nullopt;
+}
+
+ParseResult<Trace> TraceBuilder::Finish(const std::string& source) {
+  if (ops_.empty()) {
+    return ErrorIn(source, fmt::format("no GPU activity (no kernel, gpu_memcpy or gpu_memset event "
+                                       "in {} events): was the profiler run with "
+                                       "ProfilerActivity.CUDA?",
+                                       read_ + skipped_));
+  }
+  if (const std::optional<std::string> problem = StartFromEarliest()) {
+    return ErrorIn(source, *problem);
+  }
+  PromoteSyncedCalls();
+  Trace trace;
+  trace.calls = SortedCalls();
+  trace.ops = SortedOps();
+  trace.source = source;
+  trace.events_read = read_;
+  trace.events_skipped = skipped_;
+  return trace;
+}
+
+// Start times from the earliest call or operation instead of the trace's clock.
+std::optional<std::string> TraceBuilder::StartFromEarliest() {
+  int64_t earliest = std::numeric_limits<int64_t>::max();
+  for (const PendingCall& pending : calls_) earliest = std::min(earliest, pending.call.start_ns);
+  for (const PendingOp& pending : ops_) earliest = std::min(earliest, pending.op.start_ns);
+  // Every start is less than 2^62 ns from zero (ReadTimes): the differences fit in int64.
+  const auto rebase = [earliest](int64_t& start_ns, uint64_t index) -> std::optional<std::string> {
+    start_ns -= earliest;
+    if (start_ns <= kMaxRelativeStartNs) return std::nullopt;
+    return fmt::format("traceEvents[{}]: ts is too far from the earliest event's (over 2^62 ns)",
+                       index);
+  };
+  for (PendingCall& pending : calls_) {
+    if (auto problem = rebase(pending.call.start_ns, pending.index)) return problem;
+  }
+  for (PendingOp& pending : ops_) {
+    if (auto problem = rebase(pending.op.start_ns, pending.index)) return problem;
+  }
+  return std::nullopt;
+}
+
+// A call the names do not make a sync, whose GPU side is a cuda_sync event, waited all the same.
+void TraceBuilder::PromoteSyncedCalls() {
+  std::ranges::sort(sync_correlations_);
+  for (PendingCall& pending : calls_) {
+    RuntimeCall& call = pending.call;
+    if (call.kind == CallKind::kOther && call.correlation != kNoCorrelation &&
+        std::ranges::binary_search(sync_correlations_, call.correlation)) {
+      call.kind = CallKind::kSync;
+    }
+  }
+}
+
+std::vector<RuntimeCall> TraceBuilder::SortedCalls() const {
+  std::vector<RuntimeCall> calls;
+  calls.reserve(calls_.size());
+  for (const PendingCall& pending : calls_) calls.push_back(pending.call);
+  std::ranges::stable_sort(calls, [](const RuntimeCall& a, const RuntimeCall& b) {
+    return std::pair(a.thread, a.start_ns) < std::pair(b.thread, b.start_ns);
+  });
+  return calls;
+}
+
+std::vector<GpuOp> TraceBuilder::SortedOps() const {
+  std::vector<GpuOp> ops;
+  ops.reserve(ops_.size());
+  for (const PendingOp& pending : ops_) ops.push_back(pending.op);
+  std::ranges::stable_sort(ops, {}, &GpuOp::start_ns);
+  return ops;
+}
+
+// --- Parsing the JSON ---
+
+// Deeper than Kineto's own traces nest (6 or 7): stops a file of "[[[[..." from taking memory
+// many times its size.
+constexpr int kMaxDepth = 100;
+
+// Thrown by EventStream, from inside the parser, to stop it at the first problem with the trace.
+struct StopParsing {};
+
+// Follows nlohmann::json's parse events to hand each element of the top-level traceEvents array
+// to a TraceBuilder as soon as it is parsed, and drop it from the document.
+class EventStream {
+ public:
+  EventStream(TraceBuilder& builder, uint64_t max_events)
+      : builder_(builder), max_events_(max_events) {}
+
+  // nlohmann::json's parser callback: true keeps the value in the document. Throws StopParsing
+  // at the first problem.
+  bool OnParseEvent(int depth, json::parse_event_t event, const json& parsed);
+
+  bool saw_events_array() const { return saw_events_array_; }
+  // The problem that stopped the parser.
+  const std::optional<std::string>& problem() const { return problem_; }
+
+ private:
+  bool OnTopLevel(json::parse_event_t event, const json& parsed);
+  bool OnEvent(const json& element);
+  [[noreturn]] void Stop(std::string problem);
+
+  TraceBuilder& builder_;
+  uint64_t max_events_;
+  uint64_t next_index_ = 0;
+  bool key_is_trace_events_ = false;  // the top-level key just read is "traceEvents"
+  bool in_events_ = false;            // inside the traceEvents array
+  bool saw_events_array_ = false;
+  std::optional<std::string> problem_;
+};
+
+bool EventStream::OnParseEvent(int depth, json::parse_event_t event, const json& parsed) {
+  if (depth > kMaxDepth) Stop(fmt::format("JSON nested deeper than {} levels", kMaxDepth));
+  if (depth == 1) return OnTopLevel(event, parsed);
+  if (depth != 2 || !in_events_) return true;
+  // An element of traceEvents: complete when its value or its closing bracket is parsed.
+  switch (event) {
+    case json::parse_event_t::object_end:
+    case json::parse_event_t::array_end:
+    case json::parse_event_t::value:
+      return OnEvent(parsed);
+    case json::parse_event_t::object_start:
+    case json::parse_event_t::array_start:
+    case json::parse_event_t::key:
+      break;
+  }
+  return true;
+}
+
+bool EventStream::OnTopLevel(json::parse_event_t event, const json& parsed) {
+  if (event == json::parse_event_t::key) {
+    key_is_trace_events_ =
+        parsed.is_string() && parsed.get_ref<const std::string&>() == "traceEvents";
+    if (key_is_trace_events_ && saw_events_array_) Stop("more than one traceEvents array");
+  } else if (event == json::parse_event_t::array_start && key_is_trace_events_) {
+    in_events_ = true;
+    saw_events_array_ = true;
+  } else if (event == json::parse_event_t::array_end) {
+    in_events_ = false;
+  }
+  return true;
+}
+
+bool EventStream::OnEvent(const json& element) {
+  if (next_index_ == max_events_) {
+    Stop(fmt::format("more than {} events in traceEvents (the limit)", max_events_));
+  }
+  const uint64_t index = next_index_++;
+  if (!element.is_object()) {
+    Stop(fmt::format("traceEvents[{}]: event is {}, not an object", index,
+                     TypeDescription(element)));
+  }
+  if (const std::optional<EventProblem> problem = builder_.Add(element, index)) {
+    Stop(fmt::format("traceEvents[{}]: {}", index, problem->text));
+  }
+  return false;  // the builder has kept what it needs
+}
+
+void EventStream::Stop(std::string problem) {
+  problem_ = std::move(problem);
+  throw StopParsing{};
+}
+
+std::optional<std::string> TopLevelProblem(const json& top, const EventStream& events) {
+  if (!top.is_object()) {
+    return fmt::format("the top level is {}, not an object with traceEvents", TypeDescription(top));
+  }
+  if (events.saw_events_array()) return std::nullopt;
+  if (top.contains("traceEvents")) return "traceEvents is not an array";
+  return "no traceEvents array";
+}
+
+ParseResult<Trace> ParseJsonTrace(std::span<const uint8_t> text, const std::string& source,
+                                  const ParseLimits& limits) {
+  TraceBuilder builder;
+  EventStream events(builder, limits.max_events);
+  json top;
+  try {
+    top = json::parse(text.data(), text.data() + text.size(),
+                      [&events](int depth, json::parse_event_t event, json& parsed) {
+                        return events.OnParseEvent(depth, event, parsed);
+                      });
+  } catch (const StopParsing&) {
+    return ErrorIn(source, events.problem().value_or("stopped"));
+  } catch (const json::parse_error& error) {
+    return ErrorIn(source, fmt::format("not JSON: syntax error at byte {}, {}", error.byte,
+                                       SyntaxErrorText(error)));
+  } catch (const json::exception& error) {
+    return ErrorIn(source, fmt::format("not JSON: {}", Printable(JsonErrorText(error), 300)));
+  }
+  if (const std::optional<std::string> problem = TopLevelProblem(top, events)) {
+    return ErrorIn(source, *problem);
+  }
+  return builder.Finish(source);
+}
+
+// --- Gzip ---
+
+bool IsGzip(std::span<const uint8_t> bytes) {
+  return bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
+}
+
+// Inflates a gzip file (one member or several, as `cat a.gz b.gz` makes) piece by piece, so that
+// a gzip bomb stops at the output limit.
+class GzipInflater {
+ public:
+  explicit GzipInflater(std::span<const uint8_t> input) : input_(input) {}
+  ~GzipInflater() {
+    if (started_) inflateEnd(&stream_);
+  }
+  GzipInflater(const GzipInflater&) = delete;
+  GzipInflater& operator=(const GzipInflater&) = delete;
+  GzipInflater(GzipInflater&&) = delete;
+  GzipInflater& operator=(GzipInflater&&) = delete;
+
+  BytesOrProblem Inflate(uint64_t max_output);
+
+ private:
+  static constexpr size_t kOutputPiece = size_t{64} << 10;  // inflated into, then appended
+  static constexpr size_t kMaxInputStep = size_t{1} << 30;  // avail_in is 32 bits
+
+  void Refill();
+  bool AtEndOfInput() const { return stream_.avail_in == 0 && fed_ == input_.size(); }
+  bool AnotherMemberFollows() const;
+  std::string Failure(int result) const;
+
+  std::span<const uint8_t> input_;
+  size_t fed_ = 0;  // input bytes handed to zlib so far
+  z_stream stream_{};
+  bool started_ = false;
+};
+
+BytesOrProblem GzipInflater::Inflate(uint64_t max_output) {
+  if (inflateInit2(&stream_, 16 + MAX_WBITS) != Z_OK) return std::string("zlib cannot start");
+  started_ = true;
+  Bytes output;
+  Bytes piece(kOutputPiece);
+  while (true) {
+    if (output.size() > max_output) {
+      return fmt::format("gzip stream inflates to more than the limit of {} bytes", max_output);
+    }
+    Refill();
+    // Room for at most one byte past the limit: enough to tell that it was passed.
+    const uint64_t left = max_output - output.size();
+    const size_t room = left < piece.size() ? static_cast<size_t>(left) + 1 : piece.size();
+    stream_.next_out = piece.data();
+    stream_.avail_out = static_cast<uInt>(room);
+    const int result = inflate(&stream_, Z_NO_FLUSH);
+    output.insert(output.end(), piece.data(), piece.data() + (room - stream_.avail_out));
+    if (result == Z_STREAM_END) {
+      if (AtEndOfInput()) return output;
+      if (!AnotherMemberFollows()) return std::string("data after the end of the gzip stream");
+      inflateReset(&stream_);
+    } else if (result == Z_BUF_ERROR) {  // no progress with room to write: no input left
+      return std::string("truncated gzip stream (the input ends inside it)");
+    } else if (result != Z_OK) {
+      return Failure(result);
+    }
+  }
+}
+
+void GzipInflater::Refill() {
+  if (stream_.avail_in != 0 || fed_ == input_.size()) return;
+  const size_t size = std::min(input_.size() - fed_, kMaxInputStep);
+  stream_.next_in = input_.data() + fed_;
+  stream_.avail_in = static_cast<uInt>(size);
+  fed_ += size;
+}
+
+bool GzipInflater::AnotherMemberFollows() const {
+  const size_t at = fed_ - stream_.avail_in;  // the first byte inflate has not taken
+  return IsGzip(input_.subspan(at));
+}
+
+std::string GzipInflater::Failure(int result) const {
+  if (result == Z_MEM_ERROR) return "out of memory inflating the gzip stream";
+  const char* detail = stream_.msg != nullptr ? stream_.msg : "invalid data";
+  return fmt::format("corrupt gzip stream: {}", detail);
+}
+
+// --- Files ---
+
+struct FileCloser {
+  void operator()(std::FILE* file) const { std::fclose(file); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+// A regular file's size known before reading it: over the limit, nothing need be read.
+std::optional<std::string> SizeProblem(std::FILE* file, uint64_t max_bytes) {
+  struct stat status {};
+  if (fstat(fileno(file), &status) != 0 || !S_ISREG(status.st_mode)) return std::nullopt;
+  if (static_cast<uint64_t>(status.st_size) <= max_bytes) return std::nullopt;
+  return LargerThanLimit(max_bytes);
+}
+
+BytesOrProblem ReadWholeFile(const std::string& path, uint64_t max_bytes) {
+  const File file(std::fopen(path.c_str(), "rb"));
+  if (!file) {
+    const int error = errno;
+    return fmt::format("cannot open: {}", util::ErrnoText(error));
+  }
+  if (std::optional<std::string> problem = SizeProblem(file.get(), max_bytes)) return *problem;
+  Bytes bytes;
+  Bytes piece(size_t{64} << 10);
+  while (true) {
+    const size_t got = std::fread(piece.data(), 1, piece.size(), file.get());
+    const int error = errno;
+    bytes.insert(bytes.end(), piece.data(), piece.data() + got);
+    if (bytes.size() > max_bytes) return LargerThanLimit(max_bytes);
+    if (got == piece.size()) continue;
+    if (std::ferror(file.get())) return fmt::format("cannot read: {}", util::ErrnoText(error));
+    return bytes;
+  }
+}
+
+ParseResult<Trace> ParseUnguarded(std::span<const uint8_t> bytes, const std::string& source,
+                                  const ParseLimits& limits) {
+  if (bytes.size() > limits.max_file_bytes) {
+    return ErrorIn(source, LargerThanLimit(limits.max_file_bytes));
+  }
+  if (!IsGzip(bytes)) return ParseJsonTrace(bytes, source, limits);
+  GzipInflater inflater(bytes);
+  const BytesOrProblem text = inflater.Inflate(limits.max_file_bytes);
+  if (!text.ok()) return ErrorIn(source, text.error());
+  return ParseJsonTrace(text.value(), source, limits);
+}
+
+}  // namespace
+
+ParseResult<Trace> ParseKinetoTrace(std::span<const uint8_t> bytes, const std::string& source,
+                                    const ParseLimits& limits) {
+  try {
+    return ParseUnguarded(bytes, source, limits);
+  } catch (const std::bad_alloc&) {
+    return ErrorIn(source, "out of memory (the trace is too large for this machine)");
+  } catch (const std::exception& error) {
+    return ErrorIn(source, fmt::format("unexpected error: {}", error.what()));
+  } catch (...) {
+    return ErrorIn(source, "unexpected error");
+  }
+}
+
+ParseResult<Trace> ReadKinetoTraceFile(const std::string& path, const ParseLimits& limits) {
+  try {
+    const BytesOrProblem bytes = ReadWholeFile(path, limits.max_file_bytes);
+    if (!bytes.ok()) return ErrorIn(path, bytes.error());
+    return ParseKinetoTrace(bytes.value(), path, limits);
+  } catch (const std::bad_alloc&) {
+    return ErrorIn(path, "out of memory (the trace is too large for this machine)");
+  } catch (const std::exception& error) {
+    return ErrorIn(path, fmt::format("unexpected error: {}", error.what()));
+  } catch (...) {
+    return ErrorIn(path, "unexpected error");
+  }
+}
+
+}  // namespace dxpu::perfmodel

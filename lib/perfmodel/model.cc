@@ -1,0 +1,413 @@
+// model.cc - the performance model (model.h, docs/perf-model.md): path costs, and a trace
+// re-timed event by event with the DxPU path's deltas.
+#include "perfmodel/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace dxpu::perfmodel {
+namespace {
+
+constexpr double kNever = -std::numeric_limits<double>::infinity();
+constexpr uint64_t kGpfifoEntryBytes = 16;
+constexpr uint64_t kSemaphoreBytes = 16;
+// How far back a synchronisation looks for the work it waited for (ops by end time).
+constexpr size_t kCoverSearch = 64;
+
+struct Path {
+  double one_way_ns;
+  double bytes_per_ns;
+};
+
+Path PathOf(const ModelParams& p, bool dxpu) {
+  if (!dxpu) return {p.pcie_latency_ns, p.pcie_bandwidth_gbps / 8};
+  return {p.pcie_latency_ns + p.box_pcie_latency_ns + p.added_latency_ns,
+          std::min(p.fabric_bandwidth_gbps, p.pcie_bandwidth_gbps) / 8};
+}
+
+// Bytes on the wire for `bytes` of payload in TLPs of at most MPS.
+double WireBytes(const ModelParams& p, uint64_t bytes) {
+  const uint64_t tlps = (bytes + p.mps - 1) / p.mps;
+  return static_cast<double>(bytes) + static_cast<double>(tlps) * p.tlp_overhead_bytes;
+}
+
+// Non-posted reads of `bytes`: one round trip, then the data at the lower of the path's rate
+// and what the read tags keep in flight per round trip.
+double ReadNs(const ModelParams& p, const Path& path, uint64_t bytes) {
+  if (bytes == 0) return 0;
+  const double rtt = 2 * path.one_way_ns;
+  const double payload_share = static_cast<double>(bytes) / WireBytes(p, bytes);
+  double rate = path.bytes_per_ns * payload_share;
+  if (rtt > 0) {
+    rate = std::min(rate, static_cast<double>(p.read_tags) * p.mrrs / rtt);
+  }
+  return rtt + static_cast<double>(bytes) / rate;
+}
+
+// Posted writes of `bytes`: serialised onto the path; their latency shows later.
+double WriteNs(const ModelParams& p, const Path& path, uint64_t bytes) {
+  return WireBytes(p, bytes) / path.bytes_per_ns;
+}
+
+PathCosts CostsOf(const ModelParams& p, bool dxpu) {
+  const Path path = PathOf(p, dxpu);
+  PathCosts c;
+  c.one_way_ns = path.one_way_ns;
+  c.fetch_ns = ReadNs(p, path, p.pushbuffer_bytes);
+  c.launch_ns = path.one_way_ns + ReadNs(p, path, kGpfifoEntryBytes) + c.fetch_ns;
+  c.notify_ns = path.one_way_ns + WriteNs(p, path, kSemaphoreBytes);
+  return c;
+}
+
+// Which deltas a re-timing applies.
+enum Cost : unsigned {
+  kSyncCost = 1,
+  kLaunchCost = 2,
+  kH2dCost = 4,
+  kD2hCost = 8,
+  kOtherCost = 16,
+};
+
+bool IsBlocking(CallKind k) { return k == CallKind::kSync || k == CallKind::kSyncCopy; }
+bool Enqueues(CallKind k) {
+  return k == CallKind::kLaunch || k == CallKind::kCopy || k == CallKind::kMemset ||
+         k == CallKind::kSyncCopy;
+}
+
+// What re-timing needs of the trace, worked out once (it does not depend on the deltas).
+class RetimePlan {
+ public:
+  RetimePlan(const Trace& t, const ModelParams& p) : t_(t), p_(p) {
+    const PathCosts native = CostsOf(p, false);
+    LinkOpsToCalls();
+    IndexThreads();
+    BuildQueues();
+    BuildNativeConstraints(native);
+    BuildCovers();
+    BuildEventOrder();
+  }
+
+  // The workload's end (ns) with the deltas of `mask` applied.
+  double Run(unsigned mask) const;
+  const WorkloadCounts& counts() const { return counts_; }
+
+ private:
+  struct OpPlan {
+    int64_t call = -1;       // the call that enqueued it
+    double submit = 0;       // when that call handed it over (native)
+    int64_t prev = -1;       // the operation before it in its queue
+    int64_t fetch_ref = -1;  // the operation `prefetch` before it in its queue
+    double launch_eff = 0;   // the launch latency it saw natively (at most the model's)
+    double fetch_eff = 0;    // the fetch round trip it saw natively (at most the model's)
+    double slack = 0;        // native start past its latest constraint
+  };
+  struct Event {
+    double time;
+    int kind;  // 0 a call begins, 1 an operation begins, 2 a blocking call ends
+    size_t index;
+  };
+
+  void LinkOpsToCalls();
+  void IndexThreads();
+  void BuildQueues();
+  void BuildNativeConstraints(const PathCosts& native);
+  void BuildCovers();
+  void BuildEventOrder();
+
+  const Trace& t_;
+  const ModelParams& p_;
+  std::vector<OpPlan> ops_;
+  std::vector<size_t> call_thread_;
+  size_t threads_ = 0;
+  std::vector<int64_t> cover_;  // per call: the operation a blocking call waited for, or -1
+  std::vector<Event> events_;
+  WorkloadCounts counts_;
+};
+
+void RetimePlan::LinkOpsToCalls() {
+  std::unordered_map<int64_t, size_t> by_correlation;
+  for (size_t c = 0; c < t_.calls.size(); ++c) {
+    const RuntimeCall& call = t_.calls[c];
+    if (call.correlation != kNoCorrelation && Enqueues(call.kind))
+      by_correlation.emplace(call.correlation, c);
+  }
+  ops_.resize(t_.ops.size());
+  for (size_t i = 0; i < t_.ops.size(); ++i) {
+    const GpuOp& op = t_.ops[i];
+    const auto it = by_correlation.find(op.correlation);
+    if (it == by_correlation.end() || t_.calls[it->second].start_ns > op.start_ns) continue;
+    const RuntimeCall& call = t_.calls[it->second];
+    ops_[i].call = static_cast<int64_t>(it->second);
+    ops_[i].submit = static_cast<double>(std::min(call.start_ns + call.dur_ns, op.start_ns));
+  }
+}
+
+void RetimePlan::IndexThreads() {
+  std::unordered_map<int64_t, size_t> index;
+  call_thread_.resize(t_.calls.size());
+  for (size_t c = 0; c < t_.calls.size(); ++c)
+    call_thread_[c] = index.emplace(t_.calls[c].thread, index.size()).first->second;
+  threads_ = index.size();
+}
+
+void RetimePlan::BuildQueues() {
+  std::vector<size_t> order(t_.ops.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return t_.ops[a].start_ns < t_.ops[b].start_ns; });
+  std::unordered_map<uint64_t, std::vector<size_t>> queues;
+  for (const size_t i : order) {
+    const GpuOp& op = t_.ops[i];
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(op.device)) << 32) ^
+                         (p_.serial_streams ? 0 : static_cast<uint64_t>(op.stream));
+    std::vector<size_t>& q = queues[key];
+    if (!q.empty()) ops_[i].prev = static_cast<int64_t>(q.back());
+    if (p_.prefetch > 0 && q.size() >= p_.prefetch)
+      ops_[i].fetch_ref = static_cast<int64_t>(q[q.size() - p_.prefetch]);
+    q.push_back(i);
+  }
+}
+
+void RetimePlan::BuildNativeConstraints(const PathCosts& native) {
+  for (size_t i = 0; i < t_.ops.size(); ++i) {
+    const GpuOp& op = t_.ops[i];
+    OpPlan& plan = ops_[i];
+    const auto start = static_cast<double>(op.start_ns);
+    const double after_prev =
+        plan.prev < 0 ? kNever
+                      : static_cast<double>(t_.ops[plan.prev].start_ns + t_.ops[plan.prev].dur_ns);
+    double launched = kNever;
+    if (plan.call >= 0) {
+      plan.launch_eff = std::clamp(start - plan.submit, 0.0, native.launch_ns);
+      launched = plan.submit + plan.launch_eff;
+    }
+    double fetched = kNever;
+    if (plan.fetch_ref >= 0) {
+      const auto ref_start = static_cast<double>(t_.ops[plan.fetch_ref].start_ns);
+      plan.fetch_eff = std::clamp(start - ref_start, 0.0, native.fetch_ns);
+      fetched = ref_start + plan.fetch_eff;
+    }
+    const double ready = std::max({after_prev, launched, fetched});
+    plan.slack = ready == kNever ? 0 : std::max(0.0, start - ready);
+    if (plan.call >= 0) counts_.launches++;
+    if (plan.call >= 0 && launched > after_prev && launched >= fetched) counts_.dry_launches++;
+    switch (op.kind) {
+      case GpuOpKind::kKernel:
+        counts_.kernels++;
+        break;
+      case GpuOpKind::kMemcpyHtoD:
+        counts_.h2d_copies++;
+        counts_.h2d_bytes += op.bytes;
+        break;
+      case GpuOpKind::kMemcpyDtoH:
+        counts_.d2h_copies++;
+        counts_.d2h_bytes += op.bytes;
+        break;
+      default:
+        counts_.other_ops++;
+        break;
+    }
+  }
+}
+
+// The GPU work a blocking call waited for: a synchronous copy its own copy; a synchronisation
+// the operation that ended last before it returned, of those enqueued before it began.
+void RetimePlan::BuildCovers() {
+  cover_.assign(t_.calls.size(), -1);
+  // Operations by end time: a synchronisation looks back from its own end.
+  std::vector<size_t> by_end(t_.ops.size());
+  for (size_t i = 0; i < by_end.size(); ++i) by_end[i] = i;
+  std::stable_sort(by_end.begin(), by_end.end(), [&](size_t a, size_t b) {
+    return t_.ops[a].start_ns + t_.ops[a].dur_ns < t_.ops[b].start_ns + t_.ops[b].dur_ns;
+  });
+  std::unordered_map<int64_t, int64_t> copy_of_call;
+  for (size_t i = 0; i < t_.ops.size(); ++i) {
+    if (ops_[i].call >= 0 && t_.calls[ops_[i].call].kind == CallKind::kSyncCopy)
+      copy_of_call[ops_[i].call] = static_cast<int64_t>(i);
+  }
+  for (size_t c = 0; c < t_.calls.size(); ++c) {
+    const RuntimeCall& call = t_.calls[c];
+    if (!IsBlocking(call.kind)) continue;
+    counts_.syncs++;
+    const int64_t end = call.start_ns + call.dur_ns;
+    const auto own = copy_of_call.find(static_cast<int64_t>(c));
+    if (own != copy_of_call.end()) {
+      const GpuOp& op = t_.ops[own->second];
+      if (op.start_ns + op.dur_ns <= end) cover_[c] = own->second;
+      continue;
+    }
+    auto it = std::upper_bound(by_end.begin(), by_end.end(), end, [&](int64_t e, size_t i) {
+      return e < t_.ops[i].start_ns + t_.ops[i].dur_ns;
+    });
+    for (size_t looked = 0; it != by_end.begin() && looked < kCoverSearch; ++looked) {
+      --it;
+      const OpPlan& plan = ops_[*it];
+      const double enqueued =
+          plan.call >= 0 ? plan.submit : static_cast<double>(t_.ops[*it].start_ns);
+      if (enqueued <= static_cast<double>(call.start_ns)) {
+        cover_[c] = static_cast<int64_t>(*it);
+        break;
+      }
+    }
+  }
+}
+
+void RetimePlan::BuildEventOrder() {
+  events_.reserve(t_.calls.size() * 2 + t_.ops.size());
+  for (size_t c = 0; c < t_.calls.size(); ++c) {
+    const RuntimeCall& call = t_.calls[c];
+    events_.push_back({static_cast<double>(call.start_ns), 0, c});
+    if (IsBlocking(call.kind))
+      events_.push_back({static_cast<double>(call.start_ns + call.dur_ns), 2, c});
+  }
+  for (size_t i = 0; i < t_.ops.size(); ++i)
+    events_.push_back({static_cast<double>(t_.ops[i].start_ns), 1, i});
+  std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
+    if (a.time != b.time) return a.time < b.time;
+    return a.kind < b.kind;
+  });
+}
+
+double RetimePlan::Run(unsigned mask) const {
+  const PathCosts native = CostsOf(p_, false);
+  const PathCosts dxpu = CostsOf(p_, true);
+  const double d_launch = (mask & kLaunchCost) != 0 ? dxpu.launch_ns - native.launch_ns : 0;
+  const double d_fetch = (mask & kLaunchCost) != 0 ? dxpu.fetch_ns - native.fetch_ns : 0;
+  const double d_notify = (mask & kSyncCost) != 0 ? dxpu.notify_ns - native.notify_ns : 0;
+
+  std::vector<double> shift(threads_, 0.0);  // how late each host thread runs now
+  std::vector<double> call_shift(t_.calls.size(), 0.0);
+  std::vector<double> call_end(t_.calls.size(), 0.0);
+  std::vector<bool> call_seen(t_.calls.size(), false);
+  std::vector<double> op_start(t_.ops.size(), 0.0), op_end(t_.ops.size(), 0.0);
+  double last = 0;
+  for (const Event& e : events_) {
+    if (e.kind == 0) {
+      const RuntimeCall& call = t_.calls[e.index];
+      call_seen[e.index] = true;
+      call_shift[e.index] = shift[call_thread_[e.index]];
+      call_end[e.index] = static_cast<double>(call.start_ns + call.dur_ns) + call_shift[e.index];
+    } else if (e.kind == 1) {
+      const GpuOp& op = t_.ops[e.index];
+      const OpPlan& plan = ops_[e.index];
+      double ready = kNever;
+      if (plan.prev >= 0) ready = op_end[plan.prev];
+      if (plan.call >= 0 && call_seen[plan.call])
+        ready = std::max(ready, plan.submit + call_shift[plan.call] + plan.launch_eff + d_launch);
+      if (plan.fetch_ref >= 0)
+        ready = std::max(ready, op_start[plan.fetch_ref] + plan.fetch_eff + d_fetch);
+      op_start[e.index] = ready == kNever ? static_cast<double>(op.start_ns) : ready + plan.slack;
+      double dur = static_cast<double>(op.dur_ns);
+      if (op.kind == GpuOpKind::kMemcpyHtoD && (mask & kH2dCost) != 0)
+        dur += H2dCopyNs(p_, true, op.bytes) - H2dCopyNs(p_, false, op.bytes);
+      if (op.kind == GpuOpKind::kMemcpyDtoH && (mask & kD2hCost) != 0)
+        dur += D2hCopyNs(p_, true, op.bytes) - D2hCopyNs(p_, false, op.bytes);
+      op_end[e.index] = op_start[e.index] + std::max(0.0, dur);
+      last = std::max(last, op_end[e.index]);
+    } else {
+      const RuntimeCall& call = t_.calls[e.index];
+      const auto native_end = static_cast<double>(call.start_ns + call.dur_ns);
+      double end = native_end + call_shift[e.index];
+      const int64_t cover = cover_[e.index];
+      if (cover >= 0) {
+        const GpuOp& op = t_.ops[cover];
+        const auto op_native_end = static_cast<double>(op.start_ns + op.dur_ns);
+        end = std::max(end, op_end[cover] + d_notify + (native_end - op_native_end));
+      }
+      call_end[e.index] = end;
+      double& s = shift[call_thread_[e.index]];
+      s = std::max(s, end - native_end);
+    }
+  }
+  for (size_t c = 0; c < t_.calls.size(); ++c) last = std::max(last, call_end[c]);
+  return last;
+}
+
+}  // namespace
+
+PathCosts NativePath(const ModelParams& p) { return CostsOf(p, false); }
+PathCosts DxpuPath(const ModelParams& p) { return CostsOf(p, true); }
+
+double H2dCopyNs(const ModelParams& p, bool dxpu, uint64_t bytes) {
+  return ReadNs(p, PathOf(p, dxpu), bytes);
+}
+double D2hCopyNs(const ModelParams& p, bool dxpu, uint64_t bytes) {
+  return WriteNs(p, PathOf(p, dxpu), bytes);
+}
+
+std::string CheckParams(const ModelParams& p) {
+  const auto finite_at_least = [](double v, double min) { return std::isfinite(v) && v >= min; };
+  if (!finite_at_least(p.pcie_latency_ns, 0)) return "pcie latency must be >= 0 ns";
+  if (!finite_at_least(p.box_pcie_latency_ns, 0)) return "box PCIe latency must be >= 0 ns";
+  if (!finite_at_least(p.added_latency_ns, 0)) return "added latency must be >= 0 ns";
+  if (!finite_at_least(p.pcie_bandwidth_gbps, 1e-3) || p.pcie_bandwidth_gbps > 1e6)
+    return "pcie bandwidth must be between 0.001 and 1,000,000 Gb/s";
+  if (!finite_at_least(p.fabric_bandwidth_gbps, 1e-3) || p.fabric_bandwidth_gbps > 1e6)
+    return "fabric bandwidth must be between 0.001 and 1,000,000 Gb/s";
+  const auto power_of_two = [](uint32_t v, uint32_t lo, uint32_t hi) {
+    return v >= lo && v <= hi && (v & (v - 1)) == 0;
+  };
+  if (!power_of_two(p.mps, 128, 4096)) return "MPS must be a power of two from 128 to 4096";
+  if (!power_of_two(p.mrrs, 128, 4096)) return "MRRS must be a power of two from 128 to 4096";
+  if (p.read_tags < 1 || p.read_tags > 1024) return "read tags must be from 1 to 1024";
+  if (!finite_at_least(p.tlp_overhead_bytes, 0) || p.tlp_overhead_bytes > 256)
+    return "TLP overhead must be from 0 to 256 bytes";
+  if (p.prefetch > 64) return "prefetch must be from 0 to 64";
+  if (p.pushbuffer_bytes < 16 || p.pushbuffer_bytes > (1U << 20))
+    return "pushbuffer size must be from 16 bytes to 1 MiB";
+  return "";
+}
+
+Prediction Predict(const Trace& trace, const ModelParams& params) {
+  const RetimePlan plan(trace, params);
+  // The deltas switched on one category at a time: each step's growth is that category's.
+  const unsigned steps[] = {0,
+                            kSyncCost,
+                            kSyncCost | kLaunchCost,
+                            kSyncCost | kLaunchCost | kH2dCost,
+                            kSyncCost | kLaunchCost | kH2dCost | kD2hCost,
+                            kSyncCost | kLaunchCost | kH2dCost | kD2hCost | kOtherCost};
+  double t[6];
+  for (size_t i = 0; i < 6; ++i) t[i] = plan.Run(steps[i]);
+  Prediction p;
+  p.native_ns = t[0];
+  p.dxpu_ns = t[5];
+  p.overhead_pct = t[0] > 0 ? (t[5] / t[0] - 1) * 100 : 0;
+  p.breakdown = {t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4]};
+  p.counts = plan.counts();
+  return p;
+}
+
+Prediction Predict(const WorkloadSummary& s, const ModelParams& params) {
+  const PathCosts native = CostsOf(params, false);
+  const PathCosts dxpu = CostsOf(params, true);
+  const auto per_copy = [](uint64_t bytes, uint64_t copies) {
+    return copies == 0 ? uint64_t{0} : bytes / copies;
+  };
+  const uint64_t h2d = per_copy(s.h2d_bytes, s.h2d_copies);
+  const uint64_t d2h = per_copy(s.d2h_bytes, s.d2h_copies);
+  Prediction p;
+  p.native_ns = s.native_ns;
+  p.breakdown.sync_ns = static_cast<double>(s.syncs) * (dxpu.notify_ns - native.notify_ns);
+  p.breakdown.launch_ns = static_cast<double>(s.dry_launches) * (dxpu.launch_ns - native.launch_ns);
+  p.breakdown.h2d_ns = static_cast<double>(s.h2d_copies) *
+                       (H2dCopyNs(params, true, h2d) - H2dCopyNs(params, false, h2d));
+  p.breakdown.d2h_ns = static_cast<double>(s.d2h_copies) *
+                       (D2hCopyNs(params, true, d2h) - D2hCopyNs(params, false, d2h));
+  const Breakdown& b = p.breakdown;
+  p.dxpu_ns = s.native_ns + b.sync_ns + b.launch_ns + b.h2d_ns + b.d2h_ns + b.other_ns;
+  p.overhead_pct = s.native_ns > 0 ? (p.dxpu_ns / s.native_ns - 1) * 100 : 0;
+  p.counts.syncs = s.syncs;
+  p.counts.dry_launches = s.dry_launches;
+  p.counts.h2d_copies = s.h2d_copies;
+  p.counts.h2d_bytes = s.h2d_bytes;
+  p.counts.d2h_copies = s.d2h_copies;
+  p.counts.d2h_bytes = s.d2h_bytes;
+  return p;
+}
+
+}  // namespace dxpu::perfmodel

@@ -1,0 +1,68 @@
+// trace.h - a workload as the performance model sees it: the host threads' runtime calls and
+// the GPUs' operations, linked by correlation ID, with times in ns from the trace's first event.
+// Read from a PyTorch profiler (Kineto) Chrome trace by kineto_trace.h, or generated from the
+// model GPU's own runs; replayed by replay.h; timed by model.h (docs/perf-model.md).
+#ifndef DXPU_LIB_PERFMODEL_TRACE_H_
+#define DXPU_LIB_PERFMODEL_TRACE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dxpu::perfmodel {
+
+inline constexpr int64_t kNoCorrelation = -1;
+
+// What a GPU operation is, as far as the fabric is concerned.
+enum class GpuOpKind : uint8_t {
+  kKernel,      // compute: no fabric traffic of its own
+  kMemset,      // device memory: none
+  kMemcpyHtoD,  // the copy engine reads host memory: non-posted reads across the fabric
+  kMemcpyDtoH,  // the copy engine writes host memory: posted writes across the fabric
+  kMemcpyDtoD,  // inside one GPU
+  kMemcpyPeer,  // GPU to GPU (PtoP): inside the box when both sit behind its switch
+};
+
+struct GpuOp {
+  GpuOpKind kind = GpuOpKind::kKernel;
+  int32_t device = 0;
+  int64_t stream = 0;
+  int64_t start_ns = 0;  // from the trace's first event
+  int64_t dur_ns = 0;
+  uint64_t bytes = 0;  // copies and memsets; 0 for kernels
+  int64_t correlation = kNoCorrelation;
+};
+
+// What a host-side runtime call does to the GPU.
+enum class CallKind : uint8_t {
+  kLaunch,    // enqueues a kernel (cudaLaunchKernel, cuLaunchKernel, ...)
+  kCopy,      // enqueues a copy and returns (cudaMemcpyAsync, ...)
+  kMemset,    // enqueues a memset (cudaMemsetAsync, ...)
+  kSyncCopy,  // enqueues a copy and waits for it (cudaMemcpy, ...)
+  kSync,      // waits for GPU work (cudaStreamSynchronize, cudaDeviceSynchronize, ...)
+  kOther,     // anything else (cudaMalloc, cudaEventRecord, ...): host time only
+};
+
+struct RuntimeCall {
+  CallKind kind = CallKind::kOther;
+  int64_t thread = 0;  // the host thread, unique in the trace ((pid << 32) | tid)
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;
+  int64_t correlation = kNoCorrelation;
+};
+
+struct Trace {
+  std::vector<RuntimeCall> calls;  // sorted by (thread, start_ns)
+  std::vector<GpuOp> ops;          // sorted by start_ns
+  // Where it came from, for people: the file, the number of events read and skipped.
+  std::string source;
+  uint64_t events_read = 0;
+  uint64_t events_skipped = 0;  // other categories, metadata, instant and flow events
+};
+
+const char* ToString(GpuOpKind kind);
+const char* ToString(CallKind kind);
+
+}  // namespace dxpu::perfmodel
+
+#endif  // DXPU_LIB_PERFMODEL_TRACE_H_

@@ -1,0 +1,338 @@
+// model_test.cc - the performance model's invariants (lib/perfmodel/model.h): the native
+// re-timing reproduces the trace, zero DxPU latency is zero overhead, overhead grows with
+// latency, posted-only work barely moves, queued launches hide their latency, dry ones and
+// synchronisations cost exactly their deltas, the prefetch depth bounds a queue of tiny
+// kernels, the copy formulas, the breakdown adds up; and the sweep's outputs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "perfmodel/model.h"
+#include "perfmodel/sweep.h"
+#include "perfmodel/trace.h"
+
+namespace dxpu::perfmodel {
+namespace {
+
+// Builds a trace on one host thread and one GPU stream, times in ns.
+class TraceBuilder {
+ public:
+  // A launch call at `t` taking `call_ns`, and its GPU operation at `start` for `dur`.
+  TraceBuilder& Op(GpuOpKind kind, int64_t t, int64_t call_ns, int64_t start, int64_t dur,
+                   uint64_t bytes = 0, int64_t stream = 7) {
+    const int64_t c = next_correlation_++;
+    const CallKind call = kind == GpuOpKind::kKernel   ? CallKind::kLaunch
+                          : kind == GpuOpKind::kMemset ? CallKind::kMemset
+                                                       : CallKind::kCopy;
+    trace_.calls.push_back({call, 1, t, call_ns, c});
+    trace_.ops.push_back({kind, 0, stream, start, dur, bytes, c});
+    return *this;
+  }
+  TraceBuilder& Sync(int64_t t, int64_t dur) {
+    trace_.calls.push_back({CallKind::kSync, 1, t, dur, kNoCorrelation});
+    return *this;
+  }
+  Trace Build() const {
+    Trace t = trace_;
+    std::stable_sort(
+        t.calls.begin(), t.calls.end(),
+        [](const RuntimeCall& a, const RuntimeCall& b) { return a.start_ns < b.start_ns; });
+    std::stable_sort(t.ops.begin(), t.ops.end(),
+                     [](const GpuOp& a, const GpuOp& b) { return a.start_ns < b.start_ns; });
+    return t;
+  }
+
+ private:
+  Trace trace_;
+  int64_t next_correlation_ = 1;
+};
+
+int64_t Extent(const Trace& t) {
+  int64_t end = 0;
+  for (const RuntimeCall& c : t.calls) end = std::max(end, c.start_ns + c.dur_ns);
+  for (const GpuOp& o : t.ops) end = std::max(end, o.start_ns + o.dur_ns);
+  return end;
+}
+
+// A decode-like loop, natively timed with the model's own native path: each iteration launches
+// a kernel on an idle GPU (the launch latency exposed), copies its result back and waits.
+Trace DecodeLoop(const ModelParams& p, int iterations, int64_t kernel_ns = 20'000) {
+  const PathCosts native = NativePath(p);
+  TraceBuilder b;
+  int64_t t = 0;
+  for (int i = 0; i < iterations; ++i) {
+    const int64_t call = 3'000;
+    const auto start = static_cast<int64_t>(t + call + native.launch_ns);
+    b.Op(GpuOpKind::kKernel, t, call, start, kernel_ns);
+    const auto copy = static_cast<int64_t>(D2hCopyNs(p, false, 4096));
+    // The copy was launched long before (while the kernel ran): it follows the kernel.
+    b.Op(GpuOpKind::kMemcpyDtoH, t + call, 2'000, start + kernel_ns, copy, 4096);
+    const int64_t gpu_end = start + kernel_ns + copy;
+    const auto sync_end = static_cast<int64_t>(gpu_end + native.notify_ns + 1'000);
+    b.Sync(t + call + 2'000, sync_end - (t + call + 2'000));
+    t = sync_end + 5'000;  // the host's own work before the next token
+  }
+  return b.Build();
+}
+
+// A queue of work launched up front (a call every `call_every` ns), then one synchronisation.
+Trace QueuedWork(const ModelParams& p, GpuOpKind kind, int ops, int64_t op_ns, uint64_t bytes,
+                 int64_t call_every = 2'000) {
+  TraceBuilder b;
+  const PathCosts native = NativePath(p);
+  int64_t gpu = static_cast<int64_t>(call_every + native.launch_ns);
+  for (int i = 0; i < ops; ++i) {
+    b.Op(kind, call_every * i, call_every, gpu, op_ns, bytes);
+    gpu += op_ns;
+  }
+  const int64_t sync = call_every * ops;
+  b.Sync(sync, std::max<int64_t>(gpu + static_cast<int64_t>(native.notify_ns) - sync, 100));
+  return b.Build();
+}
+
+// Irregular work as a real GPU's trace has it: two host threads, two streams, gaps between
+// kernels the model does not explain, copies and syncs at odd times.
+Trace Irregular() {
+  Trace t;
+  uint64_t x = 12345;
+  const auto next = [&](int64_t max) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int64_t>((x >> 33) % static_cast<uint64_t>(max));
+  };
+  int64_t host[2] = {0, 500};
+  int64_t gpu[2] = {3'000, 4'000};
+  int64_t correlation = 1;
+  for (int i = 0; i < 200; ++i) {
+    const int th = i % 2;
+    const int64_t call = 1'000 + next(4'000);
+    const auto kind = static_cast<GpuOpKind>(next(4));
+    const int64_t start = std::max(gpu[th] + next(3'000), host[th] + call + 200 + next(2'000));
+    const int64_t dur = 500 + next(50'000);
+    t.calls.push_back({kind == GpuOpKind::kKernel ? CallKind::kLaunch : CallKind::kCopy, th + 1,
+                       host[th], call, correlation});
+    t.ops.push_back(
+        {kind, 0, 7 + th, start, dur, static_cast<uint64_t>(next(1 << 20)), correlation});
+    correlation++;
+    host[th] += call + next(5'000);
+    gpu[th] = start + dur;
+    if (next(8) == 0) {  // a synchronisation that waits for this stream
+      const int64_t end = std::max(host[th] + 2'000, gpu[th] + 300 + next(2'000));
+      t.calls.push_back({CallKind::kSync, th + 1, host[th], end - host[th], kNoCorrelation});
+      host[th] = end + next(3'000);
+    }
+  }
+  std::stable_sort(t.calls.begin(), t.calls.end(), [](const RuntimeCall& a, const RuntimeCall& b) {
+    return a.thread != b.thread ? a.thread < b.thread : a.start_ns < b.start_ns;
+  });
+  std::stable_sort(t.ops.begin(), t.ops.end(),
+                   [](const GpuOp& a, const GpuOp& b) { return a.start_ns < b.start_ns; });
+  return t;
+}
+
+TEST(PerfModel, NativeRetimingReproducesTheTrace) {
+  const ModelParams p;
+  for (const Trace& t :
+       {DecodeLoop(p, 10), QueuedWork(p, GpuOpKind::kKernel, 50, 30'000, 0), Irregular()}) {
+    const Prediction r = Predict(t, p);
+    EXPECT_DOUBLE_EQ(r.native_ns, static_cast<double>(Extent(t)));
+  }
+}
+
+TEST(PerfModel, ZeroDxpuLatencyAndAmpleBandwidthIsZeroOverhead) {
+  ModelParams p;
+  p.added_latency_ns = 0;
+  p.box_pcie_latency_ns = 0;
+  p.fabric_bandwidth_gbps = p.pcie_bandwidth_gbps;
+  for (const Trace& t : {DecodeLoop(p, 10),
+                         QueuedWork(p, GpuOpKind::kMemcpyHtoD, 20, 50'000, 1 << 20), Irregular()}) {
+    const Prediction r = Predict(t, p);
+    EXPECT_DOUBLE_EQ(r.dxpu_ns, r.native_ns);
+    EXPECT_DOUBLE_EQ(r.overhead_pct, 0);
+  }
+}
+
+TEST(PerfModel, OverheadGrowsWithLatency) {
+  ModelParams p;
+  const Trace loop = DecodeLoop(p, 20);
+  const Trace copies = QueuedWork(p, GpuOpKind::kMemcpyHtoD, 10, 100'000, 2 << 20);
+  const Trace irregular = Irregular();
+  for (const Trace* t : {&loop, &copies, &irregular}) {
+    double last = -1;
+    for (const double us : {0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0}) {
+      p.added_latency_ns = us * 1e3;
+      const double overhead = Predict(*t, p).overhead_pct;
+      EXPECT_GT(overhead, last) << "at " << us << " us";
+      last = overhead;
+    }
+  }
+}
+
+TEST(PerfModel, DryLaunchesAndSyncsCostExactlyTheirDeltas) {
+  ModelParams p;
+  p.added_latency_ns = 2'000;
+  constexpr int kTokens = 30;
+  const Trace t = DecodeLoop(p, kTokens);
+  const Prediction r = Predict(t, p);
+  EXPECT_EQ(r.counts.dry_launches, uint64_t{kTokens});
+  EXPECT_EQ(r.counts.launches, uint64_t{2 * kTokens});
+  EXPECT_EQ(r.counts.syncs, uint64_t{kTokens});
+  const PathCosts native = NativePath(p), dxpu = DxpuPath(p);
+  const double per_token = (dxpu.launch_ns - native.launch_ns) +
+                           (dxpu.notify_ns - native.notify_ns) +
+                           (D2hCopyNs(p, true, 4096) - D2hCopyNs(p, false, 4096));
+  EXPECT_NEAR(r.dxpu_ns - r.native_ns, kTokens * per_token, 1e-6 * r.native_ns);
+  EXPECT_NEAR(r.breakdown.launch_ns, kTokens * (dxpu.launch_ns - native.launch_ns), 1);
+  EXPECT_NEAR(r.breakdown.sync_ns, kTokens * (dxpu.notify_ns - native.notify_ns), 1);
+  EXPECT_EQ(r.breakdown.h2d_ns, 0);
+}
+
+TEST(PerfModel, QueuedLaunchesHideTheirLatency) {
+  ModelParams p;
+  p.added_latency_ns = 5'000;
+  // Kernels much longer than a fetch round trip, queued up front: only the first launch and the
+  // last synchronisation show.
+  const Trace t = QueuedWork(p, GpuOpKind::kKernel, 100, 200'000, 0);
+  const Prediction r = Predict(t, p);
+  EXPECT_EQ(r.counts.dry_launches, 1u);
+  const PathCosts native = NativePath(p), dxpu = DxpuPath(p);
+  EXPECT_NEAR(r.dxpu_ns - r.native_ns,
+              (dxpu.launch_ns - native.launch_ns) + (dxpu.notify_ns - native.notify_ns), 1);
+}
+
+TEST(PerfModel, ThePrefetchDepthBoundsAQueueOfTinyKernels) {
+  ModelParams p;
+  p.added_latency_ns = 10'000;
+  constexpr int kKernels = 400;
+  const Trace t = QueuedWork(p, GpuOpKind::kKernel, kKernels, 1'000, 0, 100);
+  const Prediction r = Predict(t, p);
+  // At most `prefetch` pushbuffers are fetched per round trip.
+  const double fetch = DxpuPath(p).fetch_ns;
+  EXPECT_GE(r.dxpu_ns, (kKernels / p.prefetch - 1) * fetch);
+  p.prefetch = 16;
+  EXPECT_LT(Predict(t, p).dxpu_ns, r.dxpu_ns);
+}
+
+TEST(PerfModel, PostedOnlyWorkBarelyMovesWhileReadsDo) {
+  ModelParams p;
+  p.added_latency_ns = 10'000;
+  p.fabric_bandwidth_gbps = p.pcie_bandwidth_gbps;  // latency alone
+  const uint64_t bytes = 4 << 20;
+  const auto copy_ns = static_cast<int64_t>(D2hCopyNs(p, false, bytes));
+  const Prediction writes = Predict(QueuedWork(p, GpuOpKind::kMemcpyDtoH, 100, copy_ns, bytes), p);
+  const Prediction reads = Predict(QueuedWork(p, GpuOpKind::kMemcpyHtoD, 100, copy_ns, bytes), p);
+  EXPECT_LT(writes.overhead_pct, 1.0);
+  EXPECT_EQ(writes.breakdown.d2h_ns, 0);
+  EXPECT_GT(reads.overhead_pct, 10 * writes.overhead_pct);
+  EXPECT_GT(reads.breakdown.h2d_ns, 0);
+}
+
+TEST(PerfModel, CopyFormulas) {
+  ModelParams p;
+  p.read_tags = 1;
+  p.mrrs = 4096;
+  p.added_latency_ns = 10'000;
+  const double rtt = 2 * DxpuPath(p).one_way_ns;
+  const uint64_t bytes = 64 << 20;
+  // One tag: one MRRS per round trip.
+  EXPECT_NEAR(H2dCopyNs(p, true, bytes), rtt + static_cast<double>(bytes) / (4096 / rtt), 1);
+  // Enough tags: the path's rate, less the TLP overhead.
+  p.read_tags = 1024;
+  const double wire = static_cast<double>(bytes) * (256.0 + 24) / 256;
+  EXPECT_NEAR(H2dCopyNs(p, true, bytes), rtt + wire / (100 / 8.0), 1);
+  EXPECT_NEAR(D2hCopyNs(p, true, bytes), wire / (100 / 8.0), 1);
+  EXPECT_NEAR(D2hCopyNs(p, false, bytes), wire / (200 / 8.0), 1);
+  EXPECT_EQ(H2dCopyNs(p, true, 0), 0);
+}
+
+TEST(PerfModel, TheBreakdownAddsUpToTheTotal) {
+  ModelParams p;
+  p.added_latency_ns = 3'000;
+  TraceBuilder b;
+  b.Op(GpuOpKind::kMemcpyHtoD, 0, 2'000, 4'000, 80'000, 1 << 20)
+      .Op(GpuOpKind::kKernel, 2'000, 2'000, 84'000, 30'000)
+      .Op(GpuOpKind::kMemcpyDtoH, 4'000, 2'000, 114'000, 20'000, 1 << 18)
+      .Sync(6'000, 130'000)
+      .Op(GpuOpKind::kKernel, 140'000, 3'000, 145'000, 10'000)
+      .Sync(143'000, 13'000);
+  const Prediction r = Predict(b.Build(), p);
+  const Breakdown& d = r.breakdown;
+  for (const double part : {d.sync_ns, d.launch_ns, d.h2d_ns, d.d2h_ns, d.other_ns})
+    EXPECT_GE(part, 0);
+  EXPECT_NEAR(d.sync_ns + d.launch_ns + d.h2d_ns + d.d2h_ns + d.other_ns, r.dxpu_ns - r.native_ns,
+              1e-6);
+  EXPECT_GT(d.sync_ns, 0);
+  EXPECT_GT(d.launch_ns, 0);
+  EXPECT_GT(d.h2d_ns, 0);
+}
+
+TEST(PerfModel, SummaryCountsAddEveryCost) {
+  ModelParams p;
+  p.added_latency_ns = 1'000;
+  WorkloadSummary s;
+  s.native_ns = 1e6;
+  EXPECT_EQ(Predict(s, p).overhead_pct, 0);
+  s.syncs = 10;
+  s.dry_launches = 5;
+  s.h2d_copies = 4;
+  s.h2d_bytes = 4 << 20;
+  const PathCosts native = NativePath(p), dxpu = DxpuPath(p);
+  const double expect = 10 * (dxpu.notify_ns - native.notify_ns) +
+                        5 * (dxpu.launch_ns - native.launch_ns) +
+                        4 * (H2dCopyNs(p, true, 1 << 20) - H2dCopyNs(p, false, 1 << 20));
+  const Prediction r = Predict(s, p);
+  EXPECT_NEAR(r.dxpu_ns - r.native_ns, expect, 1e-6);
+  EXPECT_NEAR(r.overhead_pct, expect / 1e6 * 100, 1e-9);
+}
+
+TEST(PerfModel, CheckParamsRefusesWhatCannotBe) {
+  EXPECT_EQ(CheckParams(ModelParams{}), "");
+  ModelParams p;
+  p.mps = 300;
+  EXPECT_NE(CheckParams(p).find("MPS"), std::string::npos);
+  p = {};
+  p.read_tags = 0;
+  EXPECT_NE(CheckParams(p).find("tags"), std::string::npos);
+  p = {};
+  p.fabric_bandwidth_gbps = 0;
+  EXPECT_NE(CheckParams(p).find("fabric bandwidth"), std::string::npos);
+  p = {};
+  p.added_latency_ns = -1;
+  EXPECT_NE(CheckParams(p).find("added latency"), std::string::npos);
+}
+
+TEST(PerfModel, SweepWritesEveryPointAsCsvJsonAndSvg) {
+  const ModelParams p;
+  const Trace t = DecodeLoop(p, 5);
+  const std::vector<double> latencies = {0, 1'000, 5'000};
+  const std::vector<double> bandwidths = {25, 100};
+  size_t calls = 0;
+  const std::vector<SweepPoint> points =
+      Sweep([&](const ModelParams& q) { return Predict(t, q); }, p, latencies, bandwidths,
+            [&](size_t done, size_t total) {
+              EXPECT_EQ(total, 6u);
+              EXPECT_EQ(done, ++calls);
+            });
+  ASSERT_EQ(points.size(), 6u);
+  EXPECT_EQ(points[3].added_latency_ns, 1'000);
+  EXPECT_EQ(points[3].fabric_bandwidth_gbps, 100);
+  const std::string csv = SweepToCsv(points);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);
+  EXPECT_EQ(csv.rfind("added_latency_us,fabric_bandwidth_gbps,", 0), 0u);
+  const nlohmann::json j = SweepToJson(points);
+  ASSERT_EQ(j.size(), 6u);
+  EXPECT_DOUBLE_EQ(j[5]["overhead_pct"].get<double>(), points[5].prediction.overhead_pct);
+  const std::string svg = SweepToSvg(points, "a <b> & \"c\"");
+  size_t lines = 0;
+  for (size_t at = svg.find("<polyline"); at != std::string::npos;
+       at = svg.find("<polyline", at + 1))
+    lines++;
+  EXPECT_EQ(lines, 2u);
+  EXPECT_NE(svg.find("a &lt;b&gt; &amp; &quot;c&quot;"), std::string::npos);
+  EXPECT_EQ(svg.find("<b>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dxpu::perfmodel

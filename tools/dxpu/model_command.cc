@@ -1,0 +1,261 @@
+// model_command.cc - `dxpu model` (model_command.h, docs/perf-model.md).
+#include "model_command.h"
+
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "perfmodel/kineto_trace.h"
+#include "perfmodel/model.h"
+#include "perfmodel/sweep.h"
+#include "progress.h"
+
+namespace dxpu::cli {
+namespace {
+
+using perfmodel::ModelParams;
+using perfmodel::Prediction;
+
+struct ModelArgs {
+  std::string trace;
+  perfmodel::WorkloadSummary summary;
+  double native_us = 0;
+  double latency_us = 1;
+  std::vector<double> sweep_latency_us = {0, 0.5, 1, 2, 5, 10};
+  std::vector<double> sweep_bandwidth_gbps;  // default: --bandwidth-gbps alone
+  ModelParams params;
+  std::string svg, csv;
+  bool json = false;
+};
+
+std::string Bytes(uint64_t b) {
+  if (b >= (uint64_t{1} << 30))
+    return fmt::format("{:.1f} GiB", static_cast<double>(b) / (1 << 30));
+  if (b >= (uint64_t{1} << 20))
+    return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
+  if (b >= 1024) return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
+  return fmt::format("{} B", b);
+}
+
+std::string Time(double ns) {
+  if (ns >= 1e9) return fmt::format("{:.3f} s", ns / 1e9);
+  if (ns >= 1e6) return fmt::format("{:.3f} ms", ns / 1e6);
+  return fmt::format("{:.3f} us", ns / 1e3);
+}
+
+void PrintPrediction(const std::string& workload, const ModelParams& p, const Prediction& r) {
+  const perfmodel::WorkloadCounts& c = r.counts;
+  std::cout
+      << "workload: " << workload << '\n'
+      << fmt::format(
+             "  launches {} (queue dry at {}), syncs {}, kernels {}, H2D {} copies {}, D2H "
+             "{} copies {}, other {}\n",
+             c.launches == 0 ? std::string("-") : std::to_string(c.launches), c.dry_launches,
+             c.syncs, c.kernels, c.h2d_copies, Bytes(c.h2d_bytes), c.d2h_copies, Bytes(c.d2h_bytes),
+             c.other_ops)
+      << fmt::format(
+             "fabric: +{:g} us one way, {:g} Gb/s, box PCIe {:g} ns (native PCIe: {:g} ns, {:g} "
+             "Gb/s; MPS {}, MRRS {}, {} read tags{})\n",
+             p.added_latency_ns / 1e3, p.fabric_bandwidth_gbps, p.box_pcie_latency_ns,
+             p.pcie_latency_ns, p.pcie_bandwidth_gbps, p.mps, p.mrrs, p.read_tags,
+             p.serial_streams ? ", streams serialised" : "")
+      << fmt::format("native {}   dxpu {}   overhead {:+.2f}%\n", Time(r.native_ns),
+                     Time(r.dxpu_ns), r.overhead_pct);
+  const double added = r.dxpu_ns - r.native_ns;
+  const perfmodel::Breakdown& b = r.breakdown;
+  std::cout << "  where the added time goes:\n";
+  for (const auto& [name, ns] :
+       {std::pair{"sync", b.sync_ns}, std::pair{"launch", b.launch_ns}, std::pair{"h2d", b.h2d_ns},
+        std::pair{"d2h", b.d2h_ns}, std::pair{"other", b.other_ns}}) {
+    std::cout << fmt::format("    {:<7} {:>12} {:>6.1f}%\n", name, Time(ns),
+                             added > 0 ? ns / added * 100 : 0.0);
+  }
+}
+
+void PrintSweep(const std::vector<perfmodel::SweepPoint>& points,
+                const std::vector<double>& bandwidths) {
+  std::cout << "overhead (%) by added one-way latency and fabric bandwidth:\n  latency_us";
+  for (const double bw : bandwidths)
+    std::cout << fmt::format(" {:>10}", fmt::format("{:g}Gb/s", bw));
+  std::cout << '\n';
+  for (size_t i = 0; i < points.size(); i += bandwidths.size()) {
+    std::cout << fmt::format("  {:>10g}", points[i].added_latency_ns / 1e3);
+    for (size_t j = 0; j < bandwidths.size(); ++j)
+      std::cout << fmt::format(" {:>10.2f}", points[i + j].prediction.overhead_pct);
+    std::cout << '\n';
+  }
+}
+
+bool WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) {
+    std::cerr << "dxpu model: cannot write " << path << '\n';
+    return false;
+  }
+  return true;
+}
+
+int RunModel(ModelArgs& a) {
+  a.params.added_latency_ns = a.latency_us * 1e3;
+  if (a.sweep_bandwidth_gbps.empty()) a.sweep_bandwidth_gbps = {a.params.fabric_bandwidth_gbps};
+  if (const std::string bad = perfmodel::CheckParams(a.params); !bad.empty()) {
+    std::cerr << "dxpu model: " << bad << '\n';
+    return kExitUsage;
+  }
+  std::optional<perfmodel::Trace> trace;
+  std::string workload;
+  if (!a.trace.empty()) {
+    perfmodel::ParseResult<perfmodel::Trace> parsed = perfmodel::ReadKinetoTraceFile(a.trace);
+    if (!parsed.ok()) {
+      std::cerr << "dxpu model: " << a.trace << ": " << parsed.error().message << '\n';
+      return kExitFailure;
+    }
+    trace = std::move(parsed).value();
+    workload = fmt::format("{} ({} events read, {} skipped)", a.trace, trace->events_read,
+                           trace->events_skipped);
+  } else {
+    if (!(a.native_us > 0)) {
+      std::cerr << "dxpu model: give a trace file, or summary counts with --native-us\n";
+      return kExitUsage;
+    }
+    a.summary.native_ns = a.native_us * 1e3;
+    workload = "summary counts (every cost on the critical path: an upper bound)";
+  }
+  const auto predict = [&](const ModelParams& p) {
+    return trace ? perfmodel::Predict(*trace, p) : perfmodel::Predict(a.summary, p);
+  };
+  const Prediction prediction = predict(a.params);
+  std::vector<double> latencies_ns;
+  for (const double us : a.sweep_latency_us) latencies_ns.push_back(us * 1e3);
+  std::vector<perfmodel::SweepPoint> sweep;
+  {
+    Progress progress("sweeping");
+    sweep = perfmodel::Sweep(predict, a.params, latencies_ns, a.sweep_bandwidth_gbps,
+                             [&](size_t done, size_t total) { progress.Update(done, total); });
+  }
+  if (!a.svg.empty() &&
+      !WriteFile(a.svg, perfmodel::SweepToSvg(sweep, a.trace.empty() ? "summary" : a.trace)))
+    return kExitFailure;
+  if (!a.csv.empty() && !WriteFile(a.csv, perfmodel::SweepToCsv(sweep))) return kExitFailure;
+  if (a.json) {
+    nlohmann::json out = perfmodel::ToJson(prediction);
+    out["workload"] = workload;
+    out["params"] = perfmodel::ToJson(a.params);
+    out["sweep"] = perfmodel::SweepToJson(sweep);
+    std::cout << out.dump(2) << '\n';
+    return kExitOk;
+  }
+  PrintPrediction(workload, a.params, prediction);
+  PrintSweep(sweep, a.sweep_bandwidth_gbps);
+  return kExitOk;
+}
+
+void AddWorkloadOptions(CLI::App* cmd, ModelArgs& a) {
+  cmd->add_option("trace", a.trace,
+                  "PyTorch profiler (Kineto) Chrome trace, JSON or gzipped JSON "
+                  "(torch.profiler with ProfilerActivity.CUDA, export_chrome_trace)")
+      ->check(CLI::ExistingFile);
+  const char* group = "Summary counts (instead of a trace)";
+  cmd->add_option("--native-us", a.native_us, "the workload's native time, us")
+      ->group(group)
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--syncs", a.summary.syncs, "synchronisations the host waits on")->group(group);
+  cmd->add_option("--dry-launches", a.summary.dry_launches,
+                  "launches that find the GPU's queue empty (their latency is exposed)")
+      ->group(group);
+  cmd->add_option("--h2d-copies", a.summary.h2d_copies, "host-to-device copies")->group(group);
+  cmd->add_option("--h2d-bytes", a.summary.h2d_bytes, "their bytes in all")->group(group);
+  cmd->add_option("--d2h-copies", a.summary.d2h_copies, "device-to-host copies")->group(group);
+  cmd->add_option("--d2h-bytes", a.summary.d2h_bytes, "their bytes in all")->group(group);
+}
+
+void AddFabricOptions(CLI::App* cmd, ModelArgs& a) {
+  const char* group = "Fabric";
+  ModelParams& p = a.params;
+  cmd->add_option("--latency-us", a.latency_us, "added one-way latency of the fabric, us")
+      ->group(group)
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--bandwidth-gbps", p.fabric_bandwidth_gbps, "fabric bandwidth, Gb/s")
+      ->group(group)
+      ->capture_default_str();
+  cmd->add_option("--mps", p.mps, "Max Payload Size, bytes")->group(group)->capture_default_str();
+  cmd->add_option("--mrrs", p.mrrs, "Max Read Request Size, bytes")
+      ->group(group)
+      ->capture_default_str();
+  cmd->add_option("--tags", p.read_tags, "outstanding read tags of the GPU")
+      ->group(group)
+      ->capture_default_str();
+  cmd->add_option("--pcie-latency-ns", p.pcie_latency_ns, "native one-way PCIe latency, ns")
+      ->group(group)
+      ->capture_default_str();
+  cmd->add_option("--box-pcie-latency-ns", p.box_pcie_latency_ns,
+                  "one-way latency of the GPU box's own PCIe link (bridge to GPU), ns")
+      ->group(group)
+      ->capture_default_str();
+  cmd->add_option("--pcie-bandwidth-gbps", p.pcie_bandwidth_gbps, "native PCIe bandwidth, Gb/s")
+      ->group(group)
+      ->capture_default_str();
+  cmd->add_option("--tlp-overhead", p.tlp_overhead_bytes, "bytes per TLP besides its payload")
+      ->group(group)
+      ->capture_default_str();
+  cmd->add_option("--prefetch", p.prefetch, "pushbuffers the GPU fetches ahead")
+      ->group(group)
+      ->capture_default_str();
+  cmd->add_option("--pushbuffer-bytes", p.pushbuffer_bytes, "bytes of one submission's commands")
+      ->group(group)
+      ->capture_default_str();
+  cmd->add_flag("--serial-streams", p.serial_streams,
+                "one in-order queue per GPU (the model GPU); default: one per stream")
+      ->group(group);
+}
+
+}  // namespace
+
+Command AddModelCommand(CLI::App& parent) {
+  auto args = std::make_shared<ModelArgs>();
+  CLI::App* cmd = parent.add_subcommand(
+      "model",
+      "Predict what DxPU costs a workload (docs/perf-model.md): its time natively and through "
+      "DxPU, the overhead, and where the added time goes (synchronisations, launches that find "
+      "the GPU idle, host-to-device copies as non-posted reads, device-to-host copies as "
+      "posted writes, other). The workload is a PyTorch profiler trace, re-timed event by "
+      "event, or summary counts. Then a sweep over added latency and fabric bandwidth, as a "
+      "table, and with --svg/--csv as a plot and a table file.");
+  AddWorkloadOptions(cmd, *args);
+  AddFabricOptions(cmd, *args);
+  const char* group = "Sweep and output";
+  cmd->add_option("--sweep-latency-us", args->sweep_latency_us,
+                  "added one-way latencies to sweep, us (comma-separated)")
+      ->group(group)
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--sweep-bandwidth-gbps", args->sweep_bandwidth_gbps,
+                  "fabric bandwidths to sweep, Gb/s (comma-separated; default --bandwidth-gbps)")
+      ->group(group)
+      ->delimiter(',')
+      ->check(CLI::Range(1e-3, 1e6));
+  cmd->add_option("--svg", args->svg, "write the overhead curve as an SVG plot")->group(group);
+  cmd->add_option("--csv", args->csv, "write the sweep as CSV")->group(group);
+  cmd->add_flag("--json", args->json, "print the prediction and the sweep as JSON")->group(group);
+  cmd->footer(
+      "Examples:\n"
+      "  dxpu model docs/traces/resnet-train.json.gz --latency-us 2\n"
+      "  dxpu model trace.json --sweep-bandwidth-gbps 25,100,400 --svg overhead.svg --csv o.csv\n"
+      "  dxpu model --native-us 12000 --syncs 40 --dry-launches 35 --h2d-copies 20 "
+      "--h2d-bytes 83886080");
+  return {cmd, [args] { return RunModel(*args); }};
+}
+
+}  // namespace dxpu::cli
