@@ -149,6 +149,10 @@ bool BridgeBox::AddDevice(const BoxDeviceConfig& dc, BoxAddressSpace& space, std
   options.requester_id = dc.box_bdf;
   options.memory_bytes = dc.memory_bytes;
   options.completion_timeout_ns = config_.device_dma_timeout_ns;
+  if (config_.gpu_activity) {
+    options.activity = [sink = config_.gpu_activity,
+                        index = devices_.size()](const gpu::CommandActivity& a) { sink(index, a); };
+  }
   std::string why;
   Device dev;
   dev.gpu = gpu::GpuDevice::Create(dc.profile, options, &why);

@@ -77,6 +77,8 @@ struct BridgeBoxConfig {
   uint32_t refusal_log_burst = 5;
   // The data plane; default: the C++ golden model and lib/core's framing.
   DataPlane plane;
+  // Each GPU's activity log (gpu/activity.h) with the GPU's index in `devices`; null: off.
+  std::function<void(size_t device, const gpu::CommandActivity&)> gpu_activity = nullptr;
 };
 
 // What a management request came to (mgmt.h's status codes map onto these).

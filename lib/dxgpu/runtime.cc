@@ -66,6 +66,50 @@ class Timed {
   uint64_t bytes_ = 0;
 };
 
+// Records one public call (RuntimeOptions::call_record) from its start to its return: the
+// submissions made on this thread meanwhile are credited to it. Nothing when recording is off.
+class CallScope {
+ public:
+  CallScope(const RuntimeOptions& options, const Port& port, const char* name)
+      : recorder_(options.call_record ? &options.call_record : nullptr), port_(port) {
+    if (recorder_ == nullptr) return;
+    record_.name = name;
+    record_.start_ns = port_.Now();
+    outer_ = current_;
+    current_ = this;
+  }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+  ~CallScope() {
+    if (recorder_ == nullptr) return;
+    current_ = outer_;
+    record_.end_ns = port_.Now();
+    (*recorder_)(record_);
+  }
+
+  // The device and stream of a call that waits (a submission sets them itself).
+  void Target(size_t device, uint64_t stream) {
+    record_.device = device;
+    record_.stream = stream;
+  }
+  // A submission made on this thread: credited to the call being recorded, if any.
+  static void Submitted(size_t device, uint64_t stream, uint64_t seq) {
+    if (current_ == nullptr) return;
+    current_->Target(device, stream);
+    current_->record_.submissions.push_back(seq);
+  }
+
+ private:
+  static thread_local CallScope* current_;
+
+  const std::function<void(const CallRecord&)>* recorder_;
+  const Port& port_;
+  CallScope* outer_ = nullptr;
+  CallRecord record_;
+};
+
+thread_local CallScope* CallScope::current_ = nullptr;
+
 Status Invalid(std::string message) { return {ErrorCode::kInvalidArgument, std::move(message)}; }
 
 std::string PtrText(DevicePtr p) {
@@ -295,16 +339,20 @@ Status Runtime::WaitAndCollect(DeviceState& device, uint64_t owner, uint64_t seq
 
 Status Runtime::SynchronizeStream(Stream stream) {
   const Timed timed(port_, stats_, Kind::kSync);
+  CallScope call(options_, port_, "cudaStreamSynchronize");
   Expected<std::shared_ptr<StreamState>> state = GetStream(stream);
   if (!state.ok()) return state.status();
   const StreamState& s = **state;
+  call.Target(s.device, s.id);
   return WaitAndCollect(*devices_[s.device], s.id, s.last.load());
 }
 
 Status Runtime::SynchronizeDevice(size_t device) {
   const Timed timed(port_, stats_, Kind::kSync);
+  CallScope call(options_, port_, "cudaDeviceSynchronize");
   Expected<DeviceState*> state = GetDevice(device);
   if (!state.ok()) return state.status();
+  call.Target(device, 0);
   return WaitAndCollect(**state, 0, (*state)->channel->last_submitted());
 }
 
@@ -317,6 +365,7 @@ Expected<uint64_t> Runtime::Submit(DeviceState& device, StreamState* stream, uin
   if (!seq.ok()) return seq;
   stats_.AddSubmission();
   if (stream != nullptr) stream->Credit(*seq);
+  CallScope::Submitted(device.index, stream != nullptr ? stream->id : 0, *seq);
   return seq;
 }
 
@@ -338,6 +387,7 @@ Expected<uint64_t> Runtime::SubmitCopy(DeviceState& device, StreamState* stream,
 
 Status Runtime::MemcpyHtoDAsync(Stream stream, DevicePtr dst, const void* src, uint64_t bytes) {
   Timed timed(port_, stats_, Kind::kCopyAsync);
+  const CallScope call(options_, port_, "cudaMemcpyAsync");
   Expected<std::shared_ptr<StreamState>> s = GetStream(stream);
   if (!s.ok()) return s.status();
   if (bytes == 0) return Invalid("MemcpyHtoDAsync of 0 bytes");
@@ -353,6 +403,7 @@ Status Runtime::MemcpyHtoDAsync(Stream stream, DevicePtr dst, const void* src, u
 
 Status Runtime::MemcpyDtoHAsync(Stream stream, void* dst, DevicePtr src, uint64_t bytes) {
   Timed timed(port_, stats_, Kind::kCopyAsync);
+  const CallScope call(options_, port_, "cudaMemcpyAsync");
   Expected<std::shared_ptr<StreamState>> s = GetStream(stream);
   if (!s.ok()) return s.status();
   if (bytes == 0) return Invalid("MemcpyDtoHAsync of 0 bytes");
@@ -368,6 +419,7 @@ Status Runtime::MemcpyDtoHAsync(Stream stream, void* dst, DevicePtr src, uint64_
 
 Status Runtime::MemcpyDtoDAsync(Stream stream, DevicePtr dst, DevicePtr src, uint64_t bytes) {
   Timed timed(port_, stats_, Kind::kCopyAsync);
+  const CallScope call(options_, port_, "cudaMemcpyAsync");
   Expected<std::shared_ptr<StreamState>> s = GetStream(stream);
   if (!s.ok()) return s.status();
   if (bytes == 0) return Invalid("MemcpyDtoDAsync of 0 bytes");
@@ -382,6 +434,7 @@ Status Runtime::MemcpyDtoDAsync(Stream stream, DevicePtr dst, DevicePtr src, uin
 
 Status Runtime::MemcpyPeerAsync(Stream stream, DevicePtr dst, DevicePtr src, uint64_t bytes) {
   Timed timed(port_, stats_, Kind::kCopyAsync);
+  const CallScope call(options_, port_, "cudaMemcpyPeerAsync");
   Expected<std::shared_ptr<StreamState>> s = GetStream(stream);
   if (!s.ok()) return s.status();
   if (bytes == 0) return Invalid("MemcpyPeerAsync of 0 bytes");
@@ -525,6 +578,7 @@ Status Runtime::StageDtoH(DeviceState& device, uint8_t* dst, DevicePtr src, uint
 
 Status Runtime::MemcpyHtoD(DevicePtr dst, const void* src, uint64_t bytes) {
   Timed timed(port_, stats_, Kind::kH2D);
+  const CallScope call(options_, port_, "cudaMemcpy");
   if (bytes == 0) return Invalid("MemcpyHtoD of 0 bytes");
   if (src == nullptr) return Invalid("MemcpyHtoD from a null host pointer");
   Status status = CheckDeviceRange(dst, bytes, SIZE_MAX, "MemcpyHtoD destination");
@@ -538,6 +592,7 @@ Status Runtime::MemcpyHtoD(DevicePtr dst, const void* src, uint64_t bytes) {
 
 Status Runtime::MemcpyDtoH(void* dst, DevicePtr src, uint64_t bytes) {
   Timed timed(port_, stats_, Kind::kD2H);
+  const CallScope call(options_, port_, "cudaMemcpy");
   if (bytes == 0) return Invalid("MemcpyDtoH of 0 bytes");
   if (dst == nullptr) return Invalid("MemcpyDtoH to a null host pointer");
   Status status = CheckDeviceRange(src, bytes, SIZE_MAX, "MemcpyDtoH source");
@@ -551,6 +606,7 @@ Status Runtime::MemcpyDtoH(void* dst, DevicePtr src, uint64_t bytes) {
 
 Status Runtime::MemcpyDtoD(DevicePtr dst, DevicePtr src, uint64_t bytes) {
   Timed timed(port_, stats_, Kind::kD2D);
+  const CallScope call(options_, port_, "cudaMemcpy");
   if (bytes == 0) return Invalid("MemcpyDtoD of 0 bytes");
   Status status = CheckDeviceRange(src, bytes, SIZE_MAX, "MemcpyDtoD source");
   if (status.ok()) status = CheckDeviceRange(dst, bytes, src.device, "MemcpyDtoD destination");
@@ -582,6 +638,7 @@ Status Runtime::LaunchKernel(Stream stream,
 
 Status Runtime::LaunchMemset32(Stream stream, DevicePtr dst, uint32_t value, uint64_t count) {
   const Timed timed(port_, stats_, Kind::kLaunch);
+  const CallScope call(options_, port_, "cudaMemsetAsync");
   if (count == 0 || count > UINT32_MAX) {
     return Invalid("memset32: count " + std::to_string(count) + " is not in 1..2^32-1");
   }
@@ -592,6 +649,7 @@ Status Runtime::LaunchMemset32(Stream stream, DevicePtr dst, uint32_t value, uin
 
 Status Runtime::LaunchAxpy(Stream stream, uint64_t n, float a, DevicePtr x, DevicePtr y) {
   const Timed timed(port_, stats_, Kind::kLaunch);
+  const CallScope call(options_, port_, "cudaLaunchKernel");
   if (n == 0 || n > UINT32_MAX) {
     return Invalid("axpy: n " + std::to_string(n) + " is not in 1..2^32-1");
   }
@@ -604,6 +662,7 @@ Status Runtime::LaunchGemm(Stream stream, uint64_t m, uint64_t n, uint64_t k, fl
                            DevicePtr a, DevicePtr b, float beta, DevicePtr c,
                            GemmTranspose transpose) {
   const Timed timed(port_, stats_, Kind::kLaunch);
+  const CallScope call(options_, port_, "cudaLaunchKernel");
   for (const uint64_t dim : {m, n, k}) {
     if (dim == 0 || dim > UINT32_MAX) {
       return Invalid("gemm: m, n, k = " + std::to_string(m) + ", " + std::to_string(n) + ", " +
@@ -631,6 +690,7 @@ Status Runtime::LaunchGemm(Stream stream, uint64_t m, uint64_t n, uint64_t k, fl
 
 Status Runtime::LaunchReduceSum(Stream stream, uint64_t n, DevicePtr x, DevicePtr out) {
   const Timed timed(port_, stats_, Kind::kLaunch);
+  const CallScope call(options_, port_, "cudaLaunchKernel");
   if (n == 0 || n > UINT32_MAX) {
     return Invalid("reduce-sum: n " + std::to_string(n) + " is not in 1..2^32-1");
   }
@@ -641,6 +701,7 @@ Status Runtime::LaunchReduceSum(Stream stream, uint64_t n, DevicePtr x, DevicePt
 
 Status Runtime::LaunchTimed(Stream stream, uint64_t ns) {
   const Timed timed(port_, stats_, Kind::kLaunch);
+  const CallScope call(options_, port_, "cudaLaunchKernel");
   if (ns > gpu::kMaxTimedNs) {
     return Invalid("timed: " + std::to_string(ns) + " ns is above the limit of " +
                    std::to_string(gpu::kMaxTimedNs) + " ns (60 s)");
@@ -686,6 +747,7 @@ Status Runtime::DestroyEvent(Event event) {
 
 Status Runtime::RecordEvent(Event event, Stream stream) {
   const Timed timed(port_, stats_, Kind::kLaunch);
+  const CallScope call(options_, port_, "cudaEventRecord");
   Expected<std::shared_ptr<EventState>> e = GetEvent(event);
   if (!e.ok()) return e.status();
   Expected<std::shared_ptr<StreamState>> s = GetStream(stream);
@@ -717,6 +779,7 @@ Expected<bool> Runtime::QueryEvent(Event event) {
 
 Status Runtime::SynchronizeEvent(Event event) {
   const Timed timed(port_, stats_, Kind::kSync);
+  CallScope call(options_, port_, "cudaEventSynchronize");
   Expected<std::shared_ptr<EventState>> e = GetEvent(event);
   if (!e.ok()) return e.status();
   size_t device = 0;
@@ -729,6 +792,7 @@ Status Runtime::SynchronizeEvent(Event event) {
     seq = (*e)->seq;
     stream = (*e)->stream;
   }
+  call.Target(device, stream);
   return WaitAndCollect(*devices_[device], stream, seq);
 }
 

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -40,11 +41,32 @@
 
 namespace dxpu::dxgpu {
 
+// One public call that enqueues work or waits, as a profiler records a CUDA runtime call
+// (RuntimeOptions::call_record; docs/dxgpu-runtime.md, "Call records").
+struct CallRecord {
+  // CUDA's name for it: "cudaLaunchKernel" (LaunchAxpy, LaunchGemm, LaunchReduceSum,
+  // LaunchTimed), "cudaMemsetAsync" (LaunchMemset32), "cudaMemcpyAsync" (Memcpy*Async but
+  // Peer), "cudaMemcpyPeerAsync", "cudaMemcpy" (MemcpyHtoD, MemcpyDtoH, MemcpyDtoD),
+  // "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaEventRecord".
+  const char* name = "";
+  size_t device = 0;      // the device it submitted to or waited for
+  uint64_t stream = 0;    // Stream::id; 0: none (a synchronous Memcpy, SynchronizeDevice)
+  uint64_t start_ns = 0;  // Port::Now() when the call began
+  uint64_t end_ns = 0;    // ... and when it returned
+  // The sequence numbers of the submissions it made on `device`, in order: one per COPY of at
+  // most 4 GiB, one per staging chunk of a pageable Memcpy, one per launch or event record;
+  // empty for a wait and for a call that failed before submitting.
+  std::vector<uint64_t> submissions = {};
+};
+
 struct RuntimeOptions {
   uint32_t ring_entries = 1024;               // GPFIFO entries per device (power of two)
   uint64_t sync_timeout_ns = 10'000'000'000;  // the longest any single wait lasts
   uint64_t wait_slice_ns = 50'000'000;        // waits look at STATUS/Health this often
   uint64_t staging_chunk_bytes = 1 << 20;     // pageable Memcpy: chunk (two in flight)
+  // Called as each call of CallRecord's list returns, on the calling thread (several at once
+  // when calls are made from several threads). Null (the default): nothing recorded.
+  std::function<void(const CallRecord&)> call_record = nullptr;
 };
 
 class Runtime {

@@ -32,17 +32,27 @@ struct Overloaded : Ts... {
 template <class... Ts>
 Overloaded(Ts...) -> Overloaded<Ts...>;
 
+ActivityKind CopyActivityKind(uint32_t flags) {
+  const bool src_host = (flags & kCopySrcHost) != 0;
+  const bool dst_host = (flags & kCopyDstHost) != 0;
+  if (src_host) return dst_host ? ActivityKind::kCopyHostToHost : ActivityKind::kCopyHostToDevice;
+  if (!dst_host) return ActivityKind::kCopyDeviceToDevice;
+  return (flags & kCopyFlush) != 0 ? ActivityKind::kCopyPeer : ActivityKind::kCopyDeviceToHost;
+}
+
 }  // namespace
 
 Channel::Channel(SparseMemory& memory, DmaEngine& dma, const ConfigSpace& config,
-                 GpuCounters& counters, SignalVector signal, uint32_t pushbuffer_prefetch)
+                 GpuCounters& counters, SignalVector signal, uint32_t pushbuffer_prefetch,
+                 ActivitySink activity)
     : memory_(memory),
       dma_(dma),
       config_(config),
       counters_(counters),
       signal_(std::move(signal)),
       copy_(memory, dma, config.profile().roofline),
-      prefetch_(std::min(pushbuffer_prefetch, kMaxPushbufferPrefetch)) {}
+      prefetch_(std::min(pushbuffer_prefetch, kMaxPushbufferPrefetch)),
+      activity_(std::move(activity)) {}
 
 // --- Registers ---
 
@@ -91,6 +101,7 @@ bool Channel::WriteRegister(uint32_t offset, uint32_t value, uint32_t byte_mask)
       gpfifo_entries_ = Merge(gpfifo_entries_, value, byte_mask);
       gp_get_ = 0;
       gp_put_ = 0;
+      entry_ordinal_ = 0;
       CancelEntryFetch();  // a fetch from the old ring in flight: its data is not wanted
       return true;
     case regs::kGpPut:
@@ -162,6 +173,7 @@ void Channel::Fail(ChannelError error, uint32_t index, bool consume) {
   entry_fetch_error_ = ChannelError::kNone;
   running_ = false;
   active_ = Active::kNone;
+  current_.reset();
   RaiseInterrupt(regs::kIntrError);
 }
 
@@ -191,6 +203,8 @@ void Channel::Reset() {
   pc_ = 0;
   active_ = Active::kNone;
   semaphore_stalled_ = false;
+  entry_ordinal_ = 0;
+  current_.reset();
 }
 
 // --- Engine ---
@@ -401,6 +415,7 @@ bool Channel::StartEntry() {
   pc_ = 0;
   running_ = true;
   time_ = std::max(time_, e.arrived);
+  if (activity_) entry_ordinal_ = NextEntryOrdinal(e.index);
   return true;
 }
 
@@ -427,28 +442,31 @@ bool Channel::Execute(uint64_t now, TlpQueue& out) {
 }
 void Channel::StartCommand(const Command& command) {
   const Roofline& roofline = config_.profile().roofline;
-  const auto kernel = [&](const auto& c) {
+  const auto kernel = [&](const auto& c, ActivityKind kind, uint64_t bytes = 0) {
     const ChannelError err = RunKernel(memory_, c);
-    FinishKernel(err, err == ChannelError::kNone ? KernelNs(roofline, CostOf(c)) : 0);
+    FinishKernel(err, err == ChannelError::kNone ? KernelNs(roofline, CostOf(c)) : 0, kind, bytes);
   };
   std::visit(Overloaded{
                  [](const NopCommand&) {},
                  [&](const CopyCommand& c) { StartCopy(c); },
                  [&](const SemaphoreCommand& c) { StartSemaphore(c); },
                  [&](const InterruptCommand& c) { StartInterrupt(c); },
-                 [&](const Memset32Command& c) { kernel(c); },
-                 [&](const AxpyCommand& c) { kernel(c); },
-                 [&](const GemmCommand& c) { kernel(c); },
-                 [&](const ReduceSumCommand& c) { kernel(c); },
+                 [&](const Memset32Command& c) {
+                   kernel(c, ActivityKind::kMemset32, uint64_t{c.count} * 4);
+                 },
+                 [&](const AxpyCommand& c) { kernel(c, ActivityKind::kAxpy); },
+                 [&](const GemmCommand& c) { kernel(c, ActivityKind::kGemm); },
+                 [&](const ReduceSumCommand& c) { kernel(c, ActivityKind::kReduceSum); },
                  [&](const TimedCommand& c) {
                    const ChannelError err = RunKernel(memory_, c);
-                   FinishKernel(err, err == ChannelError::kNone ? KernelNs(c) : 0);
+                   FinishKernel(err, err == ChannelError::kNone ? KernelNs(c) : 0,
+                                ActivityKind::kTimed, 0);
                  },
              },
              command);
 }
 
-void Channel::FinishKernel(ChannelError error, uint64_t ns) {
+void Channel::FinishKernel(ChannelError error, uint64_t ns, ActivityKind kind, uint64_t bytes) {
   if (error != ChannelError::kNone) {
     Fail(error, entries_.front().index, /*consume=*/true);
     return;
@@ -456,6 +474,7 @@ void Channel::FinishKernel(ChannelError error, uint64_t ns) {
   ++counters_.kernels;
   wait_until_ = time_ + ns;
   active_ = Active::kKernel;
+  BeginActivity(kind, bytes);
 }
 
 void Channel::StartCopy(const CopyCommand& c) {
@@ -467,6 +486,7 @@ void Channel::StartCopy(const CopyCommand& c) {
     return;
   }
   active_ = Active::kCopy;
+  BeginActivity(CopyActivityKind(c.flags), c.size);
 }
 
 void Channel::StartSemaphore(const SemaphoreCommand& c) {
@@ -547,7 +567,35 @@ bool Channel::ProgressActive(uint64_t now, TlpQueue& out) {
       break;
   }
   active_ = Active::kNone;
+  EndActivity();
   return true;
+}
+
+// --- Activity log ---
+
+// Entries run in ring order: ordinal o sits at ring index (o - 1) mod N. An entry that a
+// failure consumed without running it is skipped (fewer than N of them between two that run).
+uint64_t Channel::NextEntryOrdinal(uint32_t index) const {
+  const uint64_t n = gpfifo_entries_;
+  if (!std::has_single_bit(n)) return entry_ordinal_ + 1;
+  const uint64_t mask = n - 1;
+  const uint64_t last_index = (entry_ordinal_ - 1) & mask;  // N - 1 before the first entry
+  const uint64_t ahead = (uint64_t{index} - last_index) & mask;
+  return entry_ordinal_ + (ahead == 0 ? n : ahead);
+}
+
+void Channel::BeginActivity(ActivityKind kind, uint64_t bytes) {
+  if (!activity_) return;
+  current_ = CommandActivity{
+      .entry = entry_ordinal_, .kind = kind, .bytes = bytes, .start_ns = time_, .end_ns = 0};
+}
+
+void Channel::EndActivity() {
+  if (!current_) return;
+  current_->end_ns = time_;
+  const CommandActivity done = *current_;
+  current_.reset();
+  activity_(done);
 }
 
 }  // namespace dxpu::gpu

@@ -25,6 +25,7 @@
 #include <optional>
 #include <vector>
 
+#include "gpu/activity.h"
 #include "gpu/commands.h"
 #include "gpu/config_space.h"
 #include "gpu/copy_engine.h"
@@ -49,8 +50,9 @@ class Channel {
   // `pushbuffer_prefetch` (0..kMaxPushbufferPrefetch): how many entries after the running one
   // may have their pushbuffers fetched ahead; 0: an entry's pushbuffer is fetched only once
   // the entry before it has finished, and GPFIFO entries only once all fetched ones are done.
+  // `activity`: called as each kernel and COPY finishes (activity.h); null: no log.
   Channel(SparseMemory& memory, DmaEngine& dma, const ConfigSpace& config, GpuCounters& counters,
-          SignalVector signal, uint32_t pushbuffer_prefetch = 0);
+          SignalVector signal, uint32_t pushbuffer_prefetch = 0, ActivitySink activity = {});
 
   // The channel's registers: nullopt / false for an offset that is not one of them.
   std::optional<uint32_t> ReadRegister(uint32_t offset) const;
@@ -111,9 +113,15 @@ class Channel {
   void StartCopy(const CopyCommand& c);
   void StartSemaphore(const SemaphoreCommand& c);
   void StartInterrupt(const InterruptCommand& c);
-  void FinishKernel(ChannelError error, uint64_t ns);
+  void FinishKernel(ChannelError error, uint64_t ns, ActivityKind kind, uint64_t bytes);
   void ReleaseSemaphore(TlpQueue& out);
   void CancelEntryFetch();
+
+  // The activity log (only while activity_ is set): the ordinal of the entry at ring `index`
+  // that starts now; the running command's record, begun at its start, sent at its end.
+  uint64_t NextEntryOrdinal(uint32_t index) const;
+  void BeginActivity(ActivityKind kind, uint64_t bytes);
+  void EndActivity();
 
   // Stops the channel with an error about the GPFIFO entry at `index`; `consume`: GP_GET
   // moves past it (an entry that was fetched), else GP_GET is left as it is.
@@ -162,6 +170,10 @@ class Channel {
   bool entry_fetching_ = false;
   bool running_ = false;            // the front entry is executing
   bool semaphore_stalled_ = false;  // waited for Bus Master Enable
+
+  ActivitySink activity_;
+  uint64_t entry_ordinal_ = 0;  // of the entry running or last run; 0: none since ring setup
+  std::optional<CommandActivity> current_;  // the running kernel's or copy's, while logged
 };
 
 }  // namespace dxpu::gpu

@@ -97,7 +97,7 @@ GpuDevice::GpuDevice(const GpuOptions& options, ConfigSpace config, uint64_t mem
       msix_(config_.msix().table_size),
       channel_(
           memory_, dma_, config_, counters_, [this](uint16_t v) { Signal(v); },
-          options.pushbuffer_prefetch) {
+          options.pushbuffer_prefetch, options.activity) {
   config_.set_reset_callback([this] { ResetEngines(); });
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/tlp_codec.h"
+#include "gpu/activity.h"
 #include "gpu/channel.h"
 #include "gpu/config_space.h"
 #include "gpu/device_profile.h"
@@ -42,6 +43,9 @@ struct GpuOptions {
   uint32_t pushbuffer_prefetch = 4;  // GPFIFO entries after the running one whose pushbuffers
                                      // the channel may fetch ahead (0..64); 0: fetching does
                                      // not overlap execution
+  // The activity log (activity.h): called as each kernel and COPY finishes, with its GPFIFO
+  // entry, kind, bytes and times on the channel's clock. Null (the default): nothing recorded.
+  ActivitySink activity = nullptr;
 };
 
 class GpuDevice {

@@ -25,7 +25,7 @@ SimHost::~SimHost() = default;
 
 std::optional<DeviceId> SimHost::AddDirectDevice(const gpu::DeviceProfile& profile,
                                                  uint16_t host_bdf, const sim::PathConfig& link,
-                                                 std::string* error) {
+                                                 std::string* error, const gpu::GpuOptions& gpu) {
   const size_t i = proxy_.path_count();
   const auto id = static_cast<PathId>(i);
   // Each TLP crosses the modelled link as its encoded bytes (header and payload).
@@ -38,8 +38,7 @@ std::optional<DeviceId> SimHost::AddDirectDevice(const gpu::DeviceProfile& profi
     };
   };
   DirectWire wire{carry(HostEnd(i), DeviceEnd(i)), carry(DeviceEnd(i), HostEnd(i))};
-  std::optional<PathId> path =
-      proxy_.AddDirectPath(profile, gpu::GpuOptions{}, host_bdf, error, std::move(wire));
+  std::optional<PathId> path = proxy_.AddDirectPath(profile, gpu, host_bdf, error, std::move(wire));
   if (!path) return std::nullopt;
   net_->SetPath(HostEnd(i), DeviceEnd(i), link);
   net_->SetPath(DeviceEnd(i), HostEnd(i), link);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bridge-fw/bridge_box.h"
+#include "gpu/gpu_device.h"
 #include "host/host_driver.h"
 #include "sim/clock.h"
 #include "sim/network.h"
@@ -23,9 +24,11 @@ class SimHost final : public HostDriver {
   HostProxy& proxy() { return proxy_; }
   sim::Network& network() { return *net_; }
 
-  // A GPU model on a modelled PCIe link (path config both ways); returns its device.
+  // A GPU model on a modelled PCIe link (path config both ways), created with `gpu`; returns
+  // its device.
   std::optional<DeviceId> AddDirectDevice(const gpu::DeviceProfile& profile, uint16_t host_bdf,
-                                          const sim::PathConfig& link, std::string* error);
+                                          const sim::PathConfig& link, std::string* error,
+                                          const gpu::GpuOptions& gpu = {});
   // A bridge box on the far side of `fabric` (both ways), and the host's session to it.
   std::optional<PathId> AddBox(std::unique_ptr<bridge::BridgeBox> box,
                                const dxfp_session_config& session, const sim::PathConfig& fabric,

@@ -26,6 +26,15 @@ sim::PathConfig Path(uint64_t latency, uint64_t bandwidth) {
 
 uint16_t HostBdf(size_t i) { return static_cast<uint16_t>((i + 1) << 8); }
 
+// A native GPU's options: the defaults, with device i's activity log when there is one.
+gpu::GpuOptions NativeGpuOptions(const SimPortOptions& options, size_t i) {
+  gpu::GpuOptions o;
+  if (options.gpu_activity) {
+    o.activity = [sink = options.gpu_activity, i](const gpu::CommandActivity& a) { sink(i, a); };
+  }
+  return o;
+}
+
 }  // namespace
 
 dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenSimulatedPort(const SimPortOptions& options) {
@@ -45,7 +54,8 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenSimulatedPort(const SimPortOpt
   if (!options.through_dxpu) {
     const sim::PathConfig pcie = Path(f.pcie_latency_ns, f.pcie_bandwidth_bps);
     for (size_t i = 0; i < profiles.size(); ++i) {
-      std::optional<DeviceId> d = host->AddDirectDevice(profiles[i], HostBdf(i), pcie, &error);
+      std::optional<DeviceId> d = host->AddDirectDevice(profiles[i], HostBdf(i), pcie, &error,
+                                                        NativeGpuOptions(options, i));
       if (!d) return Status{ErrorCode::kInvalidArgument, options.profiles[i] + ": " + error};
       devices.push_back(*d);
     }
@@ -59,6 +69,7 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenSimulatedPort(const SimPortOpt
     bc.session = session;
     // Peer to peer crosses the box's PCIe as it would a native host's: two modelled links.
     bc.box_links = {f.pcie_latency_ns, f.pcie_bandwidth_bps};
+    bc.gpu_activity = options.gpu_activity;  // box device i is the port's device i
     for (size_t i = 0; i < profiles.size(); ++i) bc.devices.push_back({profiles[i], HostBdf(i), 0});
     std::unique_ptr<bridge::BridgeBox> box = bridge::BridgeBox::Create(bc, &error);
     if (box == nullptr) return Status{ErrorCode::kInvalidArgument, "bridge: " + error};

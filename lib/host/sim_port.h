@@ -10,12 +10,15 @@
 #ifndef DXPU_LIB_HOST_SIM_PORT_H_
 #define DXPU_LIB_HOST_SIM_PORT_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "dxgpu/port.h"
+#include "gpu/activity.h"
 
 namespace dxpu::host {
 
@@ -32,6 +35,10 @@ struct SimPortOptions {
   std::vector<std::string> profiles = {"dxgpu"};
   SimFabric fabric;
   uint64_t seed = 1;
+  // Every GPU's activity log (gpu/activity.h, docs/dxgpu.md "The activity log"), with the
+  // GPU's index in the port: each kernel and COPY as it finishes, times on the channel's clock
+  // (the simulator's, as Port::Now). Called from inside Port::Wait. Null: off.
+  std::function<void(size_t device, const gpu::CommandActivity&)> gpu_activity = nullptr;
 };
 
 dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenSimulatedPort(const SimPortOptions& options);

@@ -58,7 +58,8 @@ PathCosts CostsOf(const ModelParams& p, bool dxpu) {
   PathCosts c;
   c.one_way_ns = path.one_way_ns;
   c.fetch_ns = ReadNs(p, path, p.pushbuffer_bytes);
-  c.launch_ns = path.one_way_ns + ReadNs(p, path, kGpfifoEntryBytes) + c.fetch_ns;
+  c.gpfifo_ns = ReadNs(p, path, kGpfifoEntryBytes);
+  c.launch_ns = path.one_way_ns + c.gpfifo_ns + c.fetch_ns;
   c.notify_ns = path.one_way_ns + WriteNs(p, path, kSemaphoreBytes);
   return c;
 }
@@ -70,6 +71,24 @@ enum Cost : unsigned {
   kH2dCost = 4,
   kD2hCost = 8,
   kOtherCost = 16,
+};
+
+// A queue's GPFIFO reads: one in flight at a time. A doorbell that arrives while one is in
+// flight waits for it, then is read with every entry rung by then (as the model GPU does:
+// docs/dxgpu.md, "The channel").
+class GpfifoReads {
+ public:
+  // When the entry whose doorbell arrives at `arrival` has been read.
+  double Read(double arrival, double read_ns) {
+    if (arrival < start_) return end_;  // rung before the read in flight began: in it
+    start_ = std::max(arrival, end_);
+    end_ = start_ + read_ns;
+    return end_;
+  }
+
+ private:
+  double start_ = kNever;
+  double end_ = kNever;
 };
 
 bool IsBlocking(CallKind k) { return k == CallKind::kSync || k == CallKind::kSyncCopy; }
@@ -101,9 +120,12 @@ class RetimePlan {
     double submit = 0;       // when that call handed it over (native)
     int64_t prev = -1;       // the operation before it in its queue
     int64_t fetch_ref = -1;  // the operation `prefetch` before it in its queue
-    double launch_eff = 0;   // the launch latency it saw natively (at most the model's)
-    double fetch_eff = 0;    // the fetch round trip it saw natively (at most the model's)
-    double slack = 0;        // native start past its latest constraint
+    size_t queue = 0;
+    // How much later than its native start the model has its launch arrive (a real GPU that
+    // launches faster than the model): taken off the launch's arrival both ways.
+    double launch_excess = 0;
+    double fetch_eff = 0;  // the fetch round trip it saw natively (at most the model's)
+    double slack = 0;      // native start past its latest constraint
   };
   struct Event {
     double time;
@@ -121,6 +143,7 @@ class RetimePlan {
   const Trace& t_;
   const ModelParams& p_;
   std::vector<OpPlan> ops_;
+  size_t queues_ = 0;
   std::vector<size_t> call_thread_;
   size_t threads_ = 0;
   std::vector<int64_t> cover_;  // per call: the operation a blocking call waited for, or -1
@@ -160,19 +183,23 @@ void RetimePlan::BuildQueues() {
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return t_.ops[a].start_ns < t_.ops[b].start_ns; });
   std::unordered_map<uint64_t, std::vector<size_t>> queues;
+  std::unordered_map<uint64_t, size_t> index_of;
   for (const size_t i : order) {
     const GpuOp& op = t_.ops[i];
     const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(op.device)) << 32) ^
                          (p_.serial_streams ? 0 : static_cast<uint64_t>(op.stream));
     std::vector<size_t>& q = queues[key];
+    ops_[i].queue = index_of.try_emplace(key, index_of.size()).first->second;
     if (!q.empty()) ops_[i].prev = static_cast<int64_t>(q.back());
     if (p_.prefetch > 0 && q.size() >= p_.prefetch)
       ops_[i].fetch_ref = static_cast<int64_t>(q[q.size() - p_.prefetch]);
     q.push_back(i);
   }
+  queues_ = index_of.size();
 }
 
 void RetimePlan::BuildNativeConstraints(const PathCosts& native) {
+  std::vector<GpfifoReads> gpfifo(queues_);
   for (size_t i = 0; i < t_.ops.size(); ++i) {
     const GpuOp& op = t_.ops[i];
     OpPlan& plan = ops_[i];
@@ -182,8 +209,11 @@ void RetimePlan::BuildNativeConstraints(const PathCosts& native) {
                       : static_cast<double>(t_.ops[plan.prev].start_ns + t_.ops[plan.prev].dur_ns);
     double launched = kNever;
     if (plan.call >= 0) {
-      plan.launch_eff = std::clamp(start - plan.submit, 0.0, native.launch_ns);
-      launched = plan.submit + plan.launch_eff;
+      const double model =
+          gpfifo[plan.queue].Read(plan.submit + native.one_way_ns, native.gpfifo_ns) +
+          native.fetch_ns;
+      plan.launch_excess = std::max(0.0, model - start);
+      launched = model - plan.launch_excess;
     }
     double fetched = kNever;
     if (plan.fetch_ref >= 0) {
@@ -256,6 +286,11 @@ void RetimePlan::BuildCovers() {
   }
 }
 
+// At one instant: operations begin first (a synchronisation ending then may have waited for
+// one that takes no time), then blocking calls end, then calls begin (a call made the moment a
+// synchronisation returned runs as late as it does).
+int Rank(int kind) { return kind == 1 ? 0 : kind == 2 ? 1 : 2; }
+
 void RetimePlan::BuildEventOrder() {
   events_.reserve(t_.calls.size() * 2 + t_.ops.size());
   for (size_t c = 0; c < t_.calls.size(); ++c) {
@@ -268,14 +303,14 @@ void RetimePlan::BuildEventOrder() {
     events_.push_back({static_cast<double>(t_.ops[i].start_ns), 1, i});
   std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
     if (a.time != b.time) return a.time < b.time;
-    return a.kind < b.kind;
+    return Rank(a.kind) < Rank(b.kind);
   });
 }
 
 double RetimePlan::Run(unsigned mask) const {
   const PathCosts native = CostsOf(p_, false);
   const PathCosts dxpu = CostsOf(p_, true);
-  const double d_launch = (mask & kLaunchCost) != 0 ? dxpu.launch_ns - native.launch_ns : 0;
+  const PathCosts& launch = (mask & kLaunchCost) != 0 ? dxpu : native;
   const double d_fetch = (mask & kLaunchCost) != 0 ? dxpu.fetch_ns - native.fetch_ns : 0;
   const double d_notify = (mask & kSyncCost) != 0 ? dxpu.notify_ns - native.notify_ns : 0;
 
@@ -284,6 +319,7 @@ double RetimePlan::Run(unsigned mask) const {
   std::vector<double> call_end(t_.calls.size(), 0.0);
   std::vector<bool> call_seen(t_.calls.size(), false);
   std::vector<double> op_start(t_.ops.size(), 0.0), op_end(t_.ops.size(), 0.0);
+  std::vector<GpfifoReads> gpfifo(queues_);
   double last = 0;
   for (const Event& e : events_) {
     if (e.kind == 0) {
@@ -296,8 +332,11 @@ double RetimePlan::Run(unsigned mask) const {
       const OpPlan& plan = ops_[e.index];
       double ready = kNever;
       if (plan.prev >= 0) ready = op_end[plan.prev];
-      if (plan.call >= 0 && call_seen[plan.call])
-        ready = std::max(ready, plan.submit + call_shift[plan.call] + plan.launch_eff + d_launch);
+      if (plan.call >= 0 && call_seen[plan.call]) {
+        const double doorbell = plan.submit + call_shift[plan.call] + launch.one_way_ns;
+        ready = std::max(ready, gpfifo[plan.queue].Read(doorbell, launch.gpfifo_ns) +
+                                    launch.fetch_ns - plan.launch_excess);
+      }
       if (plan.fetch_ref >= 0)
         ready = std::max(ready, op_start[plan.fetch_ref] + plan.fetch_eff + d_fetch);
       op_start[e.index] = ready == kNever ? static_cast<double>(op.start_ns) : ready + plan.slack;

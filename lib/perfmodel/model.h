@@ -3,7 +3,9 @@
 //
 // The mechanisms (those of the model GPU and of a real one alike), with L the one-way latency
 // and B the bandwidth of the path between host and GPU:
-//   launch   (the GPU queue dry) doorbell + GPFIFO read + pushbuffer read: L + 2 reads
+//   launch   (the GPU queue dry) doorbell + GPFIFO read + pushbuffer read: L + 2 reads; one
+//            GPFIFO read in flight at a time, so a doorbell that arrives during one waits for
+//            it (several launches at once: the first is read alone, the rest a read later)
 //   sync     the completion semaphore is a posted write: L, then the host sees it
 //   H2D      the copy engine's non-posted reads: RTT + bytes / min(B, tags x MRRS / RTT)
 //   D2H      posted writes: bytes / B (their latency shows in the sync after them)
@@ -96,6 +98,7 @@ struct PathCosts {
   double launch_ns = 0;  // doorbell to the pushbuffer's arrival, the queue dry
   double notify_ns = 0;  // a semaphore written to the host's memory
   double fetch_ns = 0;   // a pushbuffer read's round trip
+  double gpfifo_ns = 0;  // a GPFIFO entry read's round trip
 };
 PathCosts NativePath(const ModelParams& p);
 PathCosts DxpuPath(const ModelParams& p);

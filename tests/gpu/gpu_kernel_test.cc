@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
+#include "gpu/activity.h"
 #include "gpu/gpu_registers.h"
 #include "gpu/kernels.h"
 #include "gpu_host.h"
@@ -359,6 +361,105 @@ TEST(GpuKernelRoofline, FollowsTheProfile) {
         t0 + ns(2 * m * n * k, 4 * (m * k + k * n + 2 * m * n)) + ns(1 << 22, 4.0 * (1 << 22));
     EXPECT_EQ(rig.HostRead64(kSemaphoreArea + 8), expected) << name;
   }
+}
+
+// The activity log (GpuOptions::activity): off by default. On, each kernel and COPY with its
+// GPFIFO entry's ordinal, kind, bytes and times on the channel's clock: TIMED exactly its ns,
+// a roofline kernel its roofline time, the commands of an entry back to back, a timestamped
+// semaphore after them at the last one's end; copies by direction (flush: peer).
+TEST(GpuActivity, LogsKernelsAndCopiesOnTheChannelsClock) {
+  EXPECT_FALSE(GpuOptions{}.activity) << "off by default";
+  std::vector<CommandActivity> log;
+  RigOptions options;
+  options.gpu.activity = [&log](const CommandActivity& a) { log.push_back(a); };
+  GpuRig rig(options);
+  rig.Start();
+  constexpr uint64_t kNs = 50'000;
+  rig.host().set_now(1'000'000'000);
+  rig.Submit(
+      PushbufferBuilder()
+          .Timed(kNs)
+          .Memset32({.dst = kC, .count = 1000, .value = 3})
+          .Semaphore({.address = kSemaphoreArea, .payload = 1, .flags = kSemaphoreTimestamp}));
+  rig.Submit(PushbufferBuilder()
+                 .Copy({.flags = kCopySrcHost, .size = 4096, .src = kHostData, .dst = kA})
+                 .Copy({.flags = kCopyDstHost, .size = 100, .src = kA, .dst = kHostData})
+                 .Copy({.flags = 0, .size = 4096, .src = kA, .dst = kB})
+                 .Copy({.flags = kCopyDstHost | kCopyFlush, .size = 8, .src = kA, .dst = kHostData})
+                 .Copy({.flags = kCopySrcHost | kCopyDstHost,
+                        .size = 16,
+                        .src = kHostData,
+                        .dst = kHostData + 4096}));
+  rig.Submit(PushbufferBuilder().Nop());  // no kernel, no copy: nothing logged
+  ASSERT_TRUE(rig.Run());
+  ASSERT_EQ(rig.Reg(regs::kErrorCode), 0u);
+  ASSERT_EQ(log.size(), 7u);
+  const Roofline& roofline = rig.device().config().profile().roofline;
+  EXPECT_EQ(log[0].entry, 1u);
+  EXPECT_EQ(log[0].kind, ActivityKind::kTimed);
+  EXPECT_EQ(log[0].end_ns - log[0].start_ns, kNs) << "TIMED: exactly its ns";
+  EXPECT_GE(log[0].start_ns, 1'000'000'000u);
+  EXPECT_EQ(log[1].kind, ActivityKind::kMemset32);
+  EXPECT_EQ(log[1].bytes, 4000u);
+  EXPECT_EQ(log[1].end_ns - log[1].start_ns,
+            KernelNs(roofline, CostOf(Memset32Command{.dst = kC, .count = 1000, .value = 3})));
+  EXPECT_EQ(rig.HostRead64(kSemaphoreArea + 8), log[1].end_ns) << "the semaphore's timestamp";
+  const ActivityKind copies[] = {ActivityKind::kCopyHostToDevice, ActivityKind::kCopyDeviceToHost,
+                                 ActivityKind::kCopyDeviceToDevice, ActivityKind::kCopyPeer,
+                                 ActivityKind::kCopyHostToHost};
+  const uint64_t bytes[] = {4096, 100, 4096, 8, 16};
+  for (size_t i = 0; i < 5; ++i) {
+    SCOPED_TRACE(ToString(copies[i]));
+    EXPECT_EQ(log[2 + i].entry, 2u);
+    EXPECT_EQ(log[2 + i].kind, copies[i]);
+    EXPECT_TRUE(IsCopy(log[2 + i].kind));
+    EXPECT_EQ(log[2 + i].bytes, bytes[i]);
+    EXPECT_LE(log[2 + i].start_ns, log[2 + i].end_ns);
+  }
+  EXPECT_EQ(log[4].end_ns - log[4].start_ns, DeviceCopyNs(roofline, 4096));
+  for (size_t i = 1; i < 7; ++i) {
+    if (log[i].entry == log[i - 1].entry) {
+      EXPECT_EQ(log[i].start_ns, log[i - 1].end_ns) << i << ": back to back in one entry";
+    } else {
+      EXPECT_GE(log[i].start_ns, log[i - 1].end_ns) << i;
+    }
+  }
+}
+
+// The entry ordinal counts ring positions from the ring's setup: it goes on across the ring's
+// wrap, and an entry that an error consumed without running keeps its number (as libdxgpu's
+// sequence numbers do); programming the ring again starts again at 1.
+TEST(GpuActivity, EntryOrdinalsFollowTheRing) {
+  std::vector<uint64_t> entries;
+  RigOptions options;
+  options.ring_entries = 8;
+  options.gpu.activity = [&entries](const CommandActivity& a) { entries.push_back(a.entry); };
+  GpuRig rig(options);
+  rig.Start();
+  std::vector<uint64_t> expected;
+  for (uint64_t ordinal = 1; ordinal <= 20; ++ordinal) {
+    if (ordinal == 11) {
+      rig.Submit(PushbufferBuilder().Raw(0xff000000u));  // BAD_OPCODE: consumed, never run
+      ASSERT_TRUE(rig.Run());
+      ASSERT_EQ(rig.Reg(regs::kErrorCode), static_cast<uint32_t>(ChannelError::kBadOpcode));
+      rig.SetReg(regs::kControl, regs::kControlEnable | regs::kControlRestart);
+      continue;
+    }
+    rig.Submit(PushbufferBuilder().Timed(10));
+    expected.push_back(ordinal);
+    if (ordinal % 3 == 0) {
+      ASSERT_TRUE(rig.Run());
+    }
+  }
+  ASSERT_TRUE(rig.Run());
+  EXPECT_EQ(entries, expected);
+  // A new ring (GP_GET = GP_PUT = 0). The rig's next slot is 20 % 8 = 4: the channel runs
+  // slots 0..4, the last ring's TIMED entries in 0..3 and the new one, as entries 1..5.
+  rig.SetReg(regs::kGpfifoEntries, 8);
+  entries.clear();
+  rig.Submit(PushbufferBuilder().Timed(10));
+  ASSERT_TRUE(rig.Run());
+  EXPECT_EQ(entries, (std::vector<uint64_t>{1, 2, 3, 4, 5}));
 }
 
 }  // namespace

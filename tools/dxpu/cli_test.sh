@@ -472,10 +472,24 @@ run "model no workload" 2 "$DXPU" model && grep_check "model no workload" err "g
 run "model bad MPS" 2 "$DXPU" model --native-us 10 --mps 300 && grep_check "model bad MPS" err "MPS"
 run "model missing file" 2 "$DXPU" model "$tmp/none.json"
 
+# --- trace ------------------------------------------------------------------------------
+if run "trace list" 0 "$DXPU" trace list; then
+  grep_check "trace list" out "llm-decode"
+fi
+if run "trace record" 0 "$DXPU" trace record decode-loop --out "$tmp/d.json.gz" --json; then
+  json_check "trace record" 'd["calls"] > 0 and d["gpu_ops"] > 0'
+  if run "model recorded" 0 "$DXPU" model "$tmp/d.json.gz" --replay --sweep-latency-us 1 --json; then
+    json_check "model replay" 'abs(d["replay"][0]["difference_pp"]) < 2 and d["replay"][0]["simulated_overhead_pct"] > 0'
+  fi
+fi
+run "trace record unknown" 1 "$DXPU" trace record nothing --out "$tmp/n.json" &&
+  grep_check "trace record unknown" err "no workload named nothing"
+run "model replay without a trace" 2 "$DXPU" model --native-us 10 --replay
+
 # --- help and version -------------------------------------------------------------------
 for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \
     "pool remove-box" "pool gpus" "pool hosts" "pool audit" "pool allocations" "pool list" "pool allocate" \
-    "pool release" "pool show" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "model" "version"; do
+    "pool release" "pool show" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "model" "trace" "trace record" "trace list" "version"; do
   # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
   if run "help '$cmd'" 0 "$DXPU" $cmd --help; then
     grep_check "help '$cmd'" out "Usage\|USAGE\|usage"

@@ -21,6 +21,7 @@
 #include "run_command.h"
 #include "sim_command.h"
 #include "tlp_commands.h"
+#include "trace_command.h"
 
 #ifndef DXPU_VERSION
 #error "DXPU_VERSION must be defined by the build (the CMake project version)"
@@ -75,6 +76,7 @@ int Main(int argc, char** argv) {
   commands.push_back(AddRtlCommand(app));
   commands.push_back(AddFlashCommand(app));
   commands.push_back(AddModelCommand(app));
+  commands.push_back(AddTraceCommand(app));
   commands.push_back(AddVersionCommand(app));
   // After the subcommands: CLI11 copies a parent's footer into subcommands made later.
   app.footer(

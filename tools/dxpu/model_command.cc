@@ -15,6 +15,7 @@
 
 #include "perfmodel/kineto_trace.h"
 #include "perfmodel/model.h"
+#include "perfmodel/replay/replay.h"
 #include "perfmodel/sweep.h"
 #include "progress.h"
 
@@ -34,6 +35,7 @@ struct ModelArgs {
   ModelParams params;
   std::string svg, csv;
   bool json = false;
+  bool replay = false;
 };
 
 std::string Bytes(uint64_t b) {
@@ -105,6 +107,49 @@ bool WriteFile(const std::string& path, const std::string& text) {
   return true;
 }
 
+// The trace replayed in the simulator at each swept latency (the fabric's bandwidth), beside
+// the model's prediction for it.
+std::optional<nlohmann::json> Replay(const perfmodel::Trace& trace, const ModelArgs& a) {
+  nlohmann::json rows = nlohmann::json::array();
+  Progress progress("replaying");
+  const size_t points = a.sweep_latency_us.size();
+  for (size_t i = 0; i < points; ++i) {
+    ModelParams p = a.params;
+    p.added_latency_ns = a.sweep_latency_us[i] * 1e3;
+    perfmodel::ReplayResult<perfmodel::ReplayComparison> c = perfmodel::CompareWithSimulation(
+        trace, p,
+        [&](size_t done, size_t total) { progress.Update(i * total + done, points * total); });
+    if (!c.ok()) {
+      std::cerr << "dxpu model: replay: " << c.error().message << '\n';
+      return std::nullopt;
+    }
+    const perfmodel::ReplayComparison& r = c.value();
+    rows.push_back({{"added_latency_us", a.sweep_latency_us[i]},
+                    {"simulated_native_us", static_cast<double>(r.native.elapsed_ns) / 1e3},
+                    {"simulated_dxpu_us", static_cast<double>(r.dxpu.elapsed_ns) / 1e3},
+                    {"simulated_overhead_pct", r.simulated_overhead_pct},
+                    {"predicted_native_us", r.predicted.native_ns / 1e3},
+                    {"predicted_dxpu_us", r.predicted.dxpu_ns / 1e3},
+                    {"predicted_overhead_pct", r.predicted.overhead_pct},
+                    {"difference_pp", r.predicted.overhead_pct - r.simulated_overhead_pct}});
+  }
+  return rows;
+}
+
+void PrintReplay(const nlohmann::json& rows, const ModelParams& p) {
+  std::cout << fmt::format(
+      "replayed in the simulator ({:g} Gb/s; the model with streams serialised, as the model GPU "
+      "runs them):\n  {:>10} {:>12} {:>12} {:>10} {:>10} {:>8}\n",
+      p.fabric_bandwidth_gbps, "latency_us", "native", "dxpu", "simulated", "predicted", "diff");
+  for (const nlohmann::json& r : rows) {
+    std::cout << fmt::format(
+        "  {:>10g} {:>12} {:>12} {:>9.2f}% {:>9.2f}% {:>+6.2f}pp\n",
+        r["added_latency_us"].get<double>(), Time(r["simulated_native_us"].get<double>() * 1e3),
+        Time(r["simulated_dxpu_us"].get<double>() * 1e3), r["simulated_overhead_pct"].get<double>(),
+        r["predicted_overhead_pct"].get<double>(), r["difference_pp"].get<double>());
+  }
+}
+
 int RunModel(ModelArgs& a) {
   a.params.added_latency_ns = a.latency_us * 1e3;
   if (a.sweep_bandwidth_gbps.empty()) a.sweep_bandwidth_gbps = {a.params.fabric_bandwidth_gbps};
@@ -147,16 +192,27 @@ int RunModel(ModelArgs& a) {
       !WriteFile(a.svg, perfmodel::SweepToSvg(sweep, a.trace.empty() ? "summary" : a.trace)))
     return kExitFailure;
   if (!a.csv.empty() && !WriteFile(a.csv, perfmodel::SweepToCsv(sweep))) return kExitFailure;
+  std::optional<nlohmann::json> replay;
+  if (a.replay) {
+    if (!trace) {
+      std::cerr << "dxpu model: --replay needs a trace\n";
+      return kExitUsage;
+    }
+    replay = Replay(*trace, a);
+    if (!replay) return kExitFailure;
+  }
   if (a.json) {
     nlohmann::json out = perfmodel::ToJson(prediction);
     out["workload"] = workload;
     out["params"] = perfmodel::ToJson(a.params);
     out["sweep"] = perfmodel::SweepToJson(sweep);
+    if (replay) out["replay"] = *replay;
     std::cout << out.dump(2) << '\n';
     return kExitOk;
   }
   PrintPrediction(workload, a.params, prediction);
   PrintSweep(sweep, a.sweep_bandwidth_gbps);
+  if (replay) PrintReplay(*replay, a.params);
   return kExitOk;
 }
 
@@ -249,6 +305,11 @@ Command AddModelCommand(CLI::App& parent) {
   cmd->add_option("--svg", args->svg, "write the overhead curve as an SVG plot")->group(group);
   cmd->add_option("--csv", args->csv, "write the sweep as CSV")->group(group);
   cmd->add_flag("--json", args->json, "print the prediction and the sweep as JSON")->group(group);
+  cmd->add_flag("--replay", args->replay,
+                "also replay the trace on the model GPUs in the simulator, natively and through "
+                "DxPU, at each swept latency (the fabric's bandwidth), and print the simulated "
+                "overhead beside the prediction")
+      ->group(group);
   cmd->footer(
       "Examples:\n"
       "  dxpu model docs/traces/resnet-train.json.gz --latency-us 2\n"
