@@ -495,7 +495,12 @@ class TraceBuilder {
 
   std::vector<PendingCall> calls_;
   std::vector<PendingOp> ops_;
-  std::vector<int64_t> sync_correlations_;  // of cuda_sync events
+  struct SyncEvent {
+    int64_t correlation;
+    int32_t device;
+    int64_t stream;  // kAnyStream unless a "Stream Sync" with args.stream
+  };
+  std::vector<SyncEvent> sync_events_;  // of cuda_sync events with a correlation
   ThreadIds threads_;
   uint64_t read_ = 0;
   uint64_t skipped_ = 0;
@@ -548,11 +553,25 @@ std::optional<EventProblem> TraceBuilder::AddOp(const json& event, Category cate
   return std::nullopt;
 }
 
-// A cuda_sync event is the GPU's side of a host call that waited: only its correlation is used.
+// A cuda_sync event is the GPU's side of a host call that waited: its correlation, and for a
+// "Stream Sync" the stream waited for (args.device and args.stream, both optional).
 std::optional<EventProblem> TraceBuilder::AddSync(const json& event, std::string_view label) {
   const EventResult<int64_t> correlation = ReadCorrelation(event, label);
   if (!correlation.ok()) return correlation.error();
-  if (correlation.value() != kNoCorrelation) sync_correlations_.push_back(correlation.value());
+  if (correlation.value() == kNoCorrelation) return std::nullopt;
+  SyncEvent sync{correlation.value(), 0, kAnyStream};
+  if (EqualsIgnoringCase(StringField(event, "name"), "Stream Sync")) {
+    const EventResult<std::optional<int64_t>> stream = IntArg(event, label, "stream");
+    if (!stream.ok()) return stream.error();
+    const EventResult<std::optional<int64_t>> device = IntArg(event, label, "device");
+    if (!device.ok()) return device.error();
+    const int64_t index = device.value().value_or(0);
+    if (stream.value() && index >= 0 && index <= std::numeric_limits<int32_t>::max()) {
+      sync.stream = *stream.value();
+      sync.device = static_cast<int32_t>(index);
+    }
+  }
+  sync_events_.push_back(sync);
   return std::nullopt;
 }
 
@@ -597,14 +616,20 @@ std::optional<std::string> TraceBuilder::StartFromEarliest() {
   return std::nullopt;
 }
 
-// A call the names do not make a sync, whose GPU side is a cuda_sync event, waited all the same.
+// A call the names do not make a sync, whose GPU side is a cuda_sync event, waited all the same;
+// a "Stream Sync" says which stream a synchronisation waited for.
 void TraceBuilder::PromoteSyncedCalls() {
-  std::ranges::sort(sync_correlations_);
+  std::ranges::stable_sort(sync_events_, {}, &SyncEvent::correlation);
   for (PendingCall& pending : calls_) {
     RuntimeCall& call = pending.call;
-    if (call.kind == CallKind::kOther && call.correlation != kNoCorrelation &&
-        std::ranges::binary_search(sync_correlations_, call.correlation)) {
-      call.kind = CallKind::kSync;
+    if (call.correlation == kNoCorrelation) continue;
+    const auto it =
+        std::ranges::lower_bound(sync_events_, call.correlation, {}, &SyncEvent::correlation);
+    if (it == sync_events_.end() || it->correlation != call.correlation) continue;
+    if (call.kind == CallKind::kOther) call.kind = CallKind::kSync;
+    if (call.kind == CallKind::kSync && it->stream != kAnyStream) {
+      call.sync_device = it->device;
+      call.sync_stream = it->stream;
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -251,9 +252,11 @@ void RetimePlan::BuildCovers() {
   // Operations by end time: a synchronisation looks back from its own end.
   std::vector<size_t> by_end(t_.ops.size());
   for (size_t i = 0; i < by_end.size(); ++i) by_end[i] = i;
-  std::stable_sort(by_end.begin(), by_end.end(), [&](size_t a, size_t b) {
-    return t_.ops[a].start_ns + t_.ops[a].dur_ns < t_.ops[b].start_ns + t_.ops[b].dur_ns;
-  });
+  const auto EndOf = [&](size_t i) { return t_.ops[i].start_ns + t_.ops[i].dur_ns; };
+  std::stable_sort(by_end.begin(), by_end.end(),
+                   [&](size_t a, size_t b) { return EndOf(a) < EndOf(b); });
+  std::map<std::pair<int32_t, int64_t>, std::vector<size_t>> by_end_of_stream;
+  for (const size_t i : by_end) by_end_of_stream[{t_.ops[i].device, t_.ops[i].stream}].push_back(i);
   std::unordered_map<int64_t, int64_t> copy_of_call;
   for (size_t i = 0; i < t_.ops.size(); ++i) {
     if (ops_[i].call >= 0 && t_.calls[ops_[i].call].kind == CallKind::kSyncCopy)
@@ -270,10 +273,16 @@ void RetimePlan::BuildCovers() {
       if (op.start_ns + op.dur_ns <= end) cover_[c] = own->second;
       continue;
     }
-    auto it = std::upper_bound(by_end.begin(), by_end.end(), end, [&](int64_t e, size_t i) {
-      return e < t_.ops[i].start_ns + t_.ops[i].dur_ns;
-    });
-    for (size_t looked = 0; it != by_end.begin() && looked < kCoverSearch; ++looked) {
+    // A stream synchronisation looks at its stream's operations only.
+    const std::vector<size_t>* candidates = &by_end;
+    if (call.sync_stream != kAnyStream) {
+      const auto stream = by_end_of_stream.find({call.sync_device, call.sync_stream});
+      if (stream == by_end_of_stream.end()) continue;
+      candidates = &stream->second;
+    }
+    auto it = std::upper_bound(candidates->begin(), candidates->end(), end,
+                               [&](int64_t e, size_t i) { return e < EndOf(i); });
+    for (size_t looked = 0; it != candidates->begin() && looked < kCoverSearch; ++looked) {
       --it;
       const OpPlan& plan = ops_[*it];
       const double enqueued =

@@ -12,6 +12,7 @@
 namespace dxpu::perfmodel {
 
 inline constexpr int64_t kNoCorrelation = -1;
+inline constexpr int64_t kAnyStream = -1;
 
 // What a GPU operation is, as far as the fabric is concerned.
 enum class GpuOpKind : uint8_t {
@@ -49,6 +50,10 @@ struct RuntimeCall {
   int64_t start_ns = 0;
   int64_t dur_ns = 0;
   int64_t correlation = kNoCorrelation;
+  // A synchronisation that waited for one stream (Kineto's cuda_sync "Stream Sync" event says
+  // which): its device and stream. kAnyStream: the whole device, or not known.
+  int32_t sync_device = 0;
+  int64_t sync_stream = kAnyStream;
 };
 
 struct Trace {

@@ -291,6 +291,27 @@ TEST(KinetoTraceTest, EqualStartsKeepTheirOrderInTheFile) {
   EXPECT_EQ(trace.value().calls[1].correlation, 1);
 }
 
+// A "Stream Sync" cuda_sync event names the stream its synchronisation waited for; a
+// "Context Sync" waits for the whole device.
+TEST(KinetoTraceTest, StreamSyncEventsNameTheStreamWaitedFor) {
+  const ParseResult<Trace> trace = Parse(R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "ts": 5, "dur": 2, "args": {"device": 1, "stream": 9, "correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 4, "dur": 1, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 1, "tid": 1, "ts": 6, "dur": 2, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": 1, "tid": 9, "ts": 6, "dur": 2, "args": {"device": 1, "stream": 9, "correlation": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 1, "tid": 1, "ts": 9, "dur": 1, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "cuda_sync", "name": "Context Sync", "pid": 1, "tid": 9, "ts": 9, "dur": 1, "args": {"device": 1, "stream": 9, "correlation": 3}}
+  ]})");
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  ASSERT_EQ(trace.value().calls.size(), 3u);
+  EXPECT_EQ(trace.value().calls[0].sync_stream, kAnyStream);  // the launch
+  EXPECT_EQ(trace.value().calls[1].kind, CallKind::kSync);
+  EXPECT_EQ(trace.value().calls[1].sync_device, 1);
+  EXPECT_EQ(trace.value().calls[1].sync_stream, 9);
+  EXPECT_EQ(trace.value().calls[2].kind, CallKind::kSync);
+  EXPECT_EQ(trace.value().calls[2].sync_stream, kAnyStream);
+}
+
 TEST(KinetoTraceTest, KindsHaveLowerCaseNames) {
   EXPECT_STREQ(ToString(GpuOpKind::kKernel), "kernel");
   EXPECT_STREQ(ToString(GpuOpKind::kMemset), "memset");

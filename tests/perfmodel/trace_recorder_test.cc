@@ -178,6 +178,7 @@ TEST(TraceRecorder, WritesKinetoNamesAndArgs) {
   std::vector<std::string> calls;
   std::vector<std::string> ops;
   size_t metadata = 0;
+  std::vector<std::string> syncs;
   for (const nlohmann::json& event : trace["traceEvents"]) {
     if (event["ph"] == "M") {
       ++metadata;
@@ -189,6 +190,13 @@ TEST(TraceRecorder, WritesKinetoNamesAndArgs) {
       calls.push_back(name);
       continue;
     }
+    if (event["cat"] == "cuda_sync") {  // the stream synchronisation's GPU side names its stream
+      syncs.push_back(name);
+      EXPECT_EQ(event["args"]["stream"], stream);
+      EXPECT_EQ(event["args"]["device"], 0);
+      EXPECT_TRUE(event["args"].contains("correlation"));
+      continue;
+    }
     ops.push_back(event["cat"].get<std::string>() + ": " + name);
     EXPECT_EQ(event["pid"], 0);
     EXPECT_EQ(event["tid"], stream);
@@ -198,6 +206,7 @@ TEST(TraceRecorder, WritesKinetoNamesAndArgs) {
     EXPECT_TRUE(event["args"].contains("bytes"));
   }
   EXPECT_EQ(metadata, 3u) << "host process and thread, GPU 0";
+  EXPECT_EQ(syncs, std::vector<std::string>{"Stream Sync"});
   EXPECT_EQ(calls, (std::vector<std::string>{"cudaMemcpyAsync", "cudaLaunchKernel",
                                              "cudaLaunchKernel", "cudaMemsetAsync",
                                              "cudaMemcpyAsync", "cudaStreamSynchronize"}));

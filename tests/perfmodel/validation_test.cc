@@ -3,7 +3,7 @@
 // synthetic ResNet, BERT and LLM ones), written as Kineto traces and read back, then replayed
 // natively and through DxPU at 0.5, 1, 2, 5 and 10 us of added latency; the model's predicted
 // overhead must be within 2 percentage points of the simulated one where docs/perf-model.md
-// says it is, and below it where the doc says the model misses a mechanism.
+// says it is, and within the doc's looser bound where it says the model misses a mechanism.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -26,6 +26,7 @@ constexpr double kLatenciesUs[] = {0.5, 1, 2, 5, 10};
 struct Case {
   const char* workload;
   double within_bound_up_to_us;  // the largest latency the doc claims the bound for (0: none)
+  double beyond_pp;              // past it, the doc's looser bound (percentage points)
 };
 
 // The trace as a profiler file would give it: recorded, written as Kineto JSON, read back.
@@ -59,26 +60,20 @@ TEST_P(Validation, PredictedOverheadAgainstTheSimulation) {
     const double predicted = r.value().predicted.overhead_pct;
     std::printf("%-13s %5.1f us: simulated %8.2f%%  predicted %8.2f%%  %+6.2f pp\n", c.workload, us,
                 simulated, predicted, predicted - simulated);
-    // The model's native time is the trace's, which the native replay reproduces (except for
-    // data-loading: the replay waits for the whole GPU where the trace waited for one stream).
-    if (c.within_bound_up_to_us > 0) {
-      EXPECT_NEAR(r.value().predicted.native_ns, static_cast<double>(r.value().native.elapsed_ns),
-                  1e-3 * r.value().predicted.native_ns)
-          << us << " us";
-    }
+    // The model's native time is the trace's, which the native replay reproduces.
+    EXPECT_NEAR(r.value().predicted.native_ns, static_cast<double>(r.value().native.elapsed_ns),
+                1e-3 * r.value().predicted.native_ns)
+        << us << " us";
     EXPECT_GT(simulated, 0) << us << " us";
-    if (us <= c.within_bound_up_to_us) {
-      EXPECT_NEAR(predicted, simulated, kBoundPp) << us << " us";
-    } else {
-      EXPECT_LT(predicted, simulated) << us << " us: the doc says the model misses time here";
-    }
+    EXPECT_NEAR(predicted, simulated, us <= c.within_bound_up_to_us ? kBoundPp : c.beyond_pp)
+        << us << " us";
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, Validation,
-                         ::testing::Values(Case{"mlp-train", 10}, Case{"decode-loop", 10},
-                                           Case{"data-loading", 0}, Case{"resnet-train", 10},
-                                           Case{"bert-infer", 10}, Case{"llm-decode", 5}),
+                         ::testing::Values(Case{"mlp-train", 10, 0}, Case{"decode-loop", 10, 0},
+                                           Case{"data-loading", 0, 20}, Case{"resnet-train", 10, 0},
+                                           Case{"bert-infer", 10, 0}, Case{"llm-decode", 5, 5}),
                          [](const ::testing::TestParamInfo<Case>& param) {
                            std::string name = param.param.workload;
                            for (char& ch : name) {

@@ -78,6 +78,12 @@ Json Complete(const char* category, const char* name, int64_t pid, int64_t tid, 
               {"dur", Micros(end_ns - start_ns)}};
 }
 
+// A stream synchronisation: Kineto writes its GPU side as a cuda_sync "Stream Sync" event that
+// names the stream.
+bool IsStreamSync(const dxgpu::CallRecord& r) {
+  return std::string_view(r.name) == "cudaStreamSynchronize";
+}
+
 void SortLikeTheParser(Trace& trace) {
   std::ranges::stable_sort(trace.calls, [](const RuntimeCall& a, const RuntimeCall& b) {
     return std::pair(a.thread, a.start_ns) < std::pair(b.thread, b.start_ns);
@@ -166,12 +172,18 @@ Trace TraceRecorder::ToTrace(const std::string& source) const {
   Trace trace;
   trace.calls.reserve(calls_.size());
   trace.ops.reserve(ops.size());
+  size_t stream_syncs = 0;
   for (const RecordedCall& c : calls_) {
-    trace.calls.push_back({.kind = CallKindOf(c.record.name),
-                           .thread = HostThread(c.tid),
-                           .start_ns = static_cast<int64_t>(c.record.start_ns),
-                           .dur_ns = static_cast<int64_t>(c.record.end_ns - c.record.start_ns),
-                           .correlation = c.correlation});
+    const bool stream_sync = IsStreamSync(c.record);
+    stream_syncs += stream_sync ? 1 : 0;
+    trace.calls.push_back(
+        {.kind = CallKindOf(c.record.name),
+         .thread = HostThread(c.tid),
+         .start_ns = static_cast<int64_t>(c.record.start_ns),
+         .dur_ns = static_cast<int64_t>(c.record.end_ns - c.record.start_ns),
+         .correlation = c.correlation,
+         .sync_device = stream_sync ? static_cast<int32_t>(c.record.device) : 0,
+         .sync_stream = stream_sync ? static_cast<int64_t>(c.record.stream) : kAnyStream});
   }
   for (const Op& op : ops) {
     const gpu::CommandActivity& a = op.recorded.activity;
@@ -187,7 +199,7 @@ Trace TraceRecorder::ToTrace(const std::string& source) const {
   StartFromEarliest(trace);
   SortLikeTheParser(trace);
   trace.source = source;
-  trace.events_read = calls_.size() + ops.size();
+  trace.events_read = calls_.size() + ops.size() + stream_syncs;
   // The metadata: the host's process_name and thread_names, each device's process_name.
   trace.events_skipped = 1 + threads_.size() + Devices(ops).size();
   return trace;
@@ -211,6 +223,14 @@ void TraceRecorder::WriteKineto(std::ostream& out) const {
     event["args"] = Json{
         {"correlation", c.correlation}, {"device", c.record.device}, {"stream", c.record.stream}};
     events.push_back(std::move(event));
+    if (IsStreamSync(c.record)) {
+      Json sync =
+          Complete("cuda_sync", "Stream Sync", static_cast<int64_t>(c.record.device),
+                   static_cast<int64_t>(c.record.stream), c.record.start_ns, c.record.end_ns);
+      sync["args"] = Json{
+          {"correlation", c.correlation}, {"device", c.record.device}, {"stream", c.record.stream}};
+      events.push_back(std::move(sync));
+    }
   }
   for (const Op& op : ops) {
     const gpu::CommandActivity& a = op.recorded.activity;

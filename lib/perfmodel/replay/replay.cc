@@ -47,6 +47,7 @@ class Replayer {
   Status Issue(const RuntimeCall& call, const GpuOp* op);
   Status Enqueue(const GpuOp& op);
   Status CopyNow(const GpuOp& op);
+  Status Synchronize(const RuntimeCall& call);
   Status SynchronizeBusy();
   void WaitUntil(uint64_t t);
   Status StreamOf(const GpuOp& op, dxgpu::Stream* out);
@@ -170,6 +171,17 @@ Status Replayer::CopyNow(const GpuOp& op) {
   }
 }
 
+// A stream synchronisation waits for its stream (if it had work), any other for the GPUs.
+Status Replayer::Synchronize(const RuntimeCall& call) {
+  if (call.sync_stream == kAnyStream) return SynchronizeBusy();
+  const auto device = device_of_.find(call.sync_device);
+  if (device == device_of_.end()) return {};
+  const auto stream = streams_.find({device->second, call.sync_stream});
+  if (stream == streams_.end()) return {};
+  stats_.syncs++;
+  return rt_.SynchronizeStream(stream->second);
+}
+
 Status Replayer::SynchronizeBusy() {
   stats_.syncs++;
   for (size_t d = 0; d < devices_.size(); ++d) {
@@ -199,7 +211,7 @@ Status Replayer::Issue(const RuntimeCall& call, const GpuOp* op) {
         return CopyNow(*op);
       return SynchronizeBusy();
     case CallKind::kSync:
-      return SynchronizeBusy();
+      return Synchronize(call);
     case CallKind::kOther:
       return {};
   }
