@@ -74,16 +74,19 @@ enum Cost : unsigned {
   kOtherCost = 16,
 };
 
-// A queue's GPFIFO reads: one in flight at a time. A doorbell that arrives while one is in
-// flight waits for it, then is read with every entry rung by then (as the model GPU does:
-// docs/dxgpu.md, "The channel").
+// A queue's GPFIFO reads: one in flight at a time, and a new one only once at most `prefetch`
+// fetched entries are left unfinished. A doorbell that arrives while one is in flight waits for
+// it, then is read with every entry rung by then (as the model GPU does: docs/dxgpu.md, "The
+// channel").
 class GpfifoReads {
  public:
-  // When the entry whose doorbell arrives at `arrival` has been read.
-  double Read(double arrival, double read_ns) {
+  // When the entry whose doorbell arrives at `arrival` has been read, if a new read may start
+  // no earlier than `refill` and takes `read_ns(start)`.
+  template <typename ReadNs>
+  double Read(double arrival, double refill, const ReadNs& read_ns) {
     if (arrival < start_) return end_;  // rung before the read in flight began: in it
-    start_ = std::max(arrival, end_);
-    end_ = start_ + read_ns;
+    start_ = std::max({arrival, end_, refill});
+    end_ = start_ + read_ns(start_);
     return end_;
   }
 
@@ -91,6 +94,51 @@ class GpfifoReads {
   double start_ = kNever;
   double end_ = kNever;
 };
+
+// The host-to-GPU direction of one device's path, a FIFO: what the host sends there (a
+// doorbell, the completions of a GPFIFO or pushbuffer read) leaves after the host-to-device
+// copy data queued before it.
+class DownstreamLink {
+ public:
+  DownstreamLink(const ModelParams& p, const Path& path) : p_(&p), path_(path) {}
+
+  // A host-to-device copy of `bytes` that the GPU started at `start`: its data queues at the
+  // host's end once its reads arrive there.
+  void CopyStarted(double start, uint64_t bytes) {
+    const double from = start + path_.one_way_ns;
+    const double ns = WireBytes(*p_, bytes) / path_.bytes_per_ns;
+    if (!busy_.empty() && from <= busy_.back().second) {
+      busy_.back().second += ns;
+      return;
+    }
+    busy_.emplace_back(from, from + ns);
+  }
+  // How long something the host sends at `at` waits behind copy data.
+  double Queued(double at) const {
+    auto it =
+        std::upper_bound(busy_.begin(), busy_.end(), at,
+                         [](double t, const std::pair<double, double>& b) { return t < b.first; });
+    if (it == busy_.begin()) return 0;
+    --it;
+    return std::max(0.0, it->second - at);
+  }
+
+ private:
+  const ModelParams* p_;
+  Path path_;
+  std::vector<std::pair<double, double>> busy_;  // [from, until), in order, disjoint
+};
+
+// When an operation's launch has it ready to run: the host rings at `rung`; the doorbell, the
+// GPFIFO read's completion and the pushbuffer's each wait behind the copy data ahead of them.
+double Launched(const PathCosts& c, GpfifoReads& reads, const DownstreamLink& down, double rung,
+                double refill) {
+  const double ow = c.one_way_ns;
+  const double doorbell = rung + down.Queued(rung) + ow;
+  const double read = reads.Read(
+      doorbell, refill, [&](double start) { return c.gpfifo_ns + down.Queued(start + ow); });
+  return read + c.fetch_ns + down.Queued(read + ow);
+}
 
 bool IsBlocking(CallKind k) { return k == CallKind::kSync || k == CallKind::kSyncCopy; }
 bool Enqueues(CallKind k) {
@@ -117,10 +165,12 @@ class RetimePlan {
 
  private:
   struct OpPlan {
-    int64_t call = -1;       // the call that enqueued it
-    double submit = 0;       // when that call handed it over (native)
-    int64_t prev = -1;       // the operation before it in its queue
-    int64_t fetch_ref = -1;  // the operation `prefetch` before it in its queue
+    int64_t call = -1;        // the call that enqueued it
+    double submit = 0;        // when that call handed it over (native)
+    int64_t prev = -1;        // the operation before it in its queue
+    int64_t fetch_ref = -1;   // the operation `prefetch` before it in its queue
+    int64_t refill_ref = -1;  // the one `prefetch` + 1 before: done before a new GPFIFO read
+    size_t device = 0;
     size_t queue = 0;
     // How much later than its native start the model has its launch arrive (a real GPU that
     // launches faster than the model): taken off the launch's arrival both ways.
@@ -145,6 +195,7 @@ class RetimePlan {
   const ModelParams& p_;
   std::vector<OpPlan> ops_;
   size_t queues_ = 0;
+  size_t devices_ = 0;
   std::vector<size_t> call_thread_;
   size_t threads_ = 0;
   std::vector<int64_t> cover_;  // per call: the operation a blocking call waited for, or -1
@@ -185,8 +236,10 @@ void RetimePlan::BuildQueues() {
                    [&](size_t a, size_t b) { return t_.ops[a].start_ns < t_.ops[b].start_ns; });
   std::unordered_map<uint64_t, std::vector<size_t>> queues;
   std::unordered_map<uint64_t, size_t> index_of;
+  std::unordered_map<int32_t, size_t> device_of;
   for (const size_t i : order) {
     const GpuOp& op = t_.ops[i];
+    ops_[i].device = device_of.try_emplace(op.device, device_of.size()).first->second;
     const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(op.device)) << 32) ^
                          (p_.serial_streams ? 0 : static_cast<uint64_t>(op.stream));
     std::vector<size_t>& q = queues[key];
@@ -194,14 +247,23 @@ void RetimePlan::BuildQueues() {
     if (!q.empty()) ops_[i].prev = static_cast<int64_t>(q.back());
     if (p_.prefetch > 0 && q.size() >= p_.prefetch)
       ops_[i].fetch_ref = static_cast<int64_t>(q[q.size() - p_.prefetch]);
+    if (q.size() >= size_t{p_.prefetch} + 1)
+      ops_[i].refill_ref = static_cast<int64_t>(q[q.size() - p_.prefetch - 1]);
     q.push_back(i);
   }
   queues_ = index_of.size();
+  devices_ = device_of.size();
 }
 
 void RetimePlan::BuildNativeConstraints(const PathCosts& native) {
   std::vector<GpfifoReads> gpfifo(queues_);
-  for (size_t i = 0; i < t_.ops.size(); ++i) {
+  std::vector<DownstreamLink> downstream(devices_, DownstreamLink(p_, PathOf(p_, false)));
+  // In start order, as Run meets them.
+  std::vector<size_t> order(t_.ops.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return t_.ops[a].start_ns < t_.ops[b].start_ns; });
+  for (const size_t i : order) {
     const GpuOp& op = t_.ops[i];
     OpPlan& plan = ops_[i];
     const auto start = static_cast<double>(op.start_ns);
@@ -210,9 +272,12 @@ void RetimePlan::BuildNativeConstraints(const PathCosts& native) {
                       : static_cast<double>(t_.ops[plan.prev].start_ns + t_.ops[plan.prev].dur_ns);
     double launched = kNever;
     if (plan.call >= 0) {
+      const double refill = plan.refill_ref < 0
+                                ? kNever
+                                : static_cast<double>(t_.ops[plan.refill_ref].start_ns +
+                                                      t_.ops[plan.refill_ref].dur_ns);
       const double model =
-          gpfifo[plan.queue].Read(plan.submit + native.one_way_ns, native.gpfifo_ns) +
-          native.fetch_ns;
+          Launched(native, gpfifo[plan.queue], downstream[plan.device], plan.submit, refill);
       plan.launch_excess = std::max(0.0, model - start);
       launched = model - plan.launch_excess;
     }
@@ -222,6 +287,7 @@ void RetimePlan::BuildNativeConstraints(const PathCosts& native) {
       plan.fetch_eff = std::clamp(start - ref_start, 0.0, native.fetch_ns);
       fetched = ref_start + plan.fetch_eff;
     }
+    if (op.kind == GpuOpKind::kMemcpyHtoD) downstream[plan.device].CopyStarted(start, op.bytes);
     const double ready = std::max({after_prev, launched, fetched});
     plan.slack = ready == kNever ? 0 : std::max(0.0, start - ready);
     if (plan.call >= 0) counts_.launches++;
@@ -329,6 +395,8 @@ double RetimePlan::Run(unsigned mask) const {
   std::vector<bool> call_seen(t_.calls.size(), false);
   std::vector<double> op_start(t_.ops.size(), 0.0), op_end(t_.ops.size(), 0.0);
   std::vector<GpfifoReads> gpfifo(queues_);
+  std::vector<DownstreamLink> downstream(devices_,
+                                         DownstreamLink(p_, PathOf(p_, (mask & kLaunchCost) != 0)));
   double last = 0;
   for (const Event& e : events_) {
     if (e.kind == 0) {
@@ -342,9 +410,11 @@ double RetimePlan::Run(unsigned mask) const {
       double ready = kNever;
       if (plan.prev >= 0) ready = op_end[plan.prev];
       if (plan.call >= 0 && call_seen[plan.call]) {
-        const double doorbell = plan.submit + call_shift[plan.call] + launch.one_way_ns;
-        ready = std::max(ready, gpfifo[plan.queue].Read(doorbell, launch.gpfifo_ns) +
-                                    launch.fetch_ns - plan.launch_excess);
+        double refill = kNever;
+        if (plan.refill_ref >= 0) refill = op_end[plan.refill_ref];
+        ready = std::max(ready, Launched(launch, gpfifo[plan.queue], downstream[plan.device],
+                                         plan.submit + call_shift[plan.call], refill) -
+                                    plan.launch_excess);
       }
       if (plan.fetch_ref >= 0)
         ready = std::max(ready, op_start[plan.fetch_ref] + plan.fetch_eff + d_fetch);
@@ -355,6 +425,8 @@ double RetimePlan::Run(unsigned mask) const {
       if (op.kind == GpuOpKind::kMemcpyDtoH && (mask & kD2hCost) != 0)
         dur += D2hCopyNs(p_, true, op.bytes) - D2hCopyNs(p_, false, op.bytes);
       op_end[e.index] = op_start[e.index] + std::max(0.0, dur);
+      if (op.kind == GpuOpKind::kMemcpyHtoD)
+        downstream[plan.device].CopyStarted(op_start[e.index], op.bytes);
       last = std::max(last, op_end[e.index]);
     } else {
       const RuntimeCall& call = t_.calls[e.index];

@@ -65,13 +65,14 @@ Trace DecodeLoop(const ModelParams& p, int iterations, int64_t kernel_ns = 20'00
   int64_t t = 0;
   for (int i = 0; i < iterations; ++i) {
     const int64_t call = 3'000;
-    const auto start = static_cast<int64_t>(t + call + native.launch_ns);
+    const auto start = static_cast<int64_t>(static_cast<double>(t + call) + native.launch_ns);
     b.Op(GpuOpKind::kKernel, t, call, start, kernel_ns);
     const auto copy = static_cast<int64_t>(D2hCopyNs(p, false, 4096));
     // The copy was launched long before (while the kernel ran): it follows the kernel.
     b.Op(GpuOpKind::kMemcpyDtoH, t + call, 2'000, start + kernel_ns, copy, 4096);
     const int64_t gpu_end = start + kernel_ns + copy;
-    const auto sync_end = static_cast<int64_t>(gpu_end + native.notify_ns + 1'000);
+    const auto sync_end =
+        static_cast<int64_t>(static_cast<double>(gpu_end + 1'000) + native.notify_ns);
     b.Sync(t + call + 2'000, sync_end - (t + call + 2'000));
     t = sync_end + 5'000;  // the host's own work before the next token
   }
@@ -83,7 +84,7 @@ Trace QueuedWork(const ModelParams& p, GpuOpKind kind, int ops, int64_t op_ns, u
                  int64_t call_every = 2'000) {
   TraceBuilder b;
   const PathCosts native = NativePath(p);
-  int64_t gpu = static_cast<int64_t>(call_every + native.launch_ns);
+  auto gpu = static_cast<int64_t>(static_cast<double>(call_every) + native.launch_ns);
   for (int i = 0; i < ops; ++i) {
     b.Op(kind, call_every * i, call_every, gpu, op_ns, bytes);
     gpu += op_ns;
@@ -177,7 +178,7 @@ TEST(PerfModel, DryLaunchesAndSyncsCostExactlyTheirDeltas) {
   const Trace t = DecodeLoop(p, kTokens);
   const Prediction r = Predict(t, p);
   EXPECT_EQ(r.counts.dry_launches, uint64_t{kTokens});
-  EXPECT_EQ(r.counts.launches, uint64_t{2 * kTokens});
+  EXPECT_EQ(r.counts.launches, uint64_t{2} * kTokens);
   EXPECT_EQ(r.counts.syncs, uint64_t{kTokens});
   const PathCosts native = NativePath(p), dxpu = DxpuPath(p);
   const double per_token = (dxpu.launch_ns - native.launch_ns) +
@@ -210,9 +211,67 @@ TEST(PerfModel, ThePrefetchDepthBoundsAQueueOfTinyKernels) {
   const Prediction r = Predict(t, p);
   // At most `prefetch` pushbuffers are fetched per round trip.
   const double fetch = DxpuPath(p).fetch_ns;
-  EXPECT_GE(r.dxpu_ns, (kKernels / p.prefetch - 1) * fetch);
+  EXPECT_GE(r.dxpu_ns, (static_cast<double>(kKernels) / p.prefetch - 1) * fetch);
   p.prefetch = 16;
   EXPECT_LT(Predict(t, p).dxpu_ns, r.dxpu_ns);
+}
+
+// With prefetch 0 the GPU reads the next GPFIFO entries only once every fetched one is done:
+// a kernel rung while the one before runs is read, and its pushbuffer fetched, after it ends.
+TEST(PerfModel, ANewGpfifoReadWaitsForTheFetchedEntriesToRun) {
+  ModelParams p;
+  p.prefetch = 0;
+  p.added_latency_ns = 5'000;
+  const PathCosts native = NativePath(p), dxpu = DxpuPath(p);
+  constexpr int64_t kCall = 1'000, kKernel = 200'000;
+  const auto first = static_cast<int64_t>(kCall + native.launch_ns);
+  const int64_t first_end = first + kKernel;
+  const auto second =
+      static_cast<int64_t>(static_cast<double>(first_end) + native.gpfifo_ns + native.fetch_ns);
+  TraceBuilder b;
+  b.Op(GpuOpKind::kKernel, 0, kCall, first, kKernel);
+  b.Op(GpuOpKind::kKernel, 50'000, kCall, second, kKernel);
+  const Trace t = b.Build();
+  const Prediction r = Predict(t, p);
+  EXPECT_DOUBLE_EQ(r.native_ns, static_cast<double>(second + kKernel));
+  const double want =
+      static_cast<double>(kCall + 2 * kKernel) + dxpu.launch_ns + dxpu.gpfifo_ns + dxpu.fetch_ns;
+  EXPECT_NEAR(r.dxpu_ns, want, 3);  // the native times in whole ns
+  EXPECT_NEAR(r.breakdown.launch_ns, r.dxpu_ns - r.native_ns, 1);
+}
+
+// The host-to-GPU direction is one FIFO: a kernel rung on another stream while a host-to-device
+// copy's data is on its way waits behind it, natively and more so through DxPU (the data takes
+// longer on the slower fabric); a device-to-host copy's does not (its data goes the other way).
+TEST(PerfModel, ALaunchWaitsBehindCopyDataOnItsWayToTheGpu) {
+  ModelParams p;
+  p.added_latency_ns = 5'000;
+  const PathCosts native = NativePath(p), dxpu = DxpuPath(p);
+  constexpr uint64_t kBytes = 8 << 20;
+  // Rung once the copy's data has begun to leave the host, both ways.
+  constexpr int64_t kCall = 1'000, kRing = 50'000, kKernel = 2'000'000;
+  const double wire_bytes = static_cast<double>(kBytes) * (256.0 + 24) / 256;
+  // When the doorbell rung at kRing + kCall leaves the host, on a path of `one_way` ns and
+  // `gbps`, behind the data of a copy launched at 0 (which reaches the host's end one way after
+  // the copy starts). Nothing is queued for a device-to-host copy.
+  const auto DoorbellLeaves = [&](const PathCosts& path, double gbps, bool h2d) {
+    const double copy_data = kCall + path.launch_ns + path.one_way_ns;
+    return h2d ? std::max<double>(kRing + kCall, copy_data + wire_bytes / (gbps / 8))
+               : kRing + kCall;
+  };
+  for (const bool h2d : {true, false}) {
+    const GpuOpKind copy = h2d ? GpuOpKind::kMemcpyHtoD : GpuOpKind::kMemcpyDtoH;
+    const auto copy_ns =
+        static_cast<int64_t>(h2d ? H2dCopyNs(p, false, kBytes) : D2hCopyNs(p, false, kBytes));
+    const auto kernel =
+        static_cast<int64_t>(DoorbellLeaves(native, 200, h2d) + native.launch_ns) + 1;
+    TraceBuilder b;
+    b.Op(copy, 0, kCall, static_cast<int64_t>(kCall + native.launch_ns), copy_ns, kBytes, 7);
+    b.Op(GpuOpKind::kKernel, kRing, kCall, kernel, kKernel, 0, 8);
+    const Prediction r = Predict(b.Build(), p);
+    EXPECT_DOUBLE_EQ(r.native_ns, static_cast<double>(kernel + kKernel)) << h2d;
+    EXPECT_NEAR(r.dxpu_ns, DoorbellLeaves(dxpu, 100, h2d) + dxpu.launch_ns + 1 + kKernel, 2) << h2d;
+  }
 }
 
 TEST(PerfModel, PostedOnlyWorkBarelyMovesWhileReadsDo) {

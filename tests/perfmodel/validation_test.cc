@@ -72,8 +72,8 @@ TEST_P(Validation, PredictedOverheadAgainstTheSimulation) {
 
 INSTANTIATE_TEST_SUITE_P(Workloads, Validation,
                          ::testing::Values(Case{"mlp-train", 10, 0}, Case{"decode-loop", 10, 0},
-                                           Case{"data-loading", 0, 20}, Case{"resnet-train", 10, 0},
-                                           Case{"bert-infer", 10, 0}, Case{"llm-decode", 5, 5}),
+                                           Case{"data-loading", 2, 11}, Case{"resnet-train", 10, 0},
+                                           Case{"bert-infer", 10, 0}, Case{"llm-decode", 10, 0}),
                          [](const ::testing::TestParamInfo<Case>& param) {
                            std::string name = param.param.workload;
                            for (char& ch : name) {

@@ -138,9 +138,10 @@ std::optional<nlohmann::json> Replay(const perfmodel::Trace& trace, const ModelA
 
 void PrintReplay(const nlohmann::json& rows, const ModelParams& p) {
   std::cout << fmt::format(
-      "replayed in the simulator ({:g} Gb/s; the model with streams serialised, as the model GPU "
-      "runs them):\n  {:>10} {:>12} {:>12} {:>10} {:>10} {:>8}\n",
-      p.fabric_bandwidth_gbps, "latency_us", "native", "dxpu", "simulated", "predicted", "diff");
+      "replayed in the simulator ({:g} Gb/s; the model as the simulator runs: streams "
+      "serialised, {:g}-byte TLP overhead):\n  {:>10} {:>12} {:>12} {:>10} {:>10} {:>8}\n",
+      p.fabric_bandwidth_gbps, perfmodel::kSimulatedTlpOverheadBytes, "latency_us", "native",
+      "dxpu", "simulated", "predicted", "diff");
   for (const nlohmann::json& r : rows) {
     std::cout << fmt::format(
         "  {:>10g} {:>12} {:>12} {:>9.2f}% {:>9.2f}% {:>+6.2f}pp\n",

@@ -299,6 +299,13 @@ size_t DevicesOf(const Trace& trace) {
   return seen.size();
 }
 
+ModelParams AsSimulated(const ModelParams& params) {
+  ModelParams p = params;
+  p.serial_streams = true;  // one channel per model GPU
+  p.tlp_overhead_bytes = kSimulatedTlpOverheadBytes;
+  return p;
+}
+
 ReplayResult<ReplayStats> ReplayTrace(const Trace& trace, dxgpu::Runtime& rt,
                                       const std::function<void(size_t, size_t)>& progress) {
   Replayer replayer(trace, rt);
@@ -328,9 +335,7 @@ ReplayResult<ReplayComparison> CompareWithSimulation(
   }
   c.simulated_overhead_pct =
       (static_cast<double>(c.dxpu.elapsed_ns) / static_cast<double>(c.native.elapsed_ns) - 1) * 100;
-  ModelParams serial = params;
-  serial.serial_streams = true;
-  c.predicted = Predict(trace, serial);
+  c.predicted = Predict(trace, AsSimulated(params));
   return c;
 }
 

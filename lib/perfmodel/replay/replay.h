@@ -40,8 +40,16 @@ size_t DevicesOf(const Trace& trace);
 ReplayResult<ReplayStats> ReplayTrace(const Trace& trace, dxgpu::Runtime& rt,
                                       const std::function<void(size_t, size_t)>& progress = {});
 
+// What the simulator's links charge a TLP besides its payload: its header alone (12 bytes for a
+// completion; no data-link or physical-layer bytes), where the model's default is a real link's.
+inline constexpr double kSimulatedTlpOverheadBytes = 12;
+
+// `params` as the simulator runs them: streams serialised (the model GPU has one channel) and
+// the simulator's TLP overhead.
+ModelParams AsSimulated(const ModelParams& params);
+
 // The trace replayed in the simulator natively and through DxPU with `params`' fabric, beside
-// the model's prediction for it (streams serialised, as the model GPU runs them).
+// the model's prediction for it with AsSimulated(params).
 struct ReplayComparison {
   ReplayStats native;
   ReplayStats dxpu;
