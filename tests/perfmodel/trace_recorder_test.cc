@@ -89,6 +89,8 @@ void ExpectSameTrace(const Trace& a, const Trace& b) {
     EXPECT_EQ(a.calls[i].start_ns, b.calls[i].start_ns);
     EXPECT_EQ(a.calls[i].dur_ns, b.calls[i].dur_ns);
     EXPECT_EQ(a.calls[i].correlation, b.calls[i].correlation);
+    EXPECT_EQ(a.calls[i].sync_device, b.calls[i].sync_device);
+    EXPECT_EQ(a.calls[i].sync_stream, b.calls[i].sync_stream);
   }
   ASSERT_EQ(a.ops.size(), b.ops.size());
   for (size_t i = 0; i < a.ops.size(); ++i) {
@@ -161,6 +163,8 @@ TEST(TraceRecorder, RecordsAProgramNativelyAndThroughDxpu) {
     }
     EXPECT_EQ(trace.ops[1].dur_ns, static_cast<int64_t>(kTimedNs)) << "TIMED, exactly";
     EXPECT_GT(End(sync), End(trace.ops[4])) << "the sync sees the progress word after the copy";
+    EXPECT_EQ(sync.sync_device, 0) << "a stream synchronisation knows its stream";
+    EXPECT_EQ(sync.sync_stream, static_cast<int64_t>(stream));
     lengths[dxpu ? 1 : 0] = End(sync);
 
     const std::string json = run.Kineto();

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "gpu/gpu_device.h"
+#include "host/device_attach.h"
 #include "host/sim_port.h"
 
 namespace dxpu::perfmodel {
@@ -262,11 +264,15 @@ std::string CheckSimulatable(const ModelParams& p) {
   if (p.box_pcie_latency_ns != p.pcie_latency_ns)
     return "the simulator's box link is a PCIe link like the host's: the box PCIe latency must "
            "equal the PCIe latency";
-  const ModelParams sim;  // the simulated GPUs' settings (lib/host/device_attach.h, dxgpu)
-  if (p.mps != sim.mps || p.mrrs != sim.mrrs || p.read_tags != sim.read_tags ||
-      p.prefetch != sim.prefetch)
+  // What the simulator's GPUs run with: the host's attach settings and the GPU model's options,
+  // both their defaults (lib/host/sim_port.cc).
+  const host::AttachOptions attach;
+  const gpu::GpuOptions gpu;
+  if (p.mps != attach.max_payload || p.mrrs != attach.max_read_request ||
+      p.read_tags != gpu.max_outstanding_reads || p.prefetch != gpu.pushbuffer_prefetch)
     return fmt::format("the simulated GPUs have MPS {}, MRRS {}, {} read tags, prefetch {}",
-                       sim.mps, sim.mrrs, sim.read_tags, sim.prefetch);
+                       attach.max_payload, attach.max_read_request, gpu.max_outstanding_reads,
+                       gpu.pushbuffer_prefetch);
   return "";
 }
 
