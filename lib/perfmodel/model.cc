@@ -160,7 +160,8 @@ class RetimePlan {
   }
 
   // The workload's end (ns) with the deltas of `mask` applied.
-  double Run(unsigned mask) const;
+  // With `retimed`, also every call and operation at its new time.
+  double Run(unsigned mask, Trace* retimed = nullptr) const;
   const WorkloadCounts& counts() const { return counts_; }
 
  private:
@@ -382,7 +383,7 @@ void RetimePlan::BuildEventOrder() {
   });
 }
 
-double RetimePlan::Run(unsigned mask) const {
+double RetimePlan::Run(unsigned mask, Trace* retimed) const {
   const PathCosts native = CostsOf(p_, false);
   const PathCosts dxpu = CostsOf(p_, true);
   const PathCosts& launch = (mask & kLaunchCost) != 0 ? dxpu : native;
@@ -395,8 +396,11 @@ double RetimePlan::Run(unsigned mask) const {
   std::vector<bool> call_seen(t_.calls.size(), false);
   std::vector<double> op_start(t_.ops.size(), 0.0), op_end(t_.ops.size(), 0.0);
   std::vector<GpfifoReads> gpfifo(queues_);
-  std::vector<DownstreamLink> downstream(devices_,
-                                         DownstreamLink(p_, PathOf(p_, (mask & kLaunchCost) != 0)));
+  // The copy data in the way goes at the rate its copies take at this step: a launch waits
+  // longer behind a copy because the copy is slower (H2D), not because the launch is (launch).
+  Path down = PathOf(p_, (mask & kLaunchCost) != 0);
+  down.bytes_per_ns = PathOf(p_, (mask & kH2dCost) != 0).bytes_per_ns;
+  std::vector<DownstreamLink> downstream(devices_, DownstreamLink(p_, down));
   double last = 0;
   for (const Event& e : events_) {
     if (e.kind == 0) {
@@ -444,6 +448,20 @@ double RetimePlan::Run(unsigned mask) const {
     }
   }
   for (size_t c = 0; c < t_.calls.size(); ++c) last = std::max(last, call_end[c]);
+  if (retimed != nullptr) {
+    *retimed = t_;
+    const auto Ns = [](double t) { return static_cast<int64_t>(std::llround(t)); };
+    for (size_t c = 0; c < t_.calls.size(); ++c) {
+      RuntimeCall& call = retimed->calls[c];
+      call.start_ns = Ns(static_cast<double>(call.start_ns) + call_shift[c]);
+      call.dur_ns = std::max<int64_t>(0, Ns(call_end[c]) - call.start_ns);
+    }
+    for (size_t i = 0; i < t_.ops.size(); ++i) {
+      GpuOp& op = retimed->ops[i];
+      op.start_ns = Ns(op_start[i]);
+      op.dur_ns = std::max<int64_t>(0, Ns(op_end[i]) - op.start_ns);
+    }
+  }
   return last;
 }
 
@@ -500,6 +518,12 @@ Prediction Predict(const Trace& trace, const ModelParams& params) {
   p.breakdown = {t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4]};
   p.counts = plan.counts();
   return p;
+}
+
+Trace Retime(const Trace& trace, const ModelParams& params) {
+  Trace out;
+  RetimePlan(trace, params).Run(kSyncCost | kLaunchCost | kH2dCost | kD2hCost | kOtherCost, &out);
+  return out;
 }
 
 Prediction Predict(const WorkloadSummary& s, const ModelParams& params) {

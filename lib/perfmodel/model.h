@@ -110,6 +110,9 @@ double D2hCopyNs(const ModelParams& p, bool dxpu, uint64_t bytes);
 std::string CheckParams(const ModelParams& p);
 
 Prediction Predict(const Trace& trace, const ModelParams& params);
+// The trace as the model has it through DxPU: every call and operation at its new time (whole
+// ns), each at its index in `trace`. Its latest end is Predict's dxpu_ns.
+Trace Retime(const Trace& trace, const ModelParams& params);
 Prediction Predict(const WorkloadSummary& summary, const ModelParams& params);
 
 }  // namespace dxpu::perfmodel

@@ -2,16 +2,22 @@
 // re-timing reproduces the trace, zero DxPU latency is zero overhead, overhead grows with
 // latency, posted-only work barely moves, queued launches hide their latency, dry ones and
 // synchronisations cost exactly their deltas, the prefetch depth bounds a queue of tiny
-// kernels, the copy formulas, the breakdown adds up; and the sweep's outputs.
+// kernels, a new GPFIFO read waits for the fetched entries, launches wait behind copy data on
+// its way to the GPU, the copy formulas, the breakdown adds up; the re-timed trace and the
+// timeline written from it; and the sweep's outputs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "perfmodel/model.h"
 #include "perfmodel/sweep.h"
+#include "perfmodel/timeline.h"
 #include "perfmodel/trace.h"
 
 namespace dxpu::perfmodel {
@@ -360,6 +366,96 @@ TEST(PerfModel, CheckParamsRefusesWhatCannotBe) {
   p = {};
   p.added_latency_ns = -1;
   EXPECT_NE(CheckParams(p).find("added latency"), std::string::npos);
+}
+
+// The re-timed trace is the prediction event by event: the same events, none earlier than
+// natively, operations of one stream in order, and its latest end the predicted time; with
+// nothing added it is the trace itself.
+TEST(PerfModel, RetimedTraceIsThePredictionEventByEvent) {
+  ModelParams p;
+  p.added_latency_ns = 5'000;
+  for (const Trace& t : {DecodeLoop(p, 10), Irregular()}) {
+    const Trace r = Retime(t, p);
+    ASSERT_EQ(r.calls.size(), t.calls.size());
+    ASSERT_EQ(r.ops.size(), t.ops.size());
+    int64_t end = 0;
+    for (size_t i = 0; i < t.calls.size(); ++i) {
+      EXPECT_EQ(r.calls[i].kind, t.calls[i].kind);
+      EXPECT_EQ(r.calls[i].correlation, t.calls[i].correlation);
+      EXPECT_GE(r.calls[i].start_ns, t.calls[i].start_ns) << "call " << i;
+      end = std::max(end, r.calls[i].start_ns + r.calls[i].dur_ns);
+    }
+    for (size_t i = 0; i < t.ops.size(); ++i) {
+      EXPECT_EQ(r.ops[i].correlation, t.ops[i].correlation);
+      EXPECT_EQ(r.ops[i].bytes, t.ops[i].bytes);
+      EXPECT_GE(r.ops[i].start_ns, t.ops[i].start_ns) << "op " << i;
+      end = std::max(end, r.ops[i].start_ns + r.ops[i].dur_ns);
+      for (size_t j = 0; j < i; ++j) {
+        if (t.ops[j].stream == t.ops[i].stream && t.ops[j].start_ns < t.ops[i].start_ns) {
+          EXPECT_GE(r.ops[i].start_ns, r.ops[j].start_ns + r.ops[j].dur_ns - 1)
+              << "op " << i << " after op " << j << " of its stream";
+        }
+      }
+    }
+    EXPECT_NEAR(static_cast<double>(end), Predict(t, p).dxpu_ns, 1);
+  }
+  p.added_latency_ns = 0;
+  p.box_pcie_latency_ns = 0;
+  p.fabric_bandwidth_gbps = p.pcie_bandwidth_gbps;
+  const Trace t = Irregular();
+  const Trace same = Retime(t, p);
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    EXPECT_EQ(same.ops[i].start_ns, t.ops[i].start_ns);
+    EXPECT_EQ(same.ops[i].dur_ns, t.ops[i].dur_ns);
+  }
+  for (size_t i = 0; i < t.calls.size(); ++i) {
+    EXPECT_EQ(same.calls[i].start_ns, t.calls[i].start_ns);
+    EXPECT_EQ(same.calls[i].dur_ns, t.calls[i].dur_ns);
+  }
+}
+
+// The timeline: both sides' events, each on its side's host or GPU process, the DxPU ones
+// saying how much later they start.
+TEST(PerfModel, TimelineHasBothSidesEventForEvent) {
+  ModelParams p;
+  p.added_latency_ns = 2'000;
+  const Trace t = Irregular();
+  const Trace r = Retime(t, p);
+  std::ostringstream out;
+  WriteTimeline(out, t, r);
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  size_t native_calls = 0, native_ops = 0, dxpu_calls = 0, dxpu_ops = 0, later = 0;
+  std::vector<std::string> processes;
+  for (const nlohmann::json& e : doc["traceEvents"]) {
+    if (e["ph"] == "M") {
+      if (e["name"] == "process_name") processes.push_back(e["args"]["name"]);
+      continue;
+    }
+    ASSERT_EQ(e["ph"], "X");
+    const int64_t pid = e["pid"];
+    const bool host = pid == 1 || pid == 2;
+    const bool dxpu = pid == 2 || pid >= 2000;
+    (dxpu ? (host ? dxpu_calls : dxpu_ops) : (host ? native_calls : native_ops))++;
+    if (!dxpu) {
+      EXPECT_FALSE(e["args"].contains("later_us"));
+      continue;
+    }
+    // The side's events come in the traces' order: calls, then operations.
+    const double ts_ns = e["ts"].get<double>() * 1e3;
+    const double later_ns = e["args"]["later_us"].get<double>() * 1e3;
+    const int64_t now = host ? r.calls[dxpu_calls - 1].start_ns : r.ops[dxpu_ops - 1].start_ns;
+    const int64_t before = host ? t.calls[dxpu_calls - 1].start_ns : t.ops[dxpu_ops - 1].start_ns;
+    EXPECT_NEAR(ts_ns, static_cast<double>(now), 0.5);
+    EXPECT_NEAR(later_ns, static_cast<double>(now - before), 0.5);
+    if (later_ns > 0) later++;
+  }
+  EXPECT_EQ(native_calls, t.calls.size());
+  EXPECT_EQ(dxpu_calls, t.calls.size());
+  EXPECT_EQ(native_ops, t.ops.size());
+  EXPECT_EQ(dxpu_ops, t.ops.size());
+  EXPECT_GT(later, t.ops.size() / 2) << "2 us added: most events move";
+  EXPECT_NE(std::find(processes.begin(), processes.end(), "native: host"), processes.end());
+  EXPECT_NE(std::find(processes.begin(), processes.end(), "DxPU: GPU 0"), processes.end());
 }
 
 TEST(PerfModel, SweepWritesEveryPointAsCsvJsonAndSvg) {

@@ -3,7 +3,8 @@
 # Exercises decode of a hand-derived vector, encode->decode round trips, error handling
 # (bad hex, truncated TLPs, codec rule violations, usage errors), crc32c, the demo, `run`,
 # `lspci`, `pool` without a manager, `flash` (push and status without a bridge), `model` (a
-# shipped trace, plain and gzipped, summary counts, bad input) and --help of every command.
+# shipped trace, plain and gzipped, summary counts, bad input, the timeline) and --help of every
+# command.
 # Prints each failure and exits 1 if there was any.
 set -uo pipefail
 
@@ -485,6 +486,15 @@ fi
 run "trace record unknown" 1 "$DXPU" trace record nothing --out "$tmp/n.json" &&
   grep_check "trace record unknown" err "no workload named nothing"
 run "model replay without a trace" 2 "$DXPU" model --native-us 10 --replay
+if run "model timeline" 0 "$DXPU" model "$traces/small_trace.json" --latency-us 5 \
+    --sweep-latency-us 5 --timeline "$tmp/timeline.json"; then
+  cp "$tmp/timeline.json" "$tmp/out"
+  json_check "model timeline" 'len([e for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] >= 2000]) == 7 and
+    len([e for e in d["traceEvents"] if e["ph"] == "X" and 1000 <= e["pid"] < 2000]) == 7 and
+    all(e["args"]["later_us"] > 0 for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] >= 2000)'
+fi
+run "model timeline without a trace" 2 "$DXPU" model --native-us 10 --timeline "$tmp/t2.json" &&
+  grep_check "model timeline without a trace" err "needs a trace"
 
 # --- help and version -------------------------------------------------------------------
 for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "perfmodel/model.h"
 #include "perfmodel/replay/replay.h"
 #include "perfmodel/sweep.h"
+#include "perfmodel/timeline.h"
 #include "progress.h"
 
 namespace dxpu::cli {
@@ -34,6 +36,7 @@ struct ModelArgs {
   std::vector<double> sweep_bandwidth_gbps;  // default: --bandwidth-gbps alone
   ModelParams params;
   std::string svg, csv;
+  std::string timeline;  // the native and DxPU timelines as a Chrome trace
   bool json = false;
   bool replay = false;
 };
@@ -193,6 +196,15 @@ int RunModel(ModelArgs& a) {
       !WriteFile(a.svg, perfmodel::SweepToSvg(sweep, a.trace.empty() ? "summary" : a.trace)))
     return kExitFailure;
   if (!a.csv.empty() && !WriteFile(a.csv, perfmodel::SweepToCsv(sweep))) return kExitFailure;
+  if (!a.timeline.empty()) {
+    if (!trace) {
+      std::cerr << "dxpu model: --timeline needs a trace\n";
+      return kExitUsage;
+    }
+    std::ostringstream timeline;
+    perfmodel::WriteTimeline(timeline, *trace, perfmodel::Retime(*trace, a.params));
+    if (!WriteFile(a.timeline, timeline.str())) return kExitFailure;
+  }
   std::optional<nlohmann::json> replay;
   if (a.replay) {
     if (!trace) {
@@ -305,6 +317,11 @@ Command AddModelCommand(CLI::App& parent) {
       ->check(CLI::Range(1e-3, 1e6));
   cmd->add_option("--svg", args->svg, "write the overhead curve as an SVG plot")->group(group);
   cmd->add_option("--csv", args->csv, "write the sweep as CSV")->group(group);
+  cmd->add_option("--timeline", args->timeline,
+                  "write the trace natively and as the model re-times it through DxPU (at "
+                  "--latency-us), side by side, as a Chrome trace for chrome://tracing or "
+                  "Perfetto; each DxPU event's args say how much later it starts (later_us)")
+      ->group(group);
   cmd->add_flag("--json", args->json, "print the prediction and the sweep as JSON")->group(group);
   cmd->add_flag("--replay", args->replay,
                 "also replay the trace on the model GPUs in the simulator, natively and through "
@@ -313,7 +330,8 @@ Command AddModelCommand(CLI::App& parent) {
       ->group(group);
   cmd->footer(
       "Examples:\n"
-      "  dxpu model docs/traces/resnet-train.json.gz --latency-us 2\n"
+      "  dxpu model tools/traces/resnet-train.json.gz --latency-us 2\n"
+      "  dxpu model tools/traces/data-loading.json.gz --latency-us 5 --timeline t.json\n"
       "  dxpu model trace.json --sweep-bandwidth-gbps 25,100,400 --svg overhead.svg --csv o.csv\n"
       "  dxpu model --native-us 12000 --syncs 40 --dry-launches 35 --h2d-copies 20 "
       "--h2d-bytes 83886080");

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "perfmodel/chrome_events.h"
+
 namespace dxpu::perfmodel {
 namespace {
 
@@ -59,23 +61,11 @@ CallKind CallKindOf(std::string_view name) {
 
 int64_t HostThread(int64_t tid) { return (TraceRecorder::kHostPid << 32) | tid; }
 
-// Nanoseconds as Kineto's microseconds (a double whose shortest form has at most 3 decimals).
-double Micros(uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
-
-Json Metadata(const char* name, int64_t pid, int64_t tid, const std::string& value) {
-  return Json{{"ph", "M"},  {"name", name}, {"pid", pid},
-              {"tid", tid}, {"ts", 0},      {"args", Json{{"name", value}}}};
-}
-
+// A complete event from the recorder's start and end times.
 Json Complete(const char* category, const char* name, int64_t pid, int64_t tid, uint64_t start_ns,
               uint64_t end_ns) {
-  return Json{{"ph", "X"},
-              {"cat", category},
-              {"name", name},
-              {"pid", pid},
-              {"tid", tid},
-              {"ts", Micros(start_ns)},
-              {"dur", Micros(end_ns - start_ns)}};
+  return ChromeComplete(category, name, pid, tid, static_cast<int64_t>(start_ns),
+                        static_cast<int64_t>(end_ns - start_ns));
 }
 
 // A stream synchronisation: Kineto writes its GPU side as a cuda_sync "Stream Sync" event that
@@ -209,13 +199,13 @@ void TraceRecorder::WriteKineto(std::ostream& out) const {
   const std::lock_guard lock(mu_);
   const std::vector<Op> ops = Ops();
   Json events = Json::array();
-  events.push_back(Metadata("process_name", kHostPid, 0, "dxgpu host"));
+  events.push_back(ChromeMetadata("process_name", kHostPid, 0, "dxgpu host"));
   for (int64_t tid = 1; tid <= ThreadCount(); ++tid) {
-    events.push_back(Metadata("thread_name", kHostPid, tid, "thread " + std::to_string(tid)));
+    events.push_back(ChromeMetadata("thread_name", kHostPid, tid, "thread " + std::to_string(tid)));
   }
   for (const size_t device : Devices(ops)) {
-    events.push_back(
-        Metadata("process_name", static_cast<int64_t>(device), 0, "GPU " + std::to_string(device)));
+    events.push_back(ChromeMetadata("process_name", static_cast<int64_t>(device), 0,
+                                    "GPU " + std::to_string(device)));
   }
   for (const RecordedCall& c : calls_) {
     Json event = Complete("cuda_runtime", c.record.name, kHostPid, c.tid, c.record.start_ns,
