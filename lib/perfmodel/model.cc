@@ -422,7 +422,12 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
       }
       if (plan.fetch_ref >= 0)
         ready = std::max(ready, op_start[plan.fetch_ref] + plan.fetch_eff + d_fetch);
-      op_start[e.index] = ready == kNever ? static_cast<double>(op.start_ns) : ready + plan.slack;
+      // Never earlier than natively: a launch that waited natively behind copy data can find
+      // the path clear through DxPU (the copy's data reaches the host later), but what the
+      // trace shows is taken as the least the work takes.
+      op_start[e.index] = ready == kNever
+                              ? static_cast<double>(op.start_ns)
+                              : std::max(ready + plan.slack, static_cast<double>(op.start_ns));
       double dur = static_cast<double>(op.dur_ns);
       if (op.kind == GpuOpKind::kMemcpyHtoD && (mask & kH2dCost) != 0)
         dur += H2dCopyNs(p_, true, op.bytes) - H2dCopyNs(p_, false, op.bytes);

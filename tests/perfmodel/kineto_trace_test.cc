@@ -2,7 +2,8 @@
 // kineto_trace.h): a realistic small trace, plain, gzipped and from a file, read to the exact
 // calls and operations; unusual but valid spellings; every malformed input an error that says
 // what, including every truncation; the size and event limits (a gzip bomb); and random
-// mutations of a valid trace, which must never crash.
+// mutations of a valid trace, which must never crash (and what the reader accepts, the model
+// and the timeline take).
 #include "perfmodel/kineto_trace.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -21,6 +23,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "perfmodel/model.h"
+#include "perfmodel/timeline.h"
 
 namespace dxpu::perfmodel {
 namespace {
@@ -682,6 +687,16 @@ TEST(KinetoTraceTest, RandomMutationsNeverCrash) {
     const ParseResult<Trace> trace = ParseKinetoTrace(mutated, "mutant.json");
     if (trace.ok()) {
       ++accepted;
+      // What the reader accepts, the model takes: a finite prediction, never faster than
+      // natively, and a timeline.
+      ModelParams params;
+      params.added_latency_ns = 2'000;
+      const Prediction p = Predict(trace.value(), params);
+      EXPECT_TRUE(std::isfinite(p.dxpu_ns)) << i;
+      EXPECT_GE(p.dxpu_ns, p.native_ns) << i;
+      std::ostringstream timeline;
+      WriteTimeline(timeline, trace.value(), Retime(trace.value(), params));
+      EXPECT_FALSE(timeline.str().empty()) << i;
     } else {
       EXPECT_GT(trace.error().message.size(), std::string_view("mutant.json: ").size()) << i;
     }
