@@ -65,6 +65,10 @@ Expected<std::unique_ptr<Port>> OpenThroughBridge() {
   o.node_id = kNodes[opened++ % 2];
   dxfp_session_config_defaults(&o.session);
   o.session.link_down_ns = 2'000'000'000;  // busy sanitizer builds on two cores
+  // An MMIO read (the runtime polling STATUS) goes to the box behind the completions of the
+  // GPU's DMA reads of host memory, up to a 4 MiB copy's worth: under a sanitizer on two busy
+  // cores that took over the default second once in CI (a read answered UR after the timeout).
+  o.request_timeout_ns = 10'000'000'000;
   host::BridgeAttachment a;
   a.name = "udp:127.0.0.1:" + std::to_string(b.port);
   a.link = link::UdpLink::Open("127.0.0.1", 0).link;

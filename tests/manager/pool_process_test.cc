@@ -425,9 +425,18 @@ TEST(PoolProcessTest, SceneAndBadRequestsWithRealProcesses) {
   ASSERT_TRUE(operator_cli.Assign(gpu["device"].get<uint16_t>(), 0x0900, 0x77).ok());
   manager::PoolResult<manager::PoolAudit> audit = manager::AuditPool(pool.url());
   ASSERT_TRUE(audit.ok());
-  ASSERT_EQ(audit.value().problems.size(), 1u);
-  EXPECT_NE(audit.value().problems[0].find("with no lease"), std::string::npos)
-      << audit.value().problems[0];
+  if (audit.value().problems.empty()) {
+    // The manager's probe can come first (a busy sanitizer run): then it has released the
+    // orphan already, which the audit no longer sees.
+    std::optional<Answer> s = pool.Call("GET", "/v1/status");
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->body["counters"]["orphans_released"], 1)
+        << "the audit saw no orphan, and the manager released none";
+  } else {
+    ASSERT_EQ(audit.value().problems.size(), 1u);
+    EXPECT_NE(audit.value().problems[0].find("with no lease"), std::string::npos)
+        << audit.value().problems[0];
+  }
   ASSERT_TRUE(ProcessPool::WaitFor([&] {
     std::optional<Answer> s = pool.Call("GET", "/v1/status");
     return s && s->body["counters"]["orphans_released"] == 1 && s->body["gpus_free"] == 1;
