@@ -1,10 +1,12 @@
 # DxPU: the two commands of the README, and a few for developers.
 #   make demo   set up, build, and run the main job
 #   make test   set up, build (release and ASan/UBSan), and run every test
+#   make check  the inner loop: the release build and its unit, simulation and RTL tests (no
+#               QEMU guests, source checks or RTL regression; under 5 minutes warm)
 #   make lint   clang-format and clang-tidy over everything (before a commit)
 JOBS ?= $(shell nproc)
 
-.PHONY: all demo test bench bootstrap release asan debug format tidy lint clean module
+.PHONY: all demo test check bench bootstrap release asan debug format tidy lint clean module
 
 all: release
 
@@ -21,6 +23,9 @@ demo: release
 test: release asan
 	ctest --preset release -j $(JOBS)
 	ctest --preset asan -j $(JOBS)
+
+check: release
+	ctest --preset release -j $(JOBS) -L '^(unit|sim|rtl|rtl-bridge)$$'
 
 bench: release
 	build/release/bench/dxpu_bench_tlp

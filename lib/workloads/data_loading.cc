@@ -28,7 +28,7 @@ struct LoadShape {
   size_t batch_floats;
 };
 
-LoadShape ShapeFor(Scale scale) {
+LoadShape LoadShapeFor(Scale scale) {
   if (scale == Scale::kTest) return {6, size_t{16} << 10};  // 64 KiB
   return {16, size_t{2} << 20};                             // 8 MiB
 }
@@ -45,7 +45,7 @@ struct Slot {
 
 Status RunDataLoading(Context& ctx) {
   Runtime& rt = ctx.rt();
-  const LoadShape s = ShapeFor(ctx.scale());
+  const LoadShape s = LoadShapeFor(ctx.scale());
   const size_t n = ctx.devices();
   const size_t count = s.batch_floats;
   const uint64_t bytes = uint64_t{count} * sizeof(float);

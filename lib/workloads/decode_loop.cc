@@ -33,7 +33,7 @@ struct DecodeShape {
   uint32_t tokens;
 };
 
-DecodeShape ShapeFor(Scale scale) {
+DecodeShape DecodeShapeFor(Scale scale) {
   if (scale == Scale::kTest) return {2, 32, 64, 64, 6};
   return {4, 256, 512, 512, 32};
 }
@@ -201,7 +201,7 @@ Status EnqueueStage(Runtime& rt, dxgpu::Stream stream, const DecodeShape& s, con
 
 Status RunDecodeLoop(Context& ctx) {
   Runtime& rt = ctx.rt();
-  const DecodeShape s = ShapeFor(ctx.scale());
+  const DecodeShape s = DecodeShapeFor(ctx.scale());
   const LayerLayout l = MakeLayerLayout(s);
   const size_t n = ctx.devices();
   const size_t h = s.hidden;

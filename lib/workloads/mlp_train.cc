@@ -35,7 +35,7 @@ struct MlpShape {
   float learning_rate;
 };
 
-MlpShape ShapeFor(Scale scale) {
+MlpShape MlpShapeFor(Scale scale) {
   if (scale == Scale::kTest) return {16, {16, 32, 32, 8}, 3, 0.05f};
   return {128, {256, 1024, 1024, 64}, 10, 0.05f};
 }
@@ -261,7 +261,7 @@ Status EnqueueUpdate(Runtime& rt, dxgpu::Stream st, const MlpShape& s, const Lay
 
 Status RunMlpTrain(Context& ctx) {
   Runtime& rt = ctx.rt();
-  const MlpShape s = ShapeFor(ctx.scale());
+  const MlpShape s = MlpShapeFor(ctx.scale());
   const Layout l = MakeLayout(s);
   const size_t n = ctx.devices();
   if (s.batch % n != 0) {

@@ -12,6 +12,11 @@
 
 namespace dxpu::fabric::test {
 
+// The three TLP classes, short.
+inline constexpr int kP = DXPU_TLP_CLASS_POSTED;
+inline constexpr int kNp = DXPU_TLP_CLASS_NON_POSTED;
+inline constexpr int kCpl = DXPU_TLP_CLASS_COMPLETION;
+
 // Marker traffic classes that make the fake refuse a TLP for good.
 inline constexpr uint8_t kTcTooBig = 7;
 inline constexpr uint8_t kTcInvalid = 6;

@@ -21,9 +21,9 @@ namespace {
 
 using test::FakeSession;
 
-constexpr int kP = DXPU_TLP_CLASS_POSTED;
-constexpr int kNp = DXPU_TLP_CLASS_NON_POSTED;
-constexpr int kCpl = DXPU_TLP_CLASS_COMPLETION;
+using test::kCpl;
+using test::kNp;
+using test::kP;
 
 // May a TLP of class a go before an older one of class b that is still waiting?
 bool MayPass(int a, int b) { return (a == kP && b != kP) || (a == kCpl && b == kNp); }

@@ -19,9 +19,9 @@ using test::FakeSession;
 using test::MakeTlp;
 using test::Offer;
 
-constexpr int kP = DXPU_TLP_CLASS_POSTED;
-constexpr int kNp = DXPU_TLP_CLASS_NON_POSTED;
-constexpr int kCpl = DXPU_TLP_CLASS_COMPLETION;
+using test::kCpl;
+using test::kNp;
+using test::kP;
 
 // Pushes one TLP per class in `classes`, with ids 0, 1, 2, ... and a 1-DW payload where the
 // class takes one.

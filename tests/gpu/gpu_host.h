@@ -20,6 +20,10 @@
 
 namespace dxpu::gpu::test {
 
+// The dxgpu profile's MSI-X table and Pending Bit Array, offsets in BAR0 (lib/gpu/README.md).
+inline constexpr uint32_t kMsixTable = 0xff0000;
+inline constexpr uint32_t kMsixPba = 0xff1000;
+
 // Checks every TLP the device sends against PCIe's rules and the function's settings, and
 // tracks its reads in flight (from the MRd until the host delivers its last completion).
 class TlpStreamChecker {

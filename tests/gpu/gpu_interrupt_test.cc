@@ -10,9 +10,6 @@
 namespace dxpu::gpu::test {
 namespace {
 
-constexpr uint32_t kMsixTable = 0xff0000;  // dxgpu
-constexpr uint32_t kMsixPba = 0xff1000;
-
 uint32_t VectorControl(uint16_t v) { return kMsixTable + 16u * v + 12; }
 
 class GpuInterrupts : public ::testing::Test {

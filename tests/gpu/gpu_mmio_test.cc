@@ -12,9 +12,6 @@
 namespace dxpu::gpu::test {
 namespace {
 
-constexpr uint32_t kMsixTable = 0xff0000;  // dxgpu
-constexpr uint32_t kMsixPba = 0xff1000;
-
 TEST(GpuMmio, IdentityRegistersAreReadOnly) {
   GpuRig rig;
   rig.Start();

@@ -10,8 +10,6 @@
 namespace dxpu::gpu::test {
 namespace {
 
-constexpr uint32_t kMsixTable = 0xff0000;  // dxgpu
-
 void InitiateFlr(GpuRig& rig) {
   const uint16_t devctl = static_cast<uint16_t>(
       *rig.device().config().capability_offset(CapabilityId::kPciExpress) + pci::kExpDevCtl);

@@ -320,7 +320,9 @@ struct BridgeSetup {
 };
 
 // A dxpu-bridge process with `profiles`, every device assigned to kNode at bus i + first_bus and
-// granted the host's DMA and MSI ranges.
+// granted the host's DMA and MSI ranges. Its completion timeout is 2 s, not 50 ms: a register
+// read waits in the bridge behind a 4 MiB peer copy's TLPs, which under the sanitizers with both
+// cores busy took longer than 50 ms (the read then completed with UR).
 BridgeSetup StartBridge(const std::vector<std::string>& profiles, const std::string& link_down,
                         uint16_t first_bus = 1) {
   BridgeSetup s;
@@ -334,7 +336,8 @@ BridgeSetup StartBridge(const std::vector<std::string>& profiles, const std::str
   const std::string text =
       R"({"node_id": "0xb1", "links": [{"type": "udp", "listen": "127.0.0.1:)" +
       std::to_string(s.port) + R"("}], "management": {"unix": ")" + s.mgmt + R"("}, "devices": [)" +
-      devices + R"(], "limits": {"link_down": ")" + link_down + R"("}})";
+      devices + R"(], "limits": {"link_down": ")" + link_down +
+      R"(", "completion_timeout": "2s"}})";
   s.process = std::make_unique<BridgeProcess>(text);
   if (!s.process->Start() || !WaitForPath(s.mgmt)) return s;
   const bridge::ManagementClient manager(link::LinkAddress::Unix(s.mgmt));

@@ -19,7 +19,7 @@ start_bridge "$bridge_bin" "$work"
 "$dxpu_bin" bridge assign --to "unix:$work/mgmt.sock" --device 0 --node 0x525400123456 --host-bdf 01:00.0
 status=0
 bash "$here/guest.sh" --name agent --script "$here/scenario_agent.sh" --nic "$work/bridge.sock" \
-  --ko "$work/kbuild/driver/dxpu.ko" --bin "$agent_bin:/bin/dxpu-agent" \
+  --ko "$ko_dir/dxpu.ko" --bin "$agent_bin:/bin/dxpu-agent" \
   --bin /usr/bin/lspci:/bin/lspci --file /usr/share/misc/pci.ids:/usr/share/misc/pci.ids \
   --out "$work/guest" --timeout 300 --expect "DXPU-AGENT: every step ran" || status=1
 stop_bridge

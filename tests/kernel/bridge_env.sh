@@ -1,13 +1,15 @@
 # bridge_env.sh - sourced by the kernel tests that need a real dxpu-bridge on the host for the
-# guest's dxpu.ko: builds the modules and starts the bridge on an AF_UNIX link whose peer is
+# guest's dxpu.ko: finds the modules (kernel_env.sh: sets ko_dir) and starts the bridge on an AF_UNIX link whose peer is
 # QEMU's end of the guest's NIC ($work/guest/qemu.sock), MAC 02:00:00:00:b0:01, management on
 # $work/mgmt.sock, one "dxgpu" GPU (64 MiB) at box 01:00.0. Sets bridge_pid; stop_bridge stops
 # it. start_bridge_at starts one more anywhere (two-bridge tests put a switch in between).
 #   start_bridge DXPU_BRIDGE WORKDIR
+source "$here/kernel_env.sh"
+
 start_bridge() {
   work=$2
   mkdir -p "$work/guest"
-  bash "$here/../kbuild_check.sh" "$work/kbuild" >/dev/null
+  kernel_modules "$work"
   start_bridge_at "$1" "$work/bridge" 02:00:00:00:b0:01 "$work/guest/qemu.sock" 0x0000000000b0b001
   bridge_pid=$started_pid
   trap 'kill $bridge_pid 2>/dev/null || true' EXIT

@@ -11,14 +11,13 @@ dxpu_bin=${2:?usage: chardev_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
 work=${3:-$(mktemp -d /tmp/dxpu-kernel-chardev.XXXXXX)}
 source "$here/bridge_env.sh"
 start_bridge "$bridge_bin" "$work"
-for prog in chardev_check chardev_lost; do
-  gcc -static -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$work/$prog" "$here/$prog.c"
-done
+chardev_check=$(guest_program chardev_check "$work")
+chardev_lost=$(guest_program chardev_lost "$work")
 lend_gpu "$dxpu_bin" "unix:$work/mgmt.sock" 01:00.0
 status=0
 bash "$here/guest.sh" --name chardev --script "$here/scenario_chardev.sh" --nic "$work/bridge.sock" \
-  --ko "$work/kbuild/driver/dxpu.ko" --file "$work/chardev_check:/bin/chardev_check" \
-  --file "$work/chardev_lost:/bin/chardev_lost" --out "$work/guest" \
+  --ko "$ko_dir/dxpu.ko" --file "$chardev_check:/bin/chardev_check" \
+  --file "$chardev_lost:/bin/chardev_lost" --out "$work/guest" \
   --expect "chardev_check: 0 failures" || status=1
 stop_bridge
 exit $status

@@ -4,6 +4,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=${1:-$(mktemp -d /tmp/dxpu-kernel-core.XXXXXX)}
-bash "$here/../kbuild_check.sh" "$work/kbuild" >/dev/null
+source "$here/kernel_env.sh"
+kernel_modules "$work"
 exec bash "$here/guest.sh" --name core-check --script "$here/scenario_core_check.sh" \
-  --ko "$work/kbuild/driver/dxpu_core_check.ko" --out "$work/guest"
+  --ko "$ko_dir/dxpu_core_check.ko" --out "$work/guest"

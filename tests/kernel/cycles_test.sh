@@ -10,12 +10,11 @@ dxpu_bin=${2:?usage: cycles_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
 work=${3:-$(mktemp -d /tmp/dxpu-kernel-cycles.XXXXXX)}
 source "$here/bridge_env.sh"
 start_bridge "$bridge_bin" "$work"
-gcc -static -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$work/chardev_check" \
-  "$here/chardev_check.c"
+chardev_check=$(guest_program chardev_check "$work")
 lend_gpu "$dxpu_bin" "unix:$work/mgmt.sock" 01:00.0
 status=0
 bash "$here/guest.sh" --name cycles --script "$here/scenario_cycles.sh" --nic "$work/bridge.sock" \
-  --ko "$work/kbuild/driver/dxpu.ko" --file "$work/chardev_check:/bin/chardev_check" \
+  --ko "$ko_dir/dxpu.ko" --file "$chardev_check:/bin/chardev_check" \
   --file "$here/slab_traces.sh:/bin/slab_traces.sh" --append slub_debug=U --out "$work/guest" \
   --timeout 500 --expect "leak check: 6 cycles done" || status=1
 stop_bridge

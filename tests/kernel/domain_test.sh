@@ -3,6 +3,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=${1:-$(mktemp -d /tmp/dxpu-kernel-domain.XXXXXX)}
-bash "$here/../kbuild_check.sh" "$work/kbuild" >/dev/null
+source "$here/kernel_env.sh"
+kernel_modules "$work"
 exec bash "$here/guest.sh" --name domain --script "$here/scenario_domain.sh" \
-  --ko "$work/kbuild/driver/dxpu.ko" --out "$work/guest"
+  --ko "$ko_dir/dxpu.ko" --out "$work/guest"

@@ -14,6 +14,6 @@ start_bridge "$bridge_bin" "$work"
 "$dxpu_bin" bridge assign --to "unix:$work/mgmt.sock" --device 0 --node 0x525400123456 --host-bdf 01:00.0
 status=0
 bash "$here/guest.sh" --name hotplug --script "$here/scenario_hotplug.sh" --nic "$work/bridge.sock" \
-  --ko "$work/kbuild/driver/dxpu.ko" --out "$work/guest" --expect "attached: slot dxpu0" || status=1
+  --ko "$ko_dir/dxpu.ko" --out "$work/guest" --expect "attached: slot dxpu0" || status=1
 stop_bridge
 exit $status

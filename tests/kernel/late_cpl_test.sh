@@ -12,10 +12,9 @@ dxpu_bin=${2:?usage: late_cpl_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
 work=${3:-$(mktemp -d /tmp/dxpu-kernel-late.XXXXXX)}
 source "$here/bridge_env.sh"
 mkdir -p "$work/guest"
-bash "$here/../kbuild_check.sh" "$work/kbuild" >/dev/null
-for prog in late_cpl_check chardev_check; do
-  gcc -static -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$work/$prog" "$here/$prog.c"
-done
+kernel_modules "$work"
+late_cpl_check=$(guest_program late_cpl_check "$work")
+chardev_check=$(guest_program chardev_check "$work")
 python3 "$here/frame_switch.py" "$work/switch.sock" "$work/guest/qemu.sock" \
   "02:00:00:00:b0:01=$work/b1/link.sock" >"$work/switch.log" 2>&1 &
 switch_pid=$!
@@ -29,8 +28,8 @@ trap 'kill $b1_pid $switch_pid 2>/dev/null || true' EXIT
 lend_gpu "$dxpu_bin" "unix:$work/b1/mgmt.sock" 01:00.0
 rm -f "$work/guest/console.log" # the marker below must come from this run's guest
 bash "$here/guest.sh" --name late-cpl --script "$here/scenario_late_cpl.sh" \
-  --nic "$work/switch.sock" --ko "$work/kbuild/driver/dxpu.ko" \
-  --file "$work/late_cpl_check:/bin/late_cpl_check" --file "$work/chardev_check:/bin/chardev_check" \
+  --nic "$work/switch.sock" --ko "$ko_dir/dxpu.ko" \
+  --file "$late_cpl_check:/bin/late_cpl_check" --file "$chardev_check:/bin/chardev_check" \
   --out "$work/guest" --timeout 300 --expect "chardev_check: 0 failures" >"$work/guest.out" 2>&1 &
 guest_pid=$!
 # tell_switch WHAT VALUE: a datagram to the switch's PATH.WHAT socket.

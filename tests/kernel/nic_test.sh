@@ -7,10 +7,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=${1:-$(mktemp -d /tmp/dxpu-kernel-nic.XXXXXX)}
 mkdir -p "$work"
-gcc -static -O2 -Wall -Wextra -Werror -o "$work/raw_echo" "$here/raw_echo.c"
+source "$here/kernel_env.sh"
+raw_echo=$(guest_program raw_echo "$work")
 python3 "$here/frame_echo.py" "$work/peer.sock" --seconds 150 >"$work/echo.txt" 2>&1 &
 echo_pid=$!
 trap 'kill $echo_pid 2>/dev/null || true' EXIT
 for _ in $(seq 50); do [ -S "$work/peer.sock" ] && break; sleep 0.1; done
 bash "$here/guest.sh" --name nic --script "$here/scenario_nic.sh" --nic "$work/peer.sock" \
-  --file "$work/raw_echo:/bin/raw_echo" --out "$work/guest"
+  --file "$raw_echo:/bin/raw_echo" --out "$work/guest"

@@ -129,7 +129,7 @@ step() {
 
 rm -f "$console"
 bash "$here/guest.sh" --name pool --script "$here/scenario_pool.sh" --nic "$work/bridge.sock" \
-  --user-net "$agent_port:17491" --ko "$work/kbuild/driver/dxpu.ko" \
+  --user-net "$agent_port:17491" --ko "$ko_dir/dxpu.ko" \
   --bin "$agent_bin:/bin/dxpu-agent" --file "$work/dxpu-pool.env:/etc/dxpu-pool" \
   --bin /usr/bin/lspci:/bin/lspci --file /usr/share/misc/pci.ids:/usr/share/misc/pci.ids \
   --out "$work/guest" --timeout 500 --expect "DXPU-POOL: every step ran" >"$work/guest.out" 2>&1 &

@@ -10,7 +10,7 @@ source "$here/bridge_env.sh"
 start_bridge "$bridge_bin" "$work"
 status=0
 bash "$here/guest.sh" --name session --script "$here/scenario_session.sh" --nic "$work/bridge.sock" \
-  --ko "$work/kbuild/driver/dxpu.ko" --out "$work/guest" --expect "dxpu: session to 02:00:00:00:b0:01 established" ||
+  --ko "$ko_dir/dxpu.ko" --out "$work/guest" --expect "dxpu: session to 02:00:00:00:b0:01 established" ||
   status=1
 stop_bridge
 # The bridge's side of it: the session opened from the guest's MAC, and closed by rmmod.

@@ -10,12 +10,11 @@ dxpu_bin=${2:?usage: surprise_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
 work=${3:-$(mktemp -d /tmp/dxpu-kernel-surprise.XXXXXX)}
 source "$here/bridge_env.sh"
 start_bridge "$bridge_bin" "$work"
-gcc -static -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$work/surprise_check" \
-  "$here/surprise_check.c"
+surprise_check=$(guest_program surprise_check "$work")
 lend_gpu "$dxpu_bin" "unix:$work/mgmt.sock" 01:00.0
 rm -f "$work/guest/console.log"
 bash "$here/guest.sh" --name surprise --script "$here/scenario_surprise.sh" --nic "$work/bridge.sock" \
-  --ko "$work/kbuild/driver/dxpu.ko" --file "$work/surprise_check:/bin/surprise_check" \
+  --ko "$ko_dir/dxpu.ko" --file "$surprise_check:/bin/surprise_check" \
   --out "$work/guest" --expect "surprise_check: 0 failures" \
   --expect "surprise removal" >"$work/guest.out" 2>&1 &
 guest_pid=$!

@@ -11,9 +11,8 @@ dxpu_bin=${2:?usage: two_bridges_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
 work=${3:-$(mktemp -d /tmp/dxpu-kernel-two.XXXXXX)}
 source "$here/bridge_env.sh"
 mkdir -p "$work/guest"
-bash "$here/../kbuild_check.sh" "$work/kbuild" >/dev/null
-gcc -static -O2 -Wall -Wextra -Werror -I"$here/../../include" -o "$work/chardev_check" \
-  "$here/chardev_check.c"
+kernel_modules "$work"
+chardev_check=$(guest_program chardev_check "$work")
 # The switch first: each bridge's unix link connects to its peer when it starts.
 python3 "$here/frame_switch.py" "$work/switch.sock" "$work/guest/qemu.sock" \
   "02:00:00:00:b0:01=$work/b1/link.sock" "02:00:00:00:b0:02=$work/b2/link.sock" \
@@ -40,8 +39,8 @@ if [ "${DXPU_GUEST_DXPU:-1}" = 1 ]; then
         --file /usr/share/misc/pci.ids:/usr/share/misc/pci.ids)
 fi
 bash "$here/guest.sh" --name two-bridges --script "$here/scenario_two_bridges.sh" \
-  --nic "$work/switch.sock" --ko "$work/kbuild/driver/dxpu.ko" \
-  --file "$work/chardev_check:/bin/chardev_check" "${bins[@]}" --out "$work/guest" \
+  --nic "$work/switch.sock" --ko "$ko_dir/dxpu.ko" \
+  --file "$chardev_check:/bin/chardev_check" "${bins[@]}" --out "$work/guest" \
   --timeout 400 --expect "dxpu0 works after bridge 2 died" >"$work/guest.out" 2>&1 &
 guest_pid=$!
 # The guest's markers: inject forged frames, then kill bridge 2.

@@ -24,8 +24,8 @@
 namespace dxpu::link {
 namespace {
 
-constexpr MacAddress kMacA = {0x02, 0, 0, 0, 0, 0x1a};
-constexpr MacAddress kMacB = {0x02, 0, 0, 0, 0, 0x1b};
+constexpr MacAddress kPieceMacA = {0x02, 0, 0, 0, 0, 0x1a};
+constexpr MacAddress kPieceMacB = {0x02, 0, 0, 0, 0, 0x1b};
 
 // Two connected links and the address that reaches b from a.
 struct LinkPair {
@@ -66,18 +66,18 @@ LinkPair Open(const std::string& kind) {
     const std::string a_path = (p.dir / "a.sock").string();
     const std::string b_path = (p.dir / "b.sock").string();
     auto a = UnixDgramLink::Open(
-        {.local_path = a_path, .remote_path = b_path, .mac = kMacA, .mtu = 9216});
+        {.local_path = a_path, .remote_path = b_path, .mac = kPieceMacA, .mtu = 9216});
     auto b = UnixDgramLink::Open(
-        {.local_path = b_path, .remote_path = a_path, .mac = kMacB, .mtu = 9216});
+        {.local_path = b_path, .remote_path = a_path, .mac = kPieceMacB, .mtu = 9216});
     p.a = std::move(a.link);
     p.b = std::move(b.link);
-    p.to_b = LinkAddress::Mac(kMacB);
+    p.to_b = LinkAddress::Mac(kPieceMacB);
   } else if (kind == "packet") {
-    auto a = PacketLink::Open({.interface = "lo", .mac = kMacA});
-    auto b = PacketLink::Open({.interface = "lo", .mac = kMacB});
+    auto a = PacketLink::Open({.interface = "lo", .mac = kPieceMacA});
+    auto b = PacketLink::Open({.interface = "lo", .mac = kPieceMacB});
     p.a = std::move(a.link);
     p.b = std::move(b.link);
-    p.to_b = LinkAddress::Mac(kMacB);
+    p.to_b = LinkAddress::Mac(kPieceMacB);
   }
   return p;
 }

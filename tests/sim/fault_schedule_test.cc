@@ -12,7 +12,6 @@
 namespace dxpu::sim {
 namespace {
 
-constexpr PortId kA = 1, kB = 2, kC = 3;
 const std::vector<FaultNode> kNodes = {{"a", kA}, {"b", kB}, {"c", kC}};
 
 FaultPlan Plan(const char* spec) {

@@ -17,7 +17,6 @@
 namespace dxpu::sim {
 namespace {
 
-constexpr PortId kA = 1, kB = 2;
 constexpr uint32_t kFrames = 100'000;
 
 // Sends kFrames numbered frames A->B, one every 100 ns, and runs the network dry.

@@ -13,8 +13,6 @@
 namespace dxpu::sim {
 namespace {
 
-constexpr PortId kA = 1, kB = 2, kC = 3;
-
 TEST(Network, DeliversACopyAfterTheLatency) {
   Scheduler s;
   PathConfig cfg;

@@ -12,6 +12,11 @@
 
 namespace dxpu::sim {
 
+// Port numbers the tests attach their receivers at.
+inline constexpr PortId kA = 1;
+inline constexpr PortId kB = 2;
+inline constexpr PortId kC = 3;
+
 // One delivery as a receiver saw it.
 struct Arrival {
   Nanos time = 0;

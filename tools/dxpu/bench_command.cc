@@ -18,6 +18,7 @@
 #include "fabric/raw_link_pair.h"
 #include "fabric/session_load.h"
 #include "progress.h"
+#include "stats.h"
 
 namespace dxpu::cli {
 namespace {
@@ -52,13 +53,6 @@ struct Row {
 
 fabric::RawLinkKind KindOf(const std::string& name) {
   return name == "udp" ? fabric::RawLinkKind::kUdpLoopback : fabric::RawLinkKind::kMemory;
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t mid = v.size() / 2;
-  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
 // Payload bytes/s of the raw link; 0 with *error set when it cannot run.

@@ -18,6 +18,7 @@
 #include "gpu/gpu_registers.h"
 #include "host/direct_port.h"
 #include "progress.h"
+#include "stats.h"
 
 namespace dxpu::cli {
 namespace {
@@ -25,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace regs = gpu::regs;
 
-constexpr uint64_t kHostNode = 0xbe7c;
+constexpr uint64_t kBenchHostNode = 0xbe7c;
 
 struct BenchGpuArgs {
   std::string link = "mem";
@@ -47,12 +48,6 @@ struct Cell {
   std::string error;
   double Ratio() const { return direct == 0 ? 0 : dxpu / direct; }
 };
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // One port's figures, in the order of the cells.
 class PortBench {
@@ -152,7 +147,7 @@ int RunBenchGpu(const BenchGpuArgs& args) {
     std::cerr << "dxpu bench gpu: " << box.error().message << "\n";
     return kExitFailure;
   }
-  auto dxpu_port = box.value()->OpenHostPort(1, kHostNode);
+  auto dxpu_port = box.value()->OpenHostPort(1, kBenchHostNode);
   auto direct_port = host::OpenDirectPort({{args.profile}});
   if (!dxpu_port.ok() || !direct_port.ok()) {
     std::cerr << "dxpu bench gpu: "

@@ -26,7 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint64_t kHostNode = 0x4057;
+constexpr uint64_t kDemoHostNode = 0x4057;
 // Session link-down and completion timeout with the RTL data path in the loop (docs/demo.md).
 constexpr uint64_t kRtlTimeoutNs = 60'000'000'000;
 
@@ -162,7 +162,7 @@ int Run(const DemoOptions& o) {
 
   Step(2, steps,
        fmt::format("borrowing {} GPUs through DxPU; opening {} native GPUs", o.attach, o.attach));
-  auto dxpu_port = box.value()->OpenHostPort(o.attach, kHostNode);
+  auto dxpu_port = box.value()->OpenHostPort(o.attach, kDemoHostNode);
   if (!dxpu_port.ok()) {
     std::cerr << "dxpu demo: " << dxpu_port.status().ToString() << "\n";
     return kExitFailure;

@@ -117,9 +117,9 @@ std::map<std::string, BridgeSession> ReadBridges(const fs::path& file) {
   return bridges;
 }
 
-// libpci's fatal errors: report and leave (it must not return).
+// libpci's fatal errors: report and leave (it must not return). msg is libpci's printf format.
 // NOLINTNEXTLINE(cert-dcl50-cpp): libpci's signature
-__attribute__((noreturn)) void LibpciError(char* msg, ...) {
+__attribute__((noreturn, format(printf, 1, 2))) void LibpciError(char* msg, ...) {
   va_list args;
   va_start(args, msg);
   std::fputs("dxpu lspci: libpci: ", stderr);

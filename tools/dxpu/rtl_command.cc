@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "build_paths.h"
 #include "error_report.h"
 #include "progress.h"
 #include "result.h"
@@ -42,22 +43,11 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kCommand = "rtl regress";
 
-// The build directory, CMake and CTest that built this dxpu (tools/CMakeLists.txt).
-#ifdef DXPU_BUILD_DIR
-constexpr const char* kDefaultBuildDir = DXPU_BUILD_DIR;
-#else
-constexpr const char* kDefaultBuildDir = "";
-#endif
-#ifdef DXPU_CMAKE_COMMAND
-constexpr const char* kCmake = DXPU_CMAKE_COMMAND;
-#else
-constexpr const char* kCmake = "cmake";
-#endif
-#ifdef DXPU_CTEST_COMMAND
-constexpr const char* kCtest = DXPU_CTEST_COMMAND;
-#else
-constexpr const char* kCtest = "ctest";
-#endif
+// The build directory, CMake and CTest that built this dxpu (build_paths.h, which
+// tools/CMakeLists.txt writes).
+constexpr const char* kDefaultBuildDir = kBuildPathsBuildDir;
+constexpr const char* kCmake = kBuildPathsCmake;
+constexpr const char* kCtest = kBuildPathsCtest;
 constexpr const char* kCoverageTool = "verilator_coverage";
 constexpr const char* kBuildTarget = "rtl_testbenches";
 constexpr auto kPollEvery = std::chrono::milliseconds(10);

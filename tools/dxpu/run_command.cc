@@ -107,7 +107,7 @@ void PrintTable(const RunOptions& o, const dxgpu::Port& port,
                            o.scale, o.seed, passed, results.size() - passed);
 }
 
-int Run(const RunOptions& o) {
+int RunWorkloads(const RunOptions& o) {
   dxgpu::Expected<std::unique_ptr<dxgpu::Port>> port = OpenPort(o);
   if (!port.ok()) return Fail(o, port.status());
   dxgpu::Expected<std::unique_ptr<dxgpu::Runtime>> rt = dxgpu::Runtime::Open(std::move(*port));
@@ -186,7 +186,7 @@ Command AddRunCommand(CLI::App& parent) {
               std::cerr << "dxpu run: --profile is for --port direct (kernel: --device)\n";
               return kExitUsage;
             }
-            return Run(*opts);
+            return RunWorkloads(*opts);
           }};
 }
 
