@@ -17,11 +17,21 @@ cycles=${DXPU_CYCLES:-6}
 noise='^[0-9]+ (skbuff_head_cache|vmap_area) |pci_bus_insert_busn_res|shmem_add_to_page_cache'
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 if [ ! -r /sys/kernel/debug/slab/kmalloc-64/alloc_traces ]; then bad "no allocation tracking (slub_debug=U, debugfs)"; exit 0; fi
+# settle: drop the caches, round after round, until the slab's size stops changing (RCU
+# callbacks free what was dropped, and a freed dentry lets its parent go the next round):
+# three rounds at least, then on until two in a row leave it the same, 20 at most.
+slab_kb() { awk '/^Slab:/ {print $2}' /proc/meminfo; }
 settle() {
   sync
-  for _ in 1 2 3; do
+  rounds=0
+  last=
+  while [ $rounds -lt 20 ]; do
     echo 3 > /proc/sys/vm/drop_caches
-    sleep 1 # RCU callbacks free what was dropped; a freed dentry lets its parent go next time
+    sleep 0.2
+    now=$(slab_kb)
+    rounds=$((rounds + 1))
+    [ $rounds -ge 3 ] && [ "$now" = "$last" ] && break
+    last=$now
   done
 }
 # snapshot NAME: slab traces and vmallocinfo into /tmp/NAME.{slab,vmalloc}, meminfo to the console
