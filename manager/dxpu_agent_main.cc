@@ -156,10 +156,10 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
   }
   std::unique_ptr<AttachBackend> backend = MakeBackend(f.mode, f.link_down_s);
   httplib::Server server;
-  const int bound = f.port == 0 ? server.bind_to_any_port(f.listen)
-                                : (server.bind_to_port(f.listen, f.port) ? f.port : -1);
+  std::string bind_error;
+  const int bound = BindExclusively(server, f.listen, f.port, &bind_error);
   if (bound <= 0) {
-    spdlog::error("cannot listen on {}:{}", f.listen, f.port);
+    spdlog::error("{}", bind_error);
     return 1;
   }
   if (o.advertise.empty()) o.advertise = "http://" + f.listen + ":" + std::to_string(bound);

@@ -101,11 +101,10 @@ int Main(int argc, char** argv) {
   }
   httplib::Server server;
   InstallRestApi(server, *service.value());
-  const int bound = port == 0                           ? server.bind_to_any_port(listen)
-                    : server.bind_to_port(listen, port) ? port
-                                                        : -1;
+  std::string bind_error;
+  const int bound = BindExclusively(server, listen, port, &bind_error);
   if (bound <= 0) {
-    spdlog::error("cannot listen on {}:{}", listen, port);
+    spdlog::error("{}", bind_error);
     return 1;
   }
   std::printf("dxpu-manager: API on http://%s:%d, pool in %s\n", listen.c_str(), bound, db.c_str());

@@ -444,6 +444,67 @@ TEST(PoolProcessTest, SceneAndBadRequestsWithRealProcesses) {
   pool.Check("after the orphan was released");
 }
 
+// A second daemon on a port another one holds exits non-zero and says why (cpp-httplib's
+// default SO_REUSEPORT let a second dxpu-manager start on the first one's port, and the kernel
+// spread the API's connections over both: a split brain of the pool); the first goes on.
+TEST(PoolProcessTest, SecondDaemonOnATakenPortRefusesToStart) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("dxpu-taken-port-{}", getpid());
+  std::filesystem::create_directories(dir);
+  const uint16_t manager_port = FreePort(SOCK_STREAM);
+  const uint16_t agent_port = FreePort(SOCK_STREAM);
+  const std::string manager_url = fmt::format("http://127.0.0.1:{}", manager_port);
+  const auto manager = [&](const std::string& name) {
+    return std::make_unique<Daemon>(
+        name,
+        std::vector<std::string>{DXPU_MANAGER_BIN, "--port", std::to_string(manager_port), "--db",
+                                 (dir / (name + ".db")).string()},
+        dir / (name + ".log"));
+  };
+  const auto agent = [&](const std::string& name, uint16_t port) {
+    return std::make_unique<Daemon>(
+        name,
+        std::vector<std::string>{DXPU_AGENT_BIN, "--id", name, "--node-id", "0xa1", "--port",
+                                 std::to_string(port), "--manager", manager_url, "--mode",
+                                 "userspace"},
+        dir / (name + ".log"));
+  };
+  const auto refused = [](Daemon& d, const std::string& what) {
+    d.Start();
+    const std::optional<int> status = d.Wait(15000);
+    ASSERT_TRUE(status.has_value()) << what << ": still running on a taken port";
+    EXPECT_EQ(*status, 1) << what;
+    const std::string log = d.LogTail();
+    EXPECT_NE(log.find("cannot listen on 127.0.0.1:"), std::string::npos) << what << ": " << log;
+    EXPECT_NE(log.find("Address already in use"), std::string::npos) << what << ": " << log;
+  };
+
+  std::unique_ptr<Daemon> first = manager("manager-a");
+  first->Start();
+  ASSERT_TRUE(ProcessPool::WaitUp(manager_url)) << first->LogTail();
+  std::unique_ptr<Daemon> second = manager("manager-b");
+  refused(*second, "a second dxpu-manager on the first one's port");
+  std::unique_ptr<Daemon> host = agent("h1", agent_port);
+  host->Start();
+  ASSERT_TRUE(ProcessPool::WaitUp(fmt::format("http://127.0.0.1:{}", agent_port)))
+      << host->LogTail();
+  std::unique_ptr<Daemon> twin = agent("h2", agent_port);
+  refused(*twin, "a second dxpu-agent on the first one's port");
+  std::unique_ptr<Daemon> squatter = agent("h3", manager_port);
+  refused(*squatter, "a dxpu-agent on the manager's port");
+  // The first of each still answers, every time.
+  for (int i = 0; i < 8; ++i) {
+    std::optional<Answer> s = ProcessPool::CallUrl(manager_url, "GET", "/v1/status");
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->status, 200);
+  }
+  EXPECT_TRUE(first->Alive());
+  EXPECT_TRUE(host->Alive());
+  host->Kill();
+  first->Kill();
+  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir);
+}
+
 // The manager killed at each step of attach and release: before it records the step's result
 // (the step took effect; the restarted manager asks again) and after (it goes on from there).
 TEST(PoolProcessTest, ManagerKilledAtEveryStepRecovers) {
