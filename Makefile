@@ -39,6 +39,7 @@ bench: release
 # kernel's W=1 warnings and sparse: build/module/driver/dxpu.ko.
 module: bootstrap
 	bash tests/kbuild_check.sh $(CURDIR)/build/module
+	@tools/module_kernel.sh build/module/driver/dxpu.ko || true
 
 format:
 	tools/lint format --fix
