@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# module_kernel_test.sh KO: tools/module_kernel.sh (what `make module` runs after the build)
+# module_kernel_test.sh [WORK]: tools/module_kernel.sh (what `make module` runs after the build)
 # names the kernel a module is built for, warns and exits 3 when the running kernel differs,
 # and exits 1 on a file that is not a module.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-check=$here/../tools/module_kernel.sh
-ko=${1:?usage: module_kernel_test.sh MODULE.ko}
+check=$here/../../tools/module_kernel.sh
+work=${1:-$(mktemp -d /tmp/dxpu-kernel-module-kernel.XXXXXX)}
+source "$here/kernel_env.sh"
+kernel_modules "$work"
+ko=$ko_dir/dxpu.ko
 built=$(modinfo -F vermagic "$ko" | awk '{print $1}')
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
