@@ -17,7 +17,6 @@
 #include "fabric/raw_link_load.h"
 #include "fabric/raw_link_pair.h"
 #include "fabric/session_load.h"
-#include "progress.h"
 #include "stats.h"
 
 namespace dxpu::cli {
@@ -34,20 +33,27 @@ struct BenchFabricArgs {
   bool json = false;
 };
 
-// One cell's figures: medians over the rounds, and the range of the per-round ratios.
+// Per-round ratios of one measurement to its baseline: their median and range.
+struct Ratio {
+  bool present = false;
+  double median = 0;
+  double min = 0;
+  double max = 0;
+};
+
+// One cell's figures: medians over the rounds, and the per-round ratios to each baseline.
 struct Row {
   std::string link;
   size_t size = 0;
   double loss = 0;
-  double raw_bps = 0;  // payload bytes/s the raw link moved (0 for loss rows)
+  double raw_bps = 0;  // payload bytes/s the raw link moved, in the same rounds
   double session_bps = 0;
   double tlps_per_s = 0;
   uint64_t retransmitted = 0;  // summed over the rounds, as are RTOs and NAKs
   uint64_t rto_expiries = 0;
   uint64_t naks = 0;
-  double ratio = 0;  // session / raw, or session / loss-free session for loss rows
-  double ratio_min = 0;
-  double ratio_max = 0;
+  Ratio vs_raw;       // this session / the raw link (every row)
+  Ratio vs_lossless;  // this session / the same session without loss (lossy rows only)
   std::string error;
 };
 
@@ -89,38 +95,64 @@ fabric::SessionLoadResult MeasureSession(const BenchFabricArgs& a, const std::st
   return fabric::RunSessionLoad(pair, so);
 }
 
-// Fills a row's medians and ratio range from per-round figures: what was measured (payload
-// bytes/s and TLPs/s) and what it is compared with in the same round.
-void Summarize(Row* row, const std::vector<double>& baseline, const std::vector<double>& measured,
-               const std::vector<double>& measured_tlps) {
+// The median and range of measured[i] / baseline[i] over the rounds.
+Ratio RatioOf(const std::vector<double>& baseline, const std::vector<double>& measured) {
   std::vector<double> ratios;
-  for (size_t i = 0; i < measured.size(); ++i)
+  for (size_t i = 0; i < measured.size() && i < baseline.size(); ++i)
     ratios.push_back(baseline[i] > 0 ? measured[i] / baseline[i] : 0);
-  row->session_bps = Median(measured);
-  row->tlps_per_s = Median(measured_tlps);
-  row->ratio = Median(ratios);
-  row->ratio_min = ratios.empty() ? 0 : *std::min_element(ratios.begin(), ratios.end());
-  row->ratio_max = ratios.empty() ? 0 : *std::max_element(ratios.begin(), ratios.end());
+  Ratio r;
+  if (ratios.empty()) return r;
+  r.present = true;
+  r.median = Median(ratios);
+  r.min = *std::min_element(ratios.begin(), ratios.end());
+  r.max = *std::max_element(ratios.begin(), ratios.end());
+  return r;
 }
+
+// How a run is named in the progress lines.
+std::string LinkName(const std::string& link) {
+  return link == "udp" ? "UDP loopback" : "in-memory link";
+}
+
+// One line on stderr as each run starts: `bench fabric` takes tens of seconds and prints its
+// table only at the end. A plain line a run, terminal or not.
+class RunCounter {
+ public:
+  explicit RunCounter(size_t total) : total_(total) {}
+  void Start(const std::string& link, size_t size, unsigned round, unsigned rounds,
+             const std::string& what, unsigned duration_ms) {
+    std::fprintf(stderr, "[%zu/%zu] %s, %zu-byte TLPs, round %u/%u: %s (%u ms) ...\n", ++started_,
+                 total_, LinkName(link).c_str(), size, round, rounds, what.c_str(), duration_ms);
+    std::fflush(stderr);
+  }
+
+ private:
+  size_t total_;
+  size_t started_ = 0;
+};
 
 // The loss-free row of a (link, size) cell and, with a.loss > 0, its lossy row. Each round
 // runs the raw link, the session and the lossy session back to back, so each ratio compares
 // runs a moment apart: the machine's speed drifts between rounds, not within one.
 std::vector<Row> MeasureCell(const BenchFabricArgs& a, const std::string& link, size_t size,
-                             const std::function<void()>& step) {
+                             RunCounter& runs) {
   Row clean;
   clean.link = link;
   clean.size = size;
   Row lossy = clean;
   lossy.loss = a.loss;
+  const std::string lossy_name = fmt::format("session, {:g}% loss", a.loss * 100);
   std::vector<double> raw, session, session_tlps, lost, lost_tlps;
   for (unsigned round = 0; round < a.rounds && clean.error.empty(); ++round) {
+    runs.Start(link, size, round + 1, a.rounds, "raw link", a.duration_ms);
     raw.push_back(MeasureRaw(a, link, size, &clean.error));
+    runs.Start(link, size, round + 1, a.rounds, "session, no loss", a.duration_ms);
     const fabric::SessionLoadResult s = MeasureSession(a, link, size, 0, round + 1);
     if (clean.error.empty()) clean.error = s.error;
     session.push_back(s.payload_bytes_per_second());
     session_tlps.push_back(s.tlps_per_second());
     if (a.loss > 0) {
+      runs.Start(link, size, round + 1, a.rounds, lossy_name, a.duration_ms);
       const fabric::SessionLoadResult l = MeasureSession(a, link, size, a.loss, round + 1);
       if (lossy.error.empty()) lossy.error = l.error;
       lost.push_back(l.payload_bytes_per_second());
@@ -129,27 +161,40 @@ std::vector<Row> MeasureCell(const BenchFabricArgs& a, const std::string& link, 
       lossy.rto_expiries += l.rto_expiries;
       lossy.naks += l.naks;
     }
-    step();
   }
   clean.raw_bps = Median(raw);
-  Summarize(&clean, raw, session, session_tlps);
+  clean.session_bps = Median(session);
+  clean.tlps_per_s = Median(session_tlps);
+  clean.vs_raw = RatioOf(raw, session);
   std::vector<Row> rows = {clean};
   if (a.loss > 0) {
-    Summarize(&lossy, session, lost, lost_tlps);
+    lossy.raw_bps = clean.raw_bps;
+    lossy.session_bps = Median(lost);
+    lossy.tlps_per_s = Median(lost_tlps);
+    lossy.vs_raw = RatioOf(raw, lost);
+    lossy.vs_lossless = RatioOf(session, lost);
     rows.push_back(lossy);
   }
   return rows;
 }
 
+nlohmann::json RatioJson(const Ratio& r) {
+  if (!r.present) return nullptr;
+  return {{"median", r.median}, {"min", r.min}, {"max", r.max}};
+}
+
+// "93.1% (90.2-95.0)", or "-" where the row has no such baseline.
+std::string RatioText(const Ratio& r) {
+  if (!r.present) return "-";
+  return fmt::format("{:.1f}% ({:.1f}-{:.1f})", r.median * 100, r.min * 100, r.max * 100);
+}
+
 int RunBenchFabric(const BenchFabricArgs& a) {
   std::vector<Row> rows;
-  const size_t steps = a.links.size() * a.sizes.size() * a.rounds;
-  Progress progress("benchmarking");
-  size_t done = 0;
+  RunCounter runs(a.links.size() * a.sizes.size() * a.rounds * (a.loss > 0 ? 3 : 2));
   for (const std::string& link : a.links) {
     for (size_t size : a.sizes) {
-      for (Row& r : MeasureCell(a, link, size, [&] { progress.Update(++done, steps); }))
-        rows.push_back(std::move(r));
+      for (Row& r : MeasureCell(a, link, size, runs)) rows.push_back(std::move(r));
     }
   }
   bool failed = false;
@@ -166,9 +211,8 @@ int RunBenchFabric(const BenchFabricArgs& a) {
                      {"retransmitted", r.retransmitted},
                      {"rto_expiries", r.rto_expiries},
                      {"naks", r.naks},
-                     {"ratio", r.ratio},
-                     {"ratio_min", r.ratio_min},
-                     {"ratio_max", r.ratio_max},
+                     {"vs_raw_link", RatioJson(r.vs_raw)},
+                     {"vs_lossless", RatioJson(r.vs_lossless)},
                      {"error", r.error}});
       failed = failed || !r.error.empty();
     }
@@ -179,8 +223,8 @@ int RunBenchFabric(const BenchFabricArgs& a) {
       "DxFP session goodput vs the raw link (same bytes, no protocol): medians of %u rounds of "
       "%u ms per run\n",
       a.rounds, a.duration_ms);
-  std::printf("%-8s %7s %6s %10s %13s %9s %7s %13s %8s %6s %6s\n", "link", "payload", "loss",
-              "raw MB/s", "session MB/s", "M TLPs/s", "ratio", "ratio range", "retx", "RTOs",
+  std::printf("%-8s %7s %6s %10s %13s %9s %20s %20s %8s %6s %6s\n", "link", "payload", "loss",
+              "raw MB/s", "session MB/s", "M TLPs/s", "vs raw link", "vs lossless", "retx", "RTOs",
               "NAKs");
   for (const Row& r : rows) {
     if (!r.error.empty()) {
@@ -189,19 +233,17 @@ int RunBenchFabric(const BenchFabricArgs& a) {
       failed = true;
       continue;
     }
-    const std::string raw =
-        r.loss == 0 ? std::to_string(static_cast<int64_t>(r.raw_bps / 1e6)) : std::string("-");
-    const std::string range = fmt::format("{:.1f}-{:.1f}%", r.ratio_min * 100, r.ratio_max * 100);
-    std::printf(
-        "%-8s %6zuB %5.1f%% %10s %13.1f %9.2f %6.1f%% %13s %8llu %6llu %6llu\n", r.link.c_str(),
-        r.size, r.loss * 100, raw.c_str(), r.session_bps / 1e6, r.tlps_per_s / 1e6, r.ratio * 100,
-        range.c_str(), static_cast<unsigned long long>(r.retransmitted),
-        static_cast<unsigned long long>(r.rto_expiries), static_cast<unsigned long long>(r.naks));
+    std::printf("%-8s %6zuB %5.1f%% %10.0f %13.1f %9.2f %20s %20s %8llu %6llu %6llu\n",
+                r.link.c_str(), r.size, r.loss * 100, r.raw_bps / 1e6, r.session_bps / 1e6,
+                r.tlps_per_s / 1e6, RatioText(r.vs_raw).c_str(), RatioText(r.vs_lossless).c_str(),
+                static_cast<unsigned long long>(r.retransmitted),
+                static_cast<unsigned long long>(r.rto_expiries),
+                static_cast<unsigned long long>(r.naks));
   }
   std::printf(
-      "ratio: per round, session / raw link at 0%% loss and session / the same session without "
-      "loss at %.1f%% loss; median and range over the rounds\n",
-      a.loss * 100);
+      "vs raw link: this row's session goodput / the raw link's, per round; vs lossless: this "
+      "row's goodput / the same session's at 0%% loss, per round (lossy rows only); median "
+      "(min-max) over the rounds\n");
   return failed ? kExitFailure : kExitOk;
 }
 
@@ -218,7 +260,9 @@ Command AddBenchCommand(CLI::App& parent) {
       "same frames with no protocol, measured in the same run; then the same session with "
       "frames lost at random, against its loss-free goodput. Each round runs the three back to "
       "back for --duration-ms each; the table shows medians over --rounds rounds and the range "
-      "of the per-round ratios, because the machine's speed drifts between runs.");
+      "of the per-round ratios, because the machine's speed drifts between runs: 'vs raw link' "
+      "is a row's goodput over the raw link's, 'vs lossless' a lossy row's over the same "
+      "session's without loss. A line on stderr as each run starts says which of how many.");
   fabric->add_option("--link", args->links, "links to measure")
       ->check(CLI::IsMember({"memory", "udp"}))
       ->capture_default_str();

@@ -296,7 +296,19 @@ run "sim without subcommand" 2 "$DXPU" sim
 # --- bench fabric ------------------------------------------------------------------------
 if run "bench fabric" 0 "$DXPU" bench fabric --link memory --size 256 --duration-ms 50 --rounds 2 --json; then
   json_check "bench fabric json" "len(d) == 2 and d[0]['session_payload_bytes_per_s'] > 0 and d[0]['raw_payload_bytes_per_s'] > 0 and d[1]['loss'] == 0.01"
-  json_check "bench fabric rounds" "all(r['rounds'] == 2 and 0 < r['ratio_min'] <= r['ratio'] <= r['ratio_max'] for r in d)"
+  json_check "bench fabric rounds" "all(r['rounds'] == 2 and 0 < r['vs_raw_link']['min'] <= r['vs_raw_link']['median'] <= r['vs_raw_link']['max'] for r in d)"
+  # Each column has one baseline: the raw link on every row, the loss-free session on lossy rows.
+  json_check "bench fabric baselines" "d[0]['vs_lossless'] is None and 0 < d[1]['vs_lossless']['min'] <= d[1]['vs_lossless']['median'] <= d[1]['vs_lossless']['max'] and d[1]['raw_payload_bytes_per_s'] == d[0]['raw_payload_bytes_per_s']"
+  # A line on stderr as each run starts: 2 rounds x (raw link, session, lossy session).
+  checks=$((checks + 1))
+  [ "$(grep -c '^\[[1-6]/6\] in-memory link, 256-byte TLPs, round [12]/2: ' "$tmp/err")" = 6 ] ||
+    fail "bench fabric progress: want lines [1/6]..[6/6] on stderr, got: $(cat "$tmp/err")"
+  grep_check "bench fabric progress lossy" err '^\[6/6\] .*round 2/2: session, 1% loss'
+fi
+if run "bench fabric text" 0 "$DXPU" bench fabric --link memory --size 64 --duration-ms 20 --rounds 1 --loss 0.02; then
+  grep_check "bench fabric columns" out "vs raw link .*vs lossless"
+  grep_check "bench fabric lossless row" out '^memory  *64B   0.0% .*% ([0-9.]*-[0-9.]*)  *- '
+  grep_check "bench fabric lossy row" out '^memory  *64B   2.0% .*% ([0-9.]*-[0-9.]*)  *[0-9.]*% ([0-9.]*-[0-9.]*) '
 fi
 run "bench fabric odd size" 2 "$DXPU" bench fabric --size 6
 run "bench fabric bad link" 2 "$DXPU" bench fabric --link tcp
