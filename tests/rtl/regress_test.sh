@@ -101,6 +101,11 @@ fixture() {
     check "fixture summary" [ "$(last_line "$WORK/out")" = "6 passed, 2 failed" ]
     check "fixture header" grep -q "^rtl regress: 2 tests x 4 seeds" "$WORK/out"
     check "fixture failures printed" [ "$(grep -c '^FAILED' "$WORK/out")" -eq 2 ]
+    # A line on stderr as each run ends: [n/8], pass or FAIL, the test, the seed, the time.
+    check "fixture a line per run" [ "$(grep -Ec '^\[[1-8]/8\] (pass|FAIL) fixture\.RegressFixture\.[A-Za-z]+ seed [1-4].* \([0-9]+\.[0-9] s\)$' "$WORK/err")" -eq 8 ]
+    check "fixture run lines count up" [ "$(sed -n 's/^\[\([0-9]*\)\/8\].*/\1/p' "$WORK/err" | tr '\n' ' ')" = "1 2 3 4 5 6 7 8 " ]
+    check "fixture failed run line" grep -q '^\[[1-8]/8\] FAIL fixture.RegressFixture.FailsOnOddSeeds seed 3: exit 1 (' "$WORK/err"
+    check "fixture passed run line" grep -q '^\[[1-8]/8\] pass fixture.RegressFixture.Passes seed 2 (' "$WORK/err"
     for seed in 1 3; do
       check "fixture seed $seed printed" \
         grep -q "^FAILED fixture.RegressFixture.FailsOnOddSeeds seed $seed: exit 1" "$WORK/out"
@@ -149,6 +154,7 @@ fixture() {
       'd["coverage"]["inputs"] == 8 and os.path.getsize(d["coverage"]["file"]) > 0 and
        d["coverage"]["points"] > 0 and 0 <= d["coverage"]["percent"] <= 100'
     check "fixture json summary on stderr" [ "$(last_line "$WORK/err")" = "6 passed, 2 failed" ]
+    check "fixture json run lines on stderr" [ "$(grep -c '^\[[1-8]/8\] ' "$WORK/err")" -eq 8 ]
   fi
 
   # A run past --timeout is killed and counts as a failure.

@@ -32,7 +32,6 @@
 
 #include "build_paths.h"
 #include "error_report.h"
-#include "progress.h"
 #include "result.h"
 
 namespace dxpu::cli {
@@ -393,9 +392,10 @@ ChildSpec RunSpec(const Run& r) {
   return spec;
 }
 
-// Runs every test with every seed, `jobs` at a time, calling done() as each one ends.
+// Runs every test with every seed, `jobs` at a time, calling done(run, finished, total) as each
+// one ends.
 std::vector<Run> RunAll(const std::vector<RtlTest>& tests, const RegressArgs& a, const Paths& p,
-                        const std::function<void(const Run&)>& done) {
+                        const std::function<void(const Run&, size_t, size_t)>& done) {
   std::vector<Run> runs;
   for (uint64_t i = 0; i < a.seeds; ++i)
     for (const RtlTest& t : tests) runs.push_back(PlanRun(t, a.first_seed + i, p));
@@ -407,14 +407,12 @@ std::vector<Run> RunAll(const std::vector<RtlTest>& tests, const RegressArgs& a,
   std::vector<Active> active;
   size_t next = 0;
   size_t finished = 0;
-  std::optional<Progress> progress;
-  if (!a.json) progress.emplace("running RTL tests");
   const auto timeout = std::chrono::seconds(a.timeout_s);
   auto finish = [&](Run& r, Clock::time_point start) {
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     Settle(r);
     ++finished;
-    done(r);
+    done(r, finished, runs.size());
   };
   while (finished < runs.size()) {
     while (next < runs.size() && active.size() < a.jobs) {
@@ -445,7 +443,6 @@ std::vector<Run> RunAll(const std::vector<RtlTest>& tests, const RegressArgs& a,
       finish(r, it->start);
       it = active.erase(it);
     }
-    if (progress) progress->Update(finished, runs.size());
     if (!active.empty()) std::this_thread::sleep_for(kPollEvery);
   }
   return runs;
@@ -644,9 +641,12 @@ int RunRegress(RegressArgs a) {
   }
   uint64_t passed = 0;
   uint64_t failed = 0;
-  const std::vector<Run> runs = RunAll(tests.value(), a, p, [&](const Run& r) {
+  const std::vector<Run> runs = RunAll(tests.value(), a, p, [&](const Run& r, size_t n, size_t of) {
     (r.passed() ? passed : failed)++;
-    spdlog::debug("{} seed {}: {}", r.test->name, r.seed, r.passed() ? "ok" : "FAILED");
+    // A line on stderr as each run ends, terminal or not (--json included: stdout stays JSON).
+    std::cerr << '[' << n << '/' << of << "] " << (r.passed() ? "pass " : "FAIL ") << r.test->name
+              << " seed " << r.seed << (r.passed() ? "" : ": " + Why(r, a.timeout_s)) << " ("
+              << std::fixed << std::setprecision(1) << r.seconds << " s)" << std::endl;
     if (a.json) return;
     if (!r.passed()) PrintFailure(r, a.timeout_s);
     if (a.verbose && r.passed()) {
@@ -697,7 +697,9 @@ Command AddRtlCommand(CLI::App& parent) {
       "directly with DXPU_SEED, DXPU_RTL_COV_DIR and DXPU_RTL_FST_DIR set. Each run's output "
       "goes to OUT/logs/<test>.<seed>.log. A passing run's FST waveform is deleted; a failing "
       "run (non-zero exit, a signal, or the timeout) keeps its waveform under OUT/fst/ and "
-      "prints the test, the seed, the log, the waveform and the command that replays it. The "
+      "prints the test, the seed, the log, the waveform and the command that replays it. As "
+      "each run ends, a line on stderr says which of how many, pass or FAIL, and how long it "
+      "took: '[12/45] pass rtl_x_tb.Suite.Test seed 2 (3.1 s)'. The "
       "coverage of every run is merged with verilator_coverage into OUT/coverage.dat, "
       "OUT/coverage.info (lcov) and OUT/coverage-annotated/, and its total is printed. "
       "OUT/report.json holds the summary. Ends with 'N passed, M failed' (test x seed runs); "
@@ -730,7 +732,9 @@ Command AddRtlCommand(CLI::App& parent) {
   regress->add_flag("--json", args->json,
                     "print the summary and every run as JSON on stdout (the last line, 'N passed, "
                     "M failed', then goes to stderr)");
-  regress->add_flag("--verbose,-v", args->verbose, "print a line for every passing run too");
+  regress->add_flag(
+      "--verbose,-v", args->verbose,
+      "print a line on stdout for every passing run too (stderr has one for every run)");
   regress->footer(
       "Examples:\n"
       "  dxpu rtl regress\n"
