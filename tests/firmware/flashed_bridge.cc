@@ -54,11 +54,13 @@ void FlashedBridge::MakeFlash() const {
     throw std::runtime_error(r.error().message);
 }
 
-std::vector<uint8_t> FlashedBridge::Image(FirmwareVersion version, const KeyPair& key) const {
+std::vector<uint8_t> FlashedBridge::Image(FirmwareVersion version, const KeyPair& key,
+                                          const std::string& config_json) const {
+  const std::string& config = config_json.empty() ? config_ : config_json;
   ImageSpec spec = SpecOf(version);
   spec.build_id = "flashed-bridge-" + version.ToString();
   spec.sections = {{SectionType::kExecutable, "dxpu-bridge", exe_},
-                   {SectionType::kConfig, "bridge.json", {config_.begin(), config_.end()}}};
+                   {SectionType::kConfig, "bridge.json", {config.begin(), config.end()}}};
   FirmwareResult<std::vector<uint8_t>> image = BuildImage(spec, key.secret_key);
   if (!image.ok()) throw std::runtime_error(image.error().message);
   return std::move(image).value();

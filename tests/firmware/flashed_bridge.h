@@ -28,8 +28,10 @@ class FlashedBridge {
 
   // A new flash whose slot A holds v1 (kFlashedV1), good and active: `dxpu flash init --image`.
   void MakeFlash() const;
-  // A signed image of the bridge with this configuration (hardware revision 7, SpecOf's).
-  std::vector<uint8_t> Image(FirmwareVersion version, const KeyPair& key = TestKey()) const;
+  // A signed image of the bridge with this configuration, or `config_json` when given
+  // (hardware revision 7, SpecOf's).
+  std::vector<uint8_t> Image(FirmwareVersion version, const KeyPair& key = TestKey(),
+                             const std::string& config_json = "") const;
   // The image written to a file in the directory; its path.
   std::string ImageFile(const std::string& name, const std::vector<uint8_t>& image) const;
   // dxpu-boot (a restart delay of 100 ms) running the bridge with --health-delay-ms 300 and

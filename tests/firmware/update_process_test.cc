@@ -6,6 +6,9 @@
 // back once their devices are assigned again. Images the bridge must refuse leave it alone.
 // Power cuts are power_cut_process_test.cc.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
@@ -16,6 +19,7 @@
 
 #include "bridge-fw/management_client.h"
 #include "link/udp_link.h"
+#include "link/unique_fd.h"
 #include "link_host.h"
 #include "update_rig.h"
 
@@ -153,6 +157,91 @@ TEST(FirmwareUpdateProcess, RefusedImagesLeaveTheRunningBridgeAlone) {
     EXPECT_EQ(r->running_slot, 0);
     EXPECT_EQ(r->trial_slot, DXPU_MGMT_FW_NO_SLOT);
   }
+  EXPECT_EQ(boot->Terminate(), 0) << rig.BootLog();
+}
+
+// The image `dxpu flash init` installed, pushed again: the bridge already runs its version, so
+// there is nothing to do, and the push says so (exit 0, nothing written). With --reinstall the
+// image goes into the other slot and the bridge boots it there.
+TEST(FirmwareUpdateProcess, PushingTheRunningVersionIsNothingToDoUnlessReinstall) {
+  UpdateRig rig;
+  const auto boot = rig.Boot();
+  ASSERT_TRUE(rig.WaitRunning(kV1, true)) << rig.BootLog();
+  const std::string v1 = rig.ImageFile("v1.img", rig.Image(kV1));
+  ASSERT_EQ(rig.Push(v1), 0) << rig.PushLog();
+  EXPECT_NE(rig.PushLog().find(fmt::format(
+                "bridge unix:{} already runs 1.0.0 (slot A), the version of {} (build id "
+                "flashed-bridge-1.0.0): nothing to do",
+                rig.mgmt(), v1)),
+            std::string::npos)
+      << rig.PushLog();
+  auto r = rig.Status();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->running_slot, 0);
+  EXPECT_EQ(r->slot_state[1], DXPU_MGMT_FW_SLOT_EMPTY);
+  EXPECT_EQ(r->trial_slot, DXPU_MGMT_FW_NO_SLOT);
+
+  ASSERT_EQ(rig.Push(v1, {"--reinstall", "--wait", "30s"}), 0) << rig.PushLog() << rig.BootLog();
+  EXPECT_NE(rig.PushLog().find("ok: running 1.0.0 from slot B, good (marked good"),
+            std::string::npos)
+      << rig.PushLog();
+  r = rig.Status();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->running_slot, 1);
+  EXPECT_EQ(r->running_version, kV1.packed);
+  EXPECT_EQ(r->slot_state[1], DXPU_MGMT_FW_SLOT_GOOD);
+  EXPECT_EQ(boot->Terminate(), 0) << rig.BootLog();
+}
+
+// --wait: the push ends once the bridge's health check has marked the new image good (not
+// while it is still on trial), and says what it waits for on stderr meanwhile.
+TEST(FirmwareUpdateProcess, PushWaitsUntilTheImageIsMarkedGood) {
+  UpdateRig rig;
+  const auto boot = rig.Boot();
+  ASSERT_TRUE(rig.WaitRunning(kV1, true)) << rig.BootLog();
+  ASSERT_EQ(rig.Push(rig.ImageFile("v2.img", rig.Image(kV2)), {"--wait", "30s"}), 0)
+      << rig.PushLog() << rig.BootLog();
+  const auto r = rig.Status();  // at once: no waiting here
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->running_version, kV2.packed);
+  EXPECT_EQ(r->running_slot, 1);
+  EXPECT_EQ(r->trial_slot, DXPU_MGMT_FW_NO_SLOT);
+  EXPECT_EQ(r->slot_state[1], DXPU_MGMT_FW_SLOT_GOOD);
+  const std::string log = rig.PushLog();
+  EXPECT_NE(log.find("ok: running 1.1.0 from slot B, good (marked good"), std::string::npos) << log;
+  // Progress lines, plain (the log is not a terminal).
+  EXPECT_NE(log.find(fmt::format("dxpu flash push: unix:{}: ", rig.mgmt())), std::string::npos)
+      << log;
+  EXPECT_NE(log.find(" s of 30 s)\n"), std::string::npos) << log;
+  EXPECT_EQ(boot->Terminate(), 0) << rig.BootLog();
+}
+
+// An image that never passes its health check (its bridge cannot open its link's port): after
+// its tries the boot loader rolls back to the old image, and the push fails saying so.
+TEST(FirmwareUpdateProcess, PushWithWaitFailsWhenTheBridgeRollsBack) {
+  UpdateRig rig;
+  const link::UniqueFd busy(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(busy.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(getsockname(busy.get(), reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const std::string broken = UpdateRig::Config(ntohs(a.sin_port), rig.mgmt());
+
+  const auto boot = rig.Boot();
+  ASSERT_TRUE(rig.WaitRunning(kV1, true)) << rig.BootLog();
+  const int status = rig.Push(rig.ImageFile("v2.img", rig.Image(kV2, testing::TestKey(), broken)),
+                              {"--wait", "60s"});
+  EXPECT_EQ(status, 1) << rig.PushLog() << rig.BootLog();
+  const std::string log = rig.PushLog();
+  EXPECT_NE(log.find("fell-back: 1.1.0 in slot B was not marked good"), std::string::npos) << log;
+  EXPECT_NE(log.find("rolled back to 1.0.0 in slot A"), std::string::npos) << log;
+  const auto r = rig.Status();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->running_slot, 0);
+  EXPECT_EQ(r->running_version, kV1.packed);
+  EXPECT_EQ(r->slot_state[1], DXPU_MGMT_FW_SLOT_BAD);
   EXPECT_EQ(boot->Terminate(), 0) << rig.BootLog();
 }
 

@@ -32,8 +32,9 @@ class UpdateRig {
   static std::string Config(uint16_t udp, const std::string& mgmt);
 
   FlashedBridge& bridge() { return bridge_; }
-  std::vector<uint8_t> Image(FirmwareVersion version, const KeyPair& key = TestKey()) const {
-    return bridge_.Image(version, key);
+  std::vector<uint8_t> Image(FirmwareVersion version, const KeyPair& key = TestKey(),
+                             const std::string& config_json = "") const {
+    return bridge_.Image(version, key, config_json);
   }
   std::string ImageFile(const std::string& name, const std::vector<uint8_t>& image) const {
     return bridge_.ImageFile(name, image);

@@ -431,8 +431,15 @@ run "flash push without a bridge" 2 "$DXPU" flash push "$fw/a.dxfw"
 run "flash status without a bridge" 2 "$DXPU" flash status
 run "flash push chunk too small" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --chunk-size 0
 run "flash push chunk too large" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --chunk-size 65476
+# --wait is a duration with a unit, at most an hour (its old spelling --wait-s took seconds).
+if run "flash push wait without unit" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --wait 5; then
+  grep_check "flash push wait without unit" err "unit"
+fi
+if run "flash push wait too long" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --wait 61min; then
+  grep_check "flash push wait too long" err "at most 60min"
+fi
 if run "flash push help" 0 "$DXPU" flash push --help; then
-  for opt in --bridge --allow-downgrade --no-reboot --chunk-size --wait-s --timeout-ms --attempts --json; do
+  for opt in --bridge --allow-downgrade --no-reboot --reinstall --chunk-size --wait --timeout-ms --attempts --json; do
     grep_check "flash push help" out "$opt"
   done
   grep_check "flash push help" out "Exit status"

@@ -24,6 +24,7 @@
 #include "bridge-fw/firmware/slot_writer.h"
 #include "error_report.h"
 #include "flash_push.h"
+#include "lib/cli/options.h"
 #include "progress.h"
 
 namespace dxpu::cli {
@@ -310,6 +311,11 @@ int RunInit(const FlashOptions& o) {
 }
 
 int RunPush(const FlashOptions& o) {
+  if (o.push.wait > std::chrono::hours(1))
+    return ReportError(
+        "flash push",
+        Error{"bad-wait", fmt::format("--wait {}: at most 60min", FormatDuration(o.push.wait))},
+        o.push.targets.json, std::cout, std::cerr, kExitUsage);
   Result<std::vector<uint8_t>> image = ReadFile(o.push.image, "the image");
   if (!image.ok())
     return ReportError("flash push", image.error(), o.push.targets.json, std::cout, std::cerr,
@@ -346,11 +352,13 @@ CLI::App* AddPushCommand(CLI::App* flash, FlashOptions& o) {
   push->add_option("--chunk-size", o.push.chunk_bytes, "image bytes per FW_CHUNK datagram")
       ->capture_default_str()
       ->check(CLI::Range(uint32_t{1}, kMaxChunkBytes));
-  push->add_option("--wait-s", o.push.wait_s,
-                   "after the reboot, how long to wait for the bridge to run the image's "
-                   "version (0: do not wait)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 3600));
+  push->add_flag("--reinstall", o.push.reinstall,
+                 "write the image even into a bridge that already runs its version (into the "
+                 "other slot, then reboot into it)");
+  AddDurationOption(*push, "--wait", &o.push.wait,
+                    "after the reboot, how long to wait for the bridge to run the image and its "
+                    "health check to mark it good (at most 60min; 0s: do not wait)",
+                    {{"--wait-s", DurationUnit::kSeconds}});
   push->footer(
       "\nExamples:\n"
       "  dxpu flash push bridge-1.4.0.dxfw --bridge 127.0.0.1:17481\n"
@@ -358,10 +366,13 @@ CLI::App* AddPushCommand(CLI::App* flash, FlashOptions& o) {
       "unix:/run/dxpu/box-b.mgmt --json\n"
       "  dxpu flash push bridge-1.3.9.dxfw --bridge 127.0.0.1:17481 --allow-downgrade\n"
       "  dxpu flash push bridge-1.4.0.dxfw --bridge 127.0.0.1:17481 --no-reboot\n"
+      "  dxpu flash push bridge-1.4.0.dxfw --bridge 127.0.0.1:17481 --wait 2min\n"
       "Running it again after an interruption resumes where each bridge stopped; a bridge that "
-      "already runs the image's version is left alone.\n"
-      "Exit status: 0 every bridge runs the image (with --no-reboot: has it committed), 1 the "
-      "image or a bridge refused or failed (a line per bridge on stderr), 2 bad command line.\n");
+      "already runs the image's version is left alone (nothing to do), unless --reinstall.\n"
+      "Exit status: 0 every bridge runs the image, marked good by its health check (with "
+      "--no-reboot: has it committed; with --wait 0s: accepted the reboot), 1 the image or a "
+      "bridge refused or failed, or fell back, or was not marked good within --wait (a line per "
+      "bridge on stderr), 2 bad command line.\n");
   return push;
 }
 

@@ -4,9 +4,11 @@
 #include "flash_push.h"
 
 #include <spdlog/fmt/fmt.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -42,6 +44,9 @@ constexpr int kCommitWaitMs = 30000;
 constexpr auto kPollEvery = std::chrono::milliseconds(250);
 // A FW_REBOOT nobody answered is sent again this long after, while the old image still runs.
 constexpr auto kRebootAgainAfter = std::chrono::seconds(2);
+// While waiting for a booted image to be marked good: a line on stderr this often when stderr
+// is not a terminal (and whenever what the bridge says changes); redrawn in place on one.
+constexpr auto kWaitLineEvery = std::chrono::seconds(5);
 // Progress reads the clock once every 256 calls: one call per 128 bytes sent is one clock
 // read per 32 KiB, so the line moves however slowly the chunks go.
 constexpr uint64_t kProgressUnit = 128;
@@ -105,6 +110,7 @@ Result<fw::ImageHeader> CheckImage(const std::string& path, std::span<const uint
 // One bridge's result.
 struct Outcome {
   bool ok = false;
+  bool nothing_to_do = false;               // it already ran the image's version
   Error error;                              // when !ok
   std::string message;                      // when ok: what happened
   std::optional<uint8_t> slot;              // the slot the image went to
@@ -121,6 +127,7 @@ class BridgeUpdate {
         image_(image),
         version_(header.version.packed),
         hw_revision_(header.hw_revision),
+        build_id_(header.build_id),
         label_(std::move(label)),
         client_(target, o.targets.timeout_ms, o.targets.attempts),
         commit_client_(
@@ -146,19 +153,38 @@ class BridgeUpdate {
     const Report status = ReportOf(client_.FwStatus(), "fw-status");
     if (!status.ok()) return status.error();
     first_ = status.value();
-    if (first_.running_version == version_)
-      return fmt::format("already running {} (slot {})", VersionText(version_),
-                         SlotText(first_.running_slot));
+    if (first_.running_version == version_ && !o_.reinstall) {
+      // The bridge reports versions, not builds: an image of the running version is taken to
+      // be the running image (--reinstall writes it anyway).
+      if (first_.trial_slot == first_.running_slot && !o_.no_reboot && o_.wait.count() > 0)
+        return WaitForGood(first_.running_slot, /*acked=*/true);  // still on trial: wait
+      out_.nothing_to_do = true;
+      return fmt::format(
+          "bridge {} already runs {} (slot {}{}), the version of {} (build id {}): nothing to "
+          "do (--reinstall writes it into the other slot anyway)",
+          label_, VersionText(version_), SlotText(first_.running_slot),
+          first_.trial_slot == first_.running_slot ? ", on trial" : "", o_.image,
+          build_id_.empty() ? "-" : build_id_);
+    }
     Report r = Begin();
     if (!r.ok()) return r.error();
     r = Transfer(r.value());
     if (!r.ok()) return r.error();
-    if (r.value().running_version == version_)  // restarted after the commit: booted it
-      return RunningText(r.value());
+    if (Booted(r.value())) {  // restarted after the commit: booted it
+      if (o_.no_reboot || o_.wait.count() == 0) return RunningText(r.value());
+      return WaitForGood(r.value().running_slot, /*acked=*/true);
+    }
     if (o_.no_reboot)
       return fmt::format("{} committed to slot {}: it boots on trial at the bridge's next restart",
                          VersionText(version_), SlotText(r.value().target_slot));
     return Reboot(r.value().target_slot);
+  }
+
+  // The bridge runs the image: its version, and (for a reinstall, where the old image has the
+  // same version) from the slot it was written to.
+  bool Booted(const dxpu_mgmt_fw_report& r) const {
+    if (r.running_version != version_) return false;
+    return !o_.reinstall || (out_.slot && r.running_slot == *out_.slot);
   }
 
   // The report an OK answer carries, or why there is none (the bridge's refusal, with what
@@ -225,7 +251,7 @@ class BridgeUpdate {
                                             "and lost it each time (see its log)",
                                             restarts_)};
     Report r = ReportOf(client_.FwStatus(), "fw-status");
-    if (!r.ok() || r.value().running_version == version_) return r;
+    if (!r.ok() || Booted(r.value())) return r;
     return Begin();
   }
 
@@ -283,9 +309,7 @@ class BridgeUpdate {
     for (;;) {
       Report sent = Send(r);
       if (!sent.ok()) return sent;
-      if (sent.value().transfer == DXPU_MGMT_FW_COMMITTED ||
-          sent.value().running_version == version_)
-        return sent;
+      if (sent.value().transfer == DXPU_MGMT_FW_COMMITTED || Booted(sent.value())) return sent;
       const bridge::ManagementReply reply = commit_client_.FwCommit();
       if (reply.ok()) {
         Report c = CheckTransfer(ReportOf(reply, "fw-commit"), "fw-commit");
@@ -305,56 +329,138 @@ class BridgeUpdate {
     }
   }
 
-  // FW_REBOOT, then (unless --wait-s 0) FW_STATUS until the image's version runs from its slot.
+  // FW_REBOOT, then (unless --wait 0) FW_STATUS until the image runs from its slot and its
+  // health check has marked it good, or the bridge fell back.
   Result<std::string> Reboot(uint8_t slot) {
-    if (o_.wait_s == 0) {
+    if (o_.wait.count() == 0) {
       const bridge::ManagementReply reply = client_.FwReboot();
       if (!reply.ok()) return ReportOf(reply, "fw-reboot").error();
       return fmt::format("{} committed to slot {}; reboot requested (not waited for)",
                          VersionText(version_), SlotText(slot));
     }
     // Sent once: a retry after a lost answer could reach the new bridge and reboot it again,
-    // using up a try; WaitForBoot sends it again only while the old image still runs.
+    // using up a try; WaitForGood sends it again only while the old image still runs.
     const bridge::ManagementReply reply = poll_client_.FwReboot();
     if (reply.answered() && !reply.ok()) return ReportOf(reply, "fw-reboot").error();
-    return WaitForBoot(slot, reply.ok());
+    return WaitForGood(slot, reply.ok());
   }
 
-  Result<std::string> WaitForBoot(uint8_t slot, bool acked) {
-    Clock::time_point asked = Clock::now();
-    const Clock::time_point deadline = asked + std::chrono::seconds(o_.wait_s);
+  // What the bridge's answer means for the wait, in words.
+  std::string WaitState(const std::optional<dxpu_mgmt_fw_report>& r, uint8_t slot) const {
+    if (!r) return "no answer yet (rebooting)";
+    if (r->running_slot != slot)
+      return fmt::format("still running {} from slot {}", VersionText(r->running_version),
+                         SlotText(r->running_slot));
+    if (r->trial_slot == slot)
+      return fmt::format(
+          "running {} from slot {} on trial ({} tries left): waiting for its "
+          "health check",
+          VersionText(r->running_version), SlotText(slot), r->tries_left);
+    return RunningText(*r);
+  }
+
+  Result<std::string> WaitForGood(uint8_t slot, bool acked) {
+    const Clock::time_point start = Clock::now();
+    Clock::time_point asked = start;
+    const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(o_.wait);
+    WaitLines lines(label_);
     std::optional<dxpu_mgmt_fw_report> last;
-    while (Clock::now() < deadline) {
-      std::this_thread::sleep_for(kPollEvery);
+    bool ran = false;  // the image ran from its slot at some point
+    for (;;) {
       const std::optional<dxpu_mgmt_fw_report> r = bridge::DecodeFwReport(poll_client_.FwStatus());
-      if (!r) continue;  // restarting: no socket yet, or no answer
-      last = r;
-      out_.running_version = r->running_version;
-      if (r->running_version == version_ && r->running_slot == slot) return RunningText(*r);
-      if (r->running_slot != slot && r->slot_state[slot] == DXPU_MGMT_FW_SLOT_BAD)
-        return Error{"fell-back",
-                     fmt::format("{} in slot {} did not come up (marked bad); the bridge went "
-                                 "back to {} in slot {} (see its log)",
-                                 VersionText(version_), SlotText(slot),
-                                 VersionText(r->running_version), SlotText(r->running_slot))};
-      // The old image still runs with the new one waiting on trial: the reboot was lost.
-      if (!acked && r->running_slot != slot && r->trial_slot == slot &&
-          Clock::now() - asked >= kRebootAgainAfter) {
-        acked = poll_client_.FwReboot().ok();
-        asked = Clock::now();
+      if (r) {
+        last = r;
+        out_.running_version = r->running_version;
+        if (Booted(*r) && r->running_slot == slot) {
+          ran = true;
+          if (r->trial_slot != slot && r->slot_state[slot] == DXPU_MGMT_FW_SLOT_GOOD) {
+            lines.Done();
+            return fmt::format("{} (marked good {:.0f} s after the reboot)", RunningText(*r),
+                               std::chrono::duration<double>(Clock::now() - start).count());
+          }
+        }
+        if (r->running_slot != slot && r->slot_state[slot] == DXPU_MGMT_FW_SLOT_BAD) {
+          lines.Done();
+          return Error{"fell-back",
+                       fmt::format("{} in slot {} was not marked good by its health check within "
+                                   "its tries and was marked bad; the bridge rolled back to {} in "
+                                   "slot {} (see the bridge's log)",
+                                   VersionText(version_), SlotText(slot),
+                                   VersionText(r->running_version), SlotText(r->running_slot))};
+        }
+        // The old image still runs with the new one waiting on trial: the reboot was lost.
+        if (!acked && r->running_slot != slot && r->trial_slot == slot &&
+            Clock::now() - asked >= kRebootAgainAfter) {
+          acked = poll_client_.FwReboot().ok();
+          asked = Clock::now();
+        }
       }
+      const Clock::time_point now = Clock::now();
+      lines.Show(WaitState(r ? r : last, slot), now - start, o_.wait);
+      if (now >= deadline) break;
+      std::this_thread::sleep_for(std::min<Clock::duration>(kPollEvery, deadline - now));
     }
+    lines.Done();
+    const std::string waited = FormatSeconds(o_.wait);
+    if (ran && last)
+      return Error{
+          "still-on-trial",
+          fmt::format("{} runs from slot {} but its health check had not marked it good "
+                      "within {} ({}); it may still be (dxpu flash status --bridge {}), "
+                      "or fall back after its tries (see the bridge's log)",
+                      VersionText(version_), SlotText(slot), waited, RunningText(*last), label_)};
     return Error{"boot-timeout",
-                 fmt::format("the bridge did not run {} from slot {} within {} s of the reboot; {}",
-                             VersionText(version_), SlotText(slot), o_.wait_s,
+                 fmt::format("the bridge did not run {} from slot {} within {} of the reboot; {}",
+                             VersionText(version_), SlotText(slot), waited,
                              last ? "it last said: " + RunningText(*last)
                                   : std::string("it has not answered since"))};
   }
+
+  static std::string FormatSeconds(std::chrono::nanoseconds d) {
+    return fmt::format("{:g} s", std::chrono::duration<double>(d).count());
+  }
+
+  // Progress lines while waiting for the bridge (stderr): redrawn in place on a terminal; else
+  // a plain line when what the bridge says changes, and every kWaitLineEvery.
+  class WaitLines {
+   public:
+    explicit WaitLines(std::string label)
+        : label_(std::move(label)), tty_(isatty(STDERR_FILENO) == 1) {}
+    void Show(const std::string& state, Clock::duration waited, std::chrono::nanoseconds limit) {
+      const Clock::time_point now = Clock::now();
+      const std::string line =
+          fmt::format("dxpu flash push: {}: {} ({:.0f} s of {})", label_, state,
+                      std::chrono::duration<double>(waited).count(), FormatSeconds(limit));
+      if (tty_) {
+        std::fprintf(stderr, "\r%s\x1b[K", line.c_str());
+        std::fflush(stderr);
+        drawn_ = true;
+        return;
+      }
+      if (state == state_ && now - last_ < kWaitLineEvery) return;
+      state_ = state;
+      last_ = now;
+      std::fprintf(stderr, "%s\n", line.c_str());
+      std::fflush(stderr);
+    }
+    void Done() {
+      if (drawn_) std::fprintf(stderr, "\n");
+      drawn_ = false;
+    }
+
+   private:
+    std::string label_;
+    bool tty_;
+    bool drawn_ = false;
+    std::string state_;
+    Clock::time_point last_{};
+  };
 
   const FlashPushOptions& o_;
   std::span<const uint8_t> image_;
   uint32_t version_;
   uint32_t hw_revision_;
+  std::string build_id_;
   std::string label_;
   bridge::ManagementClient client_;
   bridge::ManagementClient commit_client_;
@@ -368,6 +474,7 @@ class BridgeUpdate {
 Json OutcomeJson(const std::string& bridge, const Outcome& r, uint32_t version) {
   return {{"bridge", bridge},
           {"ok", r.ok},
+          {"nothing_to_do", r.nothing_to_do},
           {"error", r.ok ? Json(nullptr) : Json(r.error.name)},
           {"message", r.ok ? r.message : r.error.message},
           {"version", VersionText(version)},
@@ -381,6 +488,10 @@ Json OutcomeJson(const std::string& bridge, const Outcome& r, uint32_t version) 
 void PrintOutcome(const std::string& bridge, const Outcome& r, bool json) {
   if (r.ok) {
     if (json) return;
+    if (r.nothing_to_do) {  // the message names the bridge
+      std::cout << r.message << '\n' << std::flush;
+      return;
+    }
     std::cout << fmt::format("{}: ok: {}\n", bridge, r.message) << std::flush;
   } else {
     ReportError(fmt::format("flash push: {}", bridge), r.error, false, std::cout, std::cerr,

@@ -4,6 +4,7 @@
 #ifndef DXPU_TOOLS_DXPU_FLASH_PUSH_H_
 #define DXPU_TOOLS_DXPU_FLASH_PUSH_H_
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,13 +30,19 @@ struct FlashPushOptions {
   bool allow_downgrade = false;
   bool no_reboot = false;
   uint32_t chunk_bytes = kDefaultChunkBytes;
-  int wait_s = 30;  // after FW_REBOOT, for the bridge to run the image's version
+  // Write the image even into a bridge that already runs its version (into the other slot,
+  // then reboot into it): a bridge reports versions, not builds, so without this an image of
+  // the running version is left alone.
+  bool reinstall = false;
+  // After FW_REBOOT: how long to wait for the bridge to run the image and its health check to
+  // mark it good (or for it to fall back). 0: do not wait.
+  std::chrono::nanoseconds wait = std::chrono::seconds(30);
 };
 
 // Checks the image locally (its header and length: a bridge judges the rest), then
 // updates each bridge in turn. Prints a line per bridge (or a JSON array); returns the exit
-// status: 0 when every bridge runs (or, with no_reboot, has committed) the image, 1 otherwise,
-// 2 for a bad address.
+// status: 0 when every bridge runs the image marked good (with no_reboot: has committed it; with
+// a zero wait: accepted the reboot), 1 otherwise, 2 for a bad address.
 int RunFlashPush(const FlashPushOptions& o, const std::vector<uint8_t>& image);
 
 // Each bridge's firmware report in words (or a JSON array); 0 when every bridge answered.
