@@ -14,6 +14,7 @@
 #include "crc_command.h"
 #include "demo.h"
 #include "flash_command.h"
+#include "lib/cli/help_formatter.h"
 #include "lspci_command.h"
 #include "model_command.h"
 #include "pool_command.h"
@@ -56,6 +57,7 @@ void SetUpLogging(const std::string& level) {
 
 int Main(int argc, char** argv) {
   CLI::App app(kDescription, "dxpu");
+  UseDxpuHelpFormatter(app);  // before the subcommands: they inherit it
   app.set_version_flag("--version", DXPU_VERSION);
   app.require_subcommand(1);
   app.fallthrough();  // --log-level is accepted after the command too

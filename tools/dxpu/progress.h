@@ -1,5 +1,7 @@
-// progress.h - a progress line on stderr for work that turns out to be slow. Nothing is
-// printed for work that finishes within a second, nor when stderr is not a terminal.
+// progress.h - progress on stderr for work that turns out to be slow. Nothing is printed for
+// work that finishes within a second. On a terminal one line is redrawn in place; otherwise
+// (a log, a pipe, CI) a plain line is printed every few seconds, so a slow command is never
+// silent wherever its stderr goes.
 #ifndef DXPU_TOOLS_DXPU_PROGRESS_H_
 #define DXPU_TOOLS_DXPU_PROGRESS_H_
 
@@ -23,7 +25,7 @@ class Progress {
   using Clock = std::chrono::steady_clock;
 
   std::string label_;
-  bool enabled_;
+  bool terminal_;
   bool printed_ = false;
   uint64_t calls_ = 0;
   Clock::time_point start_;

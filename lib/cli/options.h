@@ -1,0 +1,39 @@
+// options.h - CLI11 options in the DxPU vocabulary (docs/cli.md): durations with units, and
+// old option spellings kept as hidden aliases for one release.
+#ifndef DXPU_LIB_CLI_OPTIONS_H_
+#define DXPU_LIB_CLI_OPTIONS_H_
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+#include "lib/cli/duration.h"
+
+namespace dxpu::cli {
+
+// An old spelling of a duration option: its name and the unit its bare number was in, e.g.
+// {"--timeout-ms", DurationUnit::kMilliseconds}. Hidden from --help; writes the same target.
+struct LegacyDurationName {
+  std::string name;
+  DurationUnit unit;
+};
+
+// Adds NAME (e.g. "--timeout") taking a DURATION ("500ms", "15s") into *target; the help shows
+// *target's current value as the default. bare_unit: see ParseDuration (only for an option whose
+// name is unchanged and took a bare number before). Each legacy name is a hidden option that
+// takes a bare number in its unit (or a duration with a unit) and sets the same target; giving
+// both spellings is a usage error.
+CLI::Option* AddDurationOption(CLI::App& app, const std::string& name,
+                               std::chrono::nanoseconds* target, const std::string& description,
+                               std::initializer_list<LegacyDurationName> legacy = {},
+                               std::optional<DurationUnit> bare_unit = std::nullopt);
+
+// A renamed option keeps its old spelling as a later long name of the same option:
+// app.add_option("--bridge,--to", ...). The help formatter (help_formatter.h) shows short names
+// and the first long name only, so "--to" works, is not listed, and errors name "--bridge".
+
+}  // namespace dxpu::cli
+
+#endif  // DXPU_LIB_CLI_OPTIONS_H_
