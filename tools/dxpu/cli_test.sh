@@ -483,6 +483,15 @@ if run "model trace" 0 "$DXPU" model "$traces/small_trace.json" --json --svg "$t
   json_check "model breakdown" 'abs(sum(d["breakdown_us"].values()) - (d["dxpu_us"] - d["native_us"])) < 1e-6'
   grep_check "model svg" m.svg "<polyline"
   [ "$(wc -l <"$tmp/m.csv")" = 7 ] || fail "model csv: $(wc -l <"$tmp/m.csv") lines, want 7"
+  # Files written are named; with --json on stderr, stdout staying one JSON document.
+  grep_check "model json wrote svg" err "^wrote $tmp/m.svg (the sweep's overhead curves, SVG)$"
+  grep_check "model json wrote csv" err "^wrote $tmp/m.csv (the sweep, CSV)$"
+fi
+if run "model svg text" 0 "$DXPU" model "$traces/small_trace.json" --svg "$tmp/m2.svg"; then
+  checks=$((checks + 1))
+  [ "$(tail -n 1 "$tmp/out")" = "wrote $tmp/m2.svg (the sweep's overhead curves, SVG)" ] ||
+    fail "model svg text: last line $(tail -n 1 "$tmp/out"), want wrote $tmp/m2.svg ..."
+  grep_check "model svg written" m2.svg "<polyline"
 fi
 gzip -c "$traces/small_trace.json" >"$tmp/t.json.gz"
 if run "model gzip" 0 "$DXPU" model "$tmp/t.json.gz" --json; then
@@ -510,6 +519,27 @@ fi
 run "trace record unknown" 1 "$DXPU" trace record nothing --out "$tmp/n.json" &&
   grep_check "trace record unknown" err "no workload named nothing"
 run "model replay without a trace" 2 "$DXPU" model --native-us 10 --replay
+# --replay's table holds the model with the simulator's parameters (sim-model), which differs
+# from the predicted overhead with the parameters given; the output names the two apart.
+shipped="$(cd "$(dirname "$0")/../traces" && pwd)"
+if run "model replay names" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency-us 1; then
+  grep_check "model replay names: sweep" out "^predicted overhead (%) by added one-way latency"
+  grep_check "model replay names: columns" out "latency_us   sim native     sim dxpu  simulated  sim-model     diff"
+  grep_check "model replay names: legend" out "sim-model: the model's prediction with the simulator's parameters"
+  grep_check "model replay names: the other figure" out "^  the predicted overhead above is for the parameters given (one queue per stream, 24-byte TLP overhead: a real GPU and link), not the simulator's: [0-9.]*% at 1 us$"
+fi
+if run "model replay json" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency-us 1 --json; then
+  json_check "model replay json params" 'd["replay_params"]["serial_streams"] and d["replay_params"]["tlp_overhead_bytes"] == 12 and not d["params"]["serial_streams"] and d["params"]["tlp_overhead_bytes"] == 24'
+  json_check "model replay json differ" 'abs(d["sweep"][0]["overhead_pct"] - d["replay"][0]["predicted_overhead_pct"]) > 0.5'
+fi
+# With the simulator's parameters given, both are one figure and no second line is printed.
+if run "model replay same params" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency-us 1 --serial-streams --tlp-overhead 12 --json; then
+  json_check "model replay same params" 'abs(d["sweep"][0]["overhead_pct"] - d["replay"][0]["predicted_overhead_pct"]) < 1e-9'
+fi
+if run "model replay same params text" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency-us 1 --serial-streams --tlp-overhead 12; then
+  checks=$((checks + 1))
+  ! grep -q "the predicted overhead above is for" "$tmp/out" || fail "model replay same params text: a second figure printed"
+fi
 if run "model timeline" 0 "$DXPU" model "$traces/small_trace.json" --latency-us 5 \
     --sweep-latency-us 5 --timeline "$tmp/timeline.json"; then
   cp "$tmp/timeline.json" "$tmp/out"

@@ -56,6 +56,10 @@ std::string Time(double ns) {
   return fmt::format("{:.3f} us", ns / 1e3);
 }
 
+std::string QueuesOf(const ModelParams& p) {
+  return p.serial_streams ? "streams serialised" : "one queue per stream";
+}
+
 void PrintPrediction(const std::string& workload, const ModelParams& p, const Prediction& r) {
   const perfmodel::WorkloadCounts& c = r.counts;
   std::cout
@@ -68,10 +72,10 @@ void PrintPrediction(const std::string& workload, const ModelParams& p, const Pr
              c.other_ops)
       << fmt::format(
              "fabric: +{:g} us one way, {:g} Gb/s, box PCIe {:g} ns (native PCIe: {:g} ns, {:g} "
-             "Gb/s; MPS {}, MRRS {}, {} read tags{})\n",
+             "Gb/s; MPS {}, MRRS {}, {} read tags, {:g}-byte TLP overhead, {})\n",
              p.added_latency_ns / 1e3, p.fabric_bandwidth_gbps, p.box_pcie_latency_ns,
              p.pcie_latency_ns, p.pcie_bandwidth_gbps, p.mps, p.mrrs, p.read_tags,
-             p.serial_streams ? ", streams serialised" : "")
+             p.tlp_overhead_bytes, QueuesOf(p))
       << fmt::format("native {}   dxpu {}   overhead {:+.2f}%\n", Time(r.native_ns),
                      Time(r.dxpu_ns), r.overhead_pct);
   const double added = r.dxpu_ns - r.native_ns;
@@ -87,7 +91,8 @@ void PrintPrediction(const std::string& workload, const ModelParams& p, const Pr
 
 void PrintSweep(const std::vector<perfmodel::SweepPoint>& points,
                 const std::vector<double>& bandwidths) {
-  std::cout << "overhead (%) by added one-way latency and fabric bandwidth:\n  latency_us";
+  std::cout << "predicted overhead (%) by added one-way latency and fabric bandwidth, the other "
+               "parameters as above:\n  latency_us";
   for (const double bw : bandwidths)
     std::cout << fmt::format(" {:>10}", fmt::format("{:g}Gb/s", bw));
   std::cout << '\n';
@@ -139,12 +144,17 @@ std::optional<nlohmann::json> Replay(const perfmodel::Trace& trace, const ModelA
   return rows;
 }
 
-void PrintReplay(const nlohmann::json& rows, const ModelParams& p) {
+// The replay beside the model with the simulator's parameters (AsSimulated), which is what the
+// replay checks; where those differ from the user's, the sweep's prediction above differs too,
+// and the last lines say so and by how much.
+void PrintReplay(const nlohmann::json& rows, const ModelParams& p,
+                 const std::vector<perfmodel::SweepPoint>& sweep) {
+  const ModelParams sim = perfmodel::AsSimulated(p);
   std::cout << fmt::format(
-      "replayed in the simulator ({:g} Gb/s; the model as the simulator runs: streams "
-      "serialised, {:g}-byte TLP overhead):\n  {:>10} {:>12} {:>12} {:>10} {:>10} {:>8}\n",
-      p.fabric_bandwidth_gbps, perfmodel::kSimulatedTlpOverheadBytes, "latency_us", "native",
-      "dxpu", "simulated", "predicted", "diff");
+      "replayed in the simulator ({:g} Gb/s), against the model with the simulator's parameters "
+      "({}, {:g}-byte TLP overhead):\n  {:>10} {:>12} {:>12} {:>10} {:>10} {:>8}\n",
+      p.fabric_bandwidth_gbps, QueuesOf(sim), sim.tlp_overhead_bytes, "latency_us", "sim native",
+      "sim dxpu", "simulated", "sim-model", "diff");
   for (const nlohmann::json& r : rows) {
     std::cout << fmt::format(
         "  {:>10g} {:>12} {:>12} {:>9.2f}% {:>9.2f}% {:>+6.2f}pp\n",
@@ -152,6 +162,26 @@ void PrintReplay(const nlohmann::json& rows, const ModelParams& p) {
         Time(r["simulated_dxpu_us"].get<double>() * 1e3), r["simulated_overhead_pct"].get<double>(),
         r["predicted_overhead_pct"].get<double>(), r["difference_pp"].get<double>());
   }
+  std::cout
+      << "  simulated: the overhead the simulator measured; sim-model: the model's prediction "
+         "with the simulator's parameters; diff: sim-model - simulated\n";
+  if (sim.serial_streams == p.serial_streams && sim.tlp_overhead_bytes == p.tlp_overhead_bytes)
+    return;
+  std::string differs;
+  for (const nlohmann::json& r : rows) {
+    const double us = r["added_latency_us"].get<double>();
+    for (const perfmodel::SweepPoint& pt : sweep) {
+      if (pt.added_latency_ns == us * 1e3 && pt.fabric_bandwidth_gbps == p.fabric_bandwidth_gbps) {
+        differs += fmt::format("{}{:.2f}% at {:g} us", differs.empty() ? "" : ", ",
+                               pt.prediction.overhead_pct, us);
+        break;
+      }
+    }
+  }
+  std::cout << fmt::format(
+      "  the predicted overhead above is for the parameters given ({}, {:g}-byte TLP overhead: a "
+      "real GPU and link), not the simulator's{}{}\n",
+      QueuesOf(p), p.tlp_overhead_bytes, differs.empty() ? "" : ": ", differs);
 }
 
 int RunModel(ModelArgs& a) {
@@ -192,10 +222,16 @@ int RunModel(ModelArgs& a) {
     sweep = perfmodel::Sweep(predict, a.params, latencies_ns, a.sweep_bandwidth_gbps,
                              [&](size_t done, size_t total) { progress.Update(done, total); });
   }
-  if (!a.svg.empty() &&
-      !WriteFile(a.svg, perfmodel::SweepToSvg(sweep, a.trace.empty() ? "summary" : a.trace)))
-    return kExitFailure;
-  if (!a.csv.empty() && !WriteFile(a.csv, perfmodel::SweepToCsv(sweep))) return kExitFailure;
+  std::vector<std::string> written;  // "wrote FILE (what)" lines, printed last
+  if (!a.svg.empty()) {
+    if (!WriteFile(a.svg, perfmodel::SweepToSvg(sweep, a.trace.empty() ? "summary" : a.trace)))
+      return kExitFailure;
+    written.push_back(fmt::format("wrote {} (the sweep's overhead curves, SVG)", a.svg));
+  }
+  if (!a.csv.empty()) {
+    if (!WriteFile(a.csv, perfmodel::SweepToCsv(sweep))) return kExitFailure;
+    written.push_back(fmt::format("wrote {} (the sweep, CSV)", a.csv));
+  }
   if (!a.timeline.empty()) {
     if (!trace) {
       std::cerr << "dxpu model: --timeline needs a trace\n";
@@ -204,6 +240,9 @@ int RunModel(ModelArgs& a) {
     std::ostringstream timeline;
     perfmodel::WriteTimeline(timeline, *trace, perfmodel::Retime(*trace, a.params));
     if (!WriteFile(a.timeline, timeline.str())) return kExitFailure;
+    written.push_back(fmt::format(
+        "wrote {} (the native and DxPU timelines, Chrome trace: chrome://tracing or Perfetto)",
+        a.timeline));
   }
   std::optional<nlohmann::json> replay;
   if (a.replay) {
@@ -219,13 +258,18 @@ int RunModel(ModelArgs& a) {
     out["workload"] = workload;
     out["params"] = perfmodel::ToJson(a.params);
     out["sweep"] = perfmodel::SweepToJson(sweep);
-    if (replay) out["replay"] = *replay;
+    if (replay) {
+      out["replay"] = *replay;  // its predicted_* with replay_params, not params
+      out["replay_params"] = perfmodel::ToJson(perfmodel::AsSimulated(a.params));
+    }
     std::cout << out.dump(2) << '\n';
+    for (const std::string& w : written) std::cerr << w << '\n';  // stdout stays one JSON
     return kExitOk;
   }
   PrintPrediction(workload, a.params, prediction);
   PrintSweep(sweep, a.sweep_bandwidth_gbps);
-  if (replay) PrintReplay(*replay, a.params);
+  if (replay) PrintReplay(*replay, a.params, sweep);
+  for (const std::string& w : written) std::cout << w << '\n';
   return kExitOk;
 }
 
@@ -326,7 +370,8 @@ Command AddModelCommand(CLI::App& parent) {
   cmd->add_flag("--replay", args->replay,
                 "also replay the trace on the model GPUs in the simulator, natively and through "
                 "DxPU, at each swept latency (the fabric's bandwidth), and print the simulated "
-                "overhead beside the prediction")
+                "overhead beside the model's prediction with the simulator's parameters "
+                "(sim-model: streams serialised, 12-byte TLP overhead)")
       ->group(group);
   cmd->footer(
       "Examples:\n"
