@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <utility>
@@ -140,27 +141,35 @@ void AgentService::MaybeCrash(const std::string& gpu) {
   _exit(137);
 }
 
-bool AgentService::Register() {
+AgentService::Registration AgentService::Register(std::string* why) {
   httplib::Client client(options_.manager);
   client.set_connection_timeout(std::chrono::seconds(2));
   client.set_read_timeout(std::chrono::seconds(5));
-  const json body = {{"id", options_.id},
-                     {"node_id", fmt::format("{:#x}", options_.node_id)},
-                     {"agent", options_.advertise},
-                     {"mode", backend_->mode()},
-                     {"boot_id", boot_id_}};
+  const json body = {
+      {"id", options_.id},           {"node_id", fmt::format("{:#x}", options_.node_id)},
+      {"agent", options_.advertise}, {"mode", backend_->mode()},
+      {"boot_id", boot_id_},         {"heartbeat_ms", options_.heartbeat_ms}};
   httplib::Result res = client.Post("/v1/hosts", body.dump(), "application/json");
   if (!res) {
-    spdlog::warn("agent: no answer from the manager at {}: {}", options_.manager,
-                 httplib::to_string(res.error()));
-    return false;
+    *why = fmt::format("no answer from the manager at {} ({})", options_.manager,
+                       httplib::to_string(res.error()));
+    return Registration::kNoAnswer;
   }
-  if (res->status != 200) {
-    spdlog::error("agent: the manager refused to register {}: {} {}", options_.id, res->status,
-                  res->body);
-    return false;
+  if (res->status == 200) return Registration::kOk;
+  // The manager's {"error", "message"}, on one line; anything else: its status alone.
+  const json j = json::parse(res->body, nullptr, false);
+  std::string reason = fmt::format("HTTP {}", res->status);
+  if (j.is_object() && j.contains("error") && j["error"].is_string() && j.contains("message") &&
+      j["message"].is_string()) {
+    reason = j["error"].get<std::string>() + ": " + j["message"].get<std::string>();
   }
-  return true;
+  for (char& c : reason) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  *why = fmt::format("the manager at {} refused to register host '{}' (node {:#x}): {}",
+                     options_.manager, options_.id, options_.node_id, reason);
+  // 5xx: the manager cannot now (its store); 4xx: it never will with this configuration.
+  return res->status >= 500 ? Registration::kNoAnswer : Registration::kRefused;
 }
 
 void AgentService::StartRegistration() {
@@ -169,18 +178,38 @@ void AgentService::StartRegistration() {
 
 void AgentService::RegistrationLoop() {
   std::unique_lock lock(state_);
+  int retry_ms = options_.retry_ms;
+  bool ever = false;
   while (!stopping_) {
     lock.unlock();
-    const bool ok = Register();
+    std::string why;
+    const Registration r = Register(&why);
     lock.lock();
+    if (r == Registration::kRefused) {
+      registered_ = false;
+      spdlog::error("agent: {}", why);
+      if (options_.on_refused) options_.on_refused(why);
+      return;
+    }
+    const bool ok = r == Registration::kOk;
     if (ok && !registered_) {
-      spdlog::info("agent: registered {} (node {:#x}, {}, boot {}) with {}", options_.id,
-                   options_.node_id, backend_->mode(), boot_id_, options_.manager);
+      spdlog::info(
+          "agent: registered{} as host '{}' (node {:#x}, {} mode, boot {}) with the "
+          "manager at {}",
+          ever ? " again" : "", options_.id, options_.node_id, backend_->mode(), boot_id_,
+          options_.manager);
+      ever = true;
+    }
+    int wait_ms = options_.heartbeat_ms;
+    if (ok) {
+      retry_ms = options_.retry_ms;
+    } else {
+      spdlog::warn("agent: {}; trying again in {:g} s", why, retry_ms / 1000.0);
+      wait_ms = retry_ms;
+      retry_ms = std::min(retry_ms * 2, std::max(options_.retry_max_ms, options_.retry_ms));
     }
     registered_ = ok;
-    stop_cv_.wait_for(lock,
-                      std::chrono::milliseconds(ok ? options_.heartbeat_ms : options_.retry_ms),
-                      [this] { return stopping_; });
+    stop_cv_.wait_for(lock, std::chrono::milliseconds(wait_ms), [this] { return stopping_; });
   }
 }
 

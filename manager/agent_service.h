@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,7 +29,14 @@ struct AgentOptions {
   std::string manager;    // "http://127.0.0.1:17490"
   std::string advertise;  // the URL the manager calls this agent at
   int heartbeat_ms = 10'000;
-  int retry_ms = 500;  // registration retries until the manager answers
+  // Registration retries while the manager does not answer: retry_ms, doubling up to
+  // retry_max_ms, one log line each.
+  int retry_ms = 500;
+  int retry_max_ms = 10'000;
+  // The manager refused the registration (a 4xx: the node ID is another host's, a bad name):
+  // retrying cannot help. Called once, from the registration thread, with one line saying why
+  // and what to do; the daemon exits 1. Registration stops.
+  std::function<void(const std::string&)> on_refused;
   // Crash tests only: the process exits (status 137) after its crash_call-th attach or detach
   // took effect, before answering. 0: never.
   uint64_t crash_call = 0;
@@ -48,8 +56,10 @@ class AgentService {
   bool registered() const;
 
  private:
+  enum class Registration { kOk, kNoAnswer, kRefused };
   void RegistrationLoop();
-  bool Register();
+  // One registration; *why: the one line saying what went wrong.
+  Registration Register(std::string* why);
   void MaybeCrash(const std::string& gpu);
 
   AgentOptions options_;

@@ -42,6 +42,21 @@ ActionResult Assign(const Action& a, const ManagementExchange& exchange) {
   dxpu_mgmt_msg assign = Request(DXPU_MGMT_ASSIGN);
   assign.body.assign = {a.device, a.host_bdf, a.host.node_id};
   bridge::ManagementReply reply = exchange(assign);
+  if (reply.answered() && reply.msg.status == DXPU_MGMT_DEVICE_BUSY) {
+    // Another node has it: which one, so that the manager can say who holds it.
+    ActionResult r = Failed(a, reply, "ASSIGN on");
+    const bridge::ManagementReply status = exchange(Request(DXPU_MGMT_STATUS));
+    dxpu_mgmt_msg decoded{};
+    if (status.ok() &&
+        dxpu_mgmt_decode(status.bytes.data(), status.bytes.size(), &decoded) == DXPU_MGMT_ERR_OK) {
+      for (size_t i = 0; i < decoded.body.status_report.device_count; ++i) {
+        dxpu_mgmt_device_entry e{};
+        if (dxpu_mgmt_status_entry(&decoded.body.status_report, i, &e) && e.device == a.device)
+          r.busy_owner = e.owner;
+      }
+    }
+    return r;
+  }
   if (!reply.ok()) return Failed(a, reply, "ASSIGN on");
   // The host's address map, identity mapped (docs/host-proxy.md): the same grant again is OK.
   for (const host::HostDmaGrant& g : host::HostDmaGrants()) {

@@ -3,15 +3,19 @@
 // it: through dxpu.ko's sysfs when the module is loaded, through the userspace host proxy
 // otherwise. SIGINT or SIGTERM stops it. `dxpu-agent attach ...` and `dxpu-agent detach ...`
 // run the backend once, without a manager, and exit.
+#include <arpa/inet.h>
 #include <httplib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -133,6 +137,57 @@ int RunOneShot(bool attach, const OneShot& o, const std::string& level) {
   return 0;
 }
 
+// "http://HOST:PORT[/PATH]" (https too): "" when it is one, else what is wrong with it.
+std::string CheckUrl(const std::string& option, const std::string& url, const char* example) {
+  const std::string bad =
+      fmt::format("{} '{}' is not a URL such as {} (http://HOST:PORT)", option, url, example);
+  std::string rest;
+  if (url.starts_with("http://")) {
+    rest = url.substr(7);
+  } else if (url.starts_with("https://")) {
+    rest = url.substr(8);
+  } else {
+    return bad;
+  }
+  rest = rest.substr(0, rest.find('/'));
+  std::string port;
+  if (rest.starts_with('[')) {
+    const size_t close = rest.find(']');
+    if (close == std::string::npos || close == 1) return bad;
+    if (close + 1 < rest.size()) {
+      if (rest[close + 1] != ':') return bad;
+      port = rest.substr(close + 2);
+      if (port.empty()) return bad;
+    }
+  } else {
+    const size_t colon = rest.find(':');
+    if (colon == 0 || rest.empty()) return bad;
+    if (colon != std::string::npos) {
+      port = rest.substr(colon + 1);
+      if (port.empty()) return bad;
+    }
+  }
+  if (!port.empty()) {
+    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(port) < 1 || std::stoi(port) > 65535)
+      return bad;
+  }
+  return "";
+}
+
+// --listen is an address; the port is --port.
+std::string CheckListen(const std::string& listen) {
+  in6_addr v6{};
+  if (listen.empty() ||
+      (listen.find(':') != std::string::npos && inet_pton(AF_INET6, listen.c_str(), &v6) != 1)) {
+    return fmt::format(
+        "--listen takes an address such as 127.0.0.1 or 0.0.0.0, not '{}'; the "
+        "port goes in --port",
+        listen);
+  }
+  return "";
+}
+
 // The daemon's own flags (AgentOptions holds the rest).
 struct DaemonFlags {
   std::string node;
@@ -154,6 +209,29 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
                  f.node.c_str());
     return 2;
   }
+  for (const std::string& problem :
+       {CheckListen(f.listen), CheckUrl("--manager", o.manager, "http://10.0.0.5:17490"),
+        o.advertise.empty() ? std::string()
+                            : CheckUrl("--advertise", o.advertise, "http://10.0.0.21:17491")}) {
+    if (!problem.empty()) {
+      spdlog::error("{}", problem);
+      return 1;
+    }
+  }
+  if (o.advertise.empty() && (f.listen == "0.0.0.0" || f.listen == "::")) {
+    spdlog::error(
+        "--listen {} without --advertise: the manager would be told to call this agent at "
+        "{}:{}, which is no address it can reach; give --advertise http://THIS-HOST-IP:{}",
+        f.listen, f.listen, f.port, f.port);
+    return 1;
+  }
+  // A registration the manager refuses (the node ID is another host's) ends the daemon: exit 1
+  // with the manager's reason, instead of asking again forever.
+  static std::atomic<bool> refused{false};
+  o.on_refused = [](const std::string&) {
+    refused = true;
+    kill(getpid(), SIGTERM);  // ServeUntilSignal's sigwait takes it
+  };
   std::unique_ptr<AttachBackend> backend = MakeBackend(f.mode, f.link_down_s);
   httplib::Server server;
   std::string bind_error;
@@ -166,10 +244,11 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
   AgentService agent(o, std::move(backend));
   agent.InstallRoutes(server);
   agent.StartRegistration();
-  std::printf("dxpu-agent: %s (node %#llx) API on %s, manager %s\n", o.id.c_str(),
+  std::printf("dxpu-agent: host '%s' (node %#llx), API on %s, manager %s\n", o.id.c_str(),
               static_cast<unsigned long long>(o.node_id), o.advertise.c_str(), o.manager.c_str());
   std::fflush(stdout);
   ServeUntilSignal(server);
+  if (refused) return 1;  // the reason is logged already, on one line
   spdlog::info("stopping");
   return 0;
 }
@@ -191,7 +270,10 @@ int Main(int argc, char** argv) {
   o.manager = "http://127.0.0.1:17490";
   DaemonFlags f;
   std::string level = "info";
-  app.add_option("--id", o.id, "this host's name in the pool")->capture_default_str();
+  app.add_option("--host,--id", o.id,
+                 "this host's name in the pool, what `dxpu pool allocate --host` names (default: "
+                 "this machine's hostname)")
+      ->capture_default_str();
   app.add_option("--node-id", f.node,
                  "this host's DxFP node ID (what bridges assign GPUs to); required, but for "
                  "attach and detach");
@@ -243,7 +325,7 @@ int Main(int argc, char** argv) {
   // After the subcommands: CLI11 copies a parent's footer into subcommands made later.
   app.footer(
       "\nExamples:\n"
-      "  dxpu-agent --id h1 --node-id 0xa1 --manager http://10.0.0.5:17490 --listen 10.0.0.21\n"
+      "  dxpu-agent --host h1 --node-id 0xa1 --manager http://10.0.0.5:17490 --listen 10.0.0.21\n"
       "  dxpu-agent attach --fabric 02:00:00:00:b0:01 --device 0 --host-bdf 01:00.0\n"
       "  dxpu-agent detach --fabric 02:00:00:00:b0:01 --device 0 --host-bdf 01:00.0\n"
       "(dxpu-agent attach --help, dxpu-agent detach --help: their options)\n");

@@ -1,12 +1,19 @@
 // dxpu_manager_main.cc - dxpu-manager: the pool manager daemon (docs/manager.md). Keeps the
 // pool in SQLite, serves the REST API, and drives bridges and host agents through attach and
 // release. SIGINT or SIGTERM stops it; whatever was in progress resumes at the next start.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <httplib.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <spdlog/spdlog.h>
@@ -18,6 +25,65 @@
 #include "manager/sqlite_store.h"
 
 namespace {
+
+// The pool's database is one manager's alone: two managers on one database would each drive the
+// bridges from their own view (a split brain). An exclusive flock(2) on DB.lock, held for the
+// process's life: the kernel drops it when the process dies, however it dies, so a crashed
+// manager's lock goes away by itself. The file says the holder's PID, for the message.
+// Returns the lock's descriptor (kept open), or -1 with *error saying why and what to do.
+int LockDatabase(const std::string& db, std::string* error) {
+  const std::string path = db + ".lock";
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = fmt::format(
+        "cannot open {}: {} (the lock beside --db {}; give a --db in a "
+        "directory this user may write)",
+        path, std::strerror(errno), db);
+    return -1;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    std::string holder;
+    char buf[32] = {};
+    const ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    int pid = 0;
+    if (n > 0 && std::from_chars(buf, buf + n, pid).ec == std::errc() && pid > 0)
+      holder = fmt::format(" (pid {})", pid);
+    close(fd);
+    *error = err == EWOULDBLOCK
+                 ? fmt::format("another dxpu-manager holds {}{}; stop it or use another --db", db,
+                               holder)
+                 : fmt::format("cannot lock {}: {}", path, std::strerror(err));
+    return -1;
+  }
+  const std::string pid = std::to_string(getpid()) + "\n";
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    // The lock holds anyway; only the PID in messages is missing.
+  }
+  return fd;
+}
+
+// What the daemon cannot honour, said before it starts: "" when the configuration is usable.
+std::string CheckConfiguration(const std::string& listen, const std::string& db) {
+  in6_addr v6{};
+  if (listen.find(':') != std::string::npos && inet_pton(AF_INET6, listen.c_str(), &v6) != 1) {
+    return fmt::format(
+        "--listen takes an address such as 127.0.0.1 or 0.0.0.0, not '{}'; the "
+        "port goes in --port",
+        listen);
+  }
+  if (listen.empty()) return "--listen is empty; give an address such as 127.0.0.1";
+  if (db.empty()) return "--db is empty; give the pool's SQLite file, e.g. --db pool.db";
+  const std::filesystem::path parent = std::filesystem::path(db).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    return fmt::format("--db {}: the directory {} does not exist; create it or give another --db",
+                       db, parent.string());
+  }
+  if (std::filesystem::is_directory(db, ec))
+    return fmt::format("--db {} is a directory; give a file in it, e.g. --db {}/pool.db", db, db);
+  return "";
+}
 
 int Main(int argc, char** argv) {
   using namespace dxpu::manager;
@@ -83,6 +149,16 @@ int Main(int argc, char** argv) {
     }
   }
   spdlog::set_level(spdlog::level::from_str(level));
+  if (const std::string problem = CheckConfiguration(listen, db); !problem.empty()) {
+    spdlog::error("{}", problem);
+    return 1;
+  }
+  std::string lock_error;
+  const int lock = LockDatabase(db, &lock_error);  // held until the process ends
+  if (lock < 0) {
+    spdlog::error("{}", lock_error);
+    return 1;
+  }
   o.pool.attach_timeout_ns = static_cast<uint64_t>(attach_s * 1e9);
   o.pool.detach_timeout_ns = static_cast<uint64_t>(detach_s * 1e9);
   o.pool.probe_interval_ns = static_cast<uint64_t>(probe_s * 1e9);

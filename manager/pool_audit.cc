@@ -38,9 +38,23 @@ PoolResult<json> Get(const std::string& url, const std::string& path) {
   return j;
 }
 
+PoolResult<PoolAudit> AuditPoolOrThrow(const std::string& manager_url);
+
 }  // namespace
 
 PoolResult<PoolAudit> AuditPool(const std::string& manager_url) {
+  try {
+    return AuditPoolOrThrow(manager_url);
+  } catch (const nlohmann::json::exception& e) {
+    return PoolError{
+        ErrorKind::kUnavailable, "bad-answer",
+        fmt::format("the manager at {} answered JSON of another shape: {}", manager_url, e.what())};
+  }
+}
+
+namespace {
+
+PoolResult<PoolAudit> AuditPoolOrThrow(const std::string& manager_url) {
   PoolResult<json> allocations = Get(manager_url, "/v1/allocations");
   if (!allocations.ok()) return allocations.error();
   PoolResult<json> boxes = Get(manager_url, "/v1/boxes");
@@ -78,8 +92,10 @@ PoolResult<PoolAudit> AuditPool(const std::string& manager_url) {
     dxpu_mgmt_msg m{};
     if (!status.ok() ||
         dxpu_mgmt_decode(status.bytes.data(), status.bytes.size(), &m) != DXPU_MGMT_ERR_OK) {
-      return PoolError{ErrorKind::kUnavailable, "no-answer",
-                       fmt::format("STATUS of box {}: {}", box, status.Problem())};
+      audit.unreachable.push_back(fmt::format(
+          "box {} (management {}): STATUS: {}", box, b.value("management", std::string()),
+          status.ok() ? std::string("a malformed answer") : status.Problem()));
+      continue;
     }
     for (size_t i = 0; i < m.body.status_report.device_count; ++i) {
       dxpu_mgmt_device_entry e{};
@@ -106,10 +122,22 @@ PoolResult<PoolAudit> AuditPool(const std::string& manager_url) {
     }
   }
   for (const auto& [id, host] : host_of) {
-    PoolResult<json> devices = Get(host["agent"], "/v1/devices");
-    if (!devices.ok()) return devices.error();
+    const std::string agent = host.value("agent", std::string());
+    PoolResult<json> devices = Get(agent, "/v1/devices");
+    if (devices.ok() && !(devices.value().is_object() && devices.value().contains("devices") &&
+                          devices.value()["devices"].is_array())) {
+      devices = PoolError{ErrorKind::kUnavailable, "bad-answer",
+                          fmt::format("GET {}/v1/devices: not a list of devices", agent)};
+    }
+    if (!devices.ok()) {
+      audit.unreachable.push_back(
+          fmt::format("host {}'s agent ({}): {}", id, agent, devices.error().message));
+      continue;
+    }
     std::set<std::string> held;
-    for (const json& d : devices.value()["devices"]) held.insert(d["gpu"]);
+    for (const json& d : devices.value()["devices"]) {
+      if (d.is_object() && d.contains("gpu") && d["gpu"].is_string()) held.insert(d["gpu"]);
+    }
     for (const auto& [gpu, lease] : leases) {
       if (lease["host"] == id && lease["step"] == "attached" && !held.contains(gpu))
         problem(fmt::format("{} is attached to {} but its agent does not hold it", gpu, id));
@@ -123,4 +151,5 @@ PoolResult<PoolAudit> AuditPool(const std::string& manager_url) {
   return audit;
 }
 
+}  // namespace
 }  // namespace dxpu::manager

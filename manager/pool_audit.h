@@ -14,11 +14,16 @@
 namespace dxpu::manager {
 
 struct PoolAudit {
-  size_t gpus = 0, leased = 0, free = 0;
+  size_t gpus = 0, leased = 0, free = 0;  // on the bridges that answered
   std::vector<std::string> problems;
+  // The bridges and agents that did not answer, one sentence each ("box box-a (management
+  // 127.0.0.1:17481): STATUS: no answer ..."): what they hold was not checked.
+  std::vector<std::string> unreachable;
+  bool consistent() const { return problems.empty() && unreachable.empty(); }
 };
 
-// The audit, or why it could not be made (the manager, a bridge or an agent did not answer).
+// The audit of every part that answers, or why it could not be made at all (the manager did
+// not answer).
 PoolResult<PoolAudit> AuditPool(const std::string& manager_url);
 
 }  // namespace dxpu::manager

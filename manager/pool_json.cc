@@ -150,7 +150,8 @@ PoolResult<BoxRecord> BoxFromJson(std::string_view body) {
 }
 
 PoolResult<HostRecord> HostFromJson(std::string_view body) {
-  PoolResult<json> j = ObjectOf(body, {"id", "node_id", "agent", "mode", "boot_id"});
+  PoolResult<json> j =
+      ObjectOf(body, {"id", "node_id", "agent", "mode", "boot_id", "heartbeat_ms"});
   if (!j.ok()) return j.error();
   HostRecord host;
   for (auto [key, out] : {std::pair{"id", &host.id}, std::pair{"agent", &host.agent},
@@ -162,6 +163,12 @@ PoolResult<HostRecord> HostFromJson(std::string_view body) {
   PoolResult<uint64_t> node = U64Field(j.value(), "node_id");
   if (!node.ok()) return node.error();
   host.node_id = node.value();
+  if (j.value().contains("heartbeat_ms")) {
+    const json& hb = j.value()["heartbeat_ms"];
+    if (!hb.is_number_unsigned() || hb.get<uint64_t>() == 0 || hb.get<uint64_t>() > 3'600'000)
+      return Bad("'heartbeat_ms' must be 1 to 3600000");
+    host.heartbeat_ns = hb.get<uint64_t>() * 1'000'000;
+  }
   return host;
 }
 

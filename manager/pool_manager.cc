@@ -48,6 +48,7 @@ PoolResult<std::unique_ptr<PoolManager>> PoolManager::Open(PoolStore& store, Man
 }
 
 PoolResult<Done> PoolManager::Load(uint64_t now) {
+  opened_ns_ = now;
   PoolResult<PoolSnapshot> snapshot = store_.Load();
   if (!snapshot.ok()) return snapshot.error();
   PoolSnapshot& s = snapshot.value();
@@ -282,8 +283,12 @@ PoolResult<HostRecord> PoolManager::RegisterHost(HostRecord host, uint64_t now) 
   }
   for (const auto& [id, other] : hosts_) {
     if (id != host.id && other.node_id == host.node_id) {
-      return PoolError{ErrorKind::kConflict, "node-id-taken",
-                       fmt::format("node ID {:#x} is host {}'s", host.node_id, id)};
+      return PoolError{
+          ErrorKind::kConflict, "node-id-taken",
+          fmt::format("node ID {:#x} is host {}'s; start this host's agent with another "
+                      "--node-id, or remove {} first (stop its agent, then `dxpu pool "
+                      "remove-host {}`)",
+                      host.node_id, id, id, id)};
     }
   }
   StoreBatch batch;
@@ -322,6 +327,58 @@ PoolResult<HostRecord> PoolManager::RegisterHost(HostRecord host, uint64_t now) 
   return hosts_.at(host.id);
 }
 
+PoolResult<HostRecord> PoolManager::RemoveHost(const std::string& id) {
+  auto it = hosts_.find(id);
+  if (it == hosts_.end()) {
+    return PoolError{ErrorKind::kNotFound, "unknown-host", fmt::format("no host named '{}'", id)};
+  }
+  // Its GPUs, by allocation (a lease on its way back counts: the host may still hold it).
+  std::map<uint64_t, size_t> held;
+  for (const GpuRef& key : KeysOf(by_host_, id)) held[leases_.at(key).allocation]++;
+  for (uint64_t a : in_progress_) {
+    if (allocations_.at(a).host == id) held.try_emplace(a, 0);
+  }
+  if (!held.empty()) {
+    std::string which;
+    for (const auto& [a, n] : held) {
+      which += fmt::format("{}{} ({}, {} GPU{})", which.empty() ? "" : ", ", AllocationName(a),
+                           AllocationStateName(allocations_.at(a).state), n, n == 1 ? "" : "s");
+    }
+    return PoolError{
+        ErrorKind::kConflict, "host-in-use",
+        fmt::format("host {} holds GPUs: {}; release {} first (`dxpu pool release ID`)", id, which,
+                    held.size() == 1 ? "it" : "them")};
+  }
+  HostRecord removed = it->second;
+  PoolResult<Done> done = Commit(StoreBatch{{DeleteHost{id}}});
+  if (!done.ok()) return done.error();
+  spdlog::info("pool: host {} (node {:#x}) removed", id, removed.node_id);
+  return removed;
+}
+
+HostLiveness PoolManager::Liveness(const HostRecord& host, uint64_t now) const {
+  HostLiveness l;
+  l.last_seen_ns = host.registered_ns;
+  if (host.heartbeat_ns == 0) return l;
+  l.known = true;
+  l.dead_after_ns = kMissedHeartbeats * host.heartbeat_ns;
+  // Seen before this manager started: it has its dead time from the start to be heard again.
+  const uint64_t since = std::max(host.registered_ns, opened_ns_);
+  l.alive = now < since + l.dead_after_ns;
+  return l;
+}
+
+namespace {
+
+// "40 s", "1.5 s", "3 min"
+std::string Ago(uint64_t ns) {
+  if (ns >= 120 * kSecond) return fmt::format("{} min", ns / (60 * kSecond));
+  if (ns >= 10 * kSecond) return fmt::format("{} s", ns / kSecond);
+  return fmt::format("{:.1f} s", static_cast<double>(ns) / 1e9);
+}
+
+}  // namespace
+
 PoolResult<AllocationView> PoolManager::Allocate(const AllocationRequest& request, uint64_t now) {
   if (!request.request_key.empty()) {
     if (auto it = by_request_key_.find(request.request_key); it != by_request_key_.end()) {
@@ -341,10 +398,38 @@ PoolResult<AllocationView> PoolManager::Allocate(const AllocationRequest& reques
         ErrorKind::kBadRequest, "bad-count",
         fmt::format("count must be 1 to {}, not {}", options_.max_count, request.count)};
   }
-  if (!hosts_.contains(request.host)) {
+  auto host = hosts_.find(request.host);
+  if (host == hosts_.end()) {
     counters_.refusals++;
+    const std::string start =
+        fmt::format("start `dxpu-agent --host {} --node-id ID --manager URL` on it", request.host);
+    if (hosts_.empty()) {
+      return PoolError{ErrorKind::kNotFound, "unknown-host",
+                       fmt::format("no host named '{}' has registered; no host has registered "
+                                   "yet; {}",
+                                   request.host, start)};
+    }
+    std::string names;
+    size_t listed = 0;
+    for (const auto& [id, h] : hosts_) {
+      if (listed == 10) {
+        names += fmt::format(" and {} more", hosts_.size() - listed);
+        break;
+      }
+      names += (listed++ == 0 ? "" : ", ") + id;
+    }
     return PoolError{ErrorKind::kNotFound, "unknown-host",
-                     fmt::format("no host named '{}' has registered", request.host)};
+                     fmt::format("no host named '{}' has registered; registered: {} (see `dxpu "
+                                 "pool hosts`); {}",
+                                 request.host, names, start)};
+  }
+  if (const HostLiveness live = Liveness(host->second, now); !live.alive) {
+    counters_.refusals++;
+    return PoolError{
+        ErrorKind::kConflict, "host-dead",
+        fmt::format("host {}'s agent was last seen {} ago (dead after {} missed heartbeats); "
+                    "start dxpu-agent on {} or pick another host",
+                    request.host, Ago(now - live.last_seen_ns), kMissedHeartbeats, request.host)};
   }
   PoolResult<std::vector<GpuRef>> chosen =
       ChooseGpus(free_, request, boxes_.contains(request.prefer_box), totals_, options_.max_count);
@@ -595,8 +680,22 @@ void PoolManager::CheckDeadlines(uint64_t now) {
   StoreBatch expired;
   for (const GpuRef& key : moving_) {
     const LeaseRecord& lease = leases_.at(key);
-    if (lease.step == LeaseStep::kDetaching &&
-        now >= lease.updated_ns + options_.detach_timeout_ns) {
+    if (lease.step != LeaseStep::kDetaching) continue;
+    auto host = hosts_.find(lease.host);
+    const HostLiveness live =
+        host != hosts_.end() ? Liveness(host->second, now) : HostLiveness{true, false, 0, 0};
+    if (!live.alive) {
+      // Nobody is there to detach it: waiting out the detach timeout buys nothing.
+      spdlog::warn(
+          "pool: {}: host {}'s agent was last seen {} ago; taking it back at the bridge "
+          "without waiting for a detach",
+          GpuName(key.box, key.device), lease.host,
+          host != hosts_.end() ? Ago(now - live.last_seen_ns) : std::string("never"));
+      LeaseRecord l = lease;
+      l.step = LeaseStep::kScrubbing;
+      l.updated_ns = now;
+      expired.changes.emplace_back(PutLease{std::move(l)});
+    } else if (now >= lease.updated_ns + options_.detach_timeout_ns) {
       spdlog::warn("pool: {}: host {} did not detach it in {} s; taking it back at the bridge",
                    GpuName(key.box, key.device), lease.host, options_.detach_timeout_ns / kSecond);
       LeaseRecord l = lease;
@@ -665,8 +764,14 @@ uint64_t PoolManager::NextDeadline() const {
   for (const GpuRef& key : moving_) {
     const LeaseRecord& lease = leases_.at(key);
     auto rt = lease_runtime_.find(key);
-    if (lease.step == LeaseStep::kDetaching)
+    if (lease.step == LeaseStep::kDetaching) {
       next = std::min(next, lease.updated_ns + options_.detach_timeout_ns);
+      if (auto h = hosts_.find(lease.host); h != hosts_.end() && h->second.heartbeat_ns != 0) {
+        // When its agent counts as dead (Liveness): the GPU is taken back then.
+        next = std::min(next, std::max(h->second.registered_ns, opened_ns_) +
+                                  kMissedHeartbeats * h->second.heartbeat_ns);
+      }
+    }
     if (lease.step == LeaseStep::kAttached || rt == lease_runtime_.end() || rt->second.in_flight)
       continue;
     next = std::min(next, rt->second.next_try_ns);
@@ -719,11 +824,13 @@ void PoolManager::CompleteLease(const InFlight& flight, const ActionResult& resu
   rt.in_flight.reset();
   const std::string gpu = GpuName(flight.gpu.box, flight.gpu.device);
   if (result.outcome != ActionOutcome::kDone) {
+    std::string error = result.error;
+    if (result.busy_owner != 0) error += "; " + WhoHolds(flight.gpu, result.busy_owner);
     spdlog::warn("pool: {} for {}: {} ({})", ActionKindName(flight.kind), gpu,
-                 result.outcome == ActionOutcome::kRefused ? "refused" : "no answer", result.error);
-    Backoff(rt, result.error, now);
+                 result.outcome == ActionOutcome::kRefused ? "refused" : "no answer", error);
+    Backoff(rt, error, now);
     if (auto a = allocations_.find(l->second.allocation); a != allocations_.end())
-      a->second.error = fmt::format("{}: {}", gpu, result.error);
+      a->second.error = fmt::format("{}: {}", gpu, error);
     return;
   }
   // The lease moved on while the step ran (a release came), or the agent restarted since (what
@@ -765,6 +872,28 @@ void PoolManager::CompleteLease(const InFlight& flight, const ActionResult& resu
     return;
   }
   SettleAllocation(allocation, now);
+}
+
+std::string PoolManager::WhoHolds(const GpuRef& gpu, uint64_t node) const {
+  const std::string name = GpuName(gpu.box, gpu.device);
+  for (const auto& [id, host] : hosts_) {
+    if (host.node_id != node) continue;
+    auto l = leases_.find(gpu);
+    if (l != leases_.end() && l->second.host == id) {
+      return fmt::format("its bridge has {} assigned to host {} (node {:#x}) of {}", name, id, node,
+                         AllocationName(l->second.allocation));
+    }
+    return fmt::format(
+        "its bridge has {} assigned to host {} (node {:#x}) with no allocation "
+        "here: an assignment made outside the manager (`dxpu bridge assign`?); "
+        "the allocation fails after the attach timeout and its release frees it",
+        name, id, node);
+  }
+  return fmt::format(
+      "its bridge has {} assigned to node {:#x}, no host of this pool: an "
+      "assignment made outside the manager (`dxpu bridge assign`?); the allocation "
+      "fails after the attach timeout and its release frees it",
+      name, node);
 }
 
 void PoolManager::CompleteOrphan(const InFlight& flight, const ActionResult& result, uint64_t now) {

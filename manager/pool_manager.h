@@ -43,6 +43,17 @@ struct ManagerOptions {
   uint32_t max_count = 64;                   // GPUs in one allocation
 };
 
+// A host's agent is dead when it has not registered for this many of its heartbeats (docs).
+inline constexpr uint64_t kMissedHeartbeats = 3;
+
+// Whether a host's agent is heard from: from its last registration and its heartbeat.
+struct HostLiveness {
+  bool known = false;  // the agent said its heartbeat (and the manager heard it since it started)
+  bool alive = true;   // unknown counts as alive
+  uint64_t last_seen_ns = 0;
+  uint64_t dead_after_ns = 0;  // silent this long: dead
+};
+
 enum class ActionKind : uint8_t {
   kBridgeAssign,   // ASSIGN device to node at host_bdf, then the host's DMA grants
   kBridgeRelease,  // RELEASE device: FLR, scrub, free (of a free device: nothing to do, OK)
@@ -84,6 +95,9 @@ struct ActionResult {
   ActionOutcome outcome = ActionOutcome::kDone;
   std::string error;                  // for people, when not done
   std::vector<ProbedDevice> devices;  // kBridgeProbe
+  // kBridgeAssign refused device-busy: the node its bridge has the device assigned to (0: not
+  // known), so the manager can say which host holds it.
+  uint64_t busy_owner = 0;
 };
 
 // What the API shows of an allocation: the record and its GPUs.
@@ -127,6 +141,10 @@ class PoolManager {
   // An agent registers (again). A new boot ID means the host lost its attachments: its
   // attached GPUs are attached again.
   PoolResult<HostRecord> RegisterHost(HostRecord host, uint64_t now);
+  // Removes a host's registration: refused (409 host-in-use, naming the allocations) while it
+  // holds GPUs. Its agent, if still running, registers it again at its next heartbeat.
+  PoolResult<HostRecord> RemoveHost(const std::string& id);
+  HostLiveness Liveness(const HostRecord& host, uint64_t now) const;
   // Reserves GPUs for the host; the attach then runs in the background (state "attaching").
   // The same request_key again answers the allocation it made.
   PoolResult<AllocationView> Allocate(const AllocationRequest& request, uint64_t now);
@@ -198,6 +216,8 @@ class PoolManager {
                     std::optional<LeaseStep> step);
   void CompleteLease(const InFlight& flight, const ActionResult& result, uint64_t now);
   void CompleteProbe(const InFlight& flight, const ActionResult& result, uint64_t now);
+  // Says who holds a GPU its bridge has assigned to `node` (an ASSIGN refused device-busy).
+  std::string WhoHolds(const GpuRef& gpu, uint64_t node) const;
   void CompleteOrphan(const InFlight& flight, const ActionResult& result, uint64_t now);
   void Backoff(LeaseRuntime& rt, const std::string& error, uint64_t now);
   void CheckDeadlines(uint64_t now);
@@ -235,6 +255,7 @@ class PoolManager {
   FreeGpus free_;
   uint64_t next_allocation_ = 1;
   uint64_t next_action_ = 1;
+  uint64_t opened_ns_ = 0;  // a host last seen before is given until then + its dead time
   ManagerCounters counters_;
 };
 

@@ -32,12 +32,15 @@ struct GpuRecord {
 
 // A host: one dxpu-agent.
 struct HostRecord {
-  std::string id;        // the host's name: [A-Za-z0-9._-]{1,63}
-  uint64_t node_id = 0;  // its DxFP node ID (bridges assign GPUs to it), never 0
-  std::string agent;     // the agent's API: "http://IP:PORT"
-  std::string mode;      // "kernel" (dxpu.ko sysfs) or "userspace" (the host proxy)
-  std::string boot_id;   // changes each time the agent starts: its attached set is then gone
-  uint64_t registered_ns = 0;
+  std::string id;              // the host's name: [A-Za-z0-9._-]{1,63}
+  uint64_t node_id = 0;        // its DxFP node ID (bridges assign GPUs to it), never 0
+  std::string agent;           // the agent's API: "http://IP:PORT"
+  std::string mode;            // "kernel" (dxpu.ko sysfs) or "userspace" (the host proxy)
+  std::string boot_id;         // changes each time the agent starts: its attached set is then gone
+  uint64_t registered_ns = 0;  // its last registration (every heartbeat): when last seen
+  // How often its agent registers, as it says (in memory only: 0 after a manager restart until
+  // the agent's next heartbeat, and for an agent that does not say). 0: liveness unknown.
+  uint64_t heartbeat_ns = 0;
 };
 
 enum class Policy : uint8_t {

@@ -88,6 +88,18 @@ json ArrayOf(const Views& views) {
   return out;
 }
 
+// A host as the API shows it: its record and its agent's liveness (docs/manager.md).
+json HostJson(const PoolManager& m, const HostRecord& h, uint64_t now) {
+  json j = ToJson(h);
+  const HostLiveness live = m.Liveness(h, now);
+  j["last_seen_ns"] = live.last_seen_ns;
+  j["last_seen_ago_ms"] = now > live.last_seen_ns ? (now - live.last_seen_ns) / 1'000'000 : 0;
+  j["heartbeat_ms"] = h.heartbeat_ns / 1'000'000;
+  j["alive"] = live.alive;
+  j["liveness"] = !live.known ? "unknown" : live.alive ? "alive" : "dead";
+  return j;
+}
+
 void InstallPoolRoutes(httplib::Server& server, ManagerService& service) {
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
@@ -151,16 +163,31 @@ void InstallPoolRoutes(httplib::Server& server, ManagerService& service) {
   });
 
   server.Get("/v1/hosts", [&service](const httplib::Request&, httplib::Response& res) {
-    Reply(res, 200,
-          service.With([](PoolManager& m, uint64_t) { return ArrayOf<HostRecord>(m.Hosts()); }));
+    Reply(res, 200, service.With([](PoolManager& m, uint64_t now) {
+      json out = json::array();
+      for (const HostRecord& h : m.Hosts()) out.push_back(HostJson(m, h, now));
+      return out;
+    }));
   });
-  server.Get(R"(/v1/hosts/([^/]+))", [&service](const httplib::Request& req,
-                                                httplib::Response& res) {
-    const std::string id = req.matches[1];
-    PoolResult<HostRecord> h = service.With([&](PoolManager& m, uint64_t) { return m.Host(id); });
-    if (!h.ok()) return Fail(res, h.error());
-    Reply(res, 200, ToJson(h.value()));
-  });
+  server.Get(
+      R"(/v1/hosts/([^/]+))", [&service](const httplib::Request& req, httplib::Response& res) {
+        const std::string id = req.matches[1];
+        PoolResult<json> h = service.With([&](PoolManager& m, uint64_t now) -> PoolResult<json> {
+          PoolResult<HostRecord> host = m.Host(id);
+          if (!host.ok()) return host.error();
+          return HostJson(m, host.value(), now);
+        });
+        if (!h.ok()) return Fail(res, h.error());
+        Reply(res, 200, h.value());
+      });
+  server.Delete(R"(/v1/hosts/([^/]+))",
+                [&service](const httplib::Request& req, httplib::Response& res) {
+                  const std::string id = req.matches[1];
+                  PoolResult<HostRecord> removed =
+                      service.With([&](PoolManager& m, uint64_t) { return m.RemoveHost(id); });
+                  if (!removed.ok()) return Fail(res, removed.error());
+                  Reply(res, 200, json{{"removed", id}});
+                });
   server.Post("/v1/hosts", [&service](const httplib::Request& req, httplib::Response& res) {
     PoolResult<HostRecord> host = HostFromJson(req.body);
     if (!host.ok()) return Fail(res, host.error());

@@ -309,6 +309,7 @@ class ProcessPool {
     manager::PoolResult<manager::PoolAudit> audit = manager::AuditPool(manager_url_);
     ASSERT_TRUE(audit.ok()) << audit.error().message;
     for (const std::string& p : audit.value().problems) ADD_FAILURE() << p;
+    for (const std::string& u : audit.value().unreachable) ADD_FAILURE() << "unreachable: " << u;
     EXPECT_EQ(audit.value().gpus, 4u);
     std::optional<Answer> s = Call("GET", "/v1/status");
     ASSERT_TRUE(s.has_value());
@@ -333,6 +334,8 @@ class ProcessPool {
   }
 
   Box& box(size_t i) { return boxes_[i]; }
+  Host& host(size_t i) { return hosts_[i]; }
+  const std::filesystem::path& dir() const { return dir_; }
   const std::string& url() const { return manager_url_; }
   int crashes() const { return crashes_; }
 
@@ -503,6 +506,220 @@ TEST(PoolProcessTest, SecondDaemonOnATakenPortRefusesToStart) {
   host->Kill();
   first->Kill();
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir);
+}
+
+// A second dxpu-manager on another port but the same database is refused (two managers on one
+// pool would each drive the bridges from their own view); the first keeps answering. Its lock
+// is a flock(2) the kernel drops when the holder dies: once the first is killed, a manager on
+// that database starts.
+TEST(PoolProcessTest, SecondManagerOnTheSameDatabaseRefusesToStart) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("dxpu-taken-db-{}", getpid());
+  std::filesystem::create_directories(dir);
+  const std::string db = (dir / "pool.db").string();
+  const auto manager = [&](const std::string& name, uint16_t port) {
+    return std::make_unique<Daemon>(
+        name,
+        std::vector<std::string>{DXPU_MANAGER_BIN, "--port", std::to_string(port), "--db", db},
+        dir / (name + ".log"));
+  };
+  const uint16_t port_a = FreePort(SOCK_STREAM);
+  const std::string url_a = fmt::format("http://127.0.0.1:{}", port_a);
+  std::unique_ptr<Daemon> first = manager("manager-a", port_a);
+  first->Start();
+  ASSERT_TRUE(ProcessPool::WaitUp(url_a)) << first->LogTail();
+  const uint16_t port_b = FreePort(SOCK_STREAM);
+  std::unique_ptr<Daemon> second = manager("manager-b", port_b);
+  second->Start();
+  const std::optional<int> status = second->Wait(15000);
+  ASSERT_TRUE(status.has_value()) << "a second dxpu-manager runs on the first one's database";
+  EXPECT_EQ(*status, 1);
+  const std::string log = second->LogTail();
+  EXPECT_NE(log.find(fmt::format("another dxpu-manager holds {} (pid ", db)), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("stop it or use another --db"), std::string::npos) << log;
+  EXPECT_FALSE(ProcessPool::CallUrl(fmt::format("http://127.0.0.1:{}", port_b), "GET", "/healthz"))
+      << "the refused manager serves its port";
+  for (int i = 0; i < 4; ++i) {
+    std::optional<Answer> s = ProcessPool::CallUrl(url_a, "GET", "/v1/status");
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->status, 200);
+  }
+  EXPECT_TRUE(first->Alive());
+  // The holder dies (SIGKILL: nothing cleaned up): its lock goes with it.
+  first->Kill();
+  std::unique_ptr<Daemon> third = manager("manager-c", port_b);
+  third->Start();
+  EXPECT_TRUE(ProcessPool::WaitUp(fmt::format("http://127.0.0.1:{}", port_b))) << third->LogTail();
+  third->Kill();
+  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir);
+}
+
+// A configuration a daemon cannot honour is refused at start (exit 1), with the problem and the
+// fix, instead of a daemon that runs and cannot do its job.
+TEST(PoolProcessTest, DaemonsRefuseAConfigurationTheyCannotHonour) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("dxpu-bad-config-{}", getpid());
+  std::filesystem::create_directories(dir);
+  const std::string port = std::to_string(FreePort(SOCK_STREAM));
+  struct Case {
+    std::vector<std::string> argv;
+    std::vector<std::string> said;
+  };
+  const std::string db = (dir / "pool.db").string();
+  const std::vector<Case> cases = {
+      {{DXPU_MANAGER_BIN, "--port", port, "--db", (dir / "missing" / "pool.db").string()},
+       {"the directory", "does not exist", "create it or give another --db"}},
+      {{DXPU_MANAGER_BIN, "--port", port, "--db", dir.string()}, {"is a directory"}},
+      {{DXPU_MANAGER_BIN, "--listen", "127.0.0.1:17490", "--db", db},
+       {"--listen takes an address", "the port goes in --port"}},
+      {{DXPU_AGENT_BIN, "--host", "h1", "--node-id", "0xa1", "--port", port, "--listen",
+        "127.0.0.1:17491", "--mode", "userspace"},
+       {"--listen takes an address", "the port goes in --port"}},
+      {{DXPU_AGENT_BIN, "--host", "h1", "--node-id", "0xa1", "--port", port, "--advertise",
+        "10.0.0.21", "--mode", "userspace"},
+       {"--advertise", "http://"}},
+      {{DXPU_AGENT_BIN, "--host", "h1", "--node-id", "0xa1", "--port", port, "--manager",
+        "http://10.0.0.5:x", "--mode", "userspace"},
+       {"--manager", "http://"}},
+      {{DXPU_AGENT_BIN, "--host", "h1", "--node-id", "0xa1", "--port", port, "--listen", "0.0.0.0",
+        "--mode", "userspace"},
+       {"--advertise", "0.0.0.0"}},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    std::string line;
+    for (const std::string& a : c.argv) line += a + " ";
+    SCOPED_TRACE(line);
+    Daemon d("bad", c.argv, dir / fmt::format("bad-{}.log", n++));
+    d.Start();
+    const std::optional<int> status = d.Wait(15000);
+    ASSERT_TRUE(status.has_value()) << "still running with a configuration it cannot honour";
+    EXPECT_EQ(*status, 1);
+    const std::string log = d.LogTail();
+    for (const std::string& s : c.said) EXPECT_NE(log.find(s), std::string::npos) << log;
+  }
+  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir);
+}
+
+// The operator's first hour with a host whose agent died (the agents' heartbeat is 300 ms, so
+// a host is dead after 0.9 s): `hosts` says which is dead; an allocation for it is refused at
+// once, with the reason, and no GPU changes owner; the audit checks everything else and lists
+// its agent as unreachable; its release does not wait out the detach timeout; the host cannot
+// be removed while it holds GPUs, and can after; a new agent on its node ID is then fine, and
+// one on a node ID another host holds exits 1 with one line naming that host and the fix.
+TEST(PoolProcessTest, DeadAgentIsSaidRefusedReleasedAtOnceAndRemovable) {
+  ProcessPool pool;
+  const auto hosts = [&] {
+    std::map<std::string, json> out;
+    std::optional<Answer> a = pool.Call("GET", "/v1/hosts");
+    EXPECT_TRUE(a && a->status == 200);
+    if (a) {
+      for (const json& h : a->body) out[h["id"]] = h;
+    }
+    return out;
+  };
+  for (const auto& [id, h] : hosts()) {
+    EXPECT_EQ(h["liveness"], "alive") << id;
+    EXPECT_TRUE(h["alive"].get<bool>()) << id;
+    EXPECT_EQ(h["heartbeat_ms"], 300) << id;
+    EXPECT_LT(h["last_seen_ago_ms"].get<uint64_t>(), 2000u) << id;
+  }
+  const std::string held = pool.Allocate("h2", 1, "pack");
+  ASSERT_TRUE(pool.WaitState(held, "active"));
+  ASSERT_TRUE(pool.WaitSettled());
+
+  pool.host(1).agent->Kill();  // h2's agent; nothing restarts it (no Supervise from here on)
+  ASSERT_TRUE(ProcessPool::WaitFor([&] { return hosts()["h2"]["liveness"] == "dead"; }, 10));
+  EXPECT_EQ(hosts()["h1"]["liveness"], "alive");
+  {
+    ChildProcess cli({DXPU_CLI_BIN, "pool", "hosts", "--manager", pool.url()},
+                     pool.dir() / "hosts.log");
+    cli.Start();
+    ASSERT_EQ(cli.Wait(15000), 0) << cli.LogTail();
+    const std::string out = cli.LogTail();
+    EXPECT_NE(out.find("liveness"), std::string::npos) << out;
+    EXPECT_NE(out.find("dead"), std::string::npos) << out;
+    EXPECT_NE(out.find("alive"), std::string::npos) << out;
+  }
+
+  // A new allocation for the dead host: refused at once, and no GPU changed owner.
+  const std::optional<Answer> gpus_before = pool.Call("GET", "/v1/gpus");
+  const auto sent = Clock::now();
+  std::optional<Answer> refused =
+      pool.Call("POST", "/v1/allocations", json{{"host", "h2"}, {"count", 1}});
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_LT(Clock::now() - sent, std::chrono::seconds(2));
+  EXPECT_EQ(refused->status, 409);
+  EXPECT_EQ(refused->body["error"], "host-dead") << refused->body.dump();
+  const std::string why = refused->body.value("message", "");
+  EXPECT_NE(why.find("host h2's agent was last seen"), std::string::npos) << why;
+  EXPECT_NE(why.find("start dxpu-agent on h2 or pick another host"), std::string::npos) << why;
+  EXPECT_EQ(pool.Call("GET", "/v1/gpus")->body, gpus_before->body) << "a GPU changed owner";
+
+  // The audit checks what answers and names what does not.
+  manager::PoolResult<manager::PoolAudit> audit = manager::AuditPool(pool.url());
+  ASSERT_TRUE(audit.ok()) << audit.error().message;
+  EXPECT_TRUE(audit.value().problems.empty()) << audit.value().problems[0];
+  EXPECT_EQ(audit.value().gpus, 4u) << "every bridge was audited";
+  ASSERT_EQ(audit.value().unreachable.size(), 1u);
+  EXPECT_NE(audit.value().unreachable[0].find("host h2's agent"), std::string::npos)
+      << audit.value().unreachable[0];
+  EXPECT_FALSE(audit.value().consistent());
+
+  // Not removable while it holds a GPU; the refusal names the allocation.
+  std::optional<Answer> in_use = pool.Call("DELETE", "/v1/hosts/h2");
+  ASSERT_TRUE(in_use.has_value());
+  EXPECT_EQ(in_use->status, 409);
+  EXPECT_EQ(in_use->body["error"], "host-in-use");
+  EXPECT_NE(in_use->body.value("message", "").find(held), std::string::npos) << in_use->body;
+
+  // Its release does not wait for a detach from a dead agent (the detach timeout is 5 s).
+  {
+    const auto start = Clock::now();
+    ChildProcess cli({DXPU_CLI_BIN, "pool", "release", held, "--manager", pool.url()},
+                     pool.dir() / "release.log");
+    cli.Start();
+    ASSERT_EQ(cli.Wait(30000), 0) << cli.LogTail();
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(4)) << cli.LogTail();
+    EXPECT_NE(cli.LogTail().find("released"), std::string::npos) << cli.LogTail();
+  }
+  std::optional<Answer> removed = pool.Call("DELETE", "/v1/hosts/h2");
+  ASSERT_TRUE(removed.has_value());
+  EXPECT_EQ(removed->status, 200) << removed->body;
+  EXPECT_FALSE(hosts().contains("h2"));
+  std::optional<Answer> unknown =
+      pool.Call("POST", "/v1/allocations", json{{"host", "h2"}, {"count", 1}});
+  ASSERT_TRUE(unknown.has_value());
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(unknown->body["error"], "unknown-host");
+  EXPECT_NE(unknown->body.value("message", "").find("registered: h1 (see `dxpu pool hosts`)"),
+            std::string::npos)
+      << unknown->body;
+  EXPECT_NE(unknown->body.value("message", "").find("dxpu-agent --host h2 --node-id"),
+            std::string::npos)
+      << unknown->body;
+
+  // An agent on h1's node ID: exit 1, one line naming h1 and the fix.
+  Daemon twin(
+      "twin",
+      {DXPU_AGENT_BIN, "--host", "h3", "--node-id", "0xa1", "--port",
+       std::to_string(FreePort(SOCK_STREAM)), "--manager", pool.url(), "--mode", "userspace"},
+      pool.dir() / "twin.log");
+  twin.Start();
+  const std::optional<int> status = twin.Wait(15000);
+  ASSERT_TRUE(status.has_value()) << "an agent on a taken node ID runs on: " << twin.LogTail();
+  EXPECT_EQ(*status, 1);
+  const std::string log = twin.LogTail();
+  EXPECT_NE(log.find("node-id-taken: node ID 0xa1 is host h1's"), std::string::npos) << log;
+  EXPECT_NE(log.find("dxpu pool remove-host h1"), std::string::npos) << log;
+  size_t refusals = 0;
+  for (size_t at = log.find("refused"); at != std::string::npos; at = log.find("refused", at + 1))
+    ++refusals;
+  EXPECT_EQ(refusals, 1u) << log;
+  EXPECT_EQ(log.find("\"error\""), std::string::npos) << "the manager's JSON dumped: " << log;
+  // h1 is untouched by all of this.
+  EXPECT_EQ(hosts()["h1"]["liveness"], "alive");
 }
 
 // The manager killed at each step of attach and release: before it records the step's result

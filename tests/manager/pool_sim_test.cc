@@ -398,6 +398,26 @@ TEST(PoolSimTest, AllocationsFollowTheirPolicy) {
   w.Check("after the refusal");
 }
 
+// An ASSIGN refused device-busy (the bridge has the GPU assigned to another node, done outside
+// the manager after its probe saw the GPU free): the allocation's error names who holds it, a
+// host of the pool by its name, or a node no host of the pool has.
+TEST(PoolSimTest, DeviceBusySaysWhoHoldsTheGpu) {
+  for (const auto& [node, holder] :
+       {std::pair<uint64_t, std::string>{0xa2, "assigned to host h2 (node 0xa2)"},
+        std::pair<uint64_t, std::string>{0x77, "assigned to node 0x77, no host of this pool"}}) {
+    SCOPED_TRACE(holder);
+    PoolWorld w(3);
+    ASSERT_TRUE(w.Settle());
+    ASSERT_EQ(w.box("box-a").Assign(0, node, 0x0900), bridge::ManageResult::kOk);
+    const uint64_t id = Allocate(w, "h1", 4, Policy::kPrefer, "box-a");
+    ASSERT_NE(id, 0u);
+    EXPECT_FALSE(w.Settle(300 * kMillisecond)) << "box-a/0 cannot be assigned to h1";
+    const std::string error = w.manager().Allocation(id).value().record.error;
+    EXPECT_NE(error.find("ASSIGN on box-a"), std::string::npos) << error;
+    EXPECT_NE(error.find("its bridge has box-a/0 " + holder), std::string::npos) << error;
+  }
+}
+
 // Runs the scene with `what` crashed at each event in turn (every `stride`-th, to bound the
 // time), checking the invariants at the end of each.
 void CrashEverywhere(Crash what, uint64_t stride) {

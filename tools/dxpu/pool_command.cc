@@ -341,11 +341,47 @@ std::string Describe(const Json& a) {
   return fmt::format("{}: {}", Text(a, "id"), state);
 }
 
-// A line on stderr while waiting, when stderr is a terminal: shown after a second, erased when
-// the wait ends. (progress.h counts units of work; a wait has none to count.)
+// What an allocation on its way waits for: its first GPU not yet where the wait wants it, and
+// who is to move it ("waiting for host h2's agent to detach box-a/0"), with the last problem.
+std::string WaitingFor(const Json& a) {
+  std::string what;
+  if (a.contains("gpus") && a["gpus"].is_array()) {
+    for (const Json& g : a["gpus"]) {
+      const std::string step = Text(g, "step");
+      const std::string gpu = Text(g, "gpu");
+      const std::string host = Text(a, "host");
+      const std::string box = Text(g, "box");
+      if (step == "reserved") {
+        what = fmt::format("waiting for box {}'s bridge to assign {}", box, gpu);
+      } else if (step == "assigned") {
+        what = fmt::format("waiting for host {}'s agent to attach {}", host, gpu);
+      } else if (step == "detaching") {
+        what = fmt::format("waiting for host {}'s agent to detach {}", host, gpu);
+      } else if (step == "scrubbing") {
+        what = fmt::format("waiting for box {}'s bridge to reset and scrub {}", box, gpu);
+      } else {
+        continue;
+      }
+      break;
+    }
+  }
+  if (what.empty()) what = Describe(a);
+  if (const std::string error = Text(a, "error"); !error.empty())
+    what += fmt::format(" (last problem: {})", error);
+  return what;
+}
+
+// A line on stderr while waiting. On a terminal: one line redrawn, shown after a second, erased
+// when the wait ends. Elsewhere (a log, a pipe, CI): a plain line every few seconds, so that a
+// long wait is never silent. (progress.h counts units of work; a wait has none to count.)
 class WaitLine {
  public:
-  WaitLine() : enabled_(isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
+  static constexpr auto kPlainEvery = std::chrono::seconds(5);
+  explicit WaitLine(std::string prefix)
+      : enabled_(isatty(STDERR_FILENO) == 1),
+        prefix_(std::move(prefix)),
+        start_(Clock::now()),
+        next_plain_(start_ + kPlainEvery) {}
   WaitLine(const WaitLine&) = delete;
   WaitLine& operator=(const WaitLine&) = delete;
   ~WaitLine() {
@@ -356,8 +392,17 @@ class WaitLine {
   }
 
   void Show(const std::string& text) {
-    if (!enabled_) return;
     const auto elapsed = Clock::now() - start_;
+    if (!enabled_) {
+      if (Clock::now() < next_plain_) return;
+      next_plain_ += kPlainEvery;
+      std::fputs(fmt::format("{}: {} ({} s)\n", prefix_, text,
+                             std::chrono::duration_cast<std::chrono::seconds>(elapsed).count())
+                     .c_str(),
+                 stderr);
+      std::fflush(stderr);
+      return;
+    }
     if (elapsed < std::chrono::seconds(1)) return;
     static constexpr std::string_view kFrames = "|/-\\";
     const char frame = kFrames[frame_++ % kFrames.size()];
@@ -373,7 +418,9 @@ class WaitLine {
   bool enabled_;
   bool shown_ = false;
   size_t frame_ = 0;
+  std::string prefix_;
   Clock::time_point start_;
+  Clock::time_point next_plain_;
 };
 
 bool StateIn(const Json& a, std::initializer_list<std::string_view> states) {
@@ -388,15 +435,16 @@ void SleepUntil(Clock::time_point t) {
 // of `until` or wait_s have passed, and returns it as last seen. A manager that does not
 // answer for a while (a restart) is asked again until the time is up.
 Result<Json> Await(ManagerClient& c, Json a, std::initializer_list<std::string_view> until,
-                   double wait_s) {
+                   double wait_s, std::string_view sub) {
   const std::string id = Text(a, "id");
   const std::string path = fmt::format("/v1/allocations/{}?wait={}", Escape(id), kPollWaitSeconds);
   const Clock::time_point deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(Micros(wait_s));
-  WaitLine line;
+  WaitLine line(fmt::format("{} {}", sub, id));
   std::optional<Error> no_answer;
   while (!StateIn(a, until) && Clock::now() < deadline) {
-    line.Show(no_answer ? fmt::format("{}: {}; asking again", id, no_answer->name) : Describe(a));
+    line.Show(no_answer ? fmt::format("the manager: {}; asking again", no_answer->name)
+                        : WaitingFor(a));
     const Clock::time_point sent = Clock::now();
     Result<Reply> reply = c.Exchange(Method::kGet, path, nullptr, kPollWaitSeconds);
     if (!reply.ok()) {
@@ -547,10 +595,26 @@ int RunHosts(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
   }
   std::vector<Row> rows;
   for (const Json& h : hosts.value()) {
-    rows.push_back(
-        {Text(h, "id"), Text(h, "node_id"), Text(h, "mode"), Text(h, "agent"), Text(h, "boot_id")});
+    std::string seen;
+    if (h.contains("last_seen_ago_ms") && h["last_seen_ago_ms"].is_number_unsigned()) {
+      const double ago_s = static_cast<double>(h["last_seen_ago_ms"].get<uint64_t>()) / 1000.0;
+      seen = ago_s < 10 ? fmt::format("{:.1f} s ago", ago_s) : fmt::format("{:.0f} s ago", ago_s);
+    }
+    rows.push_back({Text(h, "id"), Text(h, "node_id"), Text(h, "mode"), Text(h, "agent"),
+                    Text(h, "liveness"), seen, Text(h, "boot_id")});
   }
-  PrintTable(std::cout, {"host", "node ID", "mode", "agent", "boot ID"}, rows);
+  PrintTable(std::cout, {"host", "node ID", "mode", "agent", "liveness", "last seen", "boot ID"},
+             rows);
+  return kExitOk;
+}
+
+int RunRemoveHost(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
+  Result<Json> done = c.Call(Method::kDelete, "/v1/hosts/" + Escape(o.id));
+  if (!done.ok()) return Fail(o, sub, done.error());
+  if (o.json) return ShowJson(done.value());
+  std::cout << o.id
+            << ": removed (if its dxpu-agent still runs, it registers the host again at its next "
+               "heartbeat)\n";
   return kExitOk;
 }
 
@@ -561,22 +625,33 @@ int RunAudit(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
   if (!a.ok()) return Fail(o, sub, Error{a.error().name, a.error().message});
   const manager::PoolAudit& audit = a.value();
   if (o.json) {
-    ShowJson(Json{{"consistent", audit.problems.empty()},
+    ShowJson(Json{{"consistent", audit.consistent()},
                   {"gpus", audit.gpus},
                   {"leased", audit.leased},
                   {"free", audit.free},
-                  {"problems", audit.problems}});
-  } else if (audit.problems.empty()) {
+                  {"problems", audit.problems},
+                  {"unreachable", audit.unreachable}});
+  } else if (audit.consistent()) {
     std::cout << fmt::format(
         "consistent: {} GPUs, {} leased, {} free; every bridge and agent agrees with the "
         "manager\n",
         audit.gpus, audit.leased, audit.free);
   } else {
     for (const std::string& p : audit.problems) std::cout << "problem: " << p << "\n";
+    for (const std::string& u : audit.unreachable) std::cout << "unreachable: " << u << "\n";
+    if (audit.problems.empty()) {
+      std::cout << fmt::format(
+          "no problem among the parts that answered ({} GPUs, {} leased, {} free); what the "
+          "unreachable parts hold was not checked\n",
+          audit.gpus, audit.leased, audit.free);
+    }
   }
-  if (audit.problems.empty()) return kExitOk;
-  if (o.json)
-    return FailAfterPrint(sub, {"inconsistent", fmt::format("{} problems", audit.problems.size())});
+  if (audit.consistent()) return kExitOk;
+  if (o.json) {
+    return FailAfterPrint(sub, {audit.problems.empty() ? "unreachable" : "inconsistent",
+                                fmt::format("{} problems, {} unreachable (bridges and agents)",
+                                            audit.problems.size(), audit.unreachable.size())});
+  }
   return kExitFailure;
 }
 
@@ -633,7 +708,7 @@ int RunAllocate(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
   if (!made.value().is_object()) return Fail(o, sub, NotA(c, "an allocation"));
   Json a = std::move(made).value();
   if (o.wait_s > 0) {
-    Result<Json> waited = Await(c, a, {"active", "failed", "releasing", "released"}, o.wait_s);
+    Result<Json> waited = Await(c, a, {"active", "failed", "releasing", "released"}, o.wait_s, sub);
     if (!waited.ok()) return Fail(o, sub, waited.error());
     a = std::move(waited).value();
   }
@@ -666,7 +741,7 @@ int RunRelease(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
   if (!released.value().is_object()) return Fail(o, sub, NotA(c, "an allocation"));
   Json a = std::move(released).value();
   if (o.wait_s > 0) {
-    Result<Json> waited = Await(c, a, {"released"}, o.wait_s);
+    Result<Json> waited = Await(c, a, {"released"}, o.wait_s, sub);
     if (!waited.ok()) return Fail(o, sub, waited.error());
     a = std::move(waited).value();
   }
@@ -769,9 +844,19 @@ void AddInventoryCommands(CLI::App* pool, PoolOptions& o, std::vector<Sub>& subs
 
   CLI::App* hosts = AddSub(pool, o, "hosts",
                            "List the hosts (their dxpu-agents register them): node ID, mode, "
-                           "agent address, boot ID",
+                           "agent address, liveness (alive, dead: 3 heartbeats missed), boot ID",
                            "  dxpu pool hosts\n");
   subs.push_back({hosts, RunHosts});
+
+  CLI::App* remove_host =
+      AddSub(pool, o, "remove-host",
+             "Remove a host's registration (refused while it holds GPUs: release its allocations "
+             "first)",
+             "  dxpu pool remove-host h2\n",
+             "Stop the host's dxpu-agent first: a running agent registers its host again at its\n"
+             "next heartbeat. Frees the host's node ID for another host.\n");
+  remove_host->add_option("NAME", o.id, "the host's name")->required();
+  subs.push_back({remove_host, RunRemoveHost});
 
   CLI::App* audit =
       AddSub(pool, o, "audit",
