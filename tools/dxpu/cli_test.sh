@@ -136,8 +136,35 @@ if run "encode crosses 4k" 1 "$DXPU" tlp encode mrd --addr 0xffc --len 2; then
   grep_check "encode crosses 4k" err "crosses-4k"
 fi
 if run "encode field range" 1 "$DXPU" tlp encode mrd --tag 2000 --json; then
-  json_check "encode field range" 'd["error"] == "field-range"'
+  json_check "encode field range" 'd["error"] == "field-range" and d["message"] == "--tag 2000: a tag is 10 bits, 0..1023"'
 fi
+# A field-range refusal names the option, its value and the rule (lib/core says only that some
+# field is out of range).
+if run "encode unaligned address" 1 "$DXPU" tlp encode mrd --addr 0xffe; then
+  grep_check "encode unaligned address" err "^dxpu tlp encode: field-range: --addr 0xffe: a memory request's address is DW-aligned, a multiple of 4 (0xffc or 0x1000)"
+fi
+encode_names() {
+  local option=$1 rule=$2
+  shift 2
+  if run "encode names $option ($*)" 1 "$DXPU" tlp encode "$@"; then
+    grep_check "encode names $option ($*)" err "field-range: $option.*$rule"
+    checks=$((checks + 1))
+    ! grep -q "a field is out of range" "$tmp/err" || fail "encode names $option ($*): generic message"
+  fi
+}
+encode_names "--tc 9" "0..7" mrd --tc 9
+encode_names "--len 2000" "1..1024 DW" mrd --len 2000
+encode_names "--data" "mrd carries no payload" mrd --data 00000000
+encode_names "--data" "cpld is the kind with data" cpl --data 00000000
+encode_names "--addr 0x10" "only memory requests" cfgrd0 --addr 0x10
+encode_names "--reg 0x1001" "multiple of 4, 0..0xffc" cfgrd0 --reg 0x1001
+encode_names "--tag 5" "only Tag\[9:8\]" mwr --th --tag 5
+encode_names "--ph 2" "needs --th" mrd --ph 2
+encode_names "--byte-count 5000" "1..4096" cpld --byte-count 5000 --data 00000000
+encode_names "--status ur" "only completions" mrd --status ur
+encode_names "--first-be 1" "no byte enables" msg --first-be 1
+encode_names "--code 0x20" "only messages" mrd --code 0x20
+encode_names "--digest 5" "only with --td" mrd --digest 5
 run "encode bad kind" 2 "$DXPU" tlp encode frobnicate
 run "encode bad number" 2 "$DXPU" tlp encode mrd --addr 12zz
 run "decode no args" 2 "$DXPU" tlp decode

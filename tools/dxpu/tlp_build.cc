@@ -228,4 +228,153 @@ const std::array<std::string_view, 10>& EncodeKindNames() { return kKindNames; }
 
 Result<BuiltTlp> BuildTlp(const TlpSpec& spec) { return Builder(spec).Build(); }
 
+namespace {
+
+// "--opt VALUE" as typed, or "--opt" for a flag or an option not given.
+std::string Given(std::string_view option, const std::string& typed) {
+  return typed.empty() ? std::string(option) : fmt::format("{} {}", option, typed);
+}
+
+constexpr const char* kMemKinds = "memory requests (mrd, mwr)";
+constexpr const char* kCfgKinds = "configuration requests (cfgrd0, cfgwr0, cfgrd1, cfgwr1)";
+constexpr const char* kCplKinds = "completions (cpl, cpld)";
+constexpr const char* kMsgKinds = "messages (msg, msgd)";
+
+}  // namespace
+
+std::string ExplainFieldRange(const TlpSpec& spec, const dxpu_tlp& t) {
+  const uint8_t k = t.kind;
+  const bool mem = dxpu_tlp_kind_is_mem(k), cfg = dxpu_tlp_kind_is_cfg(k);
+  const bool cpl = dxpu_tlp_kind_is_cpl(k), msg = dxpu_tlp_kind_is_msg(k);
+  const bool th = (t.flags & DXPU_TLP_F_TH) != 0;
+  const std::string kind = spec.kind;
+  // Fields outside their range.
+  if (t.tc > 7) return Given("--tc", spec.tc) + ": Traffic Class is 3 bits, 0..7";
+  if (t.attr > 7)
+    return Given("--attr", spec.attr) +
+           ": Attr is 3 bits, 0..7 (1 No Snoop, 2 Relaxed Ordering, 4 ID-based Ordering)";
+  if (t.at > 3) return Given("--at", spec.at) + ": Address Type is 2 bits, 0..3";
+  if (t.ph > 3) return Given("--ph", spec.ph) + ": Processing Hint is 2 bits, 0..3";
+  if (t.tag > 0x3ff) return Given("--tag", spec.tag) + ": a tag is 10 bits, 0..1023";
+  if (t.first_be > 0xf)
+    return Given("--first-be", spec.first_be) + ": byte enables are 4 bits, 0..0xf";
+  if (t.last_be > 0xf)
+    return Given("--last-be", spec.last_be) + ": byte enables are 4 bits, 0..0xf";
+  // Length and payload.
+  const bool has_len = k != DXPU_TLP_CPL && k != DXPU_TLP_MSG;
+  if (!has_len && t.length_dw != 0) {
+    const std::string with = kind == "cpl" ? "cpld" : "msgd";
+    return fmt::format("{}: {} carries no data and has no Length; {} is the kind with data",
+                       spec.data.empty() ? Given("--len", spec.len) : std::string("--data"), kind,
+                       with);
+  }
+  if (has_len && (t.length_dw < 1 || t.length_dw > DXPU_TLP_MAX_LENGTH_DW)) {
+    if (!spec.data.empty() && spec.len.empty())
+      return fmt::format("--data: {} DW; a payload is at most {} DW ({} bytes)", t.length_dw,
+                         DXPU_TLP_MAX_LENGTH_DW, DXPU_TLP_MAX_LENGTH_DW * 4);
+    return fmt::format("{}: Length is 1..{} DW", Given("--len", spec.len), DXPU_TLP_MAX_LENGTH_DW);
+  }
+  if (dxpu_tlp_kind_has_data(k) != (t.payload != nullptr)) {
+    return fmt::format(
+        "--data: {} carries no payload (the kinds with data: mwr, cfgwr0, cfgwr1, "
+        "cpld, msgd)",
+        kind);
+  }
+  if (!(t.flags & DXPU_TLP_F_TD) && t.digest)
+    return Given("--digest", spec.digest) + ": a digest is carried only with --td";
+  // Memory-only fields.
+  if (!mem) {
+    if (t.addr)
+      return fmt::format("{}: only {} have an address", Given("--addr", spec.addr), kMemKinds);
+    if (t.at)
+      return fmt::format("{}: only {} have an Address Type", Given("--at", spec.at), kMemKinds);
+    if (th) return fmt::format("--th: only {} carry TLP Processing Hints", kMemKinds);
+  }
+  if (!th && t.ph) return Given("--ph", spec.ph) + ": a Processing Hint needs --th";
+  if (!th && t.st) return Given("--st", spec.st) + ": a Steering Tag needs --th";
+  if (!mem && (t.ph || t.st))
+    return fmt::format("{}: only {} carry TLP Processing Hints",
+                       t.ph ? Given("--ph", spec.ph) : Given("--st", spec.st), kMemKinds);
+  if (th && k == DXPU_TLP_MWR && (t.tag & 0xffu)) {
+    return Given("--tag", spec.tag) +
+           ": with --th an MWr's Tag[7:0] carries the Steering Tag (--st), so only Tag[9:8] may "
+           "be set: 0, 0x100, 0x200 or 0x300";
+  }
+  if (th && k == DXPU_TLP_MRD &&
+      (t.first_be != 0xfu || t.last_be != (t.length_dw > 1 ? 0xfu : 0u))) {
+    return fmt::format(
+        "{}: with --th an MRd's byte enables carry the Steering Tag (--st), so they must be the "
+        "defaults: --first-be 0xf, --last-be {}",
+        t.first_be != 0xfu ? Given("--first-be", spec.first_be) : Given("--last-be", spec.last_be),
+        t.length_dw > 1 ? "0xf" : "0 (1 DW)");
+  }
+  if (!mem && !cpl && (t.flags & DXPU_TLP_F_LN))
+    return fmt::format("--ln: Lightweight Notification is for {} and {}", kMemKinds, kCplKinds);
+  if (mem && (t.addr & 0x3u)) {
+    const uint64_t below = t.addr & ~uint64_t{3};
+    return fmt::format(
+        "{}: a memory request's address is DW-aligned, a multiple of 4 (0x{:x} or 0x{:x}); "
+        "--first-be and --last-be select the bytes within the first and last DW",
+        Given("--addr", spec.addr), below, below + 4);
+  }
+  if ((cpl || msg) && (t.first_be || t.last_be)) {
+    return fmt::format(
+        "{}: {} and {} have no byte enables",
+        t.first_be ? Given("--first-be", spec.first_be) : Given("--last-be", spec.last_be),
+        kCplKinds, kMsgKinds);
+  }
+  // Configuration.
+  if (!cfg && t.cfg_target)
+    return fmt::format("{}: only {} have a target", Given("--target", spec.target), kCfgKinds);
+  if (!cfg && t.cfg_reg)
+    return fmt::format("{}: only {} have a register", Given("--reg", spec.reg), kCfgKinds);
+  if (cfg && (t.cfg_reg & ~0xffcu)) {
+    return Given("--reg", spec.reg) +
+           ": a register offset is DW-aligned and inside the 4 KiB configuration space: a "
+           "multiple of 4, 0..0xffc";
+  }
+  // Completions.
+  if (!cpl) {
+    const char* what = "";
+    std::string option;
+    if (t.completer_id) {
+      option = Given("--completer", spec.completer);
+      what = "a Completer ID";
+    } else if (t.byte_count) {
+      option = Given("--byte-count", spec.byte_count);
+      what = "a Byte Count";
+    } else if (t.cpl_status) {
+      option = Given("--status", spec.status);
+      what = "a Completion Status";
+    } else if (t.lower_addr) {
+      option = Given("--lower-addr", spec.lower_addr);
+      what = "a Lower Address";
+    } else if (t.flags & DXPU_TLP_F_BCM) {
+      option = "--bcm";
+      what = "Byte Count Modified";
+    }
+    if (!option.empty()) return fmt::format("{}: only {} have {}", option, kCplKinds, what);
+  } else {
+    if (t.byte_count < 1 || t.byte_count > 4096)
+      return Given("--byte-count", spec.byte_count) + ": Byte Count is 1..4096";
+    if (t.lower_addr > 0x7f)
+      return Given("--lower-addr", spec.lower_addr) + ": Lower Address is 7 bits, 0..0x7f";
+    if (t.cpl_status > 7) {
+      return Given("--status", spec.status) +
+             ": Completion Status is 3 bits, 0..7 (sc 0, ur 1, crs 2, ca 4)";
+    }
+  }
+  // Messages.
+  if (!msg) {
+    if (t.msg_code)
+      return fmt::format("{}: only {} have a Message Code", Given("--code", spec.code), kMsgKinds);
+    if (t.msg_routing)
+      return fmt::format("{}: only {} have a routing", Given("--routing", spec.routing), kMsgKinds);
+    if (std::any_of(std::begin(t.msg_hdr), std::end(t.msg_hdr), [](uint8_t b) { return b != 0; }))
+      return fmt::format("{}: only {} have header bytes 8..15", Given("--msg-hdr", spec.msg_hdr),
+                         kMsgKinds);
+  }
+  return {};
+}
+
 }  // namespace dxpu::cli

@@ -42,6 +42,13 @@ const std::array<std::string_view, 10>& EncodeKindNames();
 // Errors: "bad-option" for option values that cannot be turned into fields.
 Result<BuiltTlp> BuildTlp(const TlpSpec& spec);
 
+// Why the codec refused `tlp`, built from `spec`, as DXPU_TLP_ERR_FIELD_RANGE (a field out of
+// its range, or set on a kind it does not apply to): the option, its value as typed and the
+// rule, e.g. "--addr 0xffe: a memory request's address is DW-aligned, a multiple of 4 (0xffc or
+// 0x1000); --first-be and --last-be select the bytes". The same checks in the same order as
+// lib/core's validation; empty if none of them fails.
+std::string ExplainFieldRange(const TlpSpec& spec, const dxpu_tlp& tlp);
+
 }  // namespace dxpu::cli
 
 #endif  // DXPU_TOOLS_DXPU_TLP_BUILD_H_

@@ -102,7 +102,14 @@ int RunEncode(const EncodeOptions& opts) {
   dxpu_tlp tlp = built.value().Tlp();
   Result<Bytes> bytes = EncodeTlp(tlp);
   if (!bytes.ok()) {
-    return ReportError(kCmd, bytes.error(), opts.json, std::cout, std::cerr, kExitFailure);
+    Error error = bytes.error();
+    // lib/core says only that some field is out of range: name the option, its value and the
+    // rule it breaks.
+    if (error.name == dxpu_tlp_err_name(DXPU_TLP_ERR_FIELD_RANGE)) {
+      if (std::string why = ExplainFieldRange(opts.spec, tlp); !why.empty())
+        error.message = std::move(why);
+    }
+    return ReportError(kCmd, error, opts.json, std::cout, std::cerr, kExitFailure);
   }
   spdlog::info("encoded {}", FormatTlpLine(tlp));
   std::string hex = FormatHex(bytes.value(), 4);
