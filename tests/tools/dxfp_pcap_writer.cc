@@ -1,8 +1,11 @@
 // Writes a pcap of DxFP frames built with lib/core's writer, for the Wireshark
-// dissector test (tests/tools/wireshark_test.sh). Usage: dxfp_pcap_writer OUT.pcap
+// dissector test (tests/tools/wireshark_test.sh). Usage: dxfp_pcap_writer OUT.pcap [UDP_PORT]
 //   1  Ethernet, DATA seq 100 ack 7: MRd 4DW (0x400000010, tag 7), CplD 4 B, MWr 3DW 8 B
-//   2  UDP/IPv4 to port 17480, HELLO: HELLO record (node 0x1122334455667788) + CREDIT
+//   2  UDP/IPv4 to UDP_PORT (default 17480, DXFP_UDP_PORT), HELLO: HELLO record
+//      (node 0x1122334455667788) + CREDIT
 //   3  Ethernet, DATA seq 5 with its CRC32C corrupted
+//   4  UDP/IPv4 to UDP_PORT, frame 2's HELLO with its CRC32C corrupted (no DxFP for the heuristic)
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -89,7 +92,7 @@ Bytes hello_frame() {
   return finish(w, buf);
 }
 
-Bytes udp_ipv4(const Bytes& payload) {
+Bytes udp_ipv4(const Bytes& payload, uint16_t port) {
   Bytes b = ethernet(0x0800);
   uint16_t total = static_cast<uint16_t>(20 + 8 + payload.size());
   Bytes ip = {0x45, 0};
@@ -102,18 +105,28 @@ Bytes udp_ipv4(const Bytes& payload) {
   ip[11] = static_cast<uint8_t>(~sum);
   b.insert(b.end(), ip.begin(), ip.end());
   put16(b, 40000);
-  put16(b, DXFP_UDP_PORT);
+  put16(b, port);
   put16(b, static_cast<uint16_t>(8 + payload.size()));
   put16(b, 0);  // no UDP checksum (IPv4)
   b.insert(b.end(), payload.begin(), payload.end());
   return b;
 }
 
+// A UDP port, 1..65535; 0 when s is not one.
+uint16_t parse_port(const char* s) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long v = std::strtoul(s, &end, 10);
+  if (end == s || *end != '\0' || errno != 0 || v == 0 || v > 65535) return 0;
+  return static_cast<uint16_t>(v);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s OUT.pcap\n", argv[0]);
+  const uint16_t port = argc == 3 ? parse_port(argv[2]) : DXFP_UDP_PORT;
+  if ((argc != 2 && argc != 3) || port == 0) {
+    std::fprintf(stderr, "usage: %s OUT.pcap [UDP_PORT]\n", argv[0]);
     return 2;
   }
   std::vector<Bytes> packets;
@@ -122,12 +135,15 @@ int main(int argc, char** argv) {
   Bytes p1 = eth;
   p1.insert(p1.end(), d.begin(), d.end());
   packets.push_back(p1);
-  packets.push_back(udp_ipv4(hello_frame()));
+  packets.push_back(udp_ipv4(hello_frame(), port));
   Bytes bad = data_frame();
   bad[27] = 5;  // seq 5; the CRC no longer matches
   Bytes p3 = eth;
   p3.insert(p3.end(), bad.begin(), bad.end());
   packets.push_back(p3);
+  Bytes bad_hello = hello_frame();
+  bad_hello.back() ^= 0x01;
+  packets.push_back(udp_ipv4(bad_hello, port));
 
   Bytes out;
   put32le(out, 0xa1b2c3d4);  // pcap, microseconds

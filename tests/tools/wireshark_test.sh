@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The Wireshark dissector (tools/wireshark/dxfp.lua) against a capture that
 # lib/core's frame writer produced: every field below must come out as the
-# writer put it in (tests/tools/dxfp_pcap_writer.cc lists the frames).
+# writer put it in (tests/tools/dxfp_pcap_writer.cc lists the frames). Then the
+# UDP frames on another port: decoded with the preference dxfp.udp_ports (and
+# only on the ports it names), with Decode As, and by the heuristic, which
+# leaves a datagram whose CRC32C does not match alone.
 # Usage: wireshark_test.sh PCAP_WRITER DISSECTOR
 set -euo pipefail
 writer=${1:?usage: wireshark_test.sh PCAP_WRITER DISSECTOR}
@@ -23,6 +26,7 @@ cat >"$tmp/want" <<'WANT'
 1|3|100|7|100,101,102|MRd,CplD,MWr|1|0x0000000400000010,0x00000000f0000040|0x0007,0x0007,0x0000|4||||
 2|1|0|0|||1||||0x1122334455667788|1472|64,32,64|1024,0,1024
 3|3|5|7|5,6,7|MRd,CplD,MWr|0|0x0000000400000010,0x00000000f0000040|0x0007,0x0007,0x0000|4||||
+4|1|0|0|||0||||0x1122334455667788|1472|64,32,64|1024,0,1024
 WANT
 if ! diff -u "$tmp/want" "$tmp/got"; then
   echo "FAIL: dissector output differs (want above, got below)" >&2
@@ -33,4 +37,53 @@ if grep -qi 'lua.*error\|attempt to' "$tmp/err"; then
   echo "FAIL: Lua errors" >&2
   exit 1
 fi
-echo "PASS: dxfp.lua dissects Ethernet and UDP DxFP frames, TLP records and the CRC check"
+
+# The UDP frames (2 and 4) as the dissector sees them: port|type|crc ok|node.
+"$writer" "$tmp/other.pcap" 36767
+udp_rows() {  # udp_rows PCAP TSHARK_ARGS...: the UDP frames, one line each
+  local pcap=$1
+  shift
+  tshark -X "lua_script:$lua" "$@" -r "$pcap" -Y udp -T fields -E separator='|' \
+    -e udp.dstport -e dxfp.type -e dxfp.crc.ok -e dxfp.hello.node_id 2>"$tmp/err" ||
+    { cat "$tmp/err" >&2; echo "FAIL: tshark $* -r $pcap" >&2; exit 1; }
+  if grep -qi 'lua.*error\|attempt to' "$tmp/err"; then
+    cat "$tmp/err" >&2
+    echo "FAIL: Lua errors with $*" >&2
+    exit 1
+  fi
+}
+fails=0
+check() {  # check WHAT WANT PCAP TSHARK_ARGS...
+  local what=$1 want=$2 got
+  shift 2
+  got=$(udp_rows "$@" | tr '\n' ' ')
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: $what: want '$want', got '$got'" >&2
+    fails=$((fails + 1))
+  fi
+}
+both='1|1|0x1122334455667788 |1|0|0x1122334455667788 '
+decoded() { echo "$1|$both" | sed "s/ |/ $1|/"; }
+none() { echo "$1||| $1||| "; }
+noheur=(--disable-heuristic dxfp_udp)
+check "another port, no preference" "$(none 36767)" "$tmp/other.pcap" "${noheur[@]}"
+check "-o dxfp.udp_ports:36767" "$(decoded 36767)" "$tmp/other.pcap" "${noheur[@]}" \
+  -o dxfp.udp_ports:36767
+check "-o dxfp.udp_ports:36767 leaves 17480" "$(none 17480)" "$tmp/dxfp.pcap" "${noheur[@]}" \
+  -o dxfp.udp_ports:36767
+check "-o dxfp.udp_ports:17480,36000-36999 (36767)" "$(decoded 36767)" "$tmp/other.pcap" \
+  "${noheur[@]}" -o dxfp.udp_ports:17480,36000-36999
+check "-o dxfp.udp_ports:17480,36000-36999 (17480)" "$(decoded 17480)" "$tmp/dxfp.pcap" \
+  "${noheur[@]}" -o dxfp.udp_ports:17480,36000-36999
+check "Decode As -d udp.port==36767,dxfp" "$(decoded 36767)" "$tmp/other.pcap" "${noheur[@]}" \
+  -d udp.port==36767,dxfp
+check "the heuristic (a good CRC only)" "36767|1|1|0x1122334455667788 36767||| " \
+  "$tmp/other.pcap"
+check "the heuristic off by preference" "$(none 36767)" "$tmp/other.pcap" \
+  -o dxfp.heuristic:FALSE
+if [ "$fails" -ne 0 ]; then
+  echo "FAIL: $fails of the UDP port checks" >&2
+  exit 1
+fi
+echo "PASS: dxfp.lua dissects Ethernet and UDP DxFP frames, TLP records and the CRC check;" \
+  "UDP on the ports of dxfp.udp_ports, by Decode As and by its heuristic"

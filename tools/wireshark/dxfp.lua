@@ -2,7 +2,9 @@
 -- Layout: docs/protocol.md, section 4 (frames) and sections 5-9 (TLPs).
 --   wireshark -X lua_script:tools/wireshark/dxfp.lua capture.pcap
 --   tshark -X lua_script:tools/wireshark/dxfp.lua -r capture.pcap -V
--- Registers on EtherType 0x88B5 and UDP port 17480. Checks the CRC32C trailer.
+-- Registers on EtherType 0x88B5 and the UDP ports of the preference dxfp.udp_ports (17480 by
+-- default; `tshark -o dxfp.udp_ports:36767`, or a range such as 17480,36000-36999), and as a
+-- heuristic on any other UDP port (preference dxfp.heuristic). Checks the CRC32C trailer.
 
 local dxfp = Proto("dxfp", "DxPU Fabric Protocol")
 
@@ -263,4 +265,44 @@ function dxfp.dissector(tvb, pinfo, tree)
 end
 
 DissectorTable.get("ethertype"):add(0x88B5, dxfp)
-DissectorTable.get("udp.port"):add(17480, dxfp)
+
+-- The UDP ports: a preference (Edit > Preferences > Protocols > DxFP, or -o dxfp.udp_ports:...),
+-- registered in udp.port again whenever it changes. DxFP can also be picked in Decode As.
+dxfp.prefs.udp_ports = Pref.range("UDP ports", "17480",
+  "UDP ports decoded as DxFP: a port, a range or a list (17480,36000-36999)", 65535)
+local udp_port = DissectorTable.get("udp.port")
+udp_port:add_for_decode_as(dxfp)
+local udp_registered = ""
+
+local function register_udp_ports()
+  local ports = tostring(dxfp.prefs.udp_ports or "")
+  if ports == udp_registered then return end
+  if udp_registered ~= "" then udp_port:remove(udp_registered, dxfp) end
+  if ports ~= "" then udp_port:add(ports, dxfp) end
+  udp_registered = ports
+end
+
+-- Any other UDP port: a datagram that starts with a DxFP header (version 1, a frame type, a
+-- length that fits) and ends its frame with the right CRC32C is DxFP. The demo's bridges listen
+-- on ports the kernel picks; this finds them without knowing. Off with the preference
+-- dxfp.heuristic:FALSE, or --disable-heuristic dxfp_udp.
+dxfp.prefs.heuristic = Pref.bool("Find DxFP on any UDP port", true,
+  "Decode a UDP datagram on a port not in UDP ports as DxFP when its header and CRC32C match")
+
+local function heuristic_udp(tvb, pinfo, tree)
+  if not dxfp.prefs.heuristic or tvb:len() < 36 then return false end
+  local ftype, flen = tvb(1, 1):uint(), tvb(4, 2):uint()
+  if tvb(0, 1):uint() ~= 1 or ftype < 1 or ftype > 4 or flen < 36 or flen > tvb:len() then
+    return false
+  end
+  if crc32c(tvb, 0, flen - 4) ~= tvb(flen - 4, 4):uint() then return false end
+  dxfp.dissector(tvb, pinfo, tree)
+  return true
+end
+dxfp:register_heuristic("udp", heuristic_udp)
+
+function dxfp.prefs_changed()
+  register_udp_ports()
+end
+
+register_udp_ports()
