@@ -40,32 +40,30 @@ install(CODE "
   if(NOT IS_ABSOLUTE \"\${unit_dir}\")
     set(unit_dir \"\${dxpu_prefix}/\${unit_dir}\")
   endif()
-  # Staged in the build tree, a directory per install (two installs may run at once).
-  string(RANDOM LENGTH 10 tag)
-  set(staged \"${PROJECT_BINARY_DIR}/packaging/install-\${tag}\")
+  # Written where they go (configure_file, @ONLY) and listed in install_manifest.txt as
+  # file(INSTALL) lists what it installs.
+  set(mode FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
   foreach(unit ${dxpu_units})
-    configure_file(\"${PROJECT_SOURCE_DIR}/packaging/systemd/\${unit}.service.in\"
-      \"\${staged}/systemd/\${unit}.service\" @ONLY)
-    configure_file(\"${PROJECT_SOURCE_DIR}/packaging/default/\${unit}\"
-      \"\${staged}/default/\${unit}\" @ONLY)
-    file(INSTALL DESTINATION \"\${unit_dir}\" TYPE FILE
-      FILES \"\${staged}/systemd/\${unit}.service\")
-    file(INSTALL DESTINATION \"\${DXPU_EXAMPLESDIR}/default\" TYPE FILE
-      FILES \"\${staged}/default/\${unit}\")
+    foreach(pair \"packaging/systemd/\${unit}.service.in|\${unit_dir}/\${unit}.service\"
+        \"packaging/default/\${unit}|\${DXPU_EXAMPLESDIR}/default/\${unit}\")
+      string(REPLACE \"|\" \";\" pair \"\${pair}\")
+      list(GET pair 0 from)
+      list(GET pair 1 to)
+      message(STATUS \"Installing: \$ENV{DESTDIR}\${to}\")
+      configure_file(\"${PROJECT_SOURCE_DIR}/\${from}\" \"\$ENV{DESTDIR}\${to}\" @ONLY \${mode})
+      list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${to}\")
+    endforeach()
   endforeach()
   # The options files are the operator's once installed: never overwritten, and not in
   # install_manifest.txt (make uninstall leaves them, as removing a Debian package keeps its
   # conffiles).
   foreach(unit ${dxpu_units})
-    set(target \"\$ENV{DESTDIR}\${DXPU_DEFAULTDIR}/\${unit}\")
-    if(EXISTS \"\${target}\")
-      message(STATUS \"Keeping: \${target} (yours; the shipped one is in \${DXPU_EXAMPLESDIR}/default)\")
+    set(to \"\$ENV{DESTDIR}\${DXPU_DEFAULTDIR}/\${unit}\")
+    if(EXISTS \"\${to}\")
+      message(STATUS \"Keeping: \${to} (yours; the shipped one is in \${DXPU_EXAMPLESDIR}/default)\")
     else()
-      message(STATUS \"Installing: \${target}\")
-      file(COPY \"\${staged}/default/\${unit}\"
-        DESTINATION \"\$ENV{DESTDIR}\${DXPU_DEFAULTDIR}\"
-        FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+      message(STATUS \"Installing: \${to}\")
+      configure_file(\"${PROJECT_SOURCE_DIR}/packaging/default/\${unit}\" \"\${to}\" @ONLY \${mode})
     endif()
   endforeach()
-  file(REMOVE_RECURSE \"\${staged}\")
 ")
