@@ -62,6 +62,12 @@ for d in "${daemons[@]}"; do
   env_file=$(sed -n 's/^EnvironmentFile=-\{0,1\}//p' "$unit")
   [ "$env_file" = "$opts" ] || fail "$d.service: EnvironmentFile is '$env_file', not $opts"
   [ "$(grep -c '^Restart=on-failure$' "$unit")" = 1 ] || fail "$d.service: no Restart=on-failure"
+  # A bad command line is not restarted: the status the daemon exits with for one is listed.
+  rc=0
+  timeout 10 "$p/bin/$d" --no-such-option >/dev/null 2>&1 || rc=$?
+  no_restart=" $(sed -n 's/^RestartPreventExitStatus=//p' "$unit") "
+  [[ $rc != 0 && $no_restart == *" $rc "* ]] ||
+    fail "$d.service: $d exits $rc on a bad option; RestartPreventExitStatus is '$no_restart'"
   cmp -s "$opts" "$p/share/dxpu/examples/default/$d" ||
     fail "$opts is not the shipped $p/share/dxpu/examples/default/$d"
   # The variable ExecStart expands is the one the options file sets, and every option the file
