@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -15,6 +16,8 @@
 #include "bridge-fw/datapath_choice.h"
 #include "bridge-fw/firmware/boot_protocol.h"
 #include "bridge-fw/firmware/firmware_service.h"
+#include "lib/cli/help_formatter.h"
+#include "lib/cli/options.h"
 
 namespace {
 
@@ -71,6 +74,7 @@ int Main(int argc, char** argv) {
       "which device. Devices are assigned, released (reset and scrubbed) and granted DMA windows\n"
       "through management messages (dxpu bridge ...). SIGINT/SIGTERM: graceful shutdown.\n"
       "Configuration: docs/bridge-config.md."};
+  dxpu::cli::UseDxpuHelpFormatter(app);
   std::string config_path;
   bool check_only = false;
   std::string level;
@@ -96,22 +100,29 @@ int Main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option(dxpu::firmware::kSlotOption, slot_name, "the flash slot booted: A or B")
       ->check(CLI::IsMember({"A", "B"}));
-  uint32_t health_delay_ms = 3000;
-  app.add_option("--health-delay-ms", health_delay_ms,
-                 "a trial boot is marked good after serving this long")
-      ->capture_default_str();
+  std::chrono::nanoseconds health_delay = std::chrono::seconds(3);
+  dxpu::cli::AddDurationOption(app, "--health-delay", &health_delay,
+                               "a trial boot is marked good after serving this long (at most "
+                               "60min)",
+                               {{"--health-delay-ms", dxpu::cli::DurationUnit::kMilliseconds}});
   uint64_t crash_at_flash_op = 0;
   app.add_option("--crash-at-flash-op", crash_at_flash_op,
                  "crash tests only: lose power (exit 137) at the N-th flash operation")
       ->group("");  // hidden
   CLI11_PARSE(app, argc, argv);
+  if (health_delay > std::chrono::minutes(60)) {
+    std::fprintf(stderr, "dxpu-bridge: --health-delay %s: at most 60min\n",
+                 dxpu::cli::FormatDuration(health_delay).c_str());
+    return 2;
+  }
   if (flash_path.empty() != slot_name.empty()) {
     std::fprintf(stderr, "dxpu-bridge: --flash and --slot go together\n");
     return 2;
   }
   dxpu::bridge::DaemonEmbedding embedding;
   embedding.crash_after_ownership_change = crash_after;
-  embedding.health_delay_ms = health_delay_ms;
+  embedding.health_delay_ms =
+      static_cast<uint32_t>(std::chrono::ceil<std::chrono::milliseconds>(health_delay).count());
   std::string why;
   const std::optional<dxpu::bridge::DataPlane> plane = dxpu::bridge::DataPlaneNamed(datapath, &why);
   if (!plane) {

@@ -183,7 +183,16 @@ std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> r
       r = ManageResult::kBadArgument;
       break;
   }
-  spdlog::info("management: {} -> {}", dxpu_mgmt_type_name(m.type), ManageResultName(r));
+  if (m.type == DXPU_MGMT_ASSIGN && r == ManageResult::kDeviceBusy) {
+    uint64_t holder = 0;
+    for (const DeviceStatus& d : box.Devices())
+      if (d.index == m.body.assign.device) holder = d.owner_node;
+    spdlog::info(
+        "management: assign of device {} to node {:#x} -> device-busy: node {:#x} holds it",
+        m.body.assign.device, m.body.assign.host_node_id, holder);
+  } else {
+    spdlog::info("management: {} -> {}", dxpu_mgmt_type_name(m.type), ManageResultName(r));
+  }
   if (r != ManageResult::kOk) counters->refused++;
   return Reply(m, ToMgmtStatus(r));
 }

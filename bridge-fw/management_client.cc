@@ -2,6 +2,7 @@
 // (management_client.h).
 #include "bridge-fw/management_client.h"
 
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -41,6 +42,24 @@ ManagementReply Failure(std::string name, std::string sentence) {
   r.error_name = std::move(name);
   r.error = std::move(sentence);
   return r;
+}
+
+// Why a send or receive failed, named: nothing listens there ("refused"), no socket file at an
+// AF_UNIX path ("no-socket"), anything else ("send").
+ManagementReply Unreachable(const std::string& where, int err) {
+  const std::string why = std::error_code(err, std::system_category()).message();
+  if (err == ECONNREFUSED)
+    return Failure(
+        "refused",
+        where.starts_with("unix:")
+            ? fmt::format("nothing listens at {}: the socket file is there, but no "
+                          "process has it open ({}; a bridge that died without "
+                          "removing it?)",
+                          where, why)
+            : fmt::format("nothing listens at {} ({}: no process has that port open)", where, why));
+  if (err == ENOENT || err == ENOTDIR)
+    return Failure("no-socket", fmt::format("no socket file at {} ({})", where, why));
+  return Failure("send", fmt::format("{}: {}", where, why));
 }
 
 // A datagram client on AF_UNIX needs an address of its own for the answer: unique per
@@ -117,6 +136,11 @@ ManagementReply ManagementClient::Exchange(dxpu_mgmt_msg request) const {
   if (to_len == 0) return Failure("bad-address", where + " has no socket form");
   link::UniqueFd fd(socket(to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return Failure("socket", ErrnoText());
+  // Over UDP, an ICMP port unreachable (nobody at that port) comes back as ECONNREFUSED from
+  // recv: "refused" at once instead of silence until the timeout.
+  const int on = 1;
+  if (to.ss_family == AF_INET) setsockopt(fd.get(), IPPROTO_IP, IP_RECVERR, &on, sizeof on);
+  if (to.ss_family == AF_INET6) setsockopt(fd.get(), IPPROTO_IPV6, IPV6_RECVERR, &on, sizeof on);
   std::string client_path;
   if (to.ss_family == AF_UNIX) {
     client_path = ClientPath();
@@ -133,25 +157,31 @@ ManagementReply ManagementClient::Exchange(dxpu_mgmt_msg request) const {
   if (dxpu_mgmt_encode(&request, out.data(), out.size(), &len) != DXPU_MGMT_ERR_OK)
     return Failure("internal", "cannot encode the request");
   std::vector<uint8_t> in(DXPU_MGMT_MAX_MSG);
-  ManagementReply result =
-      Failure("timeout", fmt::format("no answer from {} after {} attempt{}", where, attempts_,
-                                     attempts_ == 1 ? "" : "s"));
+  ManagementReply result = Failure(
+      "timeout", fmt::format("no answer from {}: nothing answered {} request{} there, {} ms each",
+                             where, attempts_, attempts_ == 1 ? "" : "s", timeout_ms_));
   for (int attempt = 0; attempt < attempts_; ++attempt) {
     spdlog::debug("{} request {:#x} to {} (attempt {})", dxpu_mgmt_type_name(request.type),
                   request.request_id, where, attempt + 1);
     if (sendto(fd.get(), out.data(), len, 0, reinterpret_cast<sockaddr*>(&to), to_len) < 0) {
-      result = Failure("send", fmt::format("{}: {}", where, ErrnoText()));
+      result = Unreachable(where, errno);
       break;
     }
     const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
     bool answered = false;
-    while (!answered) {
+    bool refused = false;
+    while (!answered && !refused) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           end - std::chrono::steady_clock::now());
       if (left.count() <= 0) break;
       pollfd p{fd.get(), POLLIN, 0};
       if (poll(&p, 1, static_cast<int>(left.count())) != 1) break;
       const ssize_t n = recv(fd.get(), in.data(), in.size(), 0);
+      if (n < 0 && errno == ECONNREFUSED) {
+        result = Unreachable(where, ECONNREFUSED);
+        refused = true;
+        break;
+      }
       dxpu_mgmt_msg m{};
       if (n > 0 && dxpu_mgmt_decode(in.data(), static_cast<size_t>(n), &m) == DXPU_MGMT_ERR_OK &&
           dxpu_mgmt_is_response(&m) && m.request_id == request.request_id) {
@@ -162,7 +192,7 @@ ManagementReply ManagementClient::Exchange(dxpu_mgmt_msg request) const {
         answered = true;
       }
     }
-    if (answered) break;
+    if (answered || refused) break;
   }
   if (!client_path.empty()) unlink(client_path.c_str());
   return result;

@@ -19,8 +19,11 @@ namespace dxpu::bridge {
 struct ManagementReply {
   std::vector<uint8_t> bytes;  // the response datagram (empty on error)
   dxpu_mgmt_msg msg{};         // decoded; msg.status is the bridge's verdict
-  std::string error_name;      // "" when an answer came: "timeout", "send", "socket", ...
-  std::string error;           // a sentence for people
+  // "" when an answer came; otherwise "timeout" (nothing answered), "refused" (nothing listens
+  // at the address: ICMP port unreachable, or an AF_UNIX socket file nobody has open),
+  // "no-socket" (no socket file at an AF_UNIX path), "send", "socket", "bad-address", ...
+  std::string error_name;
+  std::string error;  // a sentence for people
 
   bool answered() const { return error_name.empty(); }
   // Answered with DXPU_MGMT_OK.

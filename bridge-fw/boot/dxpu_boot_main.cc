@@ -30,6 +30,9 @@
 
 #include "bridge-fw/boot/boot_loader.h"
 #include "bridge-fw/firmware/boot_protocol.h"
+#include "lib/cli/duration.h"
+#include "lib/cli/help_formatter.h"
+#include "lib/cli/options.h"
 #include "link/unique_fd.h"
 #include "util/errno_text.h"
 
@@ -44,7 +47,7 @@ struct Options {
   std::string work_dir;
   std::string config;  // overrides the image's configuration when set
   uint64_t max_boots = 0;
-  uint32_t restart_delay_ms = 500;
+  std::chrono::nanoseconds restart_delay = std::chrono::milliseconds(500);
   std::string log_level = "info";
   bool once = false;
   bool json = false;
@@ -283,8 +286,8 @@ int BootLoop(const Options& o) {
       return 0;
     }
     if (reboot) continue;
-    spdlog::warn("choosing again in {} ms", o.restart_delay_ms);
-    if (signals.StopWithin(milliseconds(o.restart_delay_ms))) return 0;
+    spdlog::warn("choosing again in {}", dxpu::cli::FormatDuration(o.restart_delay));
+    if (signals.StopWithin(std::chrono::ceil<milliseconds>(o.restart_delay))) return 0;
   }
 }
 
@@ -308,9 +311,9 @@ void AddOptions(CLI::App& app, Options& o) {
   app.add_option("--max-boots", o.max_boots,
                  "exit 0 after the N-th bridge run ended (0: never; for tests)")
       ->capture_default_str();
-  app.add_option("--restart-delay-ms", o.restart_delay_ms,
-                 "wait before choosing again after the bridge died")
-      ->capture_default_str();
+  dxpu::cli::AddDurationOption(app, "--restart-delay", &o.restart_delay,
+                               "wait before choosing again after the bridge died (at most 60min)",
+                               {{"--restart-delay-ms", dxpu::cli::DurationUnit::kMilliseconds}});
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
@@ -330,17 +333,23 @@ int Main(int argc, char** argv) {
       "trial uses up one of its tries at every boot; when they are gone it is marked bad and the\n"
       "other slot boots. The bridge exiting with 75 asks for a reboot: dxpu-boot chooses again at\n"
       "once. Any other end it did not ask for (a crash, a signal, any exit status) is logged and\n"
-      "it chooses again after --restart-delay-ms. SIGINT/SIGTERM are passed to the bridge, then\n"
+      "it chooses again after --restart-delay. SIGINT/SIGTERM are passed to the bridge, then\n"
       "dxpu-boot exits 0 once it is gone. With no valid image it logs why and exits 1: the\n"
       "bridge stays down rather than run an unsigned image. Logs go to stderr.\n"
       "Exit status: 0 stopped (or --once, --max-boots), 1 nothing to boot or a flash error, 2\n"
       "bad usage. docs/firmware.md, \"Booting: dxpu-boot\"."};
+  dxpu::cli::UseDxpuHelpFormatter(app);
   Options o;
   AddOptions(app, o);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (o.restart_delay > std::chrono::minutes(60)) {
+    std::fprintf(stderr, "dxpu-boot: --restart-delay %s: at most 60min\n",
+                 dxpu::cli::FormatDuration(o.restart_delay).c_str());
+    return 2;
   }
   if (o.json && !o.once) {
     std::fprintf(stderr, "dxpu-boot: --json goes with --once\n");

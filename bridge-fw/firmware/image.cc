@@ -154,8 +154,8 @@ FirmwareResult<ImageHeader> DecodeHeader(std::span<const uint8_t> bytes) {
   const uint16_t format = dxpu_get_be16(h + kOffFormat);
   const uint16_t header_length = dxpu_get_be16(h + kOffHeaderLength);
   if (format != kImageFormat || header_length != kHeaderBytes)
-    return Err("bad-format", fmt::format("image format {} with a {}-byte header; this bridge "
-                                         "reads format {} ({} bytes)",
+    return Err("bad-format", fmt::format("image format {} with a {}-byte header; this "
+                                         "firmware reads format {} ({} bytes)",
                                          format, header_length, kImageFormat, kHeaderBytes));
   ImageHeader out;
   const std::optional<std::string> build_id =

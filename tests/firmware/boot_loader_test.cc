@@ -332,7 +332,7 @@ TEST_F(BootLoaderTest, ProcessARebootAskedForBootsAgainAtOnce) {
   MakeFlash([&](FlashDevice& f) { InstallGoodImage(f, Slot::kA, Image(kV1, script)); });
   // A restart delay of a minute: only a reboot asked for may skip it.
   BootProcess boot(dir_, {"--flash", flash_, "--work-dir", work_, "--max-boots", "2",
-                          "--restart-delay-ms", "60000", "--", "--extra", "x"});
+                          "--restart-delay", "60s", "--", "--extra", "x"});
   EXPECT_EQ(boot.ExitStatus(), 0) << boot.err();
   EXPECT_EQ(Lines(runs_), (std::vector<std::string>{RunLine(Slot::kA, " --extra x"),
                                                     RunLine(Slot::kA, " --extra x")}));
@@ -346,12 +346,13 @@ TEST_F(BootLoaderTest, ProcessAFailingTrialFallsBackAfterItsTries) {
     InstallGoodImage(f, Slot::kA, Image(kV1, ExitScript(0)));
     Install(f, Slot::kB, Image(kV2, ExitScript(1)));
   });
-  BootProcess boot(dir_, {"--flash", flash_, "--work-dir", work_, "--max-boots", "4",
-                          "--restart-delay-ms", "0"});
+  BootProcess boot(
+      dir_, {"--flash", flash_, "--work-dir", work_, "--max-boots", "4", "--restart-delay", "0s"});
   EXPECT_EQ(boot.ExitStatus(), 0) << boot.err();
   EXPECT_EQ(Lines(runs_), (std::vector<std::string>{RunLine(Slot::kB), RunLine(Slot::kB),
                                                     RunLine(Slot::kB), RunLine(Slot::kA)}));
   EXPECT_TRUE(Contains(boot.err(), "exited with status 1")) << boot.err();
+  EXPECT_TRUE(Contains(boot.err(), "choosing again in 0s")) << boot.err();
   EXPECT_TRUE(Contains(boot.err(), "warning dxpu-boot: boot: slot B failed its trial"))
       << boot.err();
   const BootState s = StateOf(flash_);
@@ -364,8 +365,8 @@ TEST_F(BootLoaderTest, ProcessATrialImageThatCannotExecuteFallsBackToo) {
     InstallGoodImage(f, Slot::kA, Image(kV1, ExitScript(0)));
     Install(f, Slot::kB, Image(kV2, "not an executable"));
   });
-  BootProcess boot(dir_, {"--flash", flash_, "--work-dir", work_, "--max-boots", "4",
-                          "--restart-delay-ms", "0"});
+  BootProcess boot(
+      dir_, {"--flash", flash_, "--work-dir", work_, "--max-boots", "4", "--restart-delay", "0s"});
   EXPECT_EQ(boot.ExitStatus(), 0) << boot.err();
   EXPECT_EQ(Lines(runs_), (std::vector<std::string>{RunLine(Slot::kA)}));
   EXPECT_TRUE(Contains(boot.err(), "cannot start " + SlotFile(Slot::kB, kBootExecutableName)))
@@ -379,7 +380,7 @@ TEST_F(BootLoaderTest, ProcessSigtermReachesTheBridgeThenDxpuBootExitsZero) {
                                                "echo ready >> '" +
                                                runs_ + "'\nwait $p\nexit 3");
   MakeFlash([&](FlashDevice& f) { InstallGoodImage(f, Slot::kA, Image(kV1, script)); });
-  BootProcess boot(dir_, {"--flash", flash_, "--work-dir", work_, "--restart-delay-ms", "0"});
+  BootProcess boot(dir_, {"--flash", flash_, "--work-dir", work_, "--restart-delay", "0s"});
   ASSERT_TRUE(WaitForLine(runs_, "ready")) << boot.err();
   boot.Signal(SIGTERM);
   EXPECT_EQ(boot.ExitStatus(), 0) << boot.err();
@@ -390,6 +391,7 @@ TEST_F(BootLoaderTest, ProcessSigtermReachesTheBridgeThenDxpuBootExitsZero) {
 TEST_F(BootLoaderTest, ProcessNothingValidExitsOneWithTheReason) {
   MakeFlash([&](FlashDevice& f) { InstallGoodImage(f, Slot::kA, Image(kV1, ExitScript(0))); });
   CorruptPayload(flash_, Slot::kA);
+  // --restart-delay-ms, the old spelling of --restart-delay (milliseconds), is still taken.
   BootProcess boot(dir_, {"--flash", flash_, "--work-dir", work_, "--restart-delay-ms", "0"});
   EXPECT_EQ(boot.ExitStatus(), 1) << boot.err();
   EXPECT_TRUE(Contains(boot.err(), "critical")) << boot.err();

@@ -77,8 +77,8 @@ std::string FlashedBridge::ImageFile(const std::string& name,
 std::unique_ptr<test::ChildProcess> FlashedBridge::Boot(
     const std::vector<std::string>& bridge_args) const {
   std::vector<std::string> argv = {
-      DXPU_BOOT_BIN,        "--flash", path("flash"), "--work-dir",        path("work"),
-      "--restart-delay-ms", "100",     "--",          "--health-delay-ms", "300"};
+      DXPU_BOOT_BIN,     "--flash", path("flash"), "--work-dir",     path("work"),
+      "--restart-delay", "100ms",   "--",          "--health-delay", "300ms"};
   argv.insert(argv.end(), bridge_args.begin(), bridge_args.end());
   auto p = std::make_unique<test::ChildProcess>(argv, path("boot.log"));
   p->Start();

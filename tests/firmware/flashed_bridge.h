@@ -34,7 +34,7 @@ class FlashedBridge {
                              const std::string& config_json = "") const;
   // The image written to a file in the directory; its path.
   std::string ImageFile(const std::string& name, const std::vector<uint8_t>& image) const;
-  // dxpu-boot (a restart delay of 100 ms) running the bridge with --health-delay-ms 300 and
+  // dxpu-boot (a restart delay of 100 ms) running the bridge with --health-delay 300ms and
   // `bridge_args`; its output appended to boot.log.
   std::unique_ptr<test::ChildProcess> Boot(const std::vector<std::string>& bridge_args = {}) const;
 

@@ -59,7 +59,7 @@ TEST(FirmwareUpdateProcess, PowerLostAtEachStepOfWritingAlwaysBootsASignedImage)
       const auto boot = rig.Boot({"--crash-at-flash-op", std::to_string(cut)});
       ASSERT_TRUE(rig.WaitRunning(kV1, true)) << rig.BootLog();
       const size_t cuts_before = rig.bridge().PowerCutsLogged();
-      EXPECT_NE(rig.Push(v2_file, {"--wait-s", "3", "--timeout-ms", "300"}), 0)
+      EXPECT_NE(rig.Push(v2_file, {"--wait", "3s", "--timeout", "300ms"}), 0)
           << "the bridge lost power mid-update";
       EXPECT_TRUE(boot->Terminate().has_value());
       EXPECT_GT(rig.bridge().PowerCutsLogged(), cuts_before) << rig.BootLog();

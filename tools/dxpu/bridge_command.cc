@@ -5,6 +5,8 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -17,6 +19,7 @@
 #include "bridge-fw/management_client.h"
 #include "core/dxpu_mgmt.h"
 #include "error_report.h"
+#include "lib/cli/options.h"
 #include "numbers.h"
 #include "result.h"
 
@@ -24,8 +27,8 @@ namespace dxpu::cli {
 namespace {
 
 struct BridgeOptions {
-  std::string to = "127.0.0.1:17481";
-  int timeout_ms = 1000;
+  std::string to = kDefaultBridgeAddress;
+  std::chrono::nanoseconds timeout = std::chrono::seconds(1);
   int attempts = 3;
   bool json = false;
   uint16_t device = 0;
@@ -59,15 +62,47 @@ bridge::ManagementReply Exchange(const BridgeOptions& o, const dxpu_mgmt_msg& re
     r.error = target.error().message;
     return r;
   }
-  return bridge::ManagementClient(target.value(), o.timeout_ms, o.attempts).Exchange(request);
+  return bridge::ManagementClient(target.value(), TimeoutMs(o.timeout), o.attempts)
+      .Exchange(request);
+}
+
+// Sends a STATUS and returns the node holding `device`, if the bridge says so.
+std::optional<uint64_t> HolderOf(const BridgeOptions& o, uint16_t device) {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_STATUS;
+  const bridge::ManagementReply reply = Exchange(o, req);
+  if (!reply.ok() || reply.msg.type != DXPU_MGMT_STATUS) return std::nullopt;
+  const dxpu_mgmt_status_report& r = reply.msg.body.status_report;
+  for (size_t i = 0; i < r.device_count; ++i) {
+    dxpu_mgmt_device_entry e{};
+    if (!dxpu_mgmt_status_entry(&r, i, &e)) break;
+    if (e.device == device && e.owner != 0) return e.owner;
+  }
+  return std::nullopt;
 }
 
 int Finish(const BridgeOptions& o, const char* what, const bridge::ManagementReply& reply,
            nlohmann::ordered_json extra) {
   const std::string command = fmt::format("bridge {}", what);
-  if (!reply.answered())
-    return ReportError(command, Error{reply.error_name, reply.error}, o.json, std::cout, std::cerr,
+  if (!reply.answered()) {
+    std::string message = reply.error;
+    if (const std::string hint = UnreachableBridgeHint(reply.error_name, o.to); !hint.empty())
+      message += ". " + hint;
+    return ReportError(command, Error{reply.error_name, message}, o.json, std::cout, std::cerr,
                        kExitFailure);
+  }
+  if (reply.msg.status == DXPU_MGMT_DEVICE_BUSY && reply.msg.type == DXPU_MGMT_ASSIGN) {
+    // The refusal carries no owner: ask the bridge who holds the device.
+    const std::optional<uint64_t> holder = HolderOf(o, o.device);
+    const std::string message =
+        holder ? fmt::format(
+                     "device {} is assigned to another host, node {:#x}; release it "
+                     "first (dxpu bridge release --device {})",
+                     o.device, *holder, o.device)
+               : reply.Problem();
+    return ReportError(command, Error{"device-busy", message}, o.json, std::cout, std::cerr,
+                       kExitFailure);
+  }
   if (reply.msg.status != DXPU_MGMT_OK) {
     return ReportError(command, Error{dxpu_mgmt_status_name(reply.msg.status), reply.Problem()},
                        o.json, std::cout, std::cerr, kExitFailure);
@@ -171,7 +206,7 @@ int RunInventory(const BridgeOptions& o) {
 }
 
 int RunAssign(const BridgeOptions& o) {
-  Result<uint64_t> node = ParseU64("--node", o.node);
+  Result<uint64_t> node = ParseU64("--node-id", o.node);
   if (!node.ok())
     return ReportError("bridge assign", node.error(), o.json, std::cout, std::cerr, kExitUsage);
   const std::optional<uint16_t> bdf = bridge::ParseBdf(o.host_bdf);
@@ -182,7 +217,7 @@ int RunAssign(const BridgeOptions& o) {
   dxpu_mgmt_msg req{};
   req.type = DXPU_MGMT_ASSIGN;
   req.body.assign = {o.device, *bdf, node.value()};
-  return Finish(o, "assign", Exchange(o, req), {{"device", o.device}, {"node", o.node}});
+  return Finish(o, "assign", Exchange(o, req), {{"device", o.device}, {"node_id", o.node}});
 }
 
 int RunDeviceRef(const BridgeOptions& o, uint8_t type, const char* what) {
@@ -215,11 +250,10 @@ int RunGrant(const BridgeOptions& o) {
 }
 
 void CommonOptions(CLI::App* cmd, BridgeOptions& o) {
-  cmd->add_option("--to", o.to, "the bridge's management socket: IP:PORT or unix:PATH")
+  cmd->add_option("--bridge,--to", o.to, "the bridge's management socket: IP:PORT or unix:PATH")
       ->capture_default_str();
-  cmd->add_option("--timeout-ms", o.timeout_ms, "how long to wait for each answer")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 60000));
+  AddDurationOption(*cmd, "--timeout", &o.timeout, "how long to wait for each answer (1ms .. 60s)",
+                    {{"--timeout-ms", DurationUnit::kMilliseconds}});
   cmd->add_option("--attempts", o.attempts, "sends before giving up")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
@@ -227,6 +261,31 @@ void CommonOptions(CLI::App* cmd, BridgeOptions& o) {
 }
 
 }  // namespace
+
+std::string UnreachableBridgeHint(std::string_view error_name, std::string_view address) {
+  if (error_name != "timeout" && error_name != "refused" && error_name != "no-socket") return "";
+  return fmt::format(
+      "Is dxpu-bridge running, with its management socket at {} (\"management\" in its "
+      "configuration, docs/bridge-config.md)? {}",
+      address,
+      address == kDefaultBridgeAddress
+          ? fmt::format("{} is the default address; --bridge ADDR names another "
+                        "(IP:PORT or unix:PATH)",
+                        kDefaultBridgeAddress)
+          : std::string("--bridge ADDR names the bridge (IP:PORT or unix:PATH)"));
+}
+
+int TimeoutMs(std::chrono::nanoseconds timeout) {
+  return static_cast<int>(
+      std::clamp<int64_t>(std::chrono::ceil<std::chrono::milliseconds>(timeout).count(), 1,
+                          std::chrono::milliseconds(kMaxTimeout).count()));
+}
+
+std::optional<Error> CheckTimeout(std::chrono::nanoseconds timeout) {
+  if (timeout >= std::chrono::milliseconds(1) && timeout <= kMaxTimeout) return std::nullopt;
+  return Error{"bad-timeout",
+               fmt::format("--timeout {}: from 1ms to 60s", FormatDuration(timeout))};
+}
 
 Command AddBridgeCommand(CLI::App& parent) {
   auto o = std::make_shared<BridgeOptions>();
@@ -241,7 +300,7 @@ Command AddBridgeCommand(CLI::App& parent) {
   auto* assign = cmd->add_subcommand("assign", "Give a device to a host (by its DxFP node ID)");
   CommonOptions(assign, *o);
   assign->add_option("--device", o->device, "the bridge's device number")->required();
-  assign->add_option("--node", o->node, "the host's node ID (as in its HELLO), e.g. 0xa1")
+  assign->add_option("--node-id,--node", o->node, "the host's node ID (as in its HELLO), e.g. 0xa1")
       ->required();
   assign->add_option("--host-bdf", o->host_bdf, "the BDF the host presents the device at")
       ->capture_default_str();
@@ -261,13 +320,15 @@ Command AddBridgeCommand(CLI::App& parent) {
   revoke->add_option("--device", o->device, "the bridge's device number")->required();
   cmd->footer(
       "Examples:\n"
-      "  dxpu bridge status --to 127.0.0.1:17481\n"
+      "  dxpu bridge status --bridge 127.0.0.1:17481\n"
       "  dxpu bridge inventory --json\n"
-      "  dxpu bridge assign --device 0 --node 0xa1 --host-bdf 01:00.0\n"
+      "  dxpu bridge assign --device 0 --node-id 0xa1 --host-bdf 01:00.0\n"
       "  dxpu bridge grant --device 0 --device-base 0x100000000 --size 1GiB\n"
       "  dxpu bridge release --device 0 --json\n"
       "Exit status: 0 done, 1 refused or no answer, 2 bad command line.");
   return {cmd, [o, status, inventory, assign, release, grant, revoke]() -> int {
+            if (std::optional<Error> bad = CheckTimeout(o->timeout))
+              return ReportError("bridge", *bad, o->json, std::cout, std::cerr, kExitUsage);
             if (status->parsed()) return RunStatus(*o);
             if (inventory->parsed()) return RunInventory(*o);
             if (assign->parsed()) return RunAssign(*o);

@@ -341,6 +341,74 @@ run "bench fabric odd size" 2 "$DXPU" bench fabric --size 6
 run "bench fabric bad link" 2 "$DXPU" bench fabric --link tcp
 run "bench fabric no rounds" 2 "$DXPU" bench fabric --rounds 0
 
+# --- bridge -----------------------------------------------------------------------------------
+# dxpu bridge where nothing answers (each error names the address, what happened and what to
+# check), then against a real dxpu-bridge (the one next to dxpu in the build tree).
+br="$tmp/bridge"
+mkdir -p "$br"
+free_udp_port() {
+  python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+if run "bridge status no socket" 1 "$DXPU" bridge status --bridge "unix:$br/none.sock"; then
+  grep_check "bridge status no socket" err "^dxpu bridge status: no-socket: no socket file at unix:$br/none.sock"
+  grep_check "bridge status no socket" err "Is dxpu-bridge running, with its management socket at unix:$br/none.sock"
+fi
+if run "bridge status refused" 1 "$DXPU" bridge status --bridge 127.0.0.1:9 --json; then
+  json_check "bridge status refused" 'd["error"] == "refused" and "nothing listens at 127.0.0.1:9" in d["message"] and "--bridge ADDR" in d["message"]'
+fi
+# A UDP socket that never answers: silence until the timeout.
+python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1], flush=True); time.sleep(60)' >"$br/silent.port" &
+silent=$!
+for _ in $(seq 100); do [ -s "$br/silent.port" ] && break; sleep 0.05; done
+sport=$(cat "$br/silent.port")
+if run "bridge status no answer" 1 "$DXPU" bridge status --bridge "127.0.0.1:$sport" --timeout 100ms --attempts 2; then
+  grep_check "bridge status no answer" err "^dxpu bridge status: timeout: no answer from 127.0.0.1:$sport: nothing answered 2 requests there, 100 ms each. Is dxpu-bridge running"
+fi
+kill "$silent" 2>/dev/null
+wait "$silent" 2>/dev/null
+# Without --bridge: the default address, said to be one (unless a bridge happens to serve it).
+checks=$((checks + 1))
+if ! "$DXPU" bridge status --timeout 100ms --attempts 1 >"$tmp/out" 2>"$tmp/err"; then
+  grep -q "127.0.0.1:17481 is the default address; --bridge ADDR names another" "$tmp/err" ||
+    fail "bridge status default address: $(cat "$tmp/err")"
+fi
+
+bridge_bin="$(dirname "$DXPU")/../bridge-fw/dxpu-bridge"
+if [ -x "$bridge_bin" ]; then
+  printf '{"node_id": "0xb0b2", "links": [{"type": "udp", "listen": "127.0.0.1:%s"}], "management": {"unix": "%s"}, "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "16MiB"}, {"profile": "dxgpu", "box_bdf": "02:00.0", "memory": "16MiB"}], "log": {"level": "warn"}}\n' \
+    "$(free_udp_port)" "$br/mgmt.sock" >"$br/bridge.json"
+  "$bridge_bin" --config "$br/bridge.json" >"$br/bridge.log" 2>&1 &
+  bridge_pid=$!
+  for _ in $(seq 200); do [ -S "$br/mgmt.sock" ] && break; sleep 0.05; done
+  mg="unix:$br/mgmt.sock"
+  run "bridge assign" 0 "$DXPU" bridge assign --bridge "$mg" --device 0 --node-id 0xa1 --host-bdf 01:00.0
+  # Another host's device: the refusal names the node that holds it.
+  if run "bridge assign busy" 1 "$DXPU" bridge assign --bridge "$mg" --device 0 --node-id 0xa2 --json; then
+    json_check "bridge assign busy" 'd["error"] == "device-busy" and "node 0xa1" in d["message"] and "release" in d["message"]'
+  fi
+  if run "bridge assign busy text" 1 "$DXPU" bridge assign --bridge "$mg" --device 0 --node-id 0xa2; then
+    grep_check "bridge assign busy text" err "^dxpu bridge assign: device-busy: device 0 is assigned to another host, node 0xa1; release it first"
+  fi
+  # The old spellings (--to, --node, --timeout-ms) are still taken, unlisted in --help.
+  run "bridge old spellings" 0 "$DXPU" bridge assign --to "$mg" --device 1 --node 0xa2 --host-bdf 02:00.0 --timeout-ms 500
+  if run "bridge assign help" 0 "$DXPU" bridge assign --help; then
+    for opt in --bridge --node-id --timeout --attempts --device --host-bdf; do
+      grep_check "bridge assign help" out "$opt"
+    done
+    checks=$((checks + 1))
+    ! grep -q -- "--to \|--timeout-ms\|--node " "$tmp/out" || fail "bridge assign help: lists an old spelling: $(cat "$tmp/out")"
+  fi
+  if run "bridge status after assign" 0 "$DXPU" bridge status --bridge "$mg" --json; then
+    json_check "bridge status after assign" '[dv["owner"] for dv in d["devices"]] == ["0xa1", "0xa2"]'
+  fi
+  kill "$bridge_pid" 2>/dev/null
+  wait "$bridge_pid" 2>/dev/null
+else
+  fail "bridge: no dxpu-bridge at $bridge_bin (build the dxpu-bridge target)"
+fi
+
 # --- flash ------------------------------------------------------------------------------------
 fw=$tmp/fw
 mkdir -p "$fw"
@@ -357,7 +425,7 @@ fi
 run "flash keygen other" 0 "$DXPU" flash keygen --out "$fw/other"
 # sign_with KEY BRIDGE CONFIG VERSION OUT [ARGS...]
 sign_with() {
-  "$DXPU" flash sign --key "$1" --bridge "$2" --config "$3" --version "$4" --out "$5" --hw-rev 3 "${@:6}"
+  "$DXPU" flash sign --key "$1" --program "$2" --config "$3" --version "$4" --out "$5" --hw-rev 3 "${@:6}"
 }
 if run "flash sign" 0 sign_with "$fw/rel.key" "$exe" "$fw/bridge.json" 1.2.3 "$fw/a.dxfw" --build-id ci-1 --build-time 1796000000 --json; then
   json_check "flash sign" 'd["version"] == "1.2.3" and d["hw_revision"] == 3 and d["build_id"] == "ci-1" and d["build_time"] == "2026-11-30T00:53:20Z"'
@@ -365,10 +433,15 @@ fi
 if run "flash inspect verified" 0 "$DXPU" flash inspect "$fw/a.dxfw" --pub "$fw/other.pub" --pub "$fw/rel.pub" --json; then
   json_check "flash inspect verified" 'd["verified"] and [s["type"] for s in d["sections"]] == ["executable", "config"] and d["sections"][0]["name"] == "dxpu-bridge"'
 fi
+# A file check: the words are about the --pub files and --hw-rev given, not a bridge.
 if run "flash inspect untrusted key" 1 "$DXPU" flash inspect "$fw/a.dxfw" --pub "$fw/other.pub"; then
-  grep_check "flash inspect untrusted key" err "unknown-key: signed with key"
+  grep_check "flash inspect untrusted key" err "unknown-key: $fw/a.dxfw is not signed by the key in $fw/other.pub (it is signed with key"
+  checks=$((checks + 1))
+  ! grep -q "bridge" "$tmp/err" || fail "flash inspect untrusted key: speaks of a bridge: $(cat "$tmp/err")"
 fi
-run "flash inspect wrong hardware" 1 "$DXPU" flash inspect "$fw/a.dxfw" --pub "$fw/rel.pub" --hw-rev 4
+if run "flash inspect wrong hardware" 1 "$DXPU" flash inspect "$fw/a.dxfw" --pub "$fw/rel.pub" --hw-rev 4; then
+  grep_check "flash inspect wrong hardware" err "wrong-hardware: $fw/a.dxfw is built for hardware revision 3, not the --hw-rev 4 given"
+fi
 python3 -c "import sys; b=bytearray(open(sys.argv[1],'rb').read()); b[400]^=1; open(sys.argv[2],'wb').write(b)" "$fw/a.dxfw" "$fw/edited.dxfw"
 if run "flash inspect edited payload" 1 "$DXPU" flash inspect "$fw/edited.dxfw" --pub "$fw/rel.pub"; then
   grep_check "flash inspect edited payload" err "bad-hash"
@@ -376,6 +449,10 @@ fi
 head -c 100 "$fw/a.dxfw" >"$fw/short.dxfw"
 if run "flash inspect truncated" 1 "$DXPU" flash inspect "$fw/short.dxfw" --json; then
   json_check "flash inspect truncated" 'd["error"] == "truncated"'
+fi
+# flash sign --bridge, the old name of --program, is still taken.
+if run "flash sign old --bridge" 0 "$DXPU" flash sign --key "$fw/rel.key" --bridge "$exe" --config "$fw/bridge.json" --version 1.2.3 --hw-rev 3 --out "$fw/old.dxfw" --json; then
+  json_check "flash sign old --bridge" 'd["version"] == "1.2.3"'
 fi
 if run "flash sign with the public key" 1 sign_with "$fw/rel.pub" "$exe" "$fw/bridge.json" 1.0.0 "$fw/x"; then
   grep_check "flash sign with the public key" err "holds the other half of the pair"
@@ -432,23 +509,24 @@ if run "flash push no file" 1 "$DXPU" flash push "$fw/none.dxfw" --bridge "$nobo
   grep_check "flash push no file" err "open-error"
 fi
 if run "flash push nobody listening" 1 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody"; then
-  grep_check "flash push nobody listening" err "^dxpu flash push: $nobody: send: "
+  grep_check "flash push nobody listening" err "^dxpu flash push: $nobody: no-socket: no socket file at $nobody"
+  grep_check "flash push nobody listening" err "Is dxpu-bridge running, with its management socket at $nobody"
 fi
 if run "flash push no answer" 1 "$DXPU" flash push "$fw/a.dxfw" --bridge 127.0.0.1:9 \
-    --bridge "$nobody" --timeout-ms 100 --attempts 1 --json; then
+    --bridge "$nobody" --timeout 100ms --attempts 1 --json; then
   json_check "flash push no answer" '[r["bridge"] for r in d] == ["127.0.0.1:9", "'"$nobody"'"] and
-    not any(r["ok"] for r in d) and d[0]["error"] == "timeout" and "127.0.0.1:9" in d[0]["message"] and
-    d[1]["error"] == "send" and all(r["version"] == "1.2.3" for r in d)'
-  grep_check "flash push no answer" err "^dxpu flash push: 127.0.0.1:9: timeout: no answer from 127.0.0.1:9"
+    not any(r["ok"] for r in d) and d[0]["error"] == "refused" and "127.0.0.1:9" in d[0]["message"] and
+    d[1]["error"] == "no-socket" and all(r["version"] == "1.2.3" for r in d)'
+  grep_check "flash push no answer" err "^dxpu flash push: 127.0.0.1:9: refused: nothing listens at 127.0.0.1:9"
 fi
 if run "flash status no answer" 1 "$DXPU" flash status --bridge "$nobody" --bridge 127.0.0.1:9 \
-    --timeout-ms 100 --attempts 1 --json; then
+    --timeout 100ms --attempts 1 --json; then
   json_check "flash status no answer" 'len(d) == 2 and not any(r["ok"] for r in d) and
-    d[0]["bridge"] == "'"$nobody"'" and d[1]["error"] == "timeout"'
-  grep_check "flash status no answer" err "^dxpu flash status: $nobody: send: "
+    d[0]["bridge"] == "'"$nobody"'" and d[1]["error"] == "refused"'
+  grep_check "flash status no answer" err "^dxpu flash status: $nobody: no-socket: "
 fi
 if run "flash status nobody listening" 1 "$DXPU" flash status --bridge "$nobody"; then
-  grep_check "flash status nobody listening" err "^dxpu flash status: $nobody: send: "
+  grep_check "flash status nobody listening" err "^dxpu flash status: $nobody: no-socket: "
 fi
 if run "flash push bad address" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge 127.0.0.1; then
   grep_check "flash push bad address" err "bad-address: --bridge '127.0.0.1' is neither IP:PORT nor unix:PATH"
@@ -458,6 +536,11 @@ run "flash push without a bridge" 2 "$DXPU" flash push "$fw/a.dxfw"
 run "flash status without a bridge" 2 "$DXPU" flash status
 run "flash push chunk too small" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --chunk-size 0
 run "flash push chunk too large" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --chunk-size 65476
+# The old spellings --wait-s (seconds) and --timeout-ms are still taken: this push gets as far as
+# the bridge.
+if run "flash push old spellings" 1 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --wait-s 5 --timeout-ms 100; then
+  grep_check "flash push old spellings" err "no-socket"
+fi
 # --wait is a duration with a unit, at most an hour (its old spelling --wait-s took seconds).
 if run "flash push wait without unit" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --wait 5; then
   grep_check "flash push wait without unit" err "unit"
@@ -466,13 +549,15 @@ if run "flash push wait too long" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$n
   grep_check "flash push wait too long" err "at most 60min"
 fi
 if run "flash push help" 0 "$DXPU" flash push --help; then
-  for opt in --bridge --allow-downgrade --no-reboot --reinstall --chunk-size --wait --timeout-ms --attempts --json; do
+  for opt in --bridge --allow-downgrade --no-reboot --reinstall --chunk-size --wait --timeout --attempts --json; do
     grep_check "flash push help" out "$opt"
   done
+  checks=$((checks + 1))
+  ! grep -q -- "--wait-s\|--timeout-ms" "$tmp/out" || fail "flash push help: lists an old spelling"
   grep_check "flash push help" out "Exit status"
 fi
 if run "flash status help" 0 "$DXPU" flash status --help; then
-  for opt in --bridge --timeout-ms --attempts --json; do
+  for opt in --bridge --timeout --attempts --json; do
     grep_check "flash status help" out "$opt"
   done
 fi

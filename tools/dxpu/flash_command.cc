@@ -39,7 +39,7 @@ struct FlashOptions {
   bool json = false;
   std::string out;
   std::string key;
-  std::string bridge;
+  std::string program;  // flash sign: the dxpu-bridge executable
   std::string config;
   std::string version;
   uint32_t hw_rev = 0;
@@ -140,12 +140,12 @@ int RunSign(const FlashOptions& o) {
   if (!key.ok()) return Fail(o, "sign", FromFirmware(key.error()));
   fw::FirmwareResult<fw::FirmwareVersion> version = fw::FirmwareVersion::Parse(o.version);
   if (!version.ok()) return Fail(o, "sign", FromFirmware(version.error()));
-  Result<std::vector<uint8_t>> exe = ReadFile(o.bridge, "the bridge executable");
+  Result<std::vector<uint8_t>> exe = ReadFile(o.program, "the bridge executable");
   if (!exe.ok()) return Fail(o, "sign", exe.error());
   if (exe.value().size() < 4 || exe.value()[0] != 0x7f || exe.value()[1] != 'E' ||
       exe.value()[2] != 'L' || exe.value()[3] != 'F')
     return Fail(o, "sign",
-                {"not-executable", fmt::format("{} is not an ELF executable", o.bridge)});
+                {"not-executable", fmt::format("{} is not an ELF executable", o.program)});
   Result<std::vector<uint8_t>> config = ReadFile(o.config, "the configuration");
   if (!config.ok()) return Fail(o, "sign", config.error());
   const bridge::BridgeConfigResult parsed = bridge::ParseBridgeConfig(std::string_view(
@@ -191,6 +191,36 @@ int RunSign(const FlashOptions& o) {
   return kExitOk;
 }
 
+// A verification error worded for a file check: the keys are the --pub files given and the
+// hardware revision is --hw-rev, not a bridge's.
+Error InspectError(const FlashOptions& o, const fw::ImageHeader& h, const fw::TrustPolicy& policy,
+                   Error e) {
+  std::string files;
+  for (size_t i = 0; i < o.pubs.size(); ++i)
+    files += (i == 0 ? "" : i + 1 == o.pubs.size() ? " or " : ", ") + o.pubs[i];
+  std::string keys;
+  for (size_t i = 0; i < policy.keys.size(); ++i)
+    keys += (i == 0 ? "" : ", ") + fw::ToHex(fw::KeyIdOf(policy.keys[i]));
+  if (e.name == "unknown-key") {
+    e.message = fmt::format(
+        "{} is not signed by the key in {} (it is signed with key {}; {} hold{} key{} {})", o.image,
+        files, fw::ToHex(h.key_id), files, o.pubs.size() == 1 ? "s" : "",
+        policy.keys.size() == 1 ? "" : "s", keys);
+  } else if (e.name == "bad-signature") {
+    std::string file;
+    for (size_t i = 0; i < policy.keys.size(); ++i)
+      if (fw::KeyIdOf(policy.keys[i]) == h.key_id) file = o.pubs[i];
+    e.message = fmt::format(
+        "{}'s signature does not verify with the key in {} (key {}): the header was changed "
+        "after signing, or another key with the same ID signed it",
+        o.image, file, fw::ToHex(h.key_id));
+  } else if (e.name == "wrong-hardware") {
+    e.message = fmt::format("{} is built for hardware revision {}, not the --hw-rev {} given",
+                            o.image, h.hw_revision, policy.hw_revision);
+  }
+  return e;
+}
+
 int RunInspect(const FlashOptions& o) {
   Result<std::vector<uint8_t>> image = ReadFile(o.image, "the image");
   if (!image.ok()) return Fail(o, "inspect", image.error());
@@ -222,7 +252,7 @@ int RunInspect(const FlashOptions& o) {
     policy.max_payload = kMaxInputFile;
     fw::FirmwareResult<fw::VerifiedImage> v = fw::VerifyImage(image.value(), policy);
     j["verified"] = v.ok();
-    if (!v.ok()) failed = FromFirmware(v.error());
+    if (!v.ok()) failed = InspectError(o, h, policy, FromFirmware(v.error()));
   }
   if (o.json) {
     std::cout << j.dump(2) << '\n';
@@ -323,15 +353,14 @@ int RunPush(const FlashOptions& o) {
   return RunFlashPush(o.push, image.value());
 }
 
-// --bridge (repeatable), --timeout-ms, --attempts, --json: how push and status reach bridges.
+// --bridge (repeatable), --timeout, --attempts, --json: how push and status reach bridges.
 void AddTargetOptions(CLI::App* cmd, BridgeTargets& t) {
   cmd->add_option("--bridge", t.bridges,
                   "a bridge's management socket: IP:PORT or unix:PATH (repeatable; the "
                   "bridges are done in turn)")
       ->required();
-  cmd->add_option("--timeout-ms", t.timeout_ms, "how long to wait for each answer")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 60000));
+  AddDurationOption(*cmd, "--timeout", &t.timeout, "how long to wait for each answer (1ms .. 60s)",
+                    {{"--timeout-ms", DurationUnit::kMilliseconds}});
   cmd->add_option("--attempts", t.attempts, "sends of a request before giving up")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
@@ -412,7 +441,8 @@ Command AddFlashCommand(CLI::App& parent) {
       "Build a firmware image of a dxpu-bridge executable and its default configuration, "
       "signed with a secret key");
   sign->add_option("--key", o->key, "the secret key file (dxpu flash keygen)")->required();
-  sign->add_option("--bridge", o->bridge, "the dxpu-bridge executable (strip it first)")
+  // --bridge is the old name: everywhere else --bridge is a bridge's management socket.
+  sign->add_option("--program,--bridge", o->program, "the dxpu-bridge executable (strip it first)")
       ->required();
   sign->add_option("--config", o->config, "its default configuration (docs/bridge-config.md)")
       ->required();
@@ -426,7 +456,7 @@ Command AddFlashCommand(CLI::App& parent) {
   sign->add_option("--out", o->out, "the image file to write")->required();
   sign->add_flag("--json", o->json, "print the result as JSON");
   sign->footer(
-      "\nExample:\n  dxpu flash sign --key release-2026.key --bridge dxpu-bridge --config "
+      "\nExample:\n  dxpu flash sign --key release-2026.key --program dxpu-bridge --config "
       "bridge.json --version 1.4.0 --hw-rev 1 --build-id $(git rev-parse --short HEAD) --out "
       "bridge-1.4.0.dxfw\n");
 
@@ -466,7 +496,7 @@ Command AddFlashCommand(CLI::App& parent) {
   flash->footer(
       "\nExamples:\n"
       "  dxpu flash keygen --out release-2026\n"
-      "  dxpu flash sign --key release-2026.key --bridge dxpu-bridge --config bridge.json "
+      "  dxpu flash sign --key release-2026.key --program dxpu-bridge --config bridge.json "
       "--version 1.4.0 --hw-rev 1 --out bridge-1.4.0.dxfw\n"
       "  dxpu flash inspect bridge-1.4.0.dxfw --pub release-2026.pub\n"
       "  dxpu flash init --flash bridge-7.flash --hw-rev 1 --pub release-2026.pub --image "

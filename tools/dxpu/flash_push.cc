@@ -22,6 +22,7 @@
 #include "bridge-fw/bridge_config.h"
 #include "bridge-fw/firmware/image.h"
 #include "bridge-fw/management_client.h"
+#include "bridge_command.h"
 #include "command.h"
 #include "error_report.h"
 #include "progress.h"
@@ -68,6 +69,13 @@ Result<std::vector<link::LinkAddress>> ParseTargets(const std::vector<std::strin
     out.push_back(a.value());
   }
   return out;
+}
+
+// A bridge nothing answered at: the error with what to check.
+Error WithHint(Error e, const std::string& address) {
+  if (const std::string hint = UnreachableBridgeHint(e.name, address); !hint.empty())
+    e.message += ". " + hint;
+  return e;
 }
 
 std::string VersionText(uint32_t packed) { return fw::FirmwareVersion{packed}.ToString(); }
@@ -129,11 +137,11 @@ class BridgeUpdate {
         hw_revision_(header.hw_revision),
         build_id_(header.build_id),
         label_(std::move(label)),
-        client_(target, o.targets.timeout_ms, o.targets.attempts),
-        commit_client_(
-            target, std::max(o.targets.timeout_ms, 1000),
-            std::max(o.targets.attempts, kCommitWaitMs / std::max(o.targets.timeout_ms, 1000))),
-        poll_client_(target, o.targets.timeout_ms, 1) {}
+        client_(target, TimeoutMs(o.targets.timeout), o.targets.attempts),
+        commit_client_(target, std::max(TimeoutMs(o.targets.timeout), 1000),
+                       std::max(o.targets.attempts,
+                                kCommitWaitMs / std::max(TimeoutMs(o.targets.timeout), 1000))),
+        poll_client_(target, TimeoutMs(o.targets.timeout), 1) {}
 
   Outcome Run() {
     Result<std::string> done = Update();
@@ -151,7 +159,7 @@ class BridgeUpdate {
 
   Result<std::string> Update() {
     const Report status = ReportOf(client_.FwStatus(), "fw-status");
-    if (!status.ok()) return status.error();
+    if (!status.ok()) return WithHint(status.error(), label_);
     first_ = status.value();
     if (first_.running_version == version_ && !o_.reinstall) {
       // The bridge reports versions, not builds: an image of the running version is taken to
@@ -566,10 +574,11 @@ Json StatusJson(const std::string& bridge, const dxpu_mgmt_fw_report& r) {
             {"total", r.total}}}};
 }
 
-Result<dxpu_mgmt_fw_report> AskStatus(const link::LinkAddress& target, const BridgeTargets& o) {
+Result<dxpu_mgmt_fw_report> AskStatus(const link::LinkAddress& target, const std::string& label,
+                                      const BridgeTargets& o) {
   const bridge::ManagementReply reply =
-      bridge::ManagementClient(target, o.timeout_ms, o.attempts).FwStatus();
-  if (!reply.answered()) return Error{reply.error_name, reply.error};
+      bridge::ManagementClient(target, TimeoutMs(o.timeout), o.attempts).FwStatus();
+  if (!reply.answered()) return WithHint(Error{reply.error_name, reply.error}, label);
   if (reply.msg.status != DXPU_MGMT_OK)
     return Error{dxpu_mgmt_status_name(reply.msg.status),
                  bridge::RefusalSentence(reply.msg.status)};
@@ -582,6 +591,8 @@ Result<dxpu_mgmt_fw_report> AskStatus(const link::LinkAddress& target, const Bri
 }  // namespace
 
 int RunFlashPush(const FlashPushOptions& o, const std::vector<uint8_t>& image) {
+  if (std::optional<Error> bad = CheckTimeout(o.targets.timeout))
+    return ReportError("flash push", *bad, o.targets.json, std::cout, std::cerr, kExitUsage);
   const Result<std::vector<link::LinkAddress>> targets = ParseTargets(o.targets.bridges);
   if (!targets.ok())
     return ReportError("flash push", targets.error(), o.targets.json, std::cout, std::cerr,
@@ -610,6 +621,8 @@ int RunFlashPush(const FlashPushOptions& o, const std::vector<uint8_t>& image) {
 }
 
 int RunFlashStatus(const BridgeTargets& o) {
+  if (std::optional<Error> bad = CheckTimeout(o.timeout))
+    return ReportError("flash status", *bad, o.json, std::cout, std::cerr, kExitUsage);
   const Result<std::vector<link::LinkAddress>> targets = ParseTargets(o.bridges);
   if (!targets.ok())
     return ReportError("flash status", targets.error(), o.json, std::cout, std::cerr, kExitUsage);
@@ -617,7 +630,7 @@ int RunFlashStatus(const BridgeTargets& o) {
   size_t failed = 0;
   for (size_t i = 0; i < targets.value().size(); ++i) {
     const std::string& label = o.bridges[i];
-    const Result<dxpu_mgmt_fw_report> r = AskStatus(targets.value()[i], o);
+    const Result<dxpu_mgmt_fw_report> r = AskStatus(targets.value()[i], label, o);
     if (!r.ok()) {
       ++failed;
       ReportError(fmt::format("flash status: {}", label), r.error(), false, std::cout, std::cerr,

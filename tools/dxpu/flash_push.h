@@ -16,11 +16,11 @@ namespace dxpu::cli {
 inline constexpr uint32_t kDefaultChunkBytes = 32768;
 inline constexpr uint32_t kMaxChunkBytes = DXPU_MGMT_FW_CHUNK_MAX_DATA;  // 65475
 
-// How to reach the bridges: each --bridge is IP:PORT or unix:PATH, as `dxpu bridge --to`.
+// How to reach the bridges: each --bridge is IP:PORT or unix:PATH, as `dxpu bridge --bridge`.
 struct BridgeTargets {
   std::vector<std::string> bridges;
-  int timeout_ms = 1000;  // for each answer
-  int attempts = 3;       // sends of one request before giving up
+  std::chrono::nanoseconds timeout = std::chrono::seconds(1);  // for each answer
+  int attempts = 3;  // sends of one request before giving up
   bool json = false;
 };
 
