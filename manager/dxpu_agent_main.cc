@@ -3,17 +3,18 @@
 // it: through dxpu.ko's sysfs when the module is loaded, through the userspace host proxy
 // otherwise. SIGINT or SIGTERM stops it. `dxpu-agent attach ...` and `dxpu-agent detach ...`
 // run the backend once, without a manager, and exit.
-#include <arpa/inet.h>
 #include <httplib.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -21,6 +22,9 @@
 #include <CLI/CLI.hpp>
 
 #include "bridge-fw/bridge_config.h"
+#include "lib/cli/duration.h"
+#include "lib/cli/help_formatter.h"
+#include "lib/cli/options.h"
 #include "manager/agent_service.h"
 #include "manager/proxy_backend.h"
 #include "manager/serve_until_signal.h"
@@ -175,26 +179,15 @@ std::string CheckUrl(const std::string& option, const std::string& url, const ch
   return "";
 }
 
-// --listen is an address; the port is --port.
-std::string CheckListen(const std::string& listen) {
-  in6_addr v6{};
-  if (listen.empty() ||
-      (listen.find(':') != std::string::npos && inet_pton(AF_INET6, listen.c_str(), &v6) != 1)) {
-    return fmt::format(
-        "--listen takes an address such as 127.0.0.1 or 0.0.0.0, not '{}'; the "
-        "port goes in --port",
-        listen);
-  }
-  return "";
-}
-
 // The daemon's own flags (AgentOptions holds the rest).
 struct DaemonFlags {
   std::string node;
   std::string listen = "127.0.0.1";
   int port = 17491;
   std::string mode = "auto";
-  double link_down_s = 1.0;
+  std::chrono::nanoseconds link_down = std::chrono::seconds(1);
+  std::chrono::nanoseconds heartbeat = std::chrono::seconds(10);
+  bool port_given = false;
 };
 
 // Serves the manager until SIGINT or SIGTERM.
@@ -209,8 +202,23 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
                  f.node.c_str());
     return 2;
   }
+  std::string listen = f.listen;
+  int port = f.port;
+  std::optional<int> listen_port;
+  if (const std::string problem = ParseListen(f.listen, &listen, &listen_port); !problem.empty()) {
+    spdlog::error("{}", problem);
+    return 1;
+  }
+  if (listen_port) {
+    if (f.port_given && f.port != *listen_port) {
+      spdlog::error("--listen gives port {} and --port {}: give the port once", *listen_port,
+                    f.port);
+      return 1;
+    }
+    port = *listen_port;
+  }
   for (const std::string& problem :
-       {CheckListen(f.listen), CheckUrl("--manager", o.manager, "http://10.0.0.5:17490"),
+       {CheckUrl("--manager", o.manager, "http://10.0.0.5:17490"),
         o.advertise.empty() ? std::string()
                             : CheckUrl("--advertise", o.advertise, "http://10.0.0.21:17491")}) {
     if (!problem.empty()) {
@@ -218,13 +226,15 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
       return 1;
     }
   }
-  if (o.advertise.empty() && (f.listen == "0.0.0.0" || f.listen == "::")) {
+  if (o.advertise.empty() && (listen == "0.0.0.0" || listen == "::")) {
     spdlog::error(
         "--listen {} without --advertise: the manager would be told to call this agent at "
         "{}:{}, which is no address it can reach; give --advertise http://THIS-HOST-IP:{}",
-        f.listen, f.listen, f.port, f.port);
+        f.listen, listen, port, port);
     return 1;
   }
+  o.heartbeat_ms =
+      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(f.heartbeat).count());
   // A registration the manager refuses (the node ID is another host's) ends the daemon: exit 1
   // with the manager's reason, instead of asking again forever.
   static std::atomic<bool> refused{false};
@@ -232,15 +242,20 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
     refused = true;
     kill(getpid(), SIGTERM);  // ServeUntilSignal's sigwait takes it
   };
-  std::unique_ptr<AttachBackend> backend = MakeBackend(f.mode, f.link_down_s);
+  std::unique_ptr<AttachBackend> backend =
+      MakeBackend(f.mode, std::chrono::duration<double>(f.link_down).count());
   httplib::Server server;
   std::string bind_error;
-  const int bound = BindExclusively(server, f.listen, f.port, &bind_error);
+  const int bound = BindExclusively(server, listen, port, &bind_error);
   if (bound <= 0) {
     spdlog::error("{}", bind_error);
     return 1;
   }
-  if (o.advertise.empty()) o.advertise = "http://" + f.listen + ":" + std::to_string(bound);
+  if (o.advertise.empty()) {
+    o.advertise =
+        (listen.find(':') != std::string::npos ? "http://[" + listen + "]" : "http://" + listen) +
+        ":" + std::to_string(bound);
+  }
   AgentService agent(o, std::move(backend));
   agent.InstallRoutes(server);
   agent.StartRegistration();
@@ -257,11 +272,12 @@ int Main(int argc, char** argv) {
   BlockStopSignals();
 
   CLI::App app{
-      "dxpu-agent: a host's agent for the DxPU pool manager. Registers this host (its name and\n"
-      "DxFP node ID) with dxpu-manager, then attaches and detaches the GPUs the manager gives\n"
-      "it: through dxpu.ko's hot-plug slots when the module is loaded (mode kernel), or through\n"
-      "the userspace host proxy (mode userspace). With the attach or detach command it does\n"
-      "one attach or detach without a manager and exits. See docs/manager.md."};
+      "dxpu-agent: a host's agent for the DxPU pool manager. Registers this host (its name and "
+      "DxFP node ID) with dxpu-manager, then attaches and detaches the GPUs the manager gives it: "
+      "through dxpu.ko's hot-plug slots when the module is loaded (mode kernel), or through the "
+      "userspace host proxy (mode userspace). With the attach or detach command it does one attach "
+      "or detach without a manager and exits. See docs/manager.md."};
+  dxpu::cli::UseDxpuHelpFormatter(app);  // before the subcommands: they inherit it
   app.require_subcommand(0, 1);
   char hostname[HOST_NAME_MAX + 1] = {};
   gethostname(hostname, sizeof hostname);
@@ -278,23 +294,27 @@ int Main(int argc, char** argv) {
                  "this host's DxFP node ID (what bridges assign GPUs to); required, but for "
                  "attach and detach");
   app.add_option("--manager", o.manager, "the manager's API")->capture_default_str();
-  app.add_option("--listen", f.listen, "the address this agent's API listens on")
+  app.add_option("--listen", f.listen,
+                 "where this agent's API listens: HOST:PORT, or an address (the port is --port's)")
       ->capture_default_str();
-  app.add_option("--port", f.port, "its TCP port (0: any; the port is printed)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 65535));
+  CLI::Option* port_option =
+      app.add_option("--port", f.port, "its TCP port (0: any; the port is printed)")
+          ->capture_default_str()
+          ->check(CLI::Range(0, 65535));
   app.add_option("--advertise", o.advertise,
                  "the URL the manager calls this agent at (default: http://LISTEN:PORT)");
   app.add_option("--mode", f.mode, "auto (kernel if dxpu.ko is loaded), kernel or userspace")
       ->check(CLI::IsMember({"auto", "kernel", "userspace"}))
       ->capture_default_str();
-  app.add_option("--link-down", f.link_down_s,
-                 "userspace: seconds without progress before a bridge's GPUs are lost")
-      ->check(CLI::Range(0.1, 60.0))
-      ->capture_default_str();
-  app.add_option("--heartbeat-ms", o.heartbeat_ms, "how often it registers again")
-      ->check(CLI::Range(100, 600'000))
-      ->capture_default_str();
+  using dxpu::cli::DurationUnit;
+  dxpu::cli::AddDurationOption(app, "--link-down", &f.link_down,
+                               "userspace: how long without progress before a bridge's GPUs are "
+                               "lost (100ms to 1min; a bare number is seconds)",
+                               {}, DurationUnit::kSeconds);
+  dxpu::cli::AddDurationOption(app, "--heartbeat", &f.heartbeat,
+                               "how often it registers again (100ms to 10min); the manager "
+                               "counts the host dead after 3 missed",
+                               {{"--heartbeat-ms", DurationUnit::kMilliseconds}});
   app.add_option("--log-level", level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -329,9 +349,26 @@ int Main(int argc, char** argv) {
       "  dxpu-agent attach --fabric 02:00:00:00:b0:01 --device 0 --host-bdf 01:00.0\n"
       "  dxpu-agent detach --fabric 02:00:00:00:b0:01 --device 0 --host-bdf 01:00.0\n"
       "(dxpu-agent attach --help, dxpu-agent detach --help: their options)\n");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);  // --help: 0; a bad command line: 2 (docs/cli.md)
+    return rc == 0 ? 0 : 2;
+  }
   if (attach_cmd->parsed() || detach_cmd->parsed())
     return RunOneShot(attach_cmd->parsed(), shot, level);
+  using std::chrono::milliseconds;
+  for (const auto& [name, value, low, high] :
+       {std::tuple{"--link-down", f.link_down, milliseconds(100), milliseconds(60'000)},
+        std::tuple{"--heartbeat", f.heartbeat, milliseconds(100), milliseconds(600'000)}}) {
+    if (value < low || value > high) {
+      std::fprintf(stderr, "dxpu-agent: %s %s is out of range: %s to %s\n", name,
+                   dxpu::cli::FormatDuration(value).c_str(), dxpu::cli::FormatDuration(low).c_str(),
+                   dxpu::cli::FormatDuration(high).c_str());
+      return 2;
+    }
+  }
+  f.port_given = port_option->count() > 0;
   spdlog::set_level(spdlog::level::from_str(level));
   return RunDaemon(std::move(o), f);
 }

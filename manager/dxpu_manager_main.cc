@@ -1,7 +1,6 @@
 // dxpu_manager_main.cc - dxpu-manager: the pool manager daemon (docs/manager.md). Keeps the
 // pool in SQLite, serves the REST API, and drives bridges and host agents through attach and
 // release. SIGINT or SIGTERM stops it; whatever was in progress resumes at the next start.
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <httplib.h>
 #include <sys/file.h>
@@ -15,10 +14,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "lib/cli/duration.h"
+#include "lib/cli/help_formatter.h"
+#include "lib/cli/options.h"
 #include "manager/manager_service.h"
 #include "manager/rest_api.h"
 #include "manager/serve_until_signal.h"
@@ -64,15 +67,7 @@ int LockDatabase(const std::string& db, std::string* error) {
 }
 
 // What the daemon cannot honour, said before it starts: "" when the configuration is usable.
-std::string CheckConfiguration(const std::string& listen, const std::string& db) {
-  in6_addr v6{};
-  if (listen.find(':') != std::string::npos && inet_pton(AF_INET6, listen.c_str(), &v6) != 1) {
-    return fmt::format(
-        "--listen takes an address such as 127.0.0.1 or 0.0.0.0, not '{}'; the "
-        "port goes in --port",
-        listen);
-  }
-  if (listen.empty()) return "--listen is empty; give an address such as 127.0.0.1";
+std::string CheckConfiguration(const std::string& db) {
   if (db.empty()) return "--db is empty; give the pool's SQLite file, e.g. --db pool.db";
   const std::filesystem::path parent = std::filesystem::path(db).parent_path();
   std::error_code ec;
@@ -89,21 +84,27 @@ int Main(int argc, char** argv) {
   using namespace dxpu::manager;
   BlockStopSignals();
   CLI::App app{
-      "dxpu-manager: the DxPU pool manager. Knows every GPU box (dxpu-bridge) and host\n"
-      "(dxpu-agent), allocates GPUs to hosts and drives the bridges and agents through attach\n"
-      "and release; its state is in an SQLite file (WAL), so a restart resumes what was in\n"
-      "progress. The REST/JSON API is described in docs/manager.md; `dxpu pool` is its client."};
+      "dxpu-manager: the DxPU pool manager. Knows every GPU box (dxpu-bridge) and host "
+      "(dxpu-agent), allocates GPUs to hosts and drives the bridges and agents through attach and "
+      "release; its state is in an SQLite file (WAL), so a restart resumes what was in progress. "
+      "The REST/JSON API is described in docs/manager.md; `dxpu pool` is its client."};
   std::string listen = "127.0.0.1";
   int port = 17490;
   std::string db = "dxpu-pool.db";
   std::string sync = "normal";
   std::string level = "info";
   ServiceOptions o;
-  double attach_s = 60, detach_s = 30, probe_s = 2;
-  app.add_option("--listen", listen, "the address the API listens on")->capture_default_str();
-  app.add_option("--port", port, "the API's TCP port (0: any; the port is printed)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 65535));
+  using std::chrono::nanoseconds;
+  using std::chrono::seconds;
+  nanoseconds attach = seconds(60), detach = seconds(30), probe = seconds(2);
+  dxpu::cli::UseDxpuHelpFormatter(app);
+  app.add_option("--listen", listen,
+                 "where the API listens: HOST:PORT, or an address (the port is --port's)")
+      ->capture_default_str();
+  CLI::Option* port_option =
+      app.add_option("--port", port, "the API's TCP port (0: any; the port is printed)")
+          ->capture_default_str()
+          ->check(CLI::Range(0, 65535));
   app.add_option("--db", db, "the SQLite file that holds the pool (created if missing)")
       ->capture_default_str();
   app.add_option("--sync", sync,
@@ -111,17 +112,19 @@ int Main(int argc, char** argv) {
                  "(an fsync per change)")
       ->check(CLI::IsMember({"normal", "full"}))
       ->capture_default_str();
-  app.add_option("--attach-timeout", attach_s,
-                 "seconds an attach may take before it is rolled back")
-      ->check(CLI::Range(1.0, 3600.0))
-      ->capture_default_str();
-  app.add_option("--detach-timeout", detach_s,
-                 "seconds a host may take to let go of a released GPU before its bridge takes it")
-      ->check(CLI::Range(1.0, 3600.0))
-      ->capture_default_str();
-  app.add_option("--probe-interval", probe_s, "seconds between probes of each box")
-      ->check(CLI::Range(0.05, 600.0))
-      ->capture_default_str();
+  using dxpu::cli::DurationUnit;
+  dxpu::cli::AddDurationOption(app, "--attach-timeout", &attach,
+                               "how long an attach may take before it is rolled back (1s to 1h; "
+                               "a bare number is seconds)",
+                               {}, DurationUnit::kSeconds);
+  dxpu::cli::AddDurationOption(app, "--detach-timeout", &detach,
+                               "how long a live host may take to let go of a released GPU before "
+                               "its bridge takes it (1s to 1h; a bare number is seconds)",
+                               {}, DurationUnit::kSeconds);
+  dxpu::cli::AddDurationOption(app, "--probe-interval", &probe,
+                               "how often each box is probed (50ms to 10min; a bare number is "
+                               "seconds)",
+                               {}, DurationUnit::kSeconds);
   app.add_option("--workers", o.workers, "steps run at once")
       ->check(CLI::Range(1u, 256u))
       ->capture_default_str();
@@ -133,7 +136,12 @@ int Main(int argc, char** argv) {
                  "crash tests only: before:N or after:N exits at the N-th step of attach or "
                  "release, before or after recording it")
       ->group("");  // hidden
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);  // --help: 0; a bad command line: 2 (docs/cli.md)
+    return rc == 0 ? 0 : 2;
+  }
   if (!crash_at.empty()) {
     const size_t colon = crash_at.find(':');
     const std::string when = crash_at.substr(0, colon);
@@ -148,8 +156,32 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
+  for (const auto& [name, value, low, high] :
+       {std::tuple{"--attach-timeout", attach, nanoseconds(seconds(1)), nanoseconds(seconds(3600))},
+        std::tuple{"--detach-timeout", detach, nanoseconds(seconds(1)), nanoseconds(seconds(3600))},
+        std::tuple{"--probe-interval", probe, nanoseconds(std::chrono::milliseconds(50)),
+                   nanoseconds(seconds(600))}}) {
+    if (value < low || value > high) {
+      std::fprintf(stderr, "dxpu-manager: %s %s is out of range: %s to %s\n", name,
+                   dxpu::cli::FormatDuration(value).c_str(), dxpu::cli::FormatDuration(low).c_str(),
+                   dxpu::cli::FormatDuration(high).c_str());
+      return 2;
+    }
+  }
   spdlog::set_level(spdlog::level::from_str(level));
-  if (const std::string problem = CheckConfiguration(listen, db); !problem.empty()) {
+  std::optional<int> listen_port;
+  if (const std::string problem = ParseListen(listen, &listen, &listen_port); !problem.empty()) {
+    spdlog::error("{}", problem);
+    return 1;
+  }
+  if (listen_port) {
+    if (port_option->count() > 0 && port != *listen_port) {
+      spdlog::error("--listen gives port {} and --port {}: give the port once", *listen_port, port);
+      return 1;
+    }
+    port = *listen_port;
+  }
+  if (const std::string problem = CheckConfiguration(db); !problem.empty()) {
     spdlog::error("{}", problem);
     return 1;
   }
@@ -159,9 +191,9 @@ int Main(int argc, char** argv) {
     spdlog::error("{}", lock_error);
     return 1;
   }
-  o.pool.attach_timeout_ns = static_cast<uint64_t>(attach_s * 1e9);
-  o.pool.detach_timeout_ns = static_cast<uint64_t>(detach_s * 1e9);
-  o.pool.probe_interval_ns = static_cast<uint64_t>(probe_s * 1e9);
+  o.pool.attach_timeout_ns = static_cast<uint64_t>(attach.count());
+  o.pool.detach_timeout_ns = static_cast<uint64_t>(detach.count());
+  o.pool.probe_interval_ns = static_cast<uint64_t>(probe.count());
 
   PoolResult<std::unique_ptr<SqliteStore>> store =
       SqliteStore::Open(db, sync == "full" ? SqliteSync::kFull : SqliteSync::kNormal);

@@ -1,6 +1,7 @@
 // serve_until_signal.cc - an HTTP server stopped by SIGINT or SIGTERM (serve_until_signal.h).
 #include "manager/serve_until_signal.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -51,6 +52,45 @@ int BindExclusively(httplib::Server& server, const std::string& host, int port,
     return 0;
   }
   return bound;
+}
+
+std::string ParseListen(const std::string& listen, std::string* host, std::optional<int>* port) {
+  const std::string bad = fmt::format(
+      "--listen wants HOST:PORT or an address, e.g. 127.0.0.1:17490 or 0.0.0.0, not '{}'", listen);
+  std::string h = listen;
+  std::string p;
+  bool has_port = false;
+  in6_addr v6{};
+  if (listen.starts_with('[')) {
+    const size_t close = listen.find(']');
+    if (close == std::string::npos) return bad;
+    h = listen.substr(1, close - 1);
+    const std::string rest = listen.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') return bad;
+      p = rest.substr(1);
+      has_port = true;
+    }
+    if (inet_pton(AF_INET6, h.c_str(), &v6) != 1) return bad;
+  } else if (const size_t colon = listen.find(':'); colon != std::string::npos) {
+    if (listen.find(':', colon + 1) != std::string::npos) {
+      if (inet_pton(AF_INET6, listen.c_str(), &v6) != 1) return bad;  // a bare IPv6 address
+    } else {
+      h = listen.substr(0, colon);
+      p = listen.substr(colon + 1);
+      has_port = true;
+    }
+  }
+  if (h.empty() || h.find_first_of(" /?#@") != std::string::npos) return bad;
+  *host = h;
+  port->reset();
+  if (has_port) {
+    if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(p) > 65535)
+      return bad;
+    *port = std::stoi(p);
+  }
+  return "";
 }
 
 void ServeUntilSignal(httplib::Server& server) {

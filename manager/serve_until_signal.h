@@ -4,6 +4,7 @@
 #ifndef DXPU_MANAGER_SERVE_UNTIL_SIGNAL_H_
 #define DXPU_MANAGER_SERVE_UNTIL_SIGNAL_H_
 
+#include <optional>
 #include <string>
 
 namespace httplib {
@@ -21,6 +22,10 @@ void BlockStopSignals();
 // split brain of the pool). SO_REUSEADDR stays, so a restart does not wait out TIME_WAIT.
 // Returns the port bound, or 0 with *error saying why (the system's reason and the address).
 int BindExclusively(httplib::Server& server, const std::string& host, int port, std::string* error);
+// A daemon's --listen: "HOST:PORT", "[V6]:PORT", or an address alone ("127.0.0.1", "::1": the
+// port is --port's). Returns "" with *host and *port (nullopt: none given) set, or what is wrong
+// with it, for people.
+std::string ParseListen(const std::string& listen, std::string* host, std::optional<int>* port);
 // Serves `server` (bound already) until SIGINT or SIGTERM, or until it stops by itself.
 void ServeUntilSignal(httplib::Server& server);
 

@@ -162,20 +162,23 @@ class ProcessPool {
                                   "--db",
                                   (dir_ / "pool.db").string(),
                                   "--probe-interval",
-                                  "0.2",
+                                  "200ms",
                                   "--detach-timeout",
-                                  "5",
+                                  "5s",
                                   "--attach-timeout",
-                                  "60"};
+                                  "60s"};
     if (!crash.empty()) {
       a.emplace_back("--crash-at");
       a.push_back(crash);
     }
     return a;
   }
+  // h1's agent is started with today's spellings, h2's with the old ones (--id, --heartbeat-ms),
+  // which stay accepted as aliases.
   std::vector<std::string> AgentArgs(const Host& h, const std::string& crash) const {
+    const bool old = h.id == "h2";
     std::vector<std::string> a = {DXPU_AGENT_BIN,
-                                  "--id",
+                                  old ? "--id" : "--host",
                                   h.id,
                                   "--node-id",
                                   fmt::format("{:#x}", h.node),
@@ -185,8 +188,8 @@ class ProcessPool {
                                   manager_url_,
                                   "--mode",
                                   "userspace",
-                                  "--heartbeat-ms",
-                                  "300"};
+                                  old ? "--heartbeat-ms" : "--heartbeat",
+                                  old ? "300" : "300ms"};
     if (!crash.empty()) {
       a.emplace_back("--crash-after-call");
       a.push_back(crash);
@@ -467,7 +470,7 @@ TEST(PoolProcessTest, SecondDaemonOnATakenPortRefusesToStart) {
   const auto agent = [&](const std::string& name, uint16_t port) {
     return std::make_unique<Daemon>(
         name,
-        std::vector<std::string>{DXPU_AGENT_BIN, "--id", name, "--node-id", "0xa1", "--port",
+        std::vector<std::string>{DXPU_AGENT_BIN, "--host", name, "--node-id", "0xa1", "--port",
                                  std::to_string(port), "--manager", manager_url, "--mode",
                                  "userspace"},
         dir / (name + ".log"));
@@ -548,7 +551,12 @@ TEST(PoolProcessTest, SecondManagerOnTheSameDatabaseRefusesToStart) {
   EXPECT_TRUE(first->Alive());
   // The holder dies (SIGKILL: nothing cleaned up): its lock goes with it.
   first->Kill();
-  std::unique_ptr<Daemon> third = manager("manager-c", port_b);
+  // (--listen HOST:PORT is the port too.)
+  auto third = std::make_unique<Daemon>(
+      "manager-c",
+      std::vector<std::string>{DXPU_MANAGER_BIN, "--listen", fmt::format("127.0.0.1:{}", port_b),
+                               "--db", db},
+      dir / "manager-c.log");
   third->Start();
   EXPECT_TRUE(ProcessPool::WaitUp(fmt::format("http://127.0.0.1:{}", port_b))) << third->LogTail();
   third->Kill();
@@ -571,11 +579,13 @@ TEST(PoolProcessTest, DaemonsRefuseAConfigurationTheyCannotHonour) {
       {{DXPU_MANAGER_BIN, "--port", port, "--db", (dir / "missing" / "pool.db").string()},
        {"the directory", "does not exist", "create it or give another --db"}},
       {{DXPU_MANAGER_BIN, "--port", port, "--db", dir.string()}, {"is a directory"}},
-      {{DXPU_MANAGER_BIN, "--listen", "127.0.0.1:17490", "--db", db},
-       {"--listen takes an address", "the port goes in --port"}},
+      {{DXPU_MANAGER_BIN, "--listen", "127.0.0.1:x", "--db", db},
+       {"--listen wants HOST:PORT or an address"}},
+      {{DXPU_MANAGER_BIN, "--listen", "127.0.0.1:" + port, "--port", "1", "--db", db},
+       {"give the port once"}},
       {{DXPU_AGENT_BIN, "--host", "h1", "--node-id", "0xa1", "--port", port, "--listen",
-        "127.0.0.1:17491", "--mode", "userspace"},
-       {"--listen takes an address", "the port goes in --port"}},
+        "127.0.0.1:17491:1", "--mode", "userspace"},
+       {"--listen wants HOST:PORT or an address"}},
       {{DXPU_AGENT_BIN, "--host", "h1", "--node-id", "0xa1", "--port", port, "--advertise",
         "10.0.0.21", "--mode", "userspace"},
        {"--advertise", "http://"}},
@@ -633,7 +643,7 @@ TEST(PoolProcessTest, DeadAgentIsSaidRefusedReleasedAtOnceAndRemovable) {
   ASSERT_TRUE(ProcessPool::WaitFor([&] { return hosts()["h2"]["liveness"] == "dead"; }, 10));
   EXPECT_EQ(hosts()["h1"]["liveness"], "alive");
   {
-    ChildProcess cli({DXPU_CLI_BIN, "pool", "hosts", "--manager", pool.url()},
+    ChildProcess cli({DXPU_CLI_BIN, "pool", "hosts", "--manager", pool.url(), "--timeout", "5"},
                      pool.dir() / "hosts.log");
     cli.Start();
     ASSERT_EQ(cli.Wait(15000), 0) << cli.LogTail();
@@ -677,8 +687,9 @@ TEST(PoolProcessTest, DeadAgentIsSaidRefusedReleasedAtOnceAndRemovable) {
   // Its release does not wait for a detach from a dead agent (the detach timeout is 5 s).
   {
     const auto start = Clock::now();
-    ChildProcess cli({DXPU_CLI_BIN, "pool", "release", held, "--manager", pool.url()},
-                     pool.dir() / "release.log");
+    ChildProcess cli(
+        {DXPU_CLI_BIN, "pool", "release", held, "--manager", pool.url(), "--wait", "30s"},
+        pool.dir() / "release.log");
     cli.Start();
     ASSERT_EQ(cli.Wait(30000), 0) << cli.LogTail();
     EXPECT_LT(Clock::now() - start, std::chrono::seconds(4)) << cli.LogTail();

@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "error_report.h"
+#include "lib/cli/duration.h"
+#include "lib/cli/options.h"
 #include "manager/pool_audit.h"
 #include "result.h"
 
@@ -41,7 +43,8 @@ constexpr auto kRetryInterval = std::chrono::seconds(1);  // after a poll that g
 
 struct PoolOptions {
   std::string manager = kDefaultManager;
-  double timeout_s = 10;
+  std::chrono::nanoseconds timeout = std::chrono::seconds(10);  // --timeout
+  double timeout_s = 10;                                        // the same, in seconds
   bool json = false;
   std::string id;  // a box or an allocation
   std::string management, fabric;
@@ -53,7 +56,8 @@ struct PoolOptions {
   std::string policy;
   std::string profile;
   std::string key;
-  double wait_s = 60;
+  std::chrono::nanoseconds wait = std::chrono::seconds(60);  // --wait
+  double wait_s = 60;                                        // the same, in seconds
 };
 
 // The manager's URL: [http://|https://]HOST[:PORT][/PREFIX]; IPv6 hosts in brackets.
@@ -525,13 +529,13 @@ int RunBoxes(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
   if (!boxes.value().is_array()) return Fail(o, sub, NotA(c, "a list of boxes"));
   if (o.json) return ShowJson(boxes.value());
   if (boxes.value().empty()) {
-    std::cout << "no boxes (add one: dxpu pool add-box ID --management ADDR --fabric ADDR)\n";
+    std::cout << "no boxes (add one: dxpu pool add-box ID --bridge ADDR --fabric ADDR)\n";
     return kExitOk;
   }
   std::vector<Row> rows;
   for (const Json& b : boxes.value())
     rows.push_back({Text(b, "id"), Text(b, "healthy"), Text(b, "management"), Text(b, "fabric")});
-  PrintTable(std::cout, {"box", "healthy", "management", "fabric"}, rows);
+  PrintTable(std::cout, {"box", "healthy", "bridge", "fabric"}, rows);
   return kExitOk;
 }
 
@@ -541,7 +545,7 @@ int RunAddBox(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
   if (!box.ok()) return Fail(o, sub, box.error());
   if (o.json) return ShowJson(box.value());
   std::cout << fmt::format(
-      "{}: added (management {}, fabric {}); its GPUs are listed once the manager has probed it\n",
+      "{}: added (bridge {}, fabric {}); its GPUs are listed once the manager has probed it\n",
       Text(box.value(), "id"), Text(box.value(), "management"), Text(box.value(), "fabric"));
   return kExitOk;
 }
@@ -718,9 +722,9 @@ int RunAllocate(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
   if (state == "active" || (state == "attaching" && o.wait_s <= 0)) return kExitOk;
   if (state == "attaching") {
     return FailAfterPrint(
-        sub, Error{"timeout", fmt::format("{} is still attaching after {:g} s; it goes on (see "
+        sub, Error{"timeout", fmt::format("{} is still attaching after {}; it goes on (see "
                                           "'dxpu pool show {}', or release it)",
-                                          id, o.wait_s, id)});
+                                          id, FormatDuration(o.wait), id)});
   }
   if (state == "failed") {
     const std::string why = Text(a, "error");
@@ -749,9 +753,9 @@ int RunRelease(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
   if (Text(a, "state") == "released" || o.wait_s <= 0) return kExitOk;
   const std::string id = Text(a, "id");
   return FailAfterPrint(
-      sub, Error{"timeout", fmt::format("{} is still {} after {:g} s; it goes on (see 'dxpu pool "
+      sub, Error{"timeout", fmt::format("{} is still {} after {}; it goes on (see 'dxpu pool "
                                         "show {}')",
-                                        id, Text(a, "state"), o.wait_s, id)});
+                                        id, Text(a, "state"), FormatDuration(o.wait), id)});
 }
 
 // --- the command line ------------------------------------------------------------------------
@@ -774,9 +778,9 @@ void CommonOptions(CLI::App* cmd, PoolOptions& o) {
          "--manager", o.manager,
          fmt::format("the manager's URL (default: ${}, else {})", kManagerEnv, kDefaultManager))
       ->capture_default_str();
-  cmd->add_option("--timeout", o.timeout_s, "seconds to wait for each HTTP answer")
-      ->capture_default_str()
-      ->check(CLI::Range(0.1, 3600.0));
+  AddDurationOption(*cmd, "--timeout", &o.timeout,
+                    "how long to wait for each HTTP answer (100ms to 1h; a bare number is seconds)",
+                    {}, DurationUnit::kSeconds);
   cmd->add_flag("--json", o.json, "print the manager's JSON answer instead of a table");
 }
 
@@ -813,11 +817,11 @@ void AddInventoryCommands(CLI::App* pool, PoolOptions& o, std::vector<Sub>& subs
       AddSub(pool, o, "add-box",
              "Add a GPU box (a dxpu-bridge), or change its addresses; the manager learns its "
              "GPUs from the bridge",
-             "  dxpu pool add-box box-a --management 127.0.0.1:17481 --fabric "
+             "  dxpu pool add-box box-a --bridge 127.0.0.1:17481 --fabric "
              "udp:127.0.0.1:17480\n");
   add_box->add_option("ID", o.id, "the box's name (A-Z a-z 0-9 . _ -)")->required();
   add_box
-      ->add_option("--management", o.management,
+      ->add_option("--bridge,--management", o.management,
                    "the bridge's management socket: IP:PORT or unix:PATH")
       ->required();
   add_box->add_option("--fabric", o.fabric, "where hosts reach the bridge, e.g. udp:IP:PORT")
@@ -883,7 +887,7 @@ void AddAllocationCommands(CLI::App* pool, PoolOptions& o, std::vector<Sub>& sub
       "  dxpu pool allocate --host h1 --count 1 --box box-b --key job-42 --wait 0\n",
       "The manager reserves free GPUs, assigns them to the host at their bridges and has the\n"
       "host's agent hot-add them. This prints the allocation once it is active (exit 0) or\n"
-      "failed (exit 1, with the reason); still attaching after --wait seconds is exit 1 too.\n"
+      "failed (exit 1, with the reason); still attaching after --wait is exit 1 too.\n"
       "Interrupting the wait does not stop the allocation: see it with 'dxpu pool show ID'.\n"
       "With --json, the allocation's JSON is printed whatever its state; why it is exit 1\n"
       "goes to stderr.\n");
@@ -900,12 +904,10 @@ void AddAllocationCommands(CLI::App* pool, PoolOptions& o, std::vector<Sub>& sub
   allocate->add_option("--key", o.key,
                        "an idempotency key: the same key again answers the same allocation, so "
                        "a lost answer can be retried");
-  allocate
-      ->add_option("--wait", o.wait_s,
-                   "seconds to wait for the allocation to be active (0: answer at once, while "
-                   "it is attaching)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
+  AddDurationOption(*allocate, "--wait", &o.wait,
+                    "how long to wait for the allocation to be active (0s: answer at once, while "
+                    "it is attaching; a bare number is seconds)",
+                    {}, DurationUnit::kSeconds);
   subs.push_back({allocate, RunAllocate});
 
   CLI::App* release = AddSub(
@@ -915,12 +917,10 @@ void AddAllocationCommands(CLI::App* pool, PoolOptions& o, std::vector<Sub>& sub
       "prints the allocation once it is released (exit 0). Releasing one that is already\n"
       "released, or failed, is refused (exit 1).\n");
   release->add_option("ID", o.id, "the allocation: alloc-N, or N")->required();
-  release
-      ->add_option("--wait", o.wait_s,
-                   "seconds to wait for the GPUs to be back (0: answer at once, while it is "
-                   "releasing)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
+  AddDurationOption(*release, "--wait", &o.wait,
+                    "how long to wait for the GPUs to be back (0s: answer at once, while it is "
+                    "releasing; a bare number is seconds)",
+                    {}, DurationUnit::kSeconds);
   subs.push_back({release, RunRelease});
 
   CLI::App* show = AddSub(pool, o, "show", "Show one allocation: its state and GPUs",
@@ -948,7 +948,7 @@ Command AddPoolCommand(CLI::App& parent) {
   pool->footer(fmt::format(
       "Examples:\n"
       "  dxpu-manager --db pool.db &\n"
-      "  dxpu pool add-box box-a --management 127.0.0.1:17481 --fabric udp:127.0.0.1:17480\n"
+      "  dxpu pool add-box box-a --bridge 127.0.0.1:17481 --fabric udp:127.0.0.1:17480\n"
       "  dxpu pool gpus --free\n"
       "  dxpu pool allocate --host h1 --count 2 --policy spread\n"
       "  dxpu pool release alloc-1\n"
@@ -961,6 +961,22 @@ Command AddPoolCommand(CLI::App& parent) {
               const std::string name = s.app->get_name();
               Result<ManagerUrl> url = ParseManagerUrl(o->manager);
               if (!url.ok()) return Fail(*o, name, url.error(), kExitUsage);
+              using std::chrono::seconds;
+              if (o->timeout < std::chrono::milliseconds(100) || o->timeout > seconds(3600)) {
+                return Fail(*o, name,
+                            Error{"bad-timeout", fmt::format("--timeout {} is out of range: 100ms "
+                                                             "to 1h",
+                                                             FormatDuration(o->timeout))},
+                            kExitUsage);
+              }
+              if (o->wait > seconds(86400)) {
+                return Fail(*o, name,
+                            Error{"bad-wait", fmt::format("--wait {} is out of range: 0s to 24h",
+                                                          FormatDuration(o->wait))},
+                            kExitUsage);
+              }
+              o->timeout_s = std::chrono::duration<double>(o->timeout).count();
+              o->wait_s = std::chrono::duration<double>(o->wait).count();
               ManagerClient client(std::move(url).value(), o->timeout_s);
               return s.run(*o, client, name);
             }
