@@ -733,6 +733,60 @@ TEST(PoolProcessTest, DeadAgentIsSaidRefusedReleasedAtOnceAndRemovable) {
   EXPECT_EQ(hosts()["h1"]["liveness"], "alive");
 }
 
+// A release that waits says what for, also when stderr is no terminal (a log, CI): box-a's
+// bridge is down while h1 gives back a GPU on it, so its scrub cannot happen; `dxpu pool
+// release --wait 7s` prints a plain line every 5 s naming the bridge and the GPU, and ends with
+// exit 1 (timeout: it goes on). The bridge back, the release finishes.
+TEST(PoolProcessTest, ReleaseSaysWhatItWaitsFor) {
+  ProcessPool pool;
+  const std::string a = pool.Allocate("h1", 2, "spread");
+  ASSERT_TRUE(pool.WaitState(a, "active"));
+  ASSERT_TRUE(pool.WaitSettled());
+  pool.box(0).process->Kill();
+  ChildProcess cli({DXPU_CLI_BIN, "pool", "release", a, "--manager", pool.url(), "--wait", "7s"},
+                   pool.dir() / "release.log");
+  cli.Start();
+  EXPECT_EQ(cli.Wait(30000), 1) << cli.LogTail();
+  const std::string log = cli.LogTail();
+  EXPECT_NE(log.find(fmt::format("release {}: waiting for box box-a's bridge to reset and scrub "
+                                 "box-a/",
+                                 a)),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("(5 s)"), std::string::npos) << log;
+  EXPECT_NE(log.find("still releasing after 7s"), std::string::npos) << log;
+  ASSERT_TRUE(pool.box(0).process->Start());
+  ASSERT_TRUE(pool.WaitState(a, "released"));
+  pool.Check("released once box-a was back");
+}
+
+// An agent whose manager does not answer keeps asking, less and less often, one line each time
+// (not the manager's answer dumped every 500 ms).
+TEST(PoolProcessTest, AgentWithoutAManagerRetriesWithBackoff) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("dxpu-no-manager-{}", getpid());
+  std::filesystem::create_directories(dir);
+  Daemon agent("h1",
+               {DXPU_AGENT_BIN, "--host", "h1", "--node-id", "0xa1", "--port",
+                std::to_string(FreePort(SOCK_STREAM)), "--manager",
+                fmt::format("http://127.0.0.1:{}", FreePort(SOCK_STREAM)), "--mode", "userspace"},
+               dir / "h1.log");
+  agent.Start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_TRUE(agent.Alive()) << "an absent manager is worth waiting for";
+  agent.Kill();
+  const std::string log = agent.LogTail();
+  for (const char* next : {"trying again in 0.5 s", "trying again in 1 s"})
+    EXPECT_NE(log.find(next), std::string::npos) << log;
+  size_t lines = 0;
+  for (size_t at = log.find("no answer from the manager"); at != std::string::npos;
+       at = log.find("no answer from the manager", at + 1))
+    ++lines;
+  EXPECT_GE(lines, 2u) << log;
+  EXPECT_LE(lines, 4u) << "not backing off: " << log;
+  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir);
+}
+
 // The manager killed at each step of attach and release: before it records the step's result
 // (the step took effect; the restarted manager asks again) and after (it goes on from there).
 TEST(PoolProcessTest, ManagerKilledAtEveryStepRecovers) {
