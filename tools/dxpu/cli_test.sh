@@ -541,9 +541,13 @@ run "flash push chunk too large" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$no
 if run "flash push old spellings" 1 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --wait-s 5 --timeout-ms 100; then
   grep_check "flash push old spellings" err "no-socket"
 fi
-# --wait is a duration with a unit, at most an hour (its old spelling --wait-s took seconds).
-if run "flash push wait without unit" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --wait 5; then
-  grep_check "flash push wait without unit" err "unit"
+# --wait is a duration, at most an hour (its old spelling --wait-s took seconds).
+if run "flash push wait bad unit" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --wait 5parsecs; then
+  grep_check "flash push wait bad unit" err "unit"
+fi
+# A bare number on --wait is seconds, as on dxpu pool's --wait (docs/cli.md).
+if run "flash push wait bare seconds" 1 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --wait 5; then
+  grep_check "flash push wait bare seconds" err "no-socket"
 fi
 if run "flash push wait too long" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --wait 61min; then
   grep_check "flash push wait too long" err "at most 60min"

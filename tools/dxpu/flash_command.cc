@@ -386,8 +386,9 @@ CLI::App* AddPushCommand(CLI::App* flash, FlashOptions& o) {
                  "other slot, then reboot into it)");
   AddDurationOption(*push, "--wait", &o.push.wait,
                     "after the reboot, how long to wait for the bridge to run the image and its "
-                    "health check to mark it good (at most 60min; 0s: do not wait)",
-                    {{"--wait-s", DurationUnit::kSeconds}});
+                    "health check to mark it good (at most 60min; 0s: do not wait; a bare "
+                    "number is seconds, as dxpu pool's --wait)",
+                    {{"--wait-s", DurationUnit::kSeconds}}, DurationUnit::kSeconds);
   push->footer(
       "\nExamples:\n"
       "  dxpu flash push bridge-1.4.0.dxfw --bridge 127.0.0.1:17481\n"
