@@ -109,7 +109,11 @@ int Main(int argc, char** argv) {
   app.add_option("--crash-at-flash-op", crash_at_flash_op,
                  "crash tests only: lose power (exit 137) at the N-th flash operation")
       ->group("");  // hidden
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help: 0; a bad command line: 2 (CLI11 has its own codes)
+  }
   if (health_delay > std::chrono::minutes(60)) {
     std::fprintf(stderr, "dxpu-bridge: --health-delay %s: at most 60min\n",
                  dxpu::cli::FormatDuration(health_delay).c_str());

@@ -379,6 +379,10 @@ bridge_bin="$(dirname "$DXPU")/../bridge-fw/dxpu-bridge"
 if [ -x "$bridge_bin" ]; then
   printf '{"node_id": "0xb0b2", "links": [{"type": "udp", "listen": "127.0.0.1:%s"}], "management": {"unix": "%s"}, "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "16MiB"}, {"profile": "dxgpu", "box_bdf": "02:00.0", "memory": "16MiB"}], "log": {"level": "warn"}}\n' \
     "$(free_udp_port)" "$br/mgmt.sock" >"$br/bridge.json"
+  # dxpu-bridge's --health-delay is a duration; --health-delay-ms, its old spelling, is still taken.
+  run "dxpu-bridge health delay" 0 "$bridge_bin" --config "$br/bridge.json" --check --health-delay 1500ms
+  run "dxpu-bridge health delay old spelling" 0 "$bridge_bin" --config "$br/bridge.json" --check --health-delay-ms 1500
+  run "dxpu-bridge health delay without unit" 2 "$bridge_bin" --config "$br/bridge.json" --check --health-delay 1500
   "$bridge_bin" --config "$br/bridge.json" >"$br/bridge.log" 2>&1 &
   bridge_pid=$!
   for _ in $(seq 200); do [ -S "$br/mgmt.sock" ] && break; sleep 0.05; done
