@@ -678,23 +678,31 @@ void PoolManager::CheckDeadlines(uint64_t now) {
     }
   }
   StoreBatch expired;
+  std::vector<GpuRef> taken_back;
+  size_t timeouts = 0;
   for (const GpuRef& key : moving_) {
     const LeaseRecord& lease = leases_.at(key);
     if (lease.step != LeaseStep::kDetaching) continue;
     auto host = hosts_.find(lease.host);
     const HostLiveness live =
         host != hosts_.end() ? Liveness(host->second, now) : HostLiveness{true, false, 0, 0};
-    if (!live.alive) {
-      // Nobody is there to detach it: waiting out the detach timeout buys nothing.
+    auto rt = lease_runtime_.find(key);
+    const bool tried =
+        rt != lease_runtime_.end() && rt->second.failures > 0 && !rt->second.in_flight;
+    if (!live.alive && tried) {
+      // Nobody is there to detach it (its agent missed its heartbeats and did not take the
+      // detach either): waiting out the detach timeout buys nothing. One attempt first, so that
+      // an agent merely late with its heartbeats still detaches.
       spdlog::warn(
-          "pool: {}: host {}'s agent was last seen {} ago; taking it back at the bridge "
-          "without waiting for a detach",
+          "pool: {}: host {}'s agent was last seen {} ago and did not take the detach; taking "
+          "it back at the bridge without waiting out the detach timeout",
           GpuName(key.box, key.device), lease.host,
           host != hosts_.end() ? Ago(now - live.last_seen_ns) : std::string("never"));
       LeaseRecord l = lease;
       l.step = LeaseStep::kScrubbing;
       l.updated_ns = now;
       expired.changes.emplace_back(PutLease{std::move(l)});
+      taken_back.push_back(key);
     } else if (now >= lease.updated_ns + options_.detach_timeout_ns) {
       spdlog::warn("pool: {}: host {} did not detach it in {} s; taking it back at the bridge",
                    GpuName(key.box, key.device), lease.host, options_.detach_timeout_ns / kSecond);
@@ -702,10 +710,19 @@ void PoolManager::CheckDeadlines(uint64_t now) {
       l.step = LeaseStep::kScrubbing;
       l.updated_ns = now;
       expired.changes.emplace_back(PutLease{std::move(l)});
+      taken_back.push_back(key);
+      ++timeouts;
     }
   }
-  const size_t n = expired.changes.size();
-  if (Commit(std::move(expired)).ok()) counters_.detach_timeouts += n;
+  if (!Commit(std::move(expired)).ok()) return;
+  counters_.detach_timeouts += timeouts;
+  // The bridge's release is a new step: not behind the failed detaches' backoff.
+  for (const GpuRef& key : taken_back) {
+    LeaseRuntime& rt = lease_runtime_[key];
+    if (rt.in_flight) continue;
+    rt.failures = 0;
+    rt.next_try_ns = now;
+  }
 }
 
 std::vector<Action> PoolManager::TakeActions(uint64_t now) {
@@ -766,8 +783,12 @@ uint64_t PoolManager::NextDeadline() const {
     auto rt = lease_runtime_.find(key);
     if (lease.step == LeaseStep::kDetaching) {
       next = std::min(next, lease.updated_ns + options_.detach_timeout_ns);
-      if (auto h = hosts_.find(lease.host); h != hosts_.end() && h->second.heartbeat_ns != 0) {
-        // When its agent counts as dead (Liveness): the GPU is taken back then.
+      auto h = hosts_.find(lease.host);
+      if (h != hosts_.end() && h->second.heartbeat_ns != 0 && rt != lease_runtime_.end() &&
+          rt->second.failures > 0 && !rt->second.in_flight) {
+        // When its agent counts as dead (Liveness), CheckDeadlines takes the GPU back (only
+        // once a detach has failed and none is in flight: else that time, once past, would be
+        // due forever and the reconciler would spin).
         next = std::min(next, std::max(h->second.registered_ns, opened_ns_) +
                                   kMissedHeartbeats * h->second.heartbeat_ns);
       }

@@ -224,6 +224,11 @@ class PoolWorld {
     r.id = a.id;
     ModelHost& h = hosts_.at(a.host.id);
     const GpuRef gpu{a.box.id, a.device};
+    if (!h.up) {
+      r.outcome = ActionOutcome::kUnreachable;
+      r.error = "no answer (the agent is gone)";
+      return r;
+    }
     if (a.kind == ActionKind::kAgentDetach) {
       h.attached.erase(gpu);
       return r;
@@ -292,6 +297,7 @@ class PoolWorld {
   uint64_t now() const { return now_; }
   uint64_t events() const { return events_; }
   bridge::BridgeBox& box(const std::string& id) { return *boxes_.at(id); }
+  ModelHost& host(const std::string& id) { return hosts_.at(id); }
   void CrashAt(Crash what, uint64_t event) {
     crash_ = what;
     crash_at_ = event;
@@ -416,6 +422,41 @@ TEST(PoolSimTest, DeviceBusySaysWhoHoldsTheGpu) {
     EXPECT_NE(error.find("ASSIGN on box-a"), std::string::npos) << error;
     EXPECT_NE(error.find("its bridge has box-a/0 " + holder), std::string::npos) << error;
   }
+}
+
+// A host whose agent said a 1 s heartbeat and then went silent is dead after 3 s: it gets no
+// new GPUs, and its release does not wait out the detach timeout (5 s here): one detach that
+// gets no answer, then its bridge takes the GPUs back. (With the dead time in NextDeadline while
+// that detach was in flight, the reconciler's next deadline stayed in the past: this run spun
+// without advancing its clock and never ended.)
+TEST(PoolSimTest, DeadAgentsGpusGoBackWithoutTheDetachTimeout) {
+  PoolWorld w(4);
+  ASSERT_TRUE(w.Settle());
+  HostRecord h1 = w.host("h1").record;
+  h1.heartbeat_ns = kSecond;
+  const uint64_t seen = w.now();
+  ASSERT_TRUE(w.manager().RegisterHost(h1, seen).ok());
+  const uint64_t id = Allocate(w, "h1", 2, Policy::kPack);
+  ASSERT_TRUE(w.Settle());
+  ASSERT_EQ(w.manager().Allocation(id).value().record.state, AllocationState::kActive);
+  w.host("h1").up = false;        // its agent dies: no heartbeat, no answer, and (userspace mode)
+  w.host("h1").attached.clear();  // what it had attached went with it
+  ASSERT_TRUE(w.Settle());
+  ASSERT_GE(w.now(), seen + 3 * kSecond);
+  EXPECT_FALSE(w.manager().Liveness(w.manager().Host("h1").value(), w.now()).alive);
+  AllocationRequest more{"h1", 1, Policy::kPack, "", "", ""};
+  PoolResult<AllocationView> refused = w.manager().Allocate(more, w.now());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().name, "host-dead");
+  const uint64_t released = w.now();
+  ASSERT_TRUE(w.manager().Release(id, released).ok());
+  ASSERT_TRUE(w.Settle(10 * kSecond));
+  const AllocationRecord a = w.manager().Allocation(id).value().record;
+  EXPECT_EQ(a.state, AllocationState::kReleased);
+  EXPECT_LT(a.updated_ns, released + 500 * kMillisecond)
+      << "released " << (a.updated_ns - released) / kMillisecond << " ms after the release";
+  EXPECT_EQ(w.manager().counters().detach_timeouts, 0u);
+  w.Check("after the dead host's release");
 }
 
 // Runs the scene with `what` crashed at each event in turn (every `stride`-th, to bound the
