@@ -16,7 +16,7 @@ work=${4:-$(mktemp -d /tmp/dxpu-kernel-agent.XXXXXX)}
 source "$here/bridge_env.sh"
 start_bridge "$bridge_bin" "$work"
 # The guest's node ID is its MAC (QEMU's default 52:54:00:12:34:56).
-"$dxpu_bin" bridge assign --to "unix:$work/mgmt.sock" --device 0 --node 0x525400123456 --host-bdf 01:00.0
+"$dxpu_bin" bridge assign --bridge "unix:$work/mgmt.sock" --device 0 --node-id 0x525400123456 --host-bdf 01:00.0
 status=0
 bash "$here/guest.sh" --name agent --script "$here/scenario_agent.sh" --nic "$work/bridge.sock" \
   --ko "$ko_dir/dxpu.ko" --bin "$agent_bin:/bin/dxpu-agent" \

@@ -49,9 +49,9 @@ JSON
 lend_gpu() {
   local dxpu=$1 mgmt=$2 bdf=$3 w
   shift 3
-  "$dxpu" bridge assign --to "$mgmt" --device 0 --node 0x525400123456 --host-bdf "$bdf"
+  "$dxpu" bridge assign --bridge "$mgmt" --device 0 --node-id 0x525400123456 --host-bdf "$bdf"
   for w in 0x100000000:0x3f00000000 0xfee00000:0x100000 "$@"; do
-    "$dxpu" bridge grant --to "$mgmt" --device 0 --device-base "${w%%:*}" --size "${w##*:}"
+    "$dxpu" bridge grant --bridge "$mgmt" --device 0 --device-base "${w%%:*}" --size "${w##*:}"
   done
 }
 

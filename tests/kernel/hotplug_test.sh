@@ -11,7 +11,7 @@ work=${3:-$(mktemp -d /tmp/dxpu-kernel-hotplug.XXXXXX)}
 source "$here/bridge_env.sh"
 start_bridge "$bridge_bin" "$work"
 # The guest's node ID is its MAC (QEMU's default 52:54:00:12:34:56).
-"$dxpu_bin" bridge assign --to "unix:$work/mgmt.sock" --device 0 --node 0x525400123456 --host-bdf 01:00.0
+"$dxpu_bin" bridge assign --bridge "unix:$work/mgmt.sock" --device 0 --node-id 0x525400123456 --host-bdf 01:00.0
 status=0
 bash "$here/guest.sh" --name hotplug --script "$here/scenario_hotplug.sh" --nic "$work/bridge.sock" \
   --ko "$ko_dir/dxpu.ko" --out "$work/guest" --expect "attached: slot dxpu0" || status=1

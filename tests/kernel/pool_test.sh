@@ -62,7 +62,7 @@ ADVERTISE=http://127.0.0.1:$agent_port
 HOST_SAYS=http://10.0.2.2:$says_port
 ENV
 
-pool add-box box-a --management "unix:$work/mgmt.sock" --fabric 02:00:00:00:b0:01
+pool add-box box-a --bridge "unix:$work/mgmt.sock" --fabric 02:00:00:00:b0:01
 # json_field JSON_FILE PYTHON_EXPR: the expression over the file's JSON as j.
 json_field() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
 # wait_until SECONDS CMD...: CMD retried every half second until it succeeds; 1 if it never did.
