@@ -157,13 +157,20 @@ fixture() {
     check "fixture json run lines on stderr" [ "$(grep -c '^\[[1-8]/8\] ' "$WORK/err")" -eq 8 ]
   fi
 
-  # A run past --timeout is killed and counts as a failure.
+  # A run past --timeout (a duration) is killed and counts as a failure.
   out="$WORK/c"
   if run "fixture timeout" 1 rtl regress --no-build --build-dir "$DIR" --label rtl-fixture \
-      --filter HangsOnSeed7 --seed 7 --seeds 1 --timeout 2 --out "$out"; then
+      --filter HangsOnSeed7 --seed 7 --seeds 1 --timeout 1500ms --out "$out"; then
     check "fixture timeout summary" [ "$(last_line "$WORK/out")" = "0 passed, 1 failed" ]
     check "fixture timeout printed" \
-      grep -q "^FAILED fixture.RegressFixture.HangsOnSeed7 seed 7: timed out after 2 s" "$WORK/out"
+      grep -q "^FAILED fixture.RegressFixture.HangsOnSeed7 seed 7: timed out after 1.5s" "$WORK/out"
+  fi
+  # A bare number is still seconds, as --timeout took before durations.
+  out="$WORK/c2"
+  if run "fixture timeout bare seconds" 1 rtl regress --no-build --build-dir "$DIR" --label rtl-fixture \
+      --filter HangsOnSeed7 --seed 7 --seeds 1 --timeout 2 --out "$out"; then
+    check "fixture timeout bare seconds" \
+      grep -q "^FAILED fixture.RegressFixture.HangsOnSeed7 seed 7: timed out after 2s" "$WORK/out"
   fi
 
   # Errors: no test with the label, a build that fails, bad arguments.
@@ -177,6 +184,9 @@ fixture() {
     check "build fails: no summary" bash -c "! grep -q 'passed,' '$WORK/out'"
   fi
   run "seeds 0" 2 rtl regress --no-build --seeds 0 --build-dir "$DIR"
+  if run "timeout too short" 2 rtl regress --no-build --build-dir "$DIR" --timeout 500ms; then
+    check "timeout too short message" grep -q -- "^--timeout: 500ms is outside 1s..86400s" "$WORK/err"
+  fi
   if run "bad filter" 2 rtl regress --no-build --build-dir "$DIR" --filter '('; then
     check "bad filter message" grep -q -- "--filter" "$WORK/err"
   fi

@@ -17,6 +17,7 @@
 #include "fabric/raw_link_load.h"
 #include "fabric/raw_link_pair.h"
 #include "fabric/session_load.h"
+#include "numbers.h"
 #include "stats.h"
 
 namespace dxpu::cli {
@@ -26,10 +27,10 @@ struct BenchFabricArgs {
   std::vector<std::string> links = {"memory", "udp"};
   std::vector<size_t> sizes = {64, 256, 4096};
   double loss = 0.01;
-  unsigned duration_ms = 500;
+  std::chrono::nanoseconds duration = std::chrono::milliseconds(500);  // per run
   unsigned rounds = 3;
   unsigned replay_kib = 256;
-  unsigned min_rto_us = 300;
+  std::chrono::nanoseconds min_rto = std::chrono::microseconds(300);
   bool json = false;
 };
 
@@ -71,7 +72,7 @@ double MeasureRaw(const BenchFabricArgs& a, const std::string& link, size_t size
   }
   fabric::RawLinkLoadOptions ro;
   ro.tlp_payload_bytes = size;
-  ro.duration = std::chrono::milliseconds(a.duration_ms);
+  ro.duration = a.duration;
   const fabric::RawLinkLoadResult r = fabric::RunRawLinkLoad(*raw.tx, raw.to, *raw.rx, ro);
   if (r.error) *error = "raw " + link + " link: " + r.error.message();
   return r.payload_bytes_per_second();
@@ -87,11 +88,11 @@ fabric::SessionLoadResult MeasureSession(const BenchFabricArgs& a, const std::st
   }
   fabric::SessionLoadOptions so;
   so.tlp_payload_bytes = size;
-  so.duration = std::chrono::milliseconds(a.duration_ms);
+  so.duration = a.duration;
   so.loss = loss;
   so.seed = seed;
   so.replay_bytes = a.replay_kib * 1024;
-  so.min_rto_ns = uint64_t{a.min_rto_us} * 1000;
+  so.min_rto_ns = static_cast<uint64_t>(a.min_rto.count());
   return fabric::RunSessionLoad(pair, so);
 }
 
@@ -120,9 +121,10 @@ class RunCounter {
  public:
   explicit RunCounter(size_t total) : total_(total) {}
   void Start(const std::string& link, size_t size, unsigned round, unsigned rounds,
-             const std::string& what, unsigned duration_ms) {
-    std::fprintf(stderr, "[%zu/%zu] %s, %zu-byte TLPs, round %u/%u: %s (%u ms) ...\n", ++started_,
-                 total_, LinkName(link).c_str(), size, round, rounds, what.c_str(), duration_ms);
+             const std::string& what, std::chrono::nanoseconds duration) {
+    std::fprintf(stderr, "[%zu/%zu] %s, %zu-byte TLPs, round %u/%u: %s (%s) ...\n", ++started_,
+                 total_, LinkName(link).c_str(), size, round, rounds, what.c_str(),
+                 FormatDuration(duration).c_str());
     std::fflush(stderr);
   }
 
@@ -144,15 +146,15 @@ std::vector<Row> MeasureCell(const BenchFabricArgs& a, const std::string& link, 
   const std::string lossy_name = fmt::format("session, {:g}% loss", a.loss * 100);
   std::vector<double> raw, session, session_tlps, lost, lost_tlps;
   for (unsigned round = 0; round < a.rounds && clean.error.empty(); ++round) {
-    runs.Start(link, size, round + 1, a.rounds, "raw link", a.duration_ms);
+    runs.Start(link, size, round + 1, a.rounds, "raw link", a.duration);
     raw.push_back(MeasureRaw(a, link, size, &clean.error));
-    runs.Start(link, size, round + 1, a.rounds, "session, no loss", a.duration_ms);
+    runs.Start(link, size, round + 1, a.rounds, "session, no loss", a.duration);
     const fabric::SessionLoadResult s = MeasureSession(a, link, size, 0, round + 1);
     if (clean.error.empty()) clean.error = s.error;
     session.push_back(s.payload_bytes_per_second());
     session_tlps.push_back(s.tlps_per_second());
     if (a.loss > 0) {
-      runs.Start(link, size, round + 1, a.rounds, lossy_name, a.duration_ms);
+      runs.Start(link, size, round + 1, a.rounds, lossy_name, a.duration);
       const fabric::SessionLoadResult l = MeasureSession(a, link, size, a.loss, round + 1);
       if (lossy.error.empty()) lossy.error = l.error;
       lost.push_back(l.payload_bytes_per_second());
@@ -221,8 +223,8 @@ int RunBenchFabric(const BenchFabricArgs& a) {
   }
   std::printf(
       "DxFP session goodput vs the raw link (same bytes, no protocol): medians of %u rounds of "
-      "%u ms per run\n",
-      a.rounds, a.duration_ms);
+      "%s per run\n",
+      a.rounds, FormatDuration(a.duration).c_str());
   std::printf("%-8s %7s %6s %10s %13s %9s %20s %20s %8s %6s %6s\n", "link", "payload", "loss",
               "raw MB/s", "session MB/s", "M TLPs/s", "vs raw link", "vs lossless", "retx", "RTOs",
               "NAKs");
@@ -259,7 +261,7 @@ Command AddBenchCommand(CLI::App& parent) {
       "thread) over the in-memory link and UDP on 127.0.0.1, against the raw link moving the "
       "same frames with no protocol, measured in the same run; then the same session with "
       "frames lost at random, against its loss-free goodput. Each round runs the three back to "
-      "back for --duration-ms each; the table shows medians over --rounds rounds and the range "
+      "back for --duration each; the table shows medians over --rounds rounds and the range "
       "of the per-round ratios, because the machine's speed drifts between runs: 'vs raw link' "
       "is a row's goodput over the raw link's, 'vs lossless' a lossy row's over the same "
       "session's without loss. A line on stderr as each run starts says which of how many.");
@@ -272,9 +274,9 @@ Command AddBenchCommand(CLI::App& parent) {
   fabric->add_option("--loss", args->loss, "loss probability for the lossy runs; 0: none")
       ->check(CLI::Range(0.0, 0.5))
       ->capture_default_str();
-  fabric->add_option("--duration-ms", args->duration_ms, "time per run")
-      ->check(CLI::Range(10u, 60000u))
-      ->capture_default_str();
+  AddBoundedDuration(*fabric, "--duration", &args->duration, "time per run",
+                     {std::chrono::milliseconds(10), std::chrono::seconds(60)},
+                     {{"--duration-ms", DurationUnit::kMilliseconds}});
   fabric
       ->add_option("--rounds", args->rounds,
                    "rounds per cell (raw link, session, lossy session back to back)")
@@ -285,18 +287,17 @@ Command AddBenchCommand(CLI::App& parent) {
                    "the sender's replay buffer in KiB (what may be in flight)")
       ->check(CLI::Range(16u, 1024u * 1024u))
       ->capture_default_str();
-  fabric
-      ->add_option("--min-rto-us", args->min_rto_us,
-                   "the retransmission timer's floor in microseconds (both ends share this "
-                   "thread, so a round trip includes the other end's whole batch)")
-      ->check(CLI::Range(10u, 1'000'000u))
-      ->capture_default_str();
+  AddBoundedDuration(*fabric, "--min-rto", &args->min_rto,
+                     "the retransmission timer's floor (both ends share this thread, so a round "
+                     "trip includes the other end's whole batch)",
+                     {std::chrono::microseconds(10), std::chrono::seconds(1)},
+                     {{"--min-rto-us", DurationUnit::kMicroseconds}});
   fabric->add_flag("--json", args->json, "print the results as JSON");
   fabric->footer(
       "Examples:\n"
       "  dxpu bench fabric\n"
-      "  dxpu bench fabric --link memory --size 64 --duration-ms 2000 --json\n"
-      "  dxpu bench fabric --link udp --size 4096 --loss 0 --rounds 9 --duration-ms 300");
+      "  dxpu bench fabric --link memory --size 64 --duration 2s --json\n"
+      "  dxpu bench fabric --link udp --size 4096 --loss 0 --rounds 9 --duration 300ms");
   CLI::App* gpu = nullptr;
   std::function<int()> run_gpu = AddBenchGpuCommand(*bench, &gpu);
   return {bench, [args, fabric, gpu, run_gpu] {

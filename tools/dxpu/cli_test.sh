@@ -222,6 +222,13 @@ fi
 run "demo bad datapath" 2 "$DXPU" demo --datapath fpga
 run "demo bad link" 2 "$DXPU" demo --link tcp
 run "demo attach more than the box" 2 "$DXPU" demo --box-gpus 1 --attach 2
+# --sim-latency: durations; a bare number is microseconds, the option's unit before units.
+if [ $full_demo = 1 ] && run "demo sim latency" 0 "$DXPU" demo --quick --link mem --json --out "" --sim-latency 500ns,3; then
+  json_check "demo sim latency" 'all([s["added_latency_ns"] for s in w["simulated"]] == [500, 3000] for w in d["workloads"])'
+fi
+if run "demo sim latency too long" 2 "$DXPU" demo --sim-latency 2s; then
+  grep_check "demo sim latency too long" err "^--sim-latency: 2s is outside 0s..1s"
+fi
 
 # --- bench gpu ------------------------------------------------------------------------------
 if run "bench gpu" 0 "$DXPU" bench gpu --json --size 4096 --size 1048576 --min-bytes 4194304 \
@@ -321,7 +328,7 @@ run "sim fabric zero seeds" 2 "$DXPU" sim fabric --seeds 0
 run "sim without subcommand" 2 "$DXPU" sim
 
 # --- bench fabric ------------------------------------------------------------------------
-if run "bench fabric" 0 "$DXPU" bench fabric --link memory --size 256 --duration-ms 50 --rounds 2 --json; then
+if run "bench fabric" 0 "$DXPU" bench fabric --link memory --size 256 --duration 50ms --rounds 2 --json; then
   json_check "bench fabric json" "len(d) == 2 and d[0]['session_payload_bytes_per_s'] > 0 and d[0]['raw_payload_bytes_per_s'] > 0 and d[1]['loss'] == 0.01"
   json_check "bench fabric rounds" "all(r['rounds'] == 2 and 0 < r['vs_raw_link']['min'] <= r['vs_raw_link']['median'] <= r['vs_raw_link']['max'] for r in d)"
   # Each column has one baseline: the raw link on every row, the loss-free session on lossy rows.
@@ -330,9 +337,9 @@ if run "bench fabric" 0 "$DXPU" bench fabric --link memory --size 256 --duration
   checks=$((checks + 1))
   [ "$(grep -c '^\[[1-6]/6\] in-memory link, 256-byte TLPs, round [12]/2: ' "$tmp/err")" = 6 ] ||
     fail "bench fabric progress: want lines [1/6]..[6/6] on stderr, got: $(cat "$tmp/err")"
-  grep_check "bench fabric progress lossy" err '^\[6/6\] .*round 2/2: session, 1% loss'
+  grep_check "bench fabric progress lossy" err '^\[6/6\] .*round 2/2: session, 1% loss (50ms) \.\.\.$'
 fi
-if run "bench fabric text" 0 "$DXPU" bench fabric --link memory --size 64 --duration-ms 20 --rounds 1 --loss 0.02; then
+if run "bench fabric text" 0 "$DXPU" bench fabric --link memory --size 64 --duration 20ms --rounds 1 --loss 0.02; then
   grep_check "bench fabric columns" out "vs raw link .*vs lossless"
   grep_check "bench fabric lossless row" out '^memory  *64B   0.0% .*% ([0-9.]*-[0-9.]*)  *- '
   grep_check "bench fabric lossy row" out '^memory  *64B   2.0% .*% ([0-9.]*-[0-9.]*)  *[0-9.]*% ([0-9.]*-[0-9.]*) '
@@ -340,6 +347,27 @@ fi
 run "bench fabric odd size" 2 "$DXPU" bench fabric --size 6
 run "bench fabric bad link" 2 "$DXPU" bench fabric --link tcp
 run "bench fabric no rounds" 2 "$DXPU" bench fabric --rounds 0
+# Durations take a unit; the old spellings (a bare number in their unit) still work, hidden.
+if run "bench fabric duration without unit" 2 "$DXPU" bench fabric --duration 50; then
+  grep_check "bench fabric duration without unit" err "'50' has no unit"
+fi
+if run "bench fabric duration too short" 2 "$DXPU" bench fabric --duration 5ms; then
+  grep_check "bench fabric duration too short" err "^--duration: 5ms is outside 10ms..60s"
+fi
+if run "bench fabric min-rto too long" 2 "$DXPU" bench fabric --min-rto 2s; then
+  grep_check "bench fabric min-rto too long" err "^--min-rto: 2s is outside 10us..1s"
+fi
+if run "bench fabric legacy names" 0 "$DXPU" bench fabric --link memory --size 64 --duration-ms 20 --min-rto-us 500 --rounds 1 --loss 0; then
+  grep_check "bench fabric legacy names" out "medians of 1 rounds of 20ms per run"
+fi
+run "bench fabric legacy out of range" 2 "$DXPU" bench fabric --duration-ms 5
+run "bench fabric both spellings" 2 "$DXPU" bench fabric --duration 20ms --duration-ms 20
+if run "bench fabric help" 0 "$DXPU" bench fabric --help; then
+  grep_check "bench fabric help duration" out "--duration DURATION=500ms"
+  grep_check "bench fabric help min-rto" out "--min-rto DURATION=300us"
+  checks=$((checks + 1))
+  ! grep -q -- "--duration-ms\|--min-rto-us" "$tmp/out" || fail "bench fabric help: lists an old spelling"
+fi
 
 # --- bridge -----------------------------------------------------------------------------------
 # dxpu bridge where nothing answers (each error names the address, what happened and what to
@@ -617,13 +645,34 @@ gzip -c "$traces/small_trace.json" >"$tmp/t.json.gz"
 if run "model gzip" 0 "$DXPU" model "$tmp/t.json.gz" --json; then
   json_check "model gzip" 'd["counts"]["kernels"] == 4 and d["counts"]["h2d_bytes"] == 4194304'
 fi
-if run "model summary" 0 "$DXPU" model --native-us 1000 --syncs 10 --h2d-copies 2 --h2d-bytes 1048576; then
+if run "model summary" 0 "$DXPU" model --native 1ms --syncs 10 --h2d-copies 2 --h2d-bytes 1048576; then
   grep_check "model summary" out "where the added time goes"
 fi
 head -c 100 "$traces/small_trace.json" >"$tmp/cut.json"
 run "model truncated trace" 1 "$DXPU" model "$tmp/cut.json" && grep_check "model truncated" err "cut.json"
 run "model no workload" 2 "$DXPU" model && grep_check "model no workload" err "give a trace file"
-run "model bad MPS" 2 "$DXPU" model --native-us 10 --mps 300 && grep_check "model bad MPS" err "MPS"
+run "model bad MPS" 2 "$DXPU" model --native 10us --mps 300 && grep_check "model bad MPS" err "MPS"
+# Durations with units; the old spellings (bare numbers in us or ns) still work, hidden.
+if run "model durations" 0 "$DXPU" model "$traces/small_trace.json" --latency 2us --pcie-latency 300ns \
+    --box-pcie-latency 0.5us --sweep-latency 0s,1.5us,2us --json; then
+  json_check "model durations" 'd["params"]["added_latency_ns"] == 2000 and d["params"]["pcie_latency_ns"] == 300 and
+    d["params"]["box_pcie_latency_ns"] == 500 and [p["added_latency_us"] for p in d["sweep"]] == [0, 1.5, 2]'
+fi
+if run "model legacy names" 0 "$DXPU" model "$traces/small_trace.json" --latency-us 2 --pcie-latency-ns 300 \
+    --box-pcie-latency-ns 500 --sweep-latency-us 0,1.5,2 --json; then
+  json_check "model legacy names" 'd["params"]["added_latency_ns"] == 2000 and d["params"]["pcie_latency_ns"] == 300 and
+    d["params"]["box_pcie_latency_ns"] == 500 and [p["added_latency_us"] for p in d["sweep"]] == [0, 1.5, 2]'
+fi
+if run "model legacy native" 0 "$DXPU" model --native-us 1000 --syncs 10 --json; then
+  json_check "model legacy native" 'd["native_us"] == 1000'
+fi
+if run "model latency without unit" 2 "$DXPU" model "$traces/small_trace.json" --latency 2; then
+  grep_check "model latency without unit" err "^--latency: '2' has no unit"
+fi
+if run "model sweep latency too long" 2 "$DXPU" model "$traces/small_trace.json" --sweep-latency 1us,2s; then
+  grep_check "model sweep latency too long" err "^--sweep-latency: 2s is outside 0s..1s"
+fi
+run "model both spellings" 2 "$DXPU" model "$traces/small_trace.json" --latency 2us --latency-us 2
 run "model missing file" 2 "$DXPU" model "$tmp/none.json"
 
 # --- trace ------------------------------------------------------------------------------
@@ -632,42 +681,53 @@ if run "trace list" 0 "$DXPU" trace list; then
 fi
 if run "trace record" 0 "$DXPU" trace record decode-loop --out "$tmp/d.json.gz" --json; then
   json_check "trace record" 'd["calls"] > 0 and d["gpu_ops"] > 0'
-  if run "model recorded" 0 "$DXPU" model "$tmp/d.json.gz" --replay --sweep-latency-us 1 --json; then
+  if run "model recorded" 0 "$DXPU" model "$tmp/d.json.gz" --replay --sweep-latency 1us --json; then
     json_check "model replay" 'abs(d["replay"][0]["difference_pp"]) < 2 and d["replay"][0]["simulated_overhead_pct"] > 0'
+  fi
+fi
+# --latency (a duration) and its old spelling --latency-us record the same trace.
+if run "trace record latency" 0 "$DXPU" trace record decode-loop --through-dxpu --latency 2us --out "$tmp/l1.json"; then
+  if run "trace record latency-us" 0 "$DXPU" trace record decode-loop --through-dxpu --latency-us 2 --out "$tmp/l2.json"; then
+    checks=$((checks + 1))
+    cmp -s "$tmp/l1.json" "$tmp/l2.json" || fail "trace record: --latency 2us and --latency-us 2 differ"
+  fi
+  if run "trace record latency 3us" 0 "$DXPU" trace record decode-loop --through-dxpu --latency 3us --out "$tmp/l3.json"; then
+    checks=$((checks + 1))
+    ! cmp -s "$tmp/l1.json" "$tmp/l3.json" || fail "trace record: --latency 3us records the same as 2us"
   fi
 fi
 run "trace record unknown" 1 "$DXPU" trace record nothing --out "$tmp/n.json" &&
   grep_check "trace record unknown" err "no workload named nothing"
-run "model replay without a trace" 2 "$DXPU" model --native-us 10 --replay
+run "model replay without a trace" 2 "$DXPU" model --native 10us --replay
 # --replay's table holds the model with the simulator's parameters (sim-model), which differs
 # from the predicted overhead with the parameters given; the output names the two apart.
 shipped="$(cd "$(dirname "$0")/../traces" && pwd)"
-if run "model replay names" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency-us 1; then
+if run "model replay names" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency 1us; then
   grep_check "model replay names: sweep" out "^predicted overhead (%) by added one-way latency"
   grep_check "model replay names: columns" out "latency_us   sim native     sim dxpu  simulated  sim-model     diff"
   grep_check "model replay names: legend" out "sim-model: the model's prediction with the simulator's parameters"
   grep_check "model replay names: the other figure" out "^  the predicted overhead above is for the parameters given (one queue per stream, 24-byte TLP overhead: a real GPU and link), not the simulator's: [0-9.]*% at 1 us$"
 fi
-if run "model replay json" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency-us 1 --json; then
+if run "model replay json" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency 1us --json; then
   json_check "model replay json params" 'd["replay_params"]["serial_streams"] and d["replay_params"]["tlp_overhead_bytes"] == 12 and not d["params"]["serial_streams"] and d["params"]["tlp_overhead_bytes"] == 24'
   json_check "model replay json differ" 'abs(d["sweep"][0]["overhead_pct"] - d["replay"][0]["predicted_overhead_pct"]) > 0.5'
 fi
 # With the simulator's parameters given, both are one figure and no second line is printed.
-if run "model replay same params" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency-us 1 --serial-streams --tlp-overhead 12 --json; then
+if run "model replay same params" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency 1us --serial-streams --tlp-overhead 12 --json; then
   json_check "model replay same params" 'abs(d["sweep"][0]["overhead_pct"] - d["replay"][0]["predicted_overhead_pct"]) < 1e-9'
 fi
-if run "model replay same params text" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency-us 1 --serial-streams --tlp-overhead 12; then
+if run "model replay same params text" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency 1us --serial-streams --tlp-overhead 12; then
   checks=$((checks + 1))
   ! grep -q "the predicted overhead above is for" "$tmp/out" || fail "model replay same params text: a second figure printed"
 fi
-if run "model timeline" 0 "$DXPU" model "$traces/small_trace.json" --latency-us 5 \
-    --sweep-latency-us 5 --timeline "$tmp/timeline.json"; then
+if run "model timeline" 0 "$DXPU" model "$traces/small_trace.json" --latency 5us \
+    --sweep-latency 5us --timeline "$tmp/timeline.json"; then
   cp "$tmp/timeline.json" "$tmp/out"
   json_check "model timeline" 'len([e for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] >= 2000]) == 7 and
     len([e for e in d["traceEvents"] if e["ph"] == "X" and 1000 <= e["pid"] < 2000]) == 7 and
     all(e["args"]["later_us"] > 0 for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] >= 2000)'
 fi
-run "model timeline without a trace" 2 "$DXPU" model --native-us 10 --timeline "$tmp/t2.json" &&
+run "model timeline without a trace" 2 "$DXPU" model --native 10us --timeline "$tmp/t2.json" &&
   grep_check "model timeline without a trace" err "needs a trace"
 
 # --- help and version -------------------------------------------------------------------

@@ -18,6 +18,7 @@
 #include "dxgpu/runtime.h"
 #include "host/direct_port.h"
 #include "host/sim_port.h"
+#include "numbers.h"
 #include "progress.h"
 #include "workloads/workload.h"
 
@@ -37,7 +38,8 @@ struct DemoOptions {
   size_t attach = 2;
   bool quick = false;
   bool simulate = true;
-  std::vector<double> sim_latency_us = {1, 2};
+  std::vector<std::chrono::nanoseconds> sim_latency = {std::chrono::microseconds(1),
+                                                       std::chrono::microseconds(2)};
   std::string out = "dxpu-demo";
   bool json = false;
   uint64_t seed = 1;
@@ -81,10 +83,10 @@ std::vector<DemoDevice> Devices(const dxgpu::Port& port) {
 }
 
 // The simulated pair (native, dxpu) of one workload at one added latency.
-DemoSimRun Simulate(const DemoOptions& o, const std::string& workload, double latency_us,
-                    workloads::Scale scale) {
+DemoSimRun Simulate(const DemoOptions& o, const std::string& workload,
+                    std::chrono::nanoseconds latency, workloads::Scale scale) {
   DemoSimRun s;
-  s.added_latency_ns = static_cast<uint64_t>(latency_us * 1000);
+  s.added_latency_ns = static_cast<uint64_t>(latency.count());
   for (bool dxpu : {false, true}) {
     host::SimPortOptions so;
     so.through_dxpu = dxpu;
@@ -102,8 +104,9 @@ DemoSimRun Simulate(const DemoOptions& o, const std::string& workload, double la
       run = Failed(rt.status().ToString());
       continue;
     }
-    run = RunOn(**rt, workload, o.attach, scale, o.seed,
-                fmt::format("{} sim {} {}us", workload, dxpu ? "dxpu" : "native", latency_us));
+    run = RunOn(
+        **rt, workload, o.attach, scale, o.seed,
+        fmt::format("{} sim {} {}", workload, dxpu ? "dxpu" : "native", FormatDuration(latency)));
   }
   return s;
 }
@@ -203,7 +206,8 @@ int Run(const DemoOptions& o) {
   if (o.simulate) {
     Step(5, steps, "the same workloads in the simulator with hardware-like fabric figures");
     for (DemoRow& row : report.rows) {
-      for (double us : o.sim_latency_us) row.simulated.push_back(Simulate(o, row.name, us, scale));
+      for (std::chrono::nanoseconds d : o.sim_latency)
+        row.simulated.push_back(Simulate(o, row.name, d, scale));
     }
   }
   dxpu_rt->reset();
@@ -257,9 +261,11 @@ Command AddDemoCommand(CLI::App& parent) {
   cmd->add_option("--attach", opts->attach, "GPUs the host borrows (1 or 2 are used)")
       ->check(CLI::Range(1, 2))
       ->capture_default_str();
-  cmd->add_option("--sim-latency", opts->sim_latency_us,
-                  "added one-way fabric latencies to simulate, in us")
-      ->capture_default_str();
+  // A bare number is still read in microseconds, the option's unit before durations.
+  AddDurationListOption(*cmd, "--sim-latency", &opts->sim_latency,
+                        "added one-way fabric latencies to simulate (comma-separated)",
+                        {std::chrono::nanoseconds(0), std::chrono::seconds(1)}, {},
+                        DurationUnit::kMicroseconds);
   cmd->add_flag("!--no-sim", opts->simulate, "skip the simulated runs");
   cmd->add_flag("--quick", opts->quick, "tiny workloads (a smoke test in seconds)");
   cmd->add_option("--out", opts->out, "directory for demo.json and demo.svg ('' to skip)")

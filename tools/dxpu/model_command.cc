@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "numbers.h"
 #include "perfmodel/kineto_trace.h"
 #include "perfmodel/model.h"
 #include "perfmodel/replay/replay.h"
@@ -30,9 +32,15 @@ using perfmodel::Prediction;
 struct ModelArgs {
   std::string trace;
   perfmodel::WorkloadSummary summary;
-  double native_us = 0;
-  double latency_us = 1;
-  std::vector<double> sweep_latency_us = {0, 0.5, 1, 2, 5, 10};
+  std::chrono::nanoseconds native{0};
+  std::chrono::nanoseconds latency = std::chrono::microseconds(1);
+  std::vector<std::chrono::nanoseconds> sweep_latency = {
+      std::chrono::nanoseconds(0),  std::chrono::nanoseconds(500), std::chrono::microseconds(1),
+      std::chrono::microseconds(2), std::chrono::microseconds(5),  std::chrono::microseconds(10)};
+  // ModelParams' latencies as options take them; copied into params before the run.
+  std::chrono::nanoseconds pcie_latency{static_cast<int64_t>(ModelParams{}.pcie_latency_ns)};
+  std::chrono::nanoseconds box_pcie_latency{
+      static_cast<int64_t>(ModelParams{}.box_pcie_latency_ns)};
   std::vector<double> sweep_bandwidth_gbps;  // default: --bandwidth-gbps alone
   ModelParams params;
   std::string svg, csv;
@@ -120,10 +128,10 @@ bool WriteFile(const std::string& path, const std::string& text) {
 std::optional<nlohmann::json> Replay(const perfmodel::Trace& trace, const ModelArgs& a) {
   nlohmann::json rows = nlohmann::json::array();
   Progress progress("replaying");
-  const size_t points = a.sweep_latency_us.size();
+  const size_t points = a.sweep_latency.size();
   for (size_t i = 0; i < points; ++i) {
     ModelParams p = a.params;
-    p.added_latency_ns = a.sweep_latency_us[i] * 1e3;
+    p.added_latency_ns = static_cast<double>(a.sweep_latency[i].count());
     perfmodel::ReplayResult<perfmodel::ReplayComparison> c = perfmodel::CompareWithSimulation(
         trace, p,
         [&](size_t done, size_t total) { progress.Update(i * total + done, points * total); });
@@ -132,7 +140,7 @@ std::optional<nlohmann::json> Replay(const perfmodel::Trace& trace, const ModelA
       return std::nullopt;
     }
     const perfmodel::ReplayComparison& r = c.value();
-    rows.push_back({{"added_latency_us", a.sweep_latency_us[i]},
+    rows.push_back({{"added_latency_us", Microseconds(a.sweep_latency[i])},
                     {"simulated_native_us", static_cast<double>(r.native.elapsed_ns) / 1e3},
                     {"simulated_dxpu_us", static_cast<double>(r.dxpu.elapsed_ns) / 1e3},
                     {"simulated_overhead_pct", r.simulated_overhead_pct},
@@ -171,7 +179,8 @@ void PrintReplay(const nlohmann::json& rows, const ModelParams& p,
   for (const nlohmann::json& r : rows) {
     const double us = r["added_latency_us"].get<double>();
     for (const perfmodel::SweepPoint& pt : sweep) {
-      if (pt.added_latency_ns == us * 1e3 && pt.fabric_bandwidth_gbps == p.fabric_bandwidth_gbps) {
+      if (std::abs(pt.added_latency_ns - us * 1e3) < 0.5 &&
+          pt.fabric_bandwidth_gbps == p.fabric_bandwidth_gbps) {
         differs += fmt::format("{}{:.2f}% at {:g} us", differs.empty() ? "" : ", ",
                                pt.prediction.overhead_pct, us);
         break;
@@ -185,7 +194,9 @@ void PrintReplay(const nlohmann::json& rows, const ModelParams& p,
 }
 
 int RunModel(ModelArgs& a) {
-  a.params.added_latency_ns = a.latency_us * 1e3;
+  a.params.added_latency_ns = static_cast<double>(a.latency.count());
+  a.params.pcie_latency_ns = static_cast<double>(a.pcie_latency.count());
+  a.params.box_pcie_latency_ns = static_cast<double>(a.box_pcie_latency.count());
   if (a.sweep_bandwidth_gbps.empty()) a.sweep_bandwidth_gbps = {a.params.fabric_bandwidth_gbps};
   if (const std::string bad = perfmodel::CheckParams(a.params); !bad.empty()) {
     std::cerr << "dxpu model: " << bad << '\n';
@@ -203,11 +214,12 @@ int RunModel(ModelArgs& a) {
     workload = fmt::format("{} ({} events read, {} skipped)", a.trace, trace->events_read,
                            trace->events_skipped);
   } else {
-    if (!(a.native_us > 0)) {
-      std::cerr << "dxpu model: give a trace file, or summary counts with --native-us\n";
+    if (a.native.count() <= 0) {
+      std::cerr << "dxpu model: give a trace file, or summary counts with --native (the "
+                   "workload's native time, e.g. --native 12ms)\n";
       return kExitUsage;
     }
-    a.summary.native_ns = a.native_us * 1e3;
+    a.summary.native_ns = static_cast<double>(a.native.count());
     workload = "summary counts (every cost on the critical path: an upper bound)";
   }
   const auto predict = [&](const ModelParams& p) {
@@ -215,7 +227,8 @@ int RunModel(ModelArgs& a) {
   };
   const Prediction prediction = predict(a.params);
   std::vector<double> latencies_ns;
-  for (const double us : a.sweep_latency_us) latencies_ns.push_back(us * 1e3);
+  for (const std::chrono::nanoseconds d : a.sweep_latency)
+    latencies_ns.push_back(static_cast<double>(d.count()));
   std::vector<perfmodel::SweepPoint> sweep;
   {
     Progress progress("sweeping");
@@ -279,9 +292,11 @@ void AddWorkloadOptions(CLI::App* cmd, ModelArgs& a) {
                   "(torch.profiler with ProfilerActivity.CUDA, export_chrome_trace)")
       ->check(CLI::ExistingFile);
   const char* group = "Summary counts (instead of a trace)";
-  cmd->add_option("--native-us", a.native_us, "the workload's native time, us")
+  AddBoundedDuration(*cmd, "--native", &a.native, "the workload's native time",
+                     {std::chrono::nanoseconds(1), std::chrono::hours(24)},
+                     {{"--native-us", DurationUnit::kMicroseconds}})
       ->group(group)
-      ->check(CLI::PositiveNumber);
+      ->default_str("");
   cmd->add_option("--syncs", a.summary.syncs, "synchronisations the host waits on")->group(group);
   cmd->add_option("--dry-launches", a.summary.dry_launches,
                   "launches that find the GPU's queue empty (their latency is exposed)")
@@ -295,10 +310,10 @@ void AddWorkloadOptions(CLI::App* cmd, ModelArgs& a) {
 void AddFabricOptions(CLI::App* cmd, ModelArgs& a) {
   const char* group = "Fabric";
   ModelParams& p = a.params;
-  cmd->add_option("--latency-us", a.latency_us, "added one-way latency of the fabric, us")
-      ->group(group)
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
+  AddBoundedDuration(*cmd, "--latency", &a.latency, "added one-way latency of the fabric",
+                     {std::chrono::nanoseconds(0), std::chrono::seconds(1)},
+                     {{"--latency-us", DurationUnit::kMicroseconds}})
+      ->group(group);
   cmd->add_option("--bandwidth-gbps", p.fabric_bandwidth_gbps, "fabric bandwidth, Gb/s")
       ->group(group)
       ->capture_default_str();
@@ -309,13 +324,15 @@ void AddFabricOptions(CLI::App* cmd, ModelArgs& a) {
   cmd->add_option("--tags", p.read_tags, "outstanding read tags of the GPU")
       ->group(group)
       ->capture_default_str();
-  cmd->add_option("--pcie-latency-ns", p.pcie_latency_ns, "native one-way PCIe latency, ns")
-      ->group(group)
-      ->capture_default_str();
-  cmd->add_option("--box-pcie-latency-ns", p.box_pcie_latency_ns,
-                  "one-way latency of the GPU box's own PCIe link (bridge to GPU), ns")
-      ->group(group)
-      ->capture_default_str();
+  AddBoundedDuration(*cmd, "--pcie-latency", &a.pcie_latency, "native one-way PCIe latency",
+                     {std::chrono::nanoseconds(0), std::chrono::seconds(1)},
+                     {{"--pcie-latency-ns", DurationUnit::kNanoseconds}})
+      ->group(group);
+  AddBoundedDuration(*cmd, "--box-pcie-latency", &a.box_pcie_latency,
+                     "one-way latency of the GPU box's own PCIe link (bridge to GPU)",
+                     {std::chrono::nanoseconds(0), std::chrono::seconds(1)},
+                     {{"--box-pcie-latency-ns", DurationUnit::kNanoseconds}})
+      ->group(group);
   cmd->add_option("--pcie-bandwidth-gbps", p.pcie_bandwidth_gbps, "native PCIe bandwidth, Gb/s")
       ->group(group)
       ->capture_default_str();
@@ -348,12 +365,11 @@ Command AddModelCommand(CLI::App& parent) {
   AddWorkloadOptions(cmd, *args);
   AddFabricOptions(cmd, *args);
   const char* group = "Sweep and output";
-  cmd->add_option("--sweep-latency-us", args->sweep_latency_us,
-                  "added one-way latencies to sweep, us (comma-separated)")
-      ->group(group)
-      ->delimiter(',')
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
+  AddDurationListOption(*cmd, "--sweep-latency", &args->sweep_latency,
+                        "added one-way latencies to sweep (comma-separated)",
+                        {std::chrono::nanoseconds(0), std::chrono::seconds(1)},
+                        {{"--sweep-latency-us", DurationUnit::kMicroseconds}})
+      ->group(group);
   cmd->add_option("--sweep-bandwidth-gbps", args->sweep_bandwidth_gbps,
                   "fabric bandwidths to sweep, Gb/s (comma-separated; default --bandwidth-gbps)")
       ->group(group)
@@ -363,7 +379,7 @@ Command AddModelCommand(CLI::App& parent) {
   cmd->add_option("--csv", args->csv, "write the sweep as CSV")->group(group);
   cmd->add_option("--timeline", args->timeline,
                   "write the trace natively and as the model re-times it through DxPU (at "
-                  "--latency-us), side by side, as a Chrome trace for chrome://tracing or "
+                  "--latency), side by side, as a Chrome trace for chrome://tracing or "
                   "Perfetto; each DxPU event's args say how much later it starts (later_us)")
       ->group(group);
   cmd->add_flag("--json", args->json, "print the prediction and the sweep as JSON")->group(group);
@@ -375,10 +391,10 @@ Command AddModelCommand(CLI::App& parent) {
       ->group(group);
   cmd->footer(
       "Examples:\n"
-      "  dxpu model tools/traces/resnet-train.json.gz --latency-us 2\n"
-      "  dxpu model tools/traces/data-loading.json.gz --latency-us 5 --timeline t.json\n"
+      "  dxpu model tools/traces/resnet-train.json.gz --latency 2us\n"
+      "  dxpu model tools/traces/data-loading.json.gz --latency 5us --timeline t.json\n"
       "  dxpu model trace.json --sweep-bandwidth-gbps 25,100,400 --svg overhead.svg --csv o.csv\n"
-      "  dxpu model --native-us 12000 --syncs 40 --dry-launches 35 --h2d-copies 20 "
+      "  dxpu model --native 12ms --syncs 40 --dry-launches 35 --h2d-copies 20 "
       "--h2d-bytes 83886080");
   return {cmd, [args] { return RunModel(*args); }};
 }

@@ -32,6 +32,7 @@
 
 #include "build_paths.h"
 #include "error_report.h"
+#include "numbers.h"
 #include "result.h"
 
 namespace dxpu::cli {
@@ -63,7 +64,7 @@ struct RegressArgs {
   std::string filter;
   std::string label = "rtl";
   unsigned jobs = DefaultJobs();
-  unsigned timeout_s = 600;
+  std::chrono::nanoseconds timeout = std::chrono::seconds(600);  // per run
   std::string out;
   bool json = false;
   bool verbose = false;
@@ -88,8 +89,8 @@ struct Exit {
   bool ok() const { return !timed_out && code == 0; }
 };
 
-std::string Describe(const Exit& e, unsigned timeout_s) {
-  if (e.timed_out) return "timed out after " + std::to_string(timeout_s) + " s";
+std::string Describe(const Exit& e, std::chrono::nanoseconds timeout) {
+  if (e.timed_out) return "timed out after " + FormatDuration(timeout);
   if (e.signal != 0) return "killed by signal " + std::to_string(e.signal);
   return "exit " + std::to_string(e.code);
 }
@@ -322,10 +323,10 @@ std::string ReplayCommand(const Run& r) {
   return cmd + CommandLine(r.test->command);
 }
 
-std::string Why(const Run& r, unsigned timeout_s) {
+std::string Why(const Run& r, std::chrono::nanoseconds timeout) {
   if (!r.spawn_error.empty()) return r.spawn_error;
   if (r.no_test_ran) return "no test ran (rebuild: the test list is stale)";
-  return Describe(r.exit, timeout_s);
+  return Describe(r.exit, timeout);
 }
 
 // After a run: keep its waveforms if it failed, drop them if it passed.
@@ -358,8 +359,8 @@ std::vector<std::string> FailureExcerpt(const fs::path& log) {
   return excerpt;
 }
 
-void PrintFailure(const Run& r, unsigned timeout_s) {
-  std::cout << "FAILED " << r.test->name << " seed " << r.seed << ": " << Why(r, timeout_s) << " ("
+void PrintFailure(const Run& r, std::chrono::nanoseconds timeout) {
+  std::cout << "FAILED " << r.test->name << " seed " << r.seed << ": " << Why(r, timeout) << " ("
             << std::fixed << std::setprecision(1) << r.seconds << " s)\n";
   std::cout << "  log:      " << r.log.string() << '\n';
   if (r.fsts.empty()) std::cout << "  waveform: none written\n";
@@ -407,7 +408,7 @@ std::vector<Run> RunAll(const std::vector<RtlTest>& tests, const RegressArgs& a,
   std::vector<Active> active;
   size_t next = 0;
   size_t finished = 0;
-  const auto timeout = std::chrono::seconds(a.timeout_s);
+  const std::chrono::nanoseconds timeout = a.timeout;
   auto finish = [&](Run& r, Clock::time_point start) {
     r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     Settle(r);
@@ -497,7 +498,7 @@ Result<Coverage> MergeCoverage(const Paths& p) {
   if (!merged.ok()) return merged.error();
   if (!merged.value().ok()) {
     return Error{"coverage-failed", "verilator_coverage --write failed (" +
-                                        Describe(merged.value(), 0) + "); see " + log.string()};
+                                        Describe(merged.value(), {}) + "); see " + log.string()};
   }
   const fs::path annotate_log = p.out / "coverage-annotate.log";
   Result<Exit> annotated = RunToEnd(
@@ -509,7 +510,7 @@ Result<Coverage> MergeCoverage(const Paths& p) {
   if (!annotated.ok()) return annotated.error();
   if (!annotated.value().ok()) {
     return Error{"coverage-failed", "verilator_coverage --annotate failed (" +
-                                        Describe(annotated.value(), 0) + "); see " +
+                                        Describe(annotated.value(), {}) + "); see " +
                                         annotate_log.string()};
   }
   ParseTotal(ReadFile(annotate_log), c);
@@ -552,7 +553,7 @@ Result<bool> Build(const RegressArgs& a, const Paths& p) {
   std::cerr << "dxpu rtl regress: the build failed; the last " << lines.size() - from
             << " lines of " << log.string() << ":\n";
   for (size_t i = from; i < lines.size(); ++i) std::cerr << "  " << lines[i] << '\n';
-  return Error{"build-failed", CommandLine(argv) + " failed (" + Describe(built.value(), 0) +
+  return Error{"build-failed", CommandLine(argv) + " failed (" + Describe(built.value(), {}) +
                                    "); log: " + log.string()};
 }
 
@@ -564,7 +565,7 @@ Result<std::vector<RtlTest>> ListTests(const RegressArgs& a, const Paths& p) {
   Result<Exit> listed = RunToEnd({argv, {}, {}, out.string(), err.string()});
   if (!listed.ok()) return listed.error();
   if (!listed.value().ok()) {
-    return Error{"list-failed", CommandLine(argv) + " failed (" + Describe(listed.value(), 0) +
+    return Error{"list-failed", CommandLine(argv) + " failed (" + Describe(listed.value(), {}) +
                                     "): " + ReadFile(err)};
   }
   std::optional<std::regex> filter;
@@ -578,14 +579,14 @@ Result<std::vector<RtlTest>> ListTests(const RegressArgs& a, const Paths& p) {
   return tests;
 }
 
-nlohmann::ordered_json RunJson(const Run& r, unsigned timeout_s) {
+nlohmann::ordered_json RunJson(const Run& r, std::chrono::nanoseconds timeout) {
   nlohmann::ordered_json j = {{"test", r.test->name},
                               {"seed", r.seed},
                               {"passed", r.passed()},
                               {"seconds", r.seconds},
                               {"log", r.log.string()}};
   if (!r.passed()) {
-    j["why"] = Why(r, timeout_s);
+    j["why"] = Why(r, timeout);
     j["timed_out"] = r.exit.timed_out;
     j["fst"] = r.fsts;
     j["replay"] = ReplayCommand(r);
@@ -645,10 +646,10 @@ int RunRegress(RegressArgs a) {
     (r.passed() ? passed : failed)++;
     // A line on stderr as each run ends, terminal or not (--json included: stdout stays JSON).
     std::cerr << '[' << n << '/' << of << "] " << (r.passed() ? "pass " : "FAIL ") << r.test->name
-              << " seed " << r.seed << (r.passed() ? "" : ": " + Why(r, a.timeout_s)) << " ("
+              << " seed " << r.seed << (r.passed() ? "" : ": " + Why(r, a.timeout)) << " ("
               << std::fixed << std::setprecision(1) << r.seconds << " s)" << std::endl;
     if (a.json) return;
-    if (!r.passed()) PrintFailure(r, a.timeout_s);
+    if (!r.passed()) PrintFailure(r, a.timeout);
     if (a.verbose && r.passed()) {
       std::cout << "ok " << r.test->name << " seed " << r.seed << " (" << std::fixed
                 << std::setprecision(1) << r.seconds << " s)\n";
@@ -669,7 +670,7 @@ int RunRegress(RegressArgs a) {
                                    {"passed", passed},
                                    {"failed", failed},
                                    {"summary", summary}};
-  for (const Run& r : runs) report["runs"].push_back(RunJson(r, a.timeout_s));
+  for (const Run& r : runs) report["runs"].push_back(RunJson(r, a.timeout));
   const std::string text =
       report.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   std::ofstream(p.out / "report.json") << text << '\n';
@@ -723,9 +724,9 @@ Command AddRtlCommand(CLI::App& parent) {
   regress->add_option("--jobs,-j", args->jobs, "test processes at a time")
       ->check(CLI::Range(1u, 1024u))
       ->capture_default_str();
-  regress->add_option("--timeout", args->timeout_s, "seconds a run may take; longer is a failure")
-      ->check(CLI::Range(1u, 86'400u))
-      ->capture_default_str();
+  AddBoundedDuration(*regress, "--timeout", &args->timeout,
+                     "how long a run may take; longer is a failure (a bare number: seconds)",
+                     {std::chrono::seconds(1), std::chrono::hours(24)}, {}, DurationUnit::kSeconds);
   regress->add_option("--out", args->out,
                       "where logs, waveforms, coverage and report.json go (default: "
                       "BUILD/rtl-regress); what an earlier run left there is removed first");

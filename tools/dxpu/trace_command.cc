@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "numbers.h"
 #include "perfmodel/replay/workload_traces.h"
 
 namespace dxpu::cli {
@@ -20,7 +21,7 @@ namespace {
 struct RecordArgs {
   perfmodel::RecordOptions options;
   std::string out;
-  double latency_us = 1;
+  std::chrono::nanoseconds latency = std::chrono::microseconds(1);
   bool json = false;
 };
 
@@ -40,7 +41,7 @@ bool WriteTraceFile(const std::string& path, const std::string& text) {
 
 int RunRecord(const RecordArgs& a) {
   perfmodel::RecordOptions options = a.options;
-  options.added_latency_ns = static_cast<uint64_t>(std::llround(a.latency_us * 1e3));
+  options.added_latency_ns = static_cast<uint64_t>(a.latency.count());
   perfmodel::ReplayResult<std::unique_ptr<perfmodel::TraceRecorder>> r =
       perfmodel::RecordWorkload(options);
   if (!r.ok()) {
@@ -103,11 +104,10 @@ Command AddTraceCommand(CLI::App& parent) {
       ->capture_default_str();
   record->add_flag("--through-dxpu", args->options.through_dxpu,
                    "run through DxPU in the simulator instead of natively");
-  record
-      ->add_option("--latency-us", args->latency_us,
-                   "with --through-dxpu: the fabric's added one-way latency, us")
-      ->check(CLI::Range(0.0, 1e6))
-      ->capture_default_str();
+  AddBoundedDuration(*record, "--latency", &args->latency,
+                     "with --through-dxpu: the fabric's added one-way latency",
+                     {std::chrono::nanoseconds(0), std::chrono::seconds(1)},
+                     {{"--latency-us", DurationUnit::kMicroseconds}});
   record->add_flag("--json", args->json, "print what was recorded as JSON");
   CLI::App* list = trace->add_subcommand("list", "The workloads `record` knows");
   record->footer(
