@@ -104,12 +104,15 @@ class Scene {
     return out;
   }
 
-  // The audit after a step: "" when every invariant holds.
+  // The audit after a step: "" when every invariant holds and every part answered.
   std::string Audit() const {
     manager::PoolResult<manager::PoolAudit> a = manager::AuditPool(url_);
     if (!a.ok()) return a.error().message;
     std::string out;
     for (const std::string& p : a.value().problems) out += (out.empty() ? "" : "; ") + p;
+    for (const std::string& u : a.value().unreachable) {
+      out += (out.empty() ? "unreachable: " : "; unreachable: ") + u;
+    }
     return out;
   }
 
