@@ -68,7 +68,7 @@ PoolError WriteError(const std::string& path, const std::string& value, int err)
   } else if (power && value == "1" && err == ENODEV) {
     m = {ErrorKind::kConflict, "not-assigned",
          "no device answers there: has the bridge assigned it to this host's node "
-         "(dxpu bridge assign --node, --host-bdf)?"};
+         "(dxpu bridge assign --node-id, --host-bdf)?"};
   } else if (power && value == "1" && (err == ETIMEDOUT || err == ENOLINK)) {
     m = {ErrorKind::kUnavailable, "no-session",
          "no DxFP session with the bridge: is it up, on the network of dxpu.ko's ifname=?"};
