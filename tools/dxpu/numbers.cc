@@ -94,18 +94,18 @@ namespace {
 // message says why. CLI11 prefixes the message with the option's name, except for a hidden
 // option (a legacy spelling), whose message therefore names it itself.
 CLI::Validator InRange(DurationRange range, std::optional<DurationUnit> bare_unit,
-                       std::string legacy_name = {}) {
-  return CLI::Validator(
-      [range, bare_unit, legacy_name](std::string& text) -> std::string {
-        auto d = ParseDuration(text, bare_unit);
-        if (!d.ok() || (d.value() >= range.min && d.value() <= range.max)) return {};
-        const std::string what = legacy_name.empty() ? FormatDuration(d.value())
-                                                     : fmt::format("{} {} ({})", legacy_name, text,
-                                                                   FormatDuration(d.value()));
-        return fmt::format("{} is outside {}..{}", what, FormatDuration(range.min),
-                           FormatDuration(range.max));
-      },
-      "");
+                       const std::string& legacy_name = {}) {
+  return {[range, bare_unit, legacy_name](std::string& text) -> std::string {
+            auto d = ParseDuration(text, bare_unit);
+            if (!d.ok() || (d.value() >= range.min && d.value() <= range.max)) return {};
+            const std::string what =
+                legacy_name.empty()
+                    ? FormatDuration(d.value())
+                    : fmt::format("{} {} ({})", legacy_name, text, FormatDuration(d.value()));
+            return fmt::format("{} is outside {}..{}", what, FormatDuration(range.min),
+                               FormatDuration(range.max));
+          },
+          ""};
 }
 
 void CheckLegacy(CLI::App& app, std::initializer_list<LegacyDurationName> legacy,

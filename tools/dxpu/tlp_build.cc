@@ -240,15 +240,10 @@ constexpr const char* kCfgKinds = "configuration requests (cfgrd0, cfgwr0, cfgrd
 constexpr const char* kCplKinds = "completions (cpl, cpld)";
 constexpr const char* kMsgKinds = "messages (msg, msgd)";
 
-}  // namespace
-
-std::string ExplainFieldRange(const TlpSpec& spec, const dxpu_tlp& t) {
+// Fields outside their range, and Length, payload and digest against the kind.
+std::string ExplainRangesAndLength(const TlpSpec& spec, const dxpu_tlp& t) {
   const uint8_t k = t.kind;
-  const bool mem = dxpu_tlp_kind_is_mem(k), cfg = dxpu_tlp_kind_is_cfg(k);
-  const bool cpl = dxpu_tlp_kind_is_cpl(k), msg = dxpu_tlp_kind_is_msg(k);
-  const bool th = (t.flags & DXPU_TLP_F_TH) != 0;
-  const std::string kind = spec.kind;
-  // Fields outside their range.
+  const std::string& kind = spec.kind;
   if (t.tc > 7) return Given("--tc", spec.tc) + ": Traffic Class is 3 bits, 0..7";
   if (t.attr > 7)
     return Given("--attr", spec.attr) +
@@ -282,7 +277,16 @@ std::string ExplainFieldRange(const TlpSpec& spec, const dxpu_tlp& t) {
   }
   if (!(t.flags & DXPU_TLP_F_TD) && t.digest)
     return Given("--digest", spec.digest) + ": a digest is carried only with --td";
-  // Memory-only fields.
+  return {};
+}
+
+// Memory requests' fields (address, AT, TLP Processing Hints), LN, and byte enables where a
+// kind has none.
+std::string ExplainMemoryFields(const TlpSpec& spec, const dxpu_tlp& t) {
+  const uint8_t k = t.kind;
+  const bool mem = dxpu_tlp_kind_is_mem(k);
+  const bool cpl = dxpu_tlp_kind_is_cpl(k), msg = dxpu_tlp_kind_is_msg(k);
+  const bool th = (t.flags & DXPU_TLP_F_TH) != 0;
   if (!mem) {
     if (t.addr)
       return fmt::format("{}: only {} have an address", Given("--addr", spec.addr), kMemKinds);
@@ -323,6 +327,14 @@ std::string ExplainFieldRange(const TlpSpec& spec, const dxpu_tlp& t) {
         t.first_be ? Given("--first-be", spec.first_be) : Given("--last-be", spec.last_be),
         kCplKinds, kMsgKinds);
   }
+  return {};
+}
+
+// Configuration, completion and message fields.
+std::string ExplainOtherFields(const TlpSpec& spec, const dxpu_tlp& t) {
+  const uint8_t k = t.kind;
+  const bool cfg = dxpu_tlp_kind_is_cfg(k);
+  const bool cpl = dxpu_tlp_kind_is_cpl(k), msg = dxpu_tlp_kind_is_msg(k);
   // Configuration.
   if (!cfg && t.cfg_target)
     return fmt::format("{}: only {} have a target", Given("--target", spec.target), kCfgKinds);
@@ -375,6 +387,15 @@ std::string ExplainFieldRange(const TlpSpec& spec, const dxpu_tlp& t) {
                          kMsgKinds);
   }
   return {};
+}
+
+}  // namespace
+
+std::string ExplainFieldRange(const TlpSpec& spec, const dxpu_tlp& tlp) {
+  std::string why = ExplainRangesAndLength(spec, tlp);
+  if (why.empty()) why = ExplainMemoryFields(spec, tlp);
+  if (why.empty()) why = ExplainOtherFields(spec, tlp);
+  return why;
 }
 
 }  // namespace dxpu::cli
