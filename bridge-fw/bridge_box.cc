@@ -803,7 +803,7 @@ ManageResult BridgeBox::GrantDma(DeviceIndex d, const DmaWindow& w) {
     if (w.device_base < g.device_base + g.size && g.device_base < w.device_base + w.size)
       return ManageResult::kOverlap;
   }
-  if (dev.grants.size() >= 16) return ManageResult::kTableFull;
+  if (dev.grants.size() >= kMaxDmaWindows) return ManageResult::kTableFull;
   if (LiveSlot(dev.owner_node) && !datapath_->AddDmaWindow(d, w)) return ManageResult::kTableFull;
   dev.grants.push_back(w);
   return ManageResult::kOk;
@@ -813,6 +813,13 @@ ManageResult BridgeBox::RevokeDma(DeviceIndex d) {
   if (d >= devices_.size()) return ManageResult::kNoSuchDevice;
   devices_[d].grants.clear();
   datapath_->ClearDmaWindows(d);
+  return ManageResult::kOk;
+}
+
+ManageResult BridgeBox::DmaWindows(DeviceIndex d, std::vector<DmaWindow>* out) const {
+  out->clear();
+  if (d >= devices_.size()) return ManageResult::kNoSuchDevice;
+  *out = devices_[d].grants;
   return ManageResult::kOk;
 }
 

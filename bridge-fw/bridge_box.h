@@ -157,6 +157,8 @@ class BridgeBox {
  public:
   // The Read Completion Boundary the box keeps when it splits a host's completion.
   static constexpr uint32_t kBoxRcb = 64;
+  // The most DMA windows a device has (docs/protocol.md section 15.6).
+  static constexpr size_t kMaxDmaWindows = 16;
   using Transmit = std::function<void(const Peer& to, link::FramePieces frame)>;
 
   // Null, with *error set, for an invalid configuration.
@@ -190,6 +192,9 @@ class BridgeBox {
   // Lets device d DMA into its owner's memory through `window` (in force on return).
   ManageResult GrantDma(DeviceIndex d, const DmaWindow& window);
   ManageResult RevokeDma(DeviceIndex d);
+  // Device d's DMA windows, in the order they were granted: those of its current assignment
+  // (in force while the owner's session is up; none when free). kNoSuchDevice otherwise.
+  ManageResult DmaWindows(DeviceIndex d, std::vector<DmaWindow>* out) const;
   // Closes every session (CLOSE shutdown goes out on the next Run).
   void Shutdown(uint64_t now);
   // Fault injection: a stalled device's output is not collected (a hung GPU); its hosts'

@@ -82,6 +82,36 @@ std::vector<uint8_t> Inventory(const BridgeBox& box, const dxpu_mgmt_msg& reques
   return out;
 }
 
+static_assert(BridgeBox::kMaxDmaWindows == DXPU_MGMT_DMA_LIST_MAX_WINDOWS,
+              "a DMA_LIST answer holds every window a device may have");
+
+// The device's DMA windows, as DMA_GRANT gave them. A free device has none: OK, empty.
+std::vector<uint8_t> DmaList(const BridgeBox& box, const dxpu_mgmt_msg& request,
+                             ManagementCounters* counters) {
+  const uint16_t device = request.body.dma_list_request.device;
+  std::vector<DmaWindow> grants;
+  if (const ManageResult r = box.DmaWindows(device, &grants); r != ManageResult::kOk) {
+    counters->refused++;
+    return Reply(request, ToMgmtStatus(r));
+  }
+  std::vector<dxpu_mgmt_dma_window> windows;
+  windows.reserve(grants.size());
+  for (const DmaWindow& g : grants) windows.push_back({g.device_base, g.host_base, g.size});
+  std::vector<uint8_t> out(DXPU_MGMT_HDR_SIZE + DXPU_MGMT_DMA_LIST_FIXED_SIZE +
+                           windows.size() * DXPU_MGMT_DMA_WINDOW_SIZE);
+  size_t len = 0;
+  if (const dxpu_mgmt_err err = dxpu_mgmt_encode_dma_list(
+          request.request_id, device, windows.data(), windows.size(), out.data(), out.size(), &len);
+      err != DXPU_MGMT_ERR_OK) {
+    spdlog::error("management: cannot list the {} DMA windows of device {} ({})", windows.size(),
+                  device, dxpu_mgmt_err_name(err));
+    counters->refused++;
+    return Reply(request, DXPU_MGMT_INTERNAL);
+  }
+  out.resize(len);
+  return out;
+}
+
 bool IsFirmwareRequest(uint8_t type) {
   return type >= DXPU_MGMT_FW_BEGIN && type <= DXPU_MGMT_FW_REBOOT;
 }
@@ -179,6 +209,8 @@ std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> r
       return StatusReport(box, m.request_id);
     case DXPU_MGMT_INVENTORY:
       return Inventory(box, m, counters);
+    case DXPU_MGMT_DMA_LIST:
+      return DmaList(box, m, counters);
     default:
       r = ManageResult::kBadArgument;
       break;

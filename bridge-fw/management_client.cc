@@ -235,6 +235,13 @@ ManagementReply ManagementClient::Inventory() const {
   return Exchange(BodilessRequest(DXPU_MGMT_INVENTORY));
 }
 
+ManagementReply ManagementClient::DmaList(uint16_t device) const {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_DMA_LIST;
+  req.body.dma_list_request.device = device;
+  return Exchange(req);
+}
+
 ManagementReply ManagementClient::FwBegin(std::span<const uint8_t> header,
                                           bool allow_downgrade) const {
   if (header.size() != DXPU_MGMT_FW_IMAGE_HEADER_SIZE)
@@ -311,6 +318,20 @@ std::optional<BridgeInventory> DecodeInventory(const ManagementReply& reply, std
                                          e.memory_bytes, std::string(e.profile)});
   }
   return inv;
+}
+
+std::optional<DeviceDmaWindows> DecodeDmaList(const ManagementReply& reply, std::string* why) {
+  const std::optional<dxpu_mgmt_msg> m =
+      DecodeOkAnswer(reply, {DXPU_MGMT_DMA_LIST}, "a DMA window list", why);
+  if (!m) return std::nullopt;
+  DeviceDmaWindows list;
+  list.device = m->body.dma_list.device;
+  for (size_t i = 0; i < m->body.dma_list.window_count; ++i) {
+    dxpu_mgmt_dma_window w{};
+    if (!dxpu_mgmt_dma_list_window(&m->body.dma_list, i, &w)) break;
+    list.windows.push_back(DmaWindowEntry{w.device_base, w.host_base, w.size});
+  }
+  return list;
 }
 
 std::optional<dxpu_mgmt_fw_report> DecodeFwReport(const ManagementReply& reply, std::string* why) {

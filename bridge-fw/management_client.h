@@ -54,6 +54,25 @@ struct BridgeInventory {
 std::optional<BridgeInventory> DecodeInventory(const ManagementReply& reply,
                                                std::string* why = nullptr);
 
+// One DMA window of a device, as DMA_GRANT gave it.
+struct DmaWindowEntry {
+  uint64_t device_base = 0;
+  uint64_t host_base = 0;
+  uint64_t size = 0;
+};
+
+// A device's DMA windows, from an answer to DMA_LIST.
+struct DeviceDmaWindows {
+  uint16_t device = 0;
+  std::vector<DmaWindowEntry> windows;  // at most DXPU_MGMT_DMA_LIST_MAX_WINDOWS
+};
+
+// The windows an OK answer to DMA_LIST carries, decoded again from reply.bytes; nullopt, with
+// *why set when given, when the reply has none: no answer, a refusal (`unknown-type` from a
+// bridge older than DMA_LIST), or a response to another type.
+std::optional<DeviceDmaWindows> DecodeDmaList(const ManagementReply& reply,
+                                              std::string* why = nullptr);
+
 // The firmware report an OK answer to FW_BEGIN, FW_CHUNK, FW_STATUS or FW_COMMIT carries,
 // decoded again from reply.bytes; nullopt, with *why set when given, when the reply has none:
 // no answer, a refusal, or a response to another type (an OK FW_REBOOT has no report).
@@ -79,6 +98,8 @@ class ManagementClient {
   ManagementReply Status() const;
   // The bridge's node ID and devices with their profiles (DecodeInventory reads it).
   ManagementReply Inventory() const;
+  // The device's DMA windows (DecodeDmaList reads them).
+  ManagementReply DmaList(uint16_t device) const;
 
   // Firmware update (docs/firmware.md). FW_BEGIN with the image's first 256 bytes; the OK
   // answer's report says where to send from (next_offset: 0, or where a transfer of the same

@@ -48,9 +48,11 @@ enum dxpu_mgmt_type {
 	DXPU_MGMT_FW_STATUS = 9,
 	DXPU_MGMT_FW_COMMIT = 10,
 	DXPU_MGMT_FW_REBOOT = 11,
+	/* A device's DMA windows (its DMA_GRANTs in force). */
+	DXPU_MGMT_DMA_LIST = 12,
 };
 
-#define DXPU_MGMT_TYPE_MAX DXPU_MGMT_FW_REBOOT
+#define DXPU_MGMT_TYPE_MAX DXPU_MGMT_DMA_LIST
 
 /* The Status field of a response (0 in a request). Numbers and names are stable. */
 enum dxpu_mgmt_status {
@@ -81,8 +83,9 @@ enum dxpu_mgmt_status {
 };
 
 /* Request bodies */
-#define DXPU_MGMT_ASSIGN_SIZE 16u    /* device u16, host BDF u16, rsvd u32, host node ID u64 */
-#define DXPU_MGMT_DEVICE_REF_SIZE 8u /* device u16, rsvd u16, rsvd u32 (RELEASE, DMA_REVOKE_ALL) */
+#define DXPU_MGMT_ASSIGN_SIZE 16u /* device u16, host BDF u16, rsvd u32, host node ID u64 */
+/* device u16, rsvd u16, rsvd u32 (RELEASE, DMA_REVOKE_ALL, DMA_LIST) */
+#define DXPU_MGMT_DEVICE_REF_SIZE 8u
 #define DXPU_MGMT_DMA_GRANT_SIZE 32u /* as DEVICE_REF, then device base, host base, size (u64) */
 #define DXPU_MGMT_STATUS_REQ_SIZE 0u
 #define DXPU_MGMT_INVENTORY_REQ_SIZE 0u
@@ -131,6 +134,13 @@ enum dxpu_mgmt_status {
 #define DXPU_MGMT_INVENTORY_MAX_DEVICES                                                            \
 	((DXPU_MGMT_MAX_MSG - DXPU_MGMT_HDR_SIZE - DXPU_MGMT_INVENTORY_FIXED_SIZE) /               \
 	 DXPU_MGMT_INVENTORY_ENTRY_SIZE)
+
+/* DMA_LIST response body: device u16, window count u16, rsvd u32, then the windows. */
+#define DXPU_MGMT_DMA_LIST_FIXED_SIZE 8u
+/* One window, as DMA_GRANT gives it: device base u64, host base u64, size u64. */
+#define DXPU_MGMT_DMA_WINDOW_SIZE 24u
+/* The most windows a device has, so the most one DMA_LIST response holds (8 + 16 * 24 = 392). */
+#define DXPU_MGMT_DMA_LIST_MAX_WINDOWS 16u
 
 /* A device's state in a STATUS entry. */
 enum dxpu_mgmt_device_state {

@@ -30,6 +30,7 @@ static size_t request_body_size(uint8_t type)
 		return DXPU_MGMT_ASSIGN_SIZE;
 	case DXPU_MGMT_RELEASE:
 	case DXPU_MGMT_DMA_REVOKE_ALL:
+	case DXPU_MGMT_DMA_LIST:
 		return DXPU_MGMT_DEVICE_REF_SIZE;
 	case DXPU_MGMT_DMA_GRANT:
 		return DXPU_MGMT_DMA_GRANT_SIZE;
@@ -53,6 +54,12 @@ static bool has_inventory(const struct dxpu_mgmt_msg *m)
 {
 	return dxpu_mgmt_is_response(m) && m->status == DXPU_MGMT_OK &&
 	       m->type == DXPU_MGMT_INVENTORY;
+}
+
+static bool has_dma_list(const struct dxpu_mgmt_msg *m)
+{
+	return dxpu_mgmt_is_response(m) && m->status == DXPU_MGMT_OK &&
+	       m->type == DXPU_MGMT_DMA_LIST;
 }
 
 /* An OK response to FW_BEGIN, FW_CHUNK, FW_STATUS or FW_COMMIT carries a firmware report. */
@@ -220,6 +227,63 @@ static enum dxpu_mgmt_err decode_inventory(const uint8_t *b, size_t blen, struct
 	return check_inventory_entries(r->entries, r->device_count);
 }
 
+/* ---- DMA_LIST ---- */
+
+/* Whether [base, base + size) stays below 2^64 (size > 0). */
+static bool range_fits(uint64_t base, uint64_t size)
+{
+	return size - 1 <= ~(uint64_t)0 - base;
+}
+
+static void dma_window_read(const uint8_t *p, struct dxpu_mgmt_dma_window *w)
+{
+	w->device_base = get_be64(&p[0]);
+	w->host_base = get_be64(&p[8]);
+	w->size = get_be64(&p[16]);
+}
+
+/* A window a bridge can have: a size, neither range wrapping (as DMA_GRANT's arguments). */
+static enum dxpu_mgmt_err check_dma_window(const struct dxpu_mgmt_dma_window *w)
+{
+	if (!w->size || !range_fits(w->device_base, w->size) || !range_fits(w->host_base, w->size))
+		return DXPU_MGMT_ERR_BAD_ENTRY;
+	return DXPU_MGMT_ERR_OK;
+}
+
+static enum dxpu_mgmt_err check_dma_windows(const uint8_t *p, size_t n)
+{
+	struct dxpu_mgmt_dma_window w;
+	enum dxpu_mgmt_err err;
+	size_t i;
+
+	for (i = 0; i < n; i++, p += DXPU_MGMT_DMA_WINDOW_SIZE) {
+		dma_window_read(p, &w);
+		err = check_dma_window(&w);
+		if (err)
+			return err;
+	}
+	return DXPU_MGMT_ERR_OK;
+}
+
+static enum dxpu_mgmt_err decode_dma_list(const uint8_t *b, size_t blen, struct dxpu_mgmt_msg *m)
+{
+	struct dxpu_mgmt_dma_list *l = &m->body.dma_list;
+
+	if (blen < DXPU_MGMT_DMA_LIST_FIXED_SIZE)
+		return DXPU_MGMT_ERR_BODY_SIZE;
+	l->device = dxpu_get_be16(&b[0]);
+	l->window_count = dxpu_get_be16(&b[2]);
+	l->windows = &b[DXPU_MGMT_DMA_LIST_FIXED_SIZE];
+	if (l->window_count > DXPU_MGMT_DMA_LIST_MAX_WINDOWS)
+		return DXPU_MGMT_ERR_TOO_LARGE;
+	if (blen !=
+	    DXPU_MGMT_DMA_LIST_FIXED_SIZE + (size_t)l->window_count * DXPU_MGMT_DMA_WINDOW_SIZE)
+		return DXPU_MGMT_ERR_BODY_SIZE;
+	if (!dxpu_all_zero(&b[4], 4))
+		return DXPU_MGMT_ERR_RESERVED;
+	return check_dma_windows(l->windows, l->window_count);
+}
+
 /* ---- firmware ---- */
 
 static bool fw_slot_ok(uint8_t slot, bool none_ok)
@@ -314,7 +378,8 @@ static enum dxpu_mgmt_err decode_request(const uint8_t *b, size_t blen, struct d
 		break;
 	case DXPU_MGMT_RELEASE:
 	case DXPU_MGMT_DMA_REVOKE_ALL:
-		/* release and dma_revoke_all are the same struct */
+	case DXPU_MGMT_DMA_LIST:
+		/* release, dma_revoke_all and dma_list_request are the same struct */
 		if (!dxpu_all_zero(&b[2], 6))
 			return DXPU_MGMT_ERR_RESERVED;
 		m->body.release.device = dxpu_get_be16(&b[0]);
@@ -371,6 +436,8 @@ enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_
 		return decode_report(body, blen, m);
 	if (has_inventory(m))
 		return decode_inventory(body, blen, m);
+	if (has_dma_list(m))
+		return decode_dma_list(body, blen, m);
 	if (has_fw_report(m)) {
 		if (blen != DXPU_MGMT_FW_REPORT_SIZE)
 			return DXPU_MGMT_ERR_BODY_SIZE;
@@ -404,6 +471,7 @@ static void put_request_body(uint8_t *b, const struct dxpu_mgmt_msg *m)
 		break;
 	case DXPU_MGMT_RELEASE:
 	case DXPU_MGMT_DMA_REVOKE_ALL:
+	case DXPU_MGMT_DMA_LIST:
 		dxpu_put_be16(&b[0], m->body.release.device);
 		break;
 	case DXPU_MGMT_DMA_GRANT:
@@ -470,6 +538,11 @@ static enum dxpu_mgmt_err encoded_body_size(const struct dxpu_mgmt_msg *m, size_
 			return DXPU_MGMT_ERR_TOO_LARGE;
 		*body_len = DXPU_MGMT_INVENTORY_FIXED_SIZE +
 			    (size_t)inv->device_count * DXPU_MGMT_INVENTORY_ENTRY_SIZE;
+	} else if (has_dma_list(m)) {
+		if (m->body.dma_list.window_count > DXPU_MGMT_DMA_LIST_MAX_WINDOWS)
+			return DXPU_MGMT_ERR_TOO_LARGE;
+		*body_len = DXPU_MGMT_DMA_LIST_FIXED_SIZE +
+			    (size_t)m->body.dma_list.window_count * DXPU_MGMT_DMA_WINDOW_SIZE;
 	} else if (has_fw_report(m)) {
 		err = check_fw_report(&m->body.fw_report);
 		if (err)
@@ -507,6 +580,13 @@ enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf,
 		if (err)
 			return err;
 	}
+	if (has_dma_list(m) && m->body.dma_list.window_count) {
+		if (!m->body.dma_list.windows)
+			return DXPU_MGMT_ERR_BAD_ENTRY;
+		err = check_dma_windows(m->body.dma_list.windows, m->body.dma_list.window_count);
+		if (err)
+			return err;
+	}
 	if (cap < DXPU_MGMT_HDR_SIZE + body_len)
 		return DXPU_MGMT_ERR_NO_SPACE;
 	put_header(buf, m, body_len);
@@ -524,6 +604,13 @@ enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf,
 		dxpu_put_be16(&b[8], inv->device_count);
 		if (entries_len)
 			memmove(&b[DXPU_MGMT_INVENTORY_FIXED_SIZE], inv->entries, entries_len);
+	} else if (has_dma_list(m)) {
+		entries_len = body_len - DXPU_MGMT_DMA_LIST_FIXED_SIZE;
+		dxpu_put_be16(&b[0], m->body.dma_list.device);
+		dxpu_put_be16(&b[2], m->body.dma_list.window_count);
+		if (entries_len)
+			memmove(&b[DXPU_MGMT_DMA_LIST_FIXED_SIZE], m->body.dma_list.windows,
+				entries_len);
 	} else if (has_fw_report(m)) {
 		dxpu_mgmt_fw_report_write(b, &m->body.fw_report);
 	} else if (!dxpu_mgmt_is_response(m)) {
@@ -647,10 +734,56 @@ enum dxpu_mgmt_err dxpu_mgmt_encode_inventory(uint32_t request_id, uint64_t node
 	return DXPU_MGMT_ERR_OK;
 }
 
-/* Whether [base, base + size) stays below 2^64 (size > 0). */
-static bool range_fits(uint64_t base, uint64_t size)
+void dxpu_mgmt_dma_window_write(uint8_t *out, const struct dxpu_mgmt_dma_window *w)
 {
-	return size - 1 <= ~(uint64_t)0 - base;
+	put_be64(&out[0], w->device_base);
+	put_be64(&out[8], w->host_base);
+	put_be64(&out[16], w->size);
+}
+
+bool dxpu_mgmt_dma_list_window(const struct dxpu_mgmt_dma_list *l, size_t i,
+			       struct dxpu_mgmt_dma_window *w)
+{
+	if (i >= l->window_count)
+		return false;
+	dma_window_read(&l->windows[i * DXPU_MGMT_DMA_WINDOW_SIZE], w);
+	return true;
+}
+
+enum dxpu_mgmt_err dxpu_mgmt_encode_dma_list(uint32_t request_id, uint16_t device,
+					     const struct dxpu_mgmt_dma_window *windows, size_t n,
+					     uint8_t *buf, size_t cap, size_t *len)
+{
+	size_t i, total;
+	enum dxpu_mgmt_err err;
+	uint8_t *b;
+
+	*len = 0;
+	if (n > DXPU_MGMT_DMA_LIST_MAX_WINDOWS)
+		return DXPU_MGMT_ERR_TOO_LARGE;
+	for (i = 0; i < n; i++) {
+		err = check_dma_window(&windows[i]);
+		if (err)
+			return err;
+	}
+	total = DXPU_MGMT_HDR_SIZE + DXPU_MGMT_DMA_LIST_FIXED_SIZE + n * DXPU_MGMT_DMA_WINDOW_SIZE;
+	if (cap < total)
+		return DXPU_MGMT_ERR_NO_SPACE;
+	memset(buf, 0, DXPU_MGMT_HDR_SIZE + DXPU_MGMT_DMA_LIST_FIXED_SIZE);
+	dxpu_put_be32(&buf[DXPU_MGMT_OFF_MAGIC], DXPU_MGMT_MAGIC);
+	buf[DXPU_MGMT_OFF_VERSION] = DXPU_MGMT_VERSION;
+	buf[DXPU_MGMT_OFF_TYPE] = DXPU_MGMT_DMA_LIST;
+	dxpu_put_be16(&buf[DXPU_MGMT_OFF_FLAGS], DXPU_MGMT_F_RESPONSE);
+	dxpu_put_be32(&buf[DXPU_MGMT_OFF_REQUEST_ID], request_id);
+	dxpu_put_be16(&buf[DXPU_MGMT_OFF_BODY_LENGTH], (uint16_t)(total - DXPU_MGMT_HDR_SIZE));
+	b = &buf[DXPU_MGMT_HDR_SIZE];
+	dxpu_put_be16(&b[0], device);
+	dxpu_put_be16(&b[2], (uint16_t)n);
+	b += DXPU_MGMT_DMA_LIST_FIXED_SIZE;
+	for (i = 0; i < n; i++, b += DXPU_MGMT_DMA_WINDOW_SIZE)
+		dxpu_mgmt_dma_window_write(b, &windows[i]);
+	*len = total;
+	return DXPU_MGMT_ERR_OK;
 }
 
 enum dxpu_mgmt_status dxpu_mgmt_check_args(const struct dxpu_mgmt_msg *request)
@@ -715,6 +848,7 @@ const char *dxpu_mgmt_type_name(uint8_t type)
 		[DXPU_MGMT_FW_STATUS] = "fw-status",
 		[DXPU_MGMT_FW_COMMIT] = "fw-commit",
 		[DXPU_MGMT_FW_REBOOT] = "fw-reboot",
+		[DXPU_MGMT_DMA_LIST] = "dma-list",
 	};
 
 	return type <= DXPU_MGMT_TYPE_MAX ? names[type] : "unknown";

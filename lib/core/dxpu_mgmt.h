@@ -4,7 +4,8 @@
  * (include/dxpu/mgmt.h, docs/protocol.md section 15). Sans-IO, no
  * allocation: the decoder reads the caller's buffer (the entries of a STATUS
  * or INVENTORY response stay there and are read with dxpu_mgmt_status_entry()
- * or dxpu_mgmt_inventory_entry()), the encoder fills the caller's buffer.
+ * or dxpu_mgmt_inventory_entry(), the windows of a DMA_LIST response with
+ * dxpu_mgmt_dma_list_window()), the encoder fills the caller's buffer.
  *
  * dxpu_mgmt_decode() checks a datagram completely (magic, version, type,
  * flags, status, length, body size and every reserved field) before it
@@ -54,6 +55,25 @@ struct dxpu_mgmt_dma_grant {
 	uint64_t device_base;
 	uint64_t host_base;
 	uint64_t size;
+};
+
+/* One DMA window of a DMA_LIST response: the fields of the DMA_GRANT that made it. */
+struct dxpu_mgmt_dma_window {
+	uint64_t device_base;
+	uint64_t host_base;
+	uint64_t size; /* > 0; neither range wraps past 2^64 */
+};
+
+/*
+ * DMA_LIST response (status OK): the device's windows, window_count of them
+ * (at most DXPU_MGMT_DMA_LIST_MAX_WINDOWS), in wire format
+ * (DXPU_MGMT_DMA_WINDOW_SIZE bytes each) at windows, as the entries of a
+ * STATUS report. Read them with dxpu_mgmt_dma_list_window().
+ */
+struct dxpu_mgmt_dma_list {
+	uint16_t device;
+	uint16_t window_count;
+	const uint8_t *windows;
 };
 
 /* One device of a STATUS response. */
@@ -142,13 +162,15 @@ struct dxpu_mgmt_msg {
 	uint16_t status;      /* enum dxpu_mgmt_status; 0 in a request */
 	/*
 	 * The member for the type; none for a STATUS or INVENTORY request, nor for
-	 * any response but a STATUS or INVENTORY one with OK.
+	 * any response but a STATUS, INVENTORY, DMA_LIST or firmware one with OK.
 	 */
 	union {
 		struct dxpu_mgmt_assign assign;
 		struct dxpu_mgmt_device_ref release;
 		struct dxpu_mgmt_dma_grant dma_grant;
 		struct dxpu_mgmt_device_ref dma_revoke_all;
+		struct dxpu_mgmt_device_ref dma_list_request; /* DMA_LIST request */
+		struct dxpu_mgmt_dma_list dma_list;	      /* OK to DMA_LIST */
 		struct dxpu_mgmt_status_report status_report;
 		struct dxpu_mgmt_inventory inventory;
 		struct dxpu_mgmt_fw_begin fw_begin;
@@ -173,7 +195,10 @@ static inline bool dxpu_mgmt_is_response(const struct dxpu_mgmt_msg *m)
  * type: it echoes the request's), TOO_LARGE, LENGTH_MISMATCH, BODY_SIZE,
  * RESERVED (body fields), then for each entry of a STATUS or INVENTORY
  * report in turn RESERVED (its reserved byte, its name's padding) and
- * BAD_ENTRY; a firmware report's RESERVED then BAD_ENTRY (a slot, state or
+ * BAD_ENTRY. A DMA_LIST report: BODY_SIZE (shorter than its 8 fixed bytes),
+ * TOO_LARGE (a window count above DXPU_MGMT_DMA_LIST_MAX_WINDOWS), BODY_SIZE
+ * (not 8 + 24 x count bytes), RESERVED, then BAD_ENTRY for a window of size 0
+ * or whose device or host range wraps past 2^64. A firmware report's RESERVED then BAD_ENTRY (a slot, state or
  * transfer value this version does not define, next offset past total, an
  * idle transfer with a target or bytes). A FW_CHUNK's CRC is an argument
  * (dxpu_mgmt_check_args), not a decoding error.
@@ -184,7 +209,8 @@ enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_
  * Encode *m into buf[0..cap); *len = bytes written. Refuses (writing nothing
  * usable) what dxpu_mgmt_decode() would refuse: RESERVED (flags),
  * REQUEST_STATUS, BAD_STATUS, UNKNOWN_TYPE, TOO_LARGE (more than
- * DXPU_MGMT_STATUS_MAX_DEVICES or DXPU_MGMT_INVENTORY_MAX_DEVICES entries),
+ * DXPU_MGMT_STATUS_MAX_DEVICES or DXPU_MGMT_INVENTORY_MAX_DEVICES entries,
+ * more than DXPU_MGMT_DMA_LIST_MAX_WINDOWS windows), BAD_ENTRY (a window),
  * BAD_ENTRY or RESERVED (a STATUS or INVENTORY entry), and NO_SPACE. An error
  * response (status != OK) has an empty body.
  */
@@ -227,6 +253,23 @@ void dxpu_mgmt_inventory_entry_write(uint8_t *out, const struct dxpu_mgmt_invent
 /* Entry i of an INVENTORY report; false when i is not below its device_count. */
 bool dxpu_mgmt_inventory_entry(const struct dxpu_mgmt_inventory *r, size_t i,
 			       struct dxpu_mgmt_inventory_device *e);
+
+/*
+ * A DMA_LIST response with OK for device, its n windows from structs: the
+ * header echoes request_id. Errors as dxpu_mgmt_encode(): TOO_LARGE for more
+ * than DXPU_MGMT_DMA_LIST_MAX_WINDOWS, BAD_ENTRY for a window of size 0 or a
+ * wrapping range, NO_SPACE.
+ */
+enum dxpu_mgmt_err dxpu_mgmt_encode_dma_list(uint32_t request_id, uint16_t device,
+					     const struct dxpu_mgmt_dma_window *windows, size_t n,
+					     uint8_t *buf, size_t cap, size_t *len);
+
+/* Writes one window in wire format to out[0..DXPU_MGMT_DMA_WINDOW_SIZE). */
+void dxpu_mgmt_dma_window_write(uint8_t *out, const struct dxpu_mgmt_dma_window *w);
+
+/* Window i of a DMA_LIST report; false when i is not below its window_count. */
+bool dxpu_mgmt_dma_list_window(const struct dxpu_mgmt_dma_list *l, size_t i,
+			       struct dxpu_mgmt_dma_window *w);
 
 /*
  * The request's arguments, judged: DXPU_MGMT_OK, or DXPU_MGMT_BAD_ARGUMENT for

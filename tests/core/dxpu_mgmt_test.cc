@@ -136,6 +136,28 @@ Bytes InventoryBody(uint64_t node, const std::vector<InvEntry>& entries) {
   return b;
 }
 
+Bytes WindowBytes(const dxpu_mgmt_dma_window& w) {
+  Bytes b;
+  Put64(b, w.device_base);
+  Put64(b, w.host_base);
+  Put64(b, w.size);
+  return b;
+}
+
+// A DMA_LIST report's body; `count` overrides the window count field (a test may lie).
+Bytes DmaListBody(uint16_t device, const std::vector<dxpu_mgmt_dma_window>& windows,
+                  int count = -1) {
+  Bytes b;
+  Put16(b, device);
+  Put16(b, static_cast<uint16_t>(count >= 0 ? count : static_cast<int>(windows.size())));
+  Put32(b, 0);
+  for (const auto& w : windows) {
+    const Bytes one = WindowBytes(w);
+    b.insert(b.end(), one.begin(), one.end());
+  }
+  return b;
+}
+
 // A whole message: the header with the body's length, then the body.
 Bytes Message(uint8_t type, uint16_t flags, uint32_t request_id, uint16_t status,
               const Bytes& body) {
@@ -696,7 +718,7 @@ TEST(MgmtDecode, StatusFieldRules) {
 }
 
 TEST(MgmtDecode, UnknownType) {
-  for (uint8_t type : {0, 12, 0x7f, 0xff}) {
+  for (uint8_t type : {0, 13, 0x7f, 0xff}) {
     dxpu_mgmt_msg m{};
     ASSERT_EQ(Decode(Message(type, 0, 77, 0, {}), &m), DXPU_MGMT_ERR_UNKNOWN_TYPE) << int(type);
     EXPECT_EQ(m.type, type);
@@ -941,11 +963,11 @@ TEST(MgmtEncode, RefusesWhatTheDecoderRefuses) {
   EXPECT_EQ(EncodeErr(Response(DXPU_MGMT_STATUS, 1, DXPU_MGMT_STATUS_COUNT)),
             DXPU_MGMT_ERR_BAD_STATUS);
   EXPECT_EQ(EncodeErr(Request(0, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
-  EXPECT_EQ(EncodeErr(Request(12, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
-  EXPECT_EQ(EncodeErr(Response(12, 1, DXPU_MGMT_OK)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Request(13, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Response(13, 1, DXPU_MGMT_OK)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
   // The answer to an unknown type echoes it.
-  EXPECT_EQ(Encode(Response(12, 1, DXPU_MGMT_UNKNOWN_TYPE)),
-            Message(12, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_UNKNOWN_TYPE, {}));
+  EXPECT_EQ(Encode(Response(13, 1, DXPU_MGMT_UNKNOWN_TYPE)),
+            Message(13, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_UNKNOWN_TYPE, {}));
 
   // A report whose entries break the rules.
   Bytes wire(DXPU_MGMT_STATUS_ENTRY_SIZE);
@@ -1065,9 +1087,11 @@ TEST(MgmtNames, StableAndDistinct) {
   EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_FW_COMMIT), "fw-commit");
   EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_FW_REBOOT), "fw-reboot");
   EXPECT_EQ(DXPU_MGMT_FW_REBOOT, 11);
-  EXPECT_EQ(DXPU_MGMT_TYPE_MAX, DXPU_MGMT_FW_REBOOT);
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_DMA_LIST), "dma-list");
+  EXPECT_EQ(DXPU_MGMT_DMA_LIST, 12);
+  EXPECT_EQ(DXPU_MGMT_TYPE_MAX, DXPU_MGMT_DMA_LIST);
   EXPECT_STREQ(dxpu_mgmt_type_name(0), "unknown");
-  EXPECT_STREQ(dxpu_mgmt_type_name(12), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_type_name(13), "unknown");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_BAD_CRC), "bad-crc");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_FLASH_ERROR), "flash-error");
   EXPECT_EQ(DXPU_MGMT_FLASH_ERROR, 20);
@@ -1355,7 +1379,15 @@ TEST(MgmtFirmware, ReportRules) {
 Bytes RandomValid(std::mt19937_64& rng) {
   const auto id = static_cast<uint32_t>(rng());
   const auto dev = static_cast<uint16_t>(rng());
-  switch (rng() % 12) {
+  switch (rng() % 14) {
+    case 12:
+      return Message(DXPU_MGMT_DMA_LIST, 0, id, 0, DeviceRefBody(dev));
+    case 13: {
+      std::vector<dxpu_mgmt_dma_window> windows;
+      for (int i = 0, n = static_cast<int>(rng() % 4); i < n; ++i)
+        windows.push_back({rng() >> 1, rng() >> 1, 1 + (rng() >> 2)});
+      return Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, id, 0, DmaListBody(dev, windows));
+    }
     case 0:
       return Message(DXPU_MGMT_ASSIGN, 0, id, 0,
                      AssignBody(dev, static_cast<uint16_t>(rng()), rng()));
@@ -1432,6 +1464,228 @@ void CheckArbitrary(const Bytes& b, uint64_t seed, int i) {
   ASSERT_EQ(Encode(m), b) << "seed=" << seed << " i=" << i;
 }
 
+// ---- DMA_LIST ----
+
+// DMA_LIST, laid out by hand from section 15: a request for device 2, and the OK answer
+// with one window.
+//   request: header type 0c, body length 0x0008; device 0x0002, reserved 00 00 00 00 00 00
+//   answer:  header type 0c, flags 00 01, body length 0x0020 (8 + 24), status 0;
+//            device 0x0002, window count 0x0001, reserved 00 00 00 00;
+//            device base 0x0000000100000000, host base 0x0000000080000000, size 0x40000000
+const char* const kDmaListRequestHex =
+    "44 58 4d 47  01 0c 00 00  00 00 00 07  00 08 00 00"
+    "00 02 00 00  00 00 00 00";
+const char* const kDmaListAnswerHex =
+    "44 58 4d 47  01 0c 00 01  00 00 00 07  00 20 00 00"
+    "00 02 00 01  00 00 00 00"
+    "00 00 00 01  00 00 00 00  00 00 00 00  80 00 00 00  00 00 00 00  40 00 00 00";
+
+TEST(MgmtDmaList, HandBuiltRequestAndAnswer) {
+  dxpu_mgmt_msg m{};
+  ASSERT_EQ(Decode(from_hex(kDmaListRequestHex), &m), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(m.type, DXPU_MGMT_DMA_LIST);
+  EXPECT_FALSE(dxpu_mgmt_is_response(&m));
+  EXPECT_EQ(m.body.dma_list_request.device, 2);
+  dxpu_mgmt_msg req = Request(DXPU_MGMT_DMA_LIST, 7);
+  req.body.dma_list_request.device = 2;
+  EXPECT_EQ(Encode(req), from_hex(kDmaListRequestHex));
+
+  const Bytes answer = from_hex(kDmaListAnswerHex);
+  ASSERT_EQ(Decode(answer, &m), DXPU_MGMT_ERR_OK);
+  EXPECT_TRUE(dxpu_mgmt_is_response(&m));
+  EXPECT_EQ(m.body.dma_list.device, 2);
+  ASSERT_EQ(m.body.dma_list.window_count, 1);
+  dxpu_mgmt_dma_window w{};
+  ASSERT_TRUE(dxpu_mgmt_dma_list_window(&m.body.dma_list, 0, &w));
+  EXPECT_EQ(w.device_base, 0x100000000u);
+  EXPECT_EQ(w.host_base, 0x80000000u);
+  EXPECT_EQ(w.size, 0x40000000u);
+  EXPECT_FALSE(dxpu_mgmt_dma_list_window(&m.body.dma_list, 1, &w));
+
+  const dxpu_mgmt_dma_window one = {0x100000000, 0x80000000, 0x40000000};
+  Bytes out(DXPU_MGMT_MAX_MSG);
+  size_t len = 0;
+  ASSERT_EQ(dxpu_mgmt_encode_dma_list(7, 2, &one, 1, out.data(), out.size(), &len),
+            DXPU_MGMT_ERR_OK);
+  out.resize(len);
+  EXPECT_EQ(out, answer);
+}
+
+TEST(MgmtDmaList, RoundTripFromNoneToTheMost) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE("DXPU_SEED=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (size_t n = 0; n <= DXPU_MGMT_DMA_LIST_MAX_WINDOWS; ++n) {
+    std::vector<dxpu_mgmt_dma_window> windows;
+    for (size_t i = 0; i < n; ++i) windows.push_back({rng() >> 1, rng() >> 1, 1 + (rng() >> 2)});
+    const auto device = static_cast<uint16_t>(rng());
+    const auto id = static_cast<uint32_t>(rng());
+    const Bytes want =
+        Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, id, 0, DmaListBody(device, windows));
+    ASSERT_EQ(want.size(), 16 + 8 + 24 * n);
+
+    Bytes out(want.size());  // exactly enough
+    size_t len = 0;
+    ASSERT_EQ(
+        dxpu_mgmt_encode_dma_list(id, device, windows.data(), n, out.data(), out.size(), &len),
+        DXPU_MGMT_ERR_OK)
+        << n;
+    EXPECT_EQ(out, want) << n;
+    if (len > 0) {
+      EXPECT_EQ(dxpu_mgmt_encode_dma_list(id, device, windows.data(), n, out.data(), len - 1, &len),
+                DXPU_MGMT_ERR_NO_SPACE);
+      EXPECT_EQ(len, 0u);
+    }
+
+    dxpu_mgmt_msg d{};
+    ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK) << n;
+    EXPECT_EQ(d.body.dma_list.device, device);
+    ASSERT_EQ(d.body.dma_list.window_count, n);
+    for (size_t i = 0; i < n; ++i) {
+      dxpu_mgmt_dma_window w{};
+      ASSERT_TRUE(dxpu_mgmt_dma_list_window(&d.body.dma_list, i, &w));
+      EXPECT_EQ(w.device_base, windows[i].device_base) << i;
+      EXPECT_EQ(w.host_base, windows[i].host_base) << i;
+      EXPECT_EQ(w.size, windows[i].size) << i;
+    }
+    // The generic encoder re-encodes the decoded report byte for byte.
+    EXPECT_EQ(Encode(d), want) << n;
+  }
+  // The request, and every error answer (empty, whatever the status).
+  dxpu_mgmt_msg m = Request(DXPU_MGMT_DMA_LIST, 9);
+  m.body.dma_list_request.device = 0xbeef;
+  EXPECT_EQ(Encode(m), Message(DXPU_MGMT_DMA_LIST, 0, 9, 0, DeviceRefBody(0xbeef)));
+  for (uint16_t st = 1; st < DXPU_MGMT_STATUS_COUNT; ++st)
+    EXPECT_EQ(Encode(Response(DXPU_MGMT_DMA_LIST, 9, st)),
+              Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, 9, st, {}));
+}
+
+TEST(MgmtDmaList, TruncatedOrExtended) {
+  const std::vector<dxpu_mgmt_dma_window> two = {{0x1000, 0x2000, 0x1000},
+                                                 {0x10000, 0x20000, 0x4000}};
+  const Bytes good = DmaListBody(3, two);
+  ASSERT_EQ(good.size(), 56u);
+  ASSERT_EQ(Decode(Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, 1, 0, good)),
+            DXPU_MGMT_ERR_OK);
+  for (size_t n = 0; n < good.size() + 30; ++n) {
+    if (n == good.size()) continue;
+    Bytes cut = good;
+    cut.resize(n, 0);  // truncated (in the fixed part, or in a window), or extended
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, 1, 0, cut)),
+              DXPU_MGMT_ERR_BODY_SIZE)
+        << n;
+  }
+  // A count that disagrees with the windows there.
+  for (int count : {0, 1, 3}) {
+    EXPECT_EQ(
+        Decode(Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, 1, 0, DmaListBody(3, two, count))),
+        DXPU_MGMT_ERR_BODY_SIZE)
+        << count;
+  }
+  // The datagram cut short of its Body length.
+  Bytes msg = Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, 1, 0, good);
+  msg.pop_back();
+  EXPECT_EQ(Decode(msg), DXPU_MGMT_ERR_LENGTH_MISMATCH);
+  // The request is 8 bytes exactly.
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_DMA_LIST, 0, 1, 0, {})), DXPU_MGMT_ERR_BODY_SIZE);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_DMA_LIST, 0, 1, 0, Bytes(4, 0))), DXPU_MGMT_ERR_BODY_SIZE);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_DMA_LIST, 0, 1, 0, Bytes(16, 0))), DXPU_MGMT_ERR_BODY_SIZE);
+  // An error answer carries nothing.
+  EXPECT_EQ(
+      Decode(Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_NO_SUCH_DEVICE, good)),
+      DXPU_MGMT_ERR_BODY_SIZE);
+}
+
+TEST(MgmtDmaList, TooManyWindows) {
+  std::vector<dxpu_mgmt_dma_window> windows;
+  for (uint64_t i = 0; i <= DXPU_MGMT_DMA_LIST_MAX_WINDOWS; ++i)
+    windows.push_back({i << 20, i << 20, 4096});
+  // 17 windows, every byte of them there: still refused, before the size is looked at.
+  EXPECT_EQ(
+      Decode(Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, 1, 0, DmaListBody(0, windows))),
+      DXPU_MGMT_ERR_TOO_LARGE);
+  for (int count : {17, 0x100, 0xffff}) {
+    EXPECT_EQ(
+        Decode(Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, 1, 0, DmaListBody(0, {}, count))),
+        DXPU_MGMT_ERR_TOO_LARGE)
+        << count;
+  }
+  Bytes out(DXPU_MGMT_MAX_MSG);
+  size_t len = 1;
+  EXPECT_EQ(
+      dxpu_mgmt_encode_dma_list(1, 0, windows.data(), windows.size(), out.data(), out.size(), &len),
+      DXPU_MGMT_ERR_TOO_LARGE);
+  EXPECT_EQ(len, 0u);
+  // Through the generic encoder too.
+  Bytes wire;
+  for (const auto& w : windows) {
+    const Bytes one = WindowBytes(w);
+    wire.insert(wire.end(), one.begin(), one.end());
+  }
+  dxpu_mgmt_msg m = Response(DXPU_MGMT_DMA_LIST, 1, DXPU_MGMT_OK);
+  m.body.dma_list.window_count = static_cast<uint16_t>(windows.size());
+  m.body.dma_list.windows = wire.data();
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_TOO_LARGE);
+  m.body.dma_list.window_count = DXPU_MGMT_DMA_LIST_MAX_WINDOWS;
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_OK);
+}
+
+TEST(MgmtDmaList, NonzeroReserved) {
+  const Bytes good = DmaListBody(1, {{0x1000, 0x1000, 0x1000}});
+  for (size_t at = 4; at < 8; ++at) {
+    Bytes b = good;
+    b[at] = 0x01;
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, 1, 0, b)),
+              DXPU_MGMT_ERR_RESERVED)
+        << at;
+  }
+  // The request's reserved bytes, as RELEASE's.
+  for (size_t at = 2; at < 8; ++at) {
+    Bytes b = DeviceRefBody(1);
+    b[at] = 0x80;
+    EXPECT_EQ(Decode(Message(DXPU_MGMT_DMA_LIST, 0, 1, 0, b)), DXPU_MGMT_ERR_RESERVED) << at;
+  }
+  // A server answers both with MALFORMED.
+  dxpu_mgmt_msg m{};
+  Bytes b = DeviceRefBody(1);
+  b[7] = 1;
+  ASSERT_EQ(Decode(Message(DXPU_MGMT_DMA_LIST, 0, 5, 0, b), &m), DXPU_MGMT_ERR_RESERVED);
+  enum dxpu_mgmt_status st = DXPU_MGMT_OK;
+  EXPECT_TRUE(dxpu_mgmt_error_reply(DXPU_MGMT_ERR_RESERVED, &m, &st));
+  EXPECT_EQ(st, DXPU_MGMT_MALFORMED);
+  EXPECT_EQ(m.type, DXPU_MGMT_DMA_LIST);
+  EXPECT_EQ(m.request_id, 5u);
+}
+
+TEST(MgmtDmaList, WindowsABridgeCannotHave) {
+  const uint64_t top = ~uint64_t{0};
+  const dxpu_mgmt_dma_window bad[] = {
+      {0x1000, 0x1000, 0},            // no size
+      {top - 0xfff, 0x1000, 0x2000},  // the device range wraps
+      {0x1000, top, 2},               // the host range wraps
+  };
+  for (const dxpu_mgmt_dma_window& w : bad) {
+    const std::vector<dxpu_mgmt_dma_window> windows = {{0x100000, 0x100000, 0x1000}, w};
+    EXPECT_EQ(
+        Decode(Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, 1, 0, DmaListBody(0, windows))),
+        DXPU_MGMT_ERR_BAD_ENTRY)
+        << w.device_base << " " << w.host_base << " " << w.size;
+    Bytes out(DXPU_MGMT_MAX_MSG);
+    size_t len = 0;
+    EXPECT_EQ(dxpu_mgmt_encode_dma_list(1, 0, windows.data(), windows.size(), out.data(),
+                                        out.size(), &len),
+              DXPU_MGMT_ERR_BAD_ENTRY);
+  }
+  // The last byte of the address space is a window's to reach.
+  const std::vector<dxpu_mgmt_dma_window> edge = {{top - 0xfff, top - 0xfff, 0x1000}};
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_DMA_LIST, DXPU_MGMT_F_RESPONSE, 1, 0, DmaListBody(0, edge))),
+            DXPU_MGMT_ERR_OK);
+  // The generic encoder with windows but no pointer to them.
+  dxpu_mgmt_msg m = Response(DXPU_MGMT_DMA_LIST, 1, DXPU_MGMT_OK);
+  m.body.dma_list.window_count = 1;
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_BAD_ENTRY);
+}
+
 TEST(MgmtFuzz, RandomAndMutatedDatagrams) {
   const uint64_t seed = test_seed();
   std::printf("DXPU_SEED=%llu\n", static_cast<unsigned long long>(seed));
@@ -1442,7 +1696,7 @@ TEST(MgmtFuzz, RandomAndMutatedDatagrams) {
     Bytes r(rng() % 96);
     for (auto& x : r) x = static_cast<uint8_t>(rng());
     if (r.size() >= 16 && (rng() & 1) != 0) {
-      const Bytes h = Header(static_cast<uint8_t>(rng() % 13), static_cast<uint16_t>(rng() % 2), 0,
+      const Bytes h = Header(static_cast<uint8_t>(rng() % 14), static_cast<uint16_t>(rng() % 2), 0,
                              static_cast<uint16_t>(r.size() - 16), 0);
       std::copy(h.begin(), h.end(), r.begin());
     }

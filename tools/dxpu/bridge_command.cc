@@ -116,6 +116,54 @@ int Finish(const BridgeOptions& o, const char* what, const bridge::ManagementRep
   return kExitOk;
 }
 
+// "80 GiB", "16 MiB", or bytes when it is not a whole number of MiB.
+std::string FormatMemory(uint64_t bytes) {
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  if (bytes != 0 && bytes % kGiB == 0) return fmt::format("{} GiB", bytes / kGiB);
+  if (bytes != 0 && bytes % kMiB == 0) return fmt::format("{} MiB", bytes / kMiB);
+  return fmt::format("{} B", bytes);
+}
+
+// One device's DMA windows as `dxpu bridge status` learns them: asked with a DMA_LIST.
+struct DmaGrants {
+  bool known = false;  // the bridge answered with the windows
+  std::vector<bridge::DmaWindowEntry> windows;
+  std::string problem;  // why not known, when the bridge does know DMA_LIST
+};
+
+// The DMA windows of the assigned devices, by device number (free devices have none). Stops
+// asking at the first `unknown-type`: *reported is then false (a bridge older than DMA_LIST).
+std::vector<DmaGrants> AskDmaGrants(const BridgeOptions& o, const dxpu_mgmt_status_report& r,
+                                    bool* reported) {
+  std::vector<DmaGrants> out(r.device_count);
+  *reported = true;
+  for (size_t i = 0; i < r.device_count; ++i) {
+    dxpu_mgmt_device_entry e{};
+    if (!dxpu_mgmt_status_entry(&r, i, &e)) break;
+    if (e.owner == 0 || e.state != DXPU_MGMT_DEV_ASSIGNED) {
+      out[i].known = true;  // the bridge's rule: a free device has no windows
+      continue;
+    }
+    dxpu_mgmt_msg req{};
+    req.type = DXPU_MGMT_DMA_LIST;
+    req.body.dma_list_request.device = e.device;
+    const bridge::ManagementReply reply = Exchange(o, req);
+    if (reply.answered() && reply.msg.status == DXPU_MGMT_UNKNOWN_TYPE) {
+      *reported = false;
+      break;
+    }
+    std::string why;
+    if (const std::optional<bridge::DeviceDmaWindows> list = bridge::DecodeDmaList(reply, &why)) {
+      out[i].known = true;
+      out[i].windows = list->windows;
+    } else {
+      out[i].problem = why;
+    }
+  }
+  return out;
+}
+
 int RunStatus(const BridgeOptions& o) {
   dxpu_mgmt_msg req{};
   req.type = DXPU_MGMT_STATUS;
@@ -123,11 +171,13 @@ int RunStatus(const BridgeOptions& o) {
   if (!reply.answered() || reply.msg.status != DXPU_MGMT_OK) return Finish(o, "status", reply, {});
   const dxpu_mgmt_msg& m = reply.msg;
   const dxpu_mgmt_status_report& r = m.body.status_report;
+  bool reported = true;
+  const std::vector<DmaGrants> grants = AskDmaGrants(o, r, &reported);
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   if (!o.json) {
     std::cout << fmt::format("{} devices, {} hosts connected\n", r.device_count, r.host_count);
-    std::cout << fmt::format("{:>6}  {:>8}  {:>9}  {:>8}  {}\n", "device", "box BDF", "state",
-                             "host BDF", "owner");
+    std::cout << fmt::format("{:>6}  {:>8}  {:>9}  {:>8}  {:>11}  {}\n", "device", "box BDF",
+                             "state", "host BDF", "DMA windows", "owner");
   }
   for (size_t i = 0; i < r.device_count; ++i) {
     dxpu_mgmt_device_entry e{};
@@ -137,33 +187,51 @@ int RunStatus(const BridgeOptions& o) {
     const std::string host =
         fmt::format("{:02x}:{:02x}.{}", e.host_bdf >> 8, (e.host_bdf >> 3) & 0x1f, e.host_bdf & 7);
     const char* state = dxpu_mgmt_device_state_name(e.state);
+    const DmaGrants& g = grants[i];
+    const bool known = reported && g.known;
     if (o.json) {
+      nlohmann::ordered_json windows = nullptr;
+      if (known) {
+        windows = nlohmann::ordered_json::array();
+        for (const bridge::DmaWindowEntry& w : g.windows)
+          windows.push_back({{"host_base", fmt::format("{:#x}", w.host_base)},
+                             {"size", w.size},
+                             {"device_base", fmt::format("{:#x}", w.device_base)}});
+      }
       devices.push_back(
           {{"device", e.device},
            {"box_bdf", box},
            {"state", state},
            {"host_bdf", e.owner != 0 ? nlohmann::ordered_json(host) : nullptr},
            {"owner",
-            e.owner != 0 ? nlohmann::ordered_json(fmt::format("{:#x}", e.owner)) : nullptr}});
-    } else {
-      std::cout << fmt::format("{:>6}  {:>8}  {:>9}  {:>8}  {}\n", e.device, box, state,
-                               e.owner != 0 ? host : "-",
-                               e.owner != 0 ? fmt::format("{:#x}", e.owner) : "-");
+            e.owner != 0 ? nlohmann::ordered_json(fmt::format("{:#x}", e.owner)) : nullptr},
+           {"dma_windows", windows}});
+      continue;
     }
+    const bool assigned = e.owner != 0;
+    std::cout << fmt::format("{:>6}  {:>8}  {:>9}  {:>8}  {:>11}  {}\n", e.device, box, state,
+                             assigned ? host : "-",
+                             !assigned ? std::string("-")
+                             : known   ? std::to_string(g.windows.size())
+                                       : std::string("?"),
+                             assigned ? fmt::format("{:#x}", e.owner) : "-");
+    for (const bridge::DmaWindowEntry& w : g.windows) {
+      std::cout << fmt::format("{:>6}  DMA window: host base {:#x}, size {}, device base {:#x}\n",
+                               "", w.host_base, FormatMemory(w.size), w.device_base);
+    }
+    if (reported && !g.known && assigned)
+      std::cout << fmt::format("{:>6}  DMA grants: not known ({})\n", "", g.problem);
   }
-  if (o.json)
-    std::cout << nlohmann::ordered_json{{"hosts", r.host_count}, {"devices", devices}}.dump()
+  if (o.json) {
+    std::cout << nlohmann::ordered_json{{"hosts", r.host_count},
+                                        {"dma_windows_reported", reported},
+                                        {"devices", devices}}
+                     .dump()
               << '\n';
+  } else if (!reported) {
+    std::cout << "DMA grants: not reported by this bridge (older firmware)\n";
+  }
   return kExitOk;
-}
-
-// "80 GiB", "16 MiB", or bytes when it is not a whole number of MiB.
-std::string FormatMemory(uint64_t bytes) {
-  constexpr uint64_t kMiB = uint64_t{1} << 20;
-  constexpr uint64_t kGiB = uint64_t{1} << 30;
-  if (bytes != 0 && bytes % kGiB == 0) return fmt::format("{} GiB", bytes / kGiB);
-  if (bytes != 0 && bytes % kMiB == 0) return fmt::format("{} MiB", bytes / kMiB);
-  return fmt::format("{} B", bytes);
 }
 
 int RunInventory(const BridgeOptions& o) {
@@ -292,7 +360,8 @@ Command AddBridgeCommand(CLI::App& parent) {
   CLI::App* cmd = parent.add_subcommand(
       "bridge", "Manage a dxpu-bridge: inventory, device status, assignment, release, DMA grants");
   cmd->require_subcommand(1);
-  auto* status = cmd->add_subcommand("status", "List the bridge's devices, their state and owner");
+  auto* status = cmd->add_subcommand(
+      "status", "List the bridge's devices, their state, owner and DMA windows (grants)");
   CommonOptions(status, *o);
   auto* inventory = cmd->add_subcommand(
       "inventory", "The bridge's node ID and its devices: PCI IDs, memory and GPU profile");

@@ -434,9 +434,53 @@ if [ -x "$bridge_bin" ]; then
   fi
   if run "bridge status after assign" 0 "$DXPU" bridge status --bridge "$mg" --json; then
     json_check "bridge status after assign" '[dv["owner"] for dv in d["devices"]] == ["0xa1", "0xa2"]'
+    json_check "bridge status no grants" 'd["dma_windows_reported"] and [dv["dma_windows"] for dv in d["devices"]] == [[], []]'
+  fi
+  # DMA grants: status lists each assigned device's windows (asked with DMA_LIST), revoke empties them.
+  run "bridge grant" 0 "$DXPU" bridge grant --bridge "$mg" --device 0 --device-base 0x100000000 --host-base 0x80000000 --size 1GiB
+  run "bridge grant second" 0 "$DXPU" bridge grant --bridge "$mg" --device 0 --device-base 0x1000 --size 4096
+  if run "bridge status grants" 0 "$DXPU" bridge status --bridge "$mg"; then
+    grep_check "bridge status grants row" out '^     0   01:00.0   assigned   01:00.0            2  0xa1$'
+    grep_check "bridge status grants window" out '^ *DMA window: host base 0x80000000, size 1 GiB, device base 0x100000000$'
+    grep_check "bridge status grants window 2" out '^ *DMA window: host base 0x1000, size 4096 B, device base 0x1000$'
+    grep_check "bridge status grants other" out '^     1   02:00.0   assigned   02:00.0            0  0xa2$'
+  fi
+  if run "bridge status grants json" 0 "$DXPU" bridge status --bridge "$mg" --json; then
+    json_check "bridge status grants json" 'd["dma_windows_reported"] and d["devices"][0]["owner"] == "0xa1" and d["devices"][0]["dma_windows"] == [{"host_base": "0x80000000", "size": 1073741824, "device_base": "0x100000000"}, {"host_base": "0x1000", "size": 4096, "device_base": "0x1000"}] and d["devices"][1]["dma_windows"] == []'
+  fi
+  run "bridge revoke" 0 "$DXPU" bridge revoke --bridge "$mg" --device 0
+  if run "bridge status after revoke" 0 "$DXPU" bridge status --bridge "$mg" --json; then
+    json_check "bridge status after revoke" '[dv["dma_windows"] for dv in d["devices"]] == [[], []]'
   fi
   kill "$bridge_pid" 2>/dev/null
   wait "$bridge_pid" 2>/dev/null
+  # A bridge older than DMA_LIST answers it unknown-type: status still lists the devices and
+  # says the grants are not reported (a stand-in: STATUS answered, every other type unknown).
+  python3 -c 'import socket, struct
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); s.settimeout(30)
+print(s.getsockname()[1], flush=True)
+while True:
+    try:
+        data, peer = s.recvfrom(65535)
+    except socket.timeout:
+        break
+    magic, _, typ, _, rid, _, _ = struct.unpack(">IBBHIHH", data[:16])
+    body, status = b"", 3
+    if typ == 5:
+        body, status = struct.pack(">HHIHHHBBQ", 1, 0, 0, 0, 0x0100, 0x0100, 1, 0, 0xa1), 0
+    s.sendto(struct.pack(">IBBHIHH", magic, 1, typ, 1, rid, len(body), status) + body, peer)' >"$br/old.port" &
+  old_bridge=$!
+  for _ in $(seq 100); do [ -s "$br/old.port" ] && break; sleep 0.05; done
+  old="127.0.0.1:$(cat "$br/old.port")"
+  if run "bridge status older bridge" 0 "$DXPU" bridge status --bridge "$old"; then
+    grep_check "bridge status older bridge row" out '^     0   01:00.0   assigned   01:00.0            ?  0xa1$'
+    grep_check "bridge status older bridge" out '^DMA grants: not reported by this bridge (older firmware)$'
+  fi
+  if run "bridge status older bridge json" 0 "$DXPU" bridge status --bridge "$old" --json; then
+    json_check "bridge status older bridge json" 'd["dma_windows_reported"] is False and d["devices"][0]["owner"] == "0xa1" and d["devices"][0]["dma_windows"] is None'
+  fi
+  kill "$old_bridge" 2>/dev/null
+  wait "$old_bridge" 2>/dev/null
 else
   fail "bridge: no dxpu-bridge at $bridge_bin (build the dxpu-bridge target)"
 fi
