@@ -172,6 +172,13 @@ int Main(int argc, char** argv) {
   if (daemon) spdlog::info("data plane: {}", datapath);
   if (!daemon) {
     spdlog::critical("cannot start: {}", error);
+    if (error.find("Address already in use") != std::string::npos) {
+      spdlog::critical(
+          "another process holds that address (a second dxpu-bridge on this machine?): stop "
+          "it, or give this bridge other addresses in {} (\"links\", \"management\", "
+          "\"metrics\"; docs/bridge-config.md)",
+          config_path);
+    }
     return 1;
   }
   return daemon->Run();

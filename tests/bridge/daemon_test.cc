@@ -195,5 +195,63 @@ TEST(BridgeDaemon, RefusesABadConfigurationNamingTheField) {
   EXPECT_NE(out.find("devices[0].profile"), std::string::npos) << out;
 }
 
+// A second bridge on addresses the first holds exits 1 naming the address and what to do, and
+// the first keeps serving (issue 29: every daemon refuses a port it cannot own).
+TEST(BridgeDaemon, SecondBridgeOnTakenAddressesRefusesToStart) {
+  const uint16_t dxfp_port = FreePort(SOCK_DGRAM);
+  const std::string mgmt = FreshSocketPath("bridge-test-taken");
+  const std::string text = R"({"node_id": "0xb0c6",
+    "links": [{"type": "udp", "listen": "127.0.0.1:)" +
+                           std::to_string(dxfp_port) + R"("}],
+    "management": {"unix": ")" +
+                           mgmt + R"("},
+    "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "16MiB"}]})";
+  Daemon first(text);
+  ASSERT_TRUE(first.Start());
+  const bridge::ManagementClient manager(link::LinkAddress::Unix(mgmt));
+  bridge::ManagementReply status;
+  for (int i = 0; i < 50 && !(status = manager.Status()).ok(); ++i) usleep(100 * 1000);
+  ASSERT_TRUE(status.ok()) << first.LogTail();
+
+  Daemon second(text);
+  ASSERT_TRUE(second.Start());
+  for (int i = 0; i < 50 && second.Alive(); ++i) usleep(100 * 1000);
+  ASSERT_FALSE(second.Alive()) << "a second bridge started on the first's addresses";
+  const std::string log = second.LogTail();
+  EXPECT_NE(log.find("Address already in use"), std::string::npos) << log;
+  EXPECT_NE(log.find("127.0.0.1:" + std::to_string(dxfp_port)), std::string::npos) << log;
+  EXPECT_NE(log.find("a second dxpu-bridge on this machine?"), std::string::npos) << log;
+  EXPECT_NE(log.find("other addresses in"), std::string::npos) << log;
+
+  EXPECT_TRUE(manager.Status().ok()) << "the first bridge stopped answering";
+
+  // The same with only the management socket's path shared: the second bridge must not take
+  // the first's socket file over (it removed it as "stale" and bound its own).
+  const uint16_t other_port = FreePort(SOCK_DGRAM);
+  std::string same_socket = text;
+  same_socket.replace(same_socket.find(std::to_string(dxfp_port)), std::to_string(dxfp_port).size(),
+                      std::to_string(other_port));
+  Daemon third(same_socket);
+  ASSERT_TRUE(third.Start());
+  for (int i = 0; i < 50 && third.Alive(); ++i) usleep(100 * 1000);
+  ASSERT_FALSE(third.Alive()) << "a second bridge took the first's management socket";
+  const std::string third_log = third.LogTail();
+  EXPECT_NE(third_log.find("management unix:" + mgmt), std::string::npos) << third_log;
+  EXPECT_NE(third_log.find("ddress already in use"), std::string::npos) << third_log;
+  const bridge::ManagementReply inventory = manager.Inventory();
+  ASSERT_TRUE(inventory.ok()) << "the first bridge lost its management socket";
+  EXPECT_EQ(bridge::DecodeInventory(inventory)->node_id, 0xb0c6U);
+
+  // A socket file nobody serves any more (the first bridge killed) is stale and taken over.
+  first.Kill();
+  ASSERT_TRUE(fs::exists(mgmt));
+  ASSERT_TRUE(third.Start());
+  ASSERT_TRUE(WaitForPath(mgmt));
+  bridge::ManagementReply after;
+  for (int i = 0; i < 50 && !(after = manager.Status()).ok(); ++i) usleep(100 * 1000);
+  EXPECT_TRUE(after.ok()) << third.LogTail();
+  EXPECT_EQ(third.Terminate(), 0);
+}
+
 }  // namespace
 }  // namespace dxpu::test
