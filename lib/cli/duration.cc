@@ -71,6 +71,7 @@ util::Expected<std::chrono::nanoseconds, std::string> ParseDuration(
   }
   int64_t scale = 0;
   if (suffix.empty()) {
+    if (value == 0) return std::chrono::nanoseconds(0);  // 0 needs no unit
     if (!bare_unit) {
       return fmt::format("'{}' has no unit: write e.g. {}{} or {}ms (units: ns, us, ms, s, min, h)",
                          shown, shown, "s", shown);

@@ -14,7 +14,8 @@ namespace dxpu::cli {
 
 enum class DurationUnit { kNanoseconds, kMicroseconds, kMilliseconds, kSeconds, kMinutes, kHours };
 
-// Parses a non-negative duration. A number without a unit is refused ("give a unit: 15s"),
+// Parses a non-negative duration. A number without a unit is refused ("give a unit: 15s"; 0 is
+// 0 in any unit),
 // unless bare_unit says what a bare number meant before units were required (an option whose
 // name did not change keeps accepting its old spelling). Rounded to whole nanoseconds.
 util::Expected<std::chrono::nanoseconds, std::string> ParseDuration(

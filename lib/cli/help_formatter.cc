@@ -7,7 +7,10 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "lib/cli/options.h"
 
 namespace dxpu::cli {
 namespace {
@@ -69,6 +72,12 @@ class DxpuHelpFormatter : public CLI::Formatter {
     const std::vector<std::string>& longs = opt->get_lnames();
     if (!longs.empty()) names += (names.empty() ? "--" : ", --") + longs.front();
     return names;
+  }
+
+  std::string make_group(std::string group, bool is_positional,
+                         std::vector<const CLI::Option*> opts) const override {
+    if (group == kHiddenOptionGroup) return "";
+    return CLI::Formatter::make_group(std::move(group), is_positional, std::move(opts));
   }
 
   std::string make_option_desc(const CLI::Option* opt) const override {

@@ -31,7 +31,7 @@ CLI::Option* AddDurationOption(CLI::App& app, const std::string& name,
   for (const LegacyDurationName& old : legacy) {
     CLI::Option* alias =
         app.add_option_function<std::string>(old.name, Store(old.name, old.unit, target), "")
-            ->group("")
+            ->group(kHiddenOptionGroup)
             ->excludes(primary);
     primary->remove_excludes(alias);  // one way: the help of the new name does not list the old
   }

@@ -30,6 +30,12 @@ CLI::Option* AddDurationOption(CLI::App& app, const std::string& name,
                                std::initializer_list<LegacyDurationName> legacy = {},
                                std::optional<DurationUnit> bare_unit = std::nullopt);
 
+// Keeps an option out of --help (the help formatter skips its group) while CLI11 still names it
+// in its errors; CLI11's own hiding, group(""), leaves an option nameless in its messages
+// (": 5ms is outside ...", " excludes --timeout").
+inline constexpr const char* kHiddenOptionGroup = "Hidden (old spellings)";
+inline CLI::Option* Hide(CLI::Option* option) { return option->group(kHiddenOptionGroup); }
+
 // A renamed option keeps its old spelling as a later long name of the same option:
 // app.add_option("--bridge,--to", ...). The help formatter (help_formatter.h) shows short names
 // and the first long name only, so "--to" works, is not listed, and errors name "--bridge".

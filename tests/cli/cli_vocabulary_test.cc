@@ -39,6 +39,8 @@ TEST(Duration, EveryUnit) {
   EXPECT_EQ(Parsed("0.25s"), 250ms);
   EXPECT_EQ(Parsed("2min"), 120s);
   EXPECT_EQ(Parsed("0s"), 0ns);
+  EXPECT_EQ(Parsed("0"), 0ns);  // zero needs no unit
+  EXPECT_EQ(Parsed("0.0"), 0ns);
 }
 
 TEST(Duration, ABareNumberNeedsTheOptionsOldUnit) {
@@ -109,7 +111,9 @@ TEST(DurationOption, BadValueAndBothSpellingsAreUsageErrors) {
   EXPECT_NE(bad.error.find("--timeout"), std::string::npos) << bad.error;
   EXPECT_NE(bad.error.find("not a duration"), std::string::npos) << bad.error;
   ParsedCommand both = ParseArgs({"--timeout", "1s", "--timeout-ms", "5"});
-  EXPECT_NE(both.error.find("excludes"), std::string::npos) << both.error;
+  EXPECT_NE(both.error.find("--timeout-ms excludes --timeout"), std::string::npos) << both.error;
+  ParsedCommand bad_old = ParseArgs({"--timeout-ms", "5x"});
+  EXPECT_NE(bad_old.error.find("--timeout-ms: '5x'"), std::string::npos) << bad_old.error;
 }
 
 TEST(HiddenAlias, OldNameSetsTheSameOption) {

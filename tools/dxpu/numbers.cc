@@ -98,10 +98,9 @@ CLI::Validator InRange(DurationRange range, std::optional<DurationUnit> bare_uni
   return {[range, bare_unit, legacy_name](std::string& text) -> std::string {
             auto d = ParseDuration(text, bare_unit);
             if (!d.ok() || (d.value() >= range.min && d.value() <= range.max)) return {};
-            const std::string what =
-                legacy_name.empty()
-                    ? FormatDuration(d.value())
-                    : fmt::format("{} {} ({})", legacy_name, text, FormatDuration(d.value()));
+            const std::string what = legacy_name.empty()
+                                         ? FormatDuration(d.value())
+                                         : fmt::format("{} ({})", text, FormatDuration(d.value()));
             return fmt::format("{} is outside {}..{}", what, FormatDuration(range.min),
                                FormatDuration(range.max));
           },
@@ -165,7 +164,7 @@ CLI::Option* AddDurationListOption(CLI::App& app, const std::string& name,
     CLI::Option* alias = app.add_option_function<std::vector<std::string>>(
                                 old.name, StoreList(old.name, old.unit, target), "")
                              ->delimiter(',')
-                             ->group("")
+                             ->group(kHiddenOptionGroup)
                              ->excludes(primary)
                              ->check(InRange(range, old.unit, old.name));
     primary->remove_excludes(alias);
