@@ -5,6 +5,9 @@
 # UDP frames on another port: decoded with the preference dxfp.udp_ports (and
 # only on the ports it names), with Decode As, and by the heuristic, which
 # leaves a datagram whose CRC32C does not match alone.
+# All of it twice: with -X lua_script:DISSECTOR alone, then with the dissector also in the
+# personal Lua plugin directory (linked there as docs/install.md says), which loads it a second
+# time: no Lua error, and every check as before.
 # Usage: wireshark_test.sh PCAP_WRITER DISSECTOR
 set -euo pipefail
 writer=${1:?usage: wireshark_test.sh PCAP_WRITER DISSECTOR}
@@ -12,15 +15,14 @@ lua=${2:?usage: wireshark_test.sh PCAP_WRITER DISSECTOR}
 command -v tshark >/dev/null || { echo "FAIL: tshark not installed (tools/bootstrap)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# A HOME of its own: neither the preferences nor the plugins of whoever runs the test.
+export HOME=$tmp/home
+unset XDG_CONFIG_HOME
+mkdir -p "$HOME"
+lua_errors='lua.*error\|attempt to\|Error during loading'
 
 "$writer" "$tmp/dxfp.pcap"
-# Wireshark warns on stderr when run as root; the fields are on stdout.
-tshark -X "lua_script:$lua" -r "$tmp/dxfp.pcap" -T fields -E separator='|' \
-  -e frame.number -e dxfp.type -e dxfp.seq -e dxfp.ack -e dxfp.tlp.seq -e dxfp.tlp.kind \
-  -e dxfp.crc.ok -e dxfp.tlp.addr -e dxfp.tlp.tag -e dxfp.tlp.byte_count \
-  -e dxfp.hello.node_id -e dxfp.hello.max_frame -e dxfp.credit.hdr -e dxfp.credit.data \
-  2>"$tmp/err" >"$tmp/got" || { cat "$tmp/err" >&2; exit 1; }
-
+"$writer" "$tmp/other.pcap" 36767
 # frame|type|seq|ack|tlp seqs|kinds|crc ok|addresses|tags|byte count|node|max frame|hdr credits|data credits
 cat >"$tmp/want" <<'WANT'
 1|3|100|7|100,101,102|MRd,CplD,MWr|1|0x0000000400000010,0x00000000f0000040|0x0007,0x0007,0x0000|4||||
@@ -28,62 +30,87 @@ cat >"$tmp/want" <<'WANT'
 3|3|5|7|5,6,7|MRd,CplD,MWr|0|0x0000000400000010,0x00000000f0000040|0x0007,0x0007,0x0000|4||||
 4|1|0|0|||0||||0x1122334455667788|1472|64,32,64|1024,0,1024
 WANT
-if ! diff -u "$tmp/want" "$tmp/got"; then
-  echo "FAIL: dissector output differs (want above, got below)" >&2
-  exit 1
-fi
-if grep -qi 'lua.*error\|attempt to' "$tmp/err"; then
-  cat "$tmp/err" >&2
-  echo "FAIL: Lua errors" >&2
-  exit 1
-fi
+plugins=$HOME/.local/lib/wireshark/plugins
+for mode in "-X alone" "-X and the personal Lua plugin directory"; do
+  if [ "$mode" != "-X alone" ]; then
+    mkdir -p "$plugins"
+    ln -s "$(realpath "$lua")" "$plugins/dxfp.lua"
+    # tshark -G folders names the directory; -G plugins shows the dissector is found there.
+    folders=$(tshark -G folders 2>/dev/null)
+    if ! grep -q "^Personal Lua Plugins:[[:space:]]*$plugins\$" <<<"$folders"; then
+      echo "$folders" >&2
+      echo "FAIL: tshark's personal Lua plugin directory is not $plugins" >&2
+      exit 1
+    fi
+    grep -q "dxfp\.lua.*lua script.*$plugins/dxfp\.lua" <<<"$(tshark -G plugins 2>/dev/null)" ||
+      { echo "FAIL: tshark -G plugins does not list $plugins/dxfp.lua" >&2; exit 1; }
+  fi
+  echo "--- $mode"
 
-# The UDP frames (2 and 4) as the dissector sees them: port|type|crc ok|node.
-"$writer" "$tmp/other.pcap" 36767
-udp_rows() {  # udp_rows PCAP TSHARK_ARGS...: the UDP frames, one line each
-  local pcap=$1
-  shift
-  tshark -X "lua_script:$lua" "$@" -r "$pcap" -Y udp -T fields -E separator='|' \
-    -e udp.dstport -e dxfp.type -e dxfp.crc.ok -e dxfp.hello.node_id 2>"$tmp/err" ||
-    { cat "$tmp/err" >&2; echo "FAIL: tshark $* -r $pcap" >&2; exit 1; }
-  if grep -qi 'lua.*error\|attempt to' "$tmp/err"; then
+  # Wireshark warns on stderr when run as root; the fields are on stdout.
+  tshark -X "lua_script:$lua" -r "$tmp/dxfp.pcap" -T fields -E separator='|' \
+    -e frame.number -e dxfp.type -e dxfp.seq -e dxfp.ack -e dxfp.tlp.seq -e dxfp.tlp.kind \
+    -e dxfp.crc.ok -e dxfp.tlp.addr -e dxfp.tlp.tag -e dxfp.tlp.byte_count \
+    -e dxfp.hello.node_id -e dxfp.hello.max_frame -e dxfp.credit.hdr -e dxfp.credit.data \
+    2>"$tmp/err" >"$tmp/got" || { cat "$tmp/err" >&2; exit 1; }
+
+  if grep -qi "$lua_errors" "$tmp/err"; then
     cat "$tmp/err" >&2
-    echo "FAIL: Lua errors with $*" >&2
+    echo "FAIL: Lua errors ($mode)" >&2
     exit 1
   fi
-}
-fails=0
-check() {  # check WHAT WANT PCAP TSHARK_ARGS...
-  local what=$1 want=$2 got
-  shift 2
-  got=$(udp_rows "$@" | tr '\n' ' ')
-  if [ "$got" != "$want" ]; then
-    echo "FAIL: $what: want '$want', got '$got'" >&2
-    fails=$((fails + 1))
+  if ! diff -u "$tmp/want" "$tmp/got"; then
+    echo "FAIL: dissector output differs ($mode; want above, got below)" >&2
+    exit 1
   fi
-}
-both='1|1|0x1122334455667788 |1|0|0x1122334455667788 '
-decoded() { echo "$1|$both" | sed "s/ |/ $1|/"; }
-none() { echo "$1||| $1||| "; }
-noheur=(--disable-heuristic dxfp_udp)
-check "another port, no preference" "$(none 36767)" "$tmp/other.pcap" "${noheur[@]}"
-check "-o dxfp.udp_ports:36767" "$(decoded 36767)" "$tmp/other.pcap" "${noheur[@]}" \
-  -o dxfp.udp_ports:36767
-check "-o dxfp.udp_ports:36767 leaves 17480" "$(none 17480)" "$tmp/dxfp.pcap" "${noheur[@]}" \
-  -o dxfp.udp_ports:36767
-check "-o dxfp.udp_ports:17480,36000-36999 (36767)" "$(decoded 36767)" "$tmp/other.pcap" \
-  "${noheur[@]}" -o dxfp.udp_ports:17480,36000-36999
-check "-o dxfp.udp_ports:17480,36000-36999 (17480)" "$(decoded 17480)" "$tmp/dxfp.pcap" \
-  "${noheur[@]}" -o dxfp.udp_ports:17480,36000-36999
-check "Decode As -d udp.port==36767,dxfp" "$(decoded 36767)" "$tmp/other.pcap" "${noheur[@]}" \
-  -d udp.port==36767,dxfp
-check "the heuristic (a good CRC only)" "36767|1|1|0x1122334455667788 36767||| " \
-  "$tmp/other.pcap"
-check "the heuristic off by preference" "$(none 36767)" "$tmp/other.pcap" \
-  -o dxfp.heuristic:FALSE
-if [ "$fails" -ne 0 ]; then
-  echo "FAIL: $fails of the UDP port checks" >&2
-  exit 1
-fi
+
+  # The UDP frames (2 and 4) as the dissector sees them: port|type|crc ok|node.
+  udp_rows() {  # udp_rows PCAP TSHARK_ARGS...: the UDP frames, one line each
+    local pcap=$1
+    shift
+    tshark -X "lua_script:$lua" "$@" -r "$pcap" -Y udp -T fields -E separator='|' \
+      -e udp.dstport -e dxfp.type -e dxfp.crc.ok -e dxfp.hello.node_id 2>"$tmp/err" ||
+      { cat "$tmp/err" >&2; echo "FAIL: tshark $* -r $pcap" >&2; exit 1; }
+    if grep -qi "$lua_errors" "$tmp/err"; then
+      cat "$tmp/err" >&2
+      echo "FAIL: Lua errors with $* ($mode)" >&2
+      exit 1
+    fi
+  }
+  fails=0
+  check() {  # check WHAT WANT PCAP TSHARK_ARGS...
+    local what=$1 want=$2 got
+    shift 2
+    got=$(udp_rows "$@" | tr '\n' ' ')
+    if [ "$got" != "$want" ]; then
+      echo "FAIL: $what ($mode): want '$want', got '$got'" >&2
+      fails=$((fails + 1))
+    fi
+  }
+  both='1|1|0x1122334455667788 |1|0|0x1122334455667788 '
+  decoded() { echo "$1|$both" | sed "s/ |/ $1|/"; }
+  none() { echo "$1||| $1||| "; }
+  noheur=(--disable-heuristic dxfp_udp)
+  check "another port, no preference" "$(none 36767)" "$tmp/other.pcap" "${noheur[@]}"
+  check "-o dxfp.udp_ports:36767" "$(decoded 36767)" "$tmp/other.pcap" "${noheur[@]}" \
+    -o dxfp.udp_ports:36767
+  check "-o dxfp.udp_ports:36767 leaves 17480" "$(none 17480)" "$tmp/dxfp.pcap" "${noheur[@]}" \
+    -o dxfp.udp_ports:36767
+  check "-o dxfp.udp_ports:17480,36000-36999 (36767)" "$(decoded 36767)" "$tmp/other.pcap" \
+    "${noheur[@]}" -o dxfp.udp_ports:17480,36000-36999
+  check "-o dxfp.udp_ports:17480,36000-36999 (17480)" "$(decoded 17480)" "$tmp/dxfp.pcap" \
+    "${noheur[@]}" -o dxfp.udp_ports:17480,36000-36999
+  check "Decode As -d udp.port==36767,dxfp" "$(decoded 36767)" "$tmp/other.pcap" "${noheur[@]}" \
+    -d udp.port==36767,dxfp
+  check "the heuristic (a good CRC only)" "36767|1|1|0x1122334455667788 36767||| " \
+    "$tmp/other.pcap"
+  check "the heuristic off by preference" "$(none 36767)" "$tmp/other.pcap" \
+    -o dxfp.heuristic:FALSE
+  if [ "$fails" -ne 0 ]; then
+    echo "FAIL: $fails of the UDP port checks ($mode)" >&2
+    exit 1
+  fi
+done
 echo "PASS: dxfp.lua dissects Ethernet and UDP DxFP frames, TLP records and the CRC check;" \
-  "UDP on the ports of dxfp.udp_ports, by Decode As and by its heuristic"
+  "UDP on the ports of dxfp.udp_ports, by Decode As and by its heuristic; loaded twice" \
+  "(a plugin and -X lua_script), the same without an error"

@@ -5,8 +5,18 @@
 -- Registers on EtherType 0x88B5 and the UDP ports of the preference dxfp.udp_ports (17480 by
 -- default; `tshark -o dxfp.udp_ports:36767`, or a range such as 17480,36000-36999), and as a
 -- heuristic on any other UDP port (preference dxfp.heuristic). Checks the CRC32C trailer.
+-- Loaded twice (a copy in a Lua plugin directory and -X lua_script:... too), the second load
+-- does nothing: the first one's protocol dissects (docs/protocol.md, 4.10).
 
-local dxfp = Proto("dxfp", "DxPU Fabric Protocol")
+local created, dxfp = pcall(Proto, "dxfp", "DxPU Fabric Protocol")
+if not created then
+  -- Proto refuses a second protocol named dxfp. Where dxfp is registered already, by an earlier
+  -- load of this file, that is the one in use: stop here, without an error. Anything else is one.
+  for _, name in ipairs(Dissector.list()) do
+    if name == "dxfp" then return end
+  end
+  error(dxfp, 0)
+end
 
 local frame_types = { [1] = "HELLO", [2] = "WELCOME", [3] = "DATA", [4] = "CLOSE" }
 local record_types = { [1] = "TLP", [2] = "CREDIT", [3] = "HELLO", [4] = "CLOSE" }
