@@ -63,23 +63,34 @@ clean:
 # /lib/modules/KVER/extra for the kernel it was built for, then depmod.
 .PHONY: install uninstall module-install module-uninstall
 PREFIX ?= /usr/local
-INSTALLED = build/release/installed_files.txt
+# INSTALL_BUILD is the build installed. INSTALLED lists what the last make install without
+# DESTDIR put in place: make uninstall removes that. A DESTDIR (staged) install lists its files in
+# INSTALLED_DESTDIR instead and leaves INSTALLED as it was, so a package staged after a real
+# install does not hide the real one from make uninstall. tests/tools/install_test.sh sets the
+# three to its own, and SYSTEMCTL=true to leave systemd alone.
+INSTALL_BUILD ?= build/release
+INSTALLED ?= $(INSTALL_BUILD)/installed_files.txt
+INSTALLED_DESTDIR ?= $(INSTALL_BUILD)/installed_files.destdir.txt
+SYSTEMCTL ?= systemctl
 
 install: release
-	DESTDIR="$(DESTDIR)" cmake --install build/release --prefix "$(abspath $(PREFIX))"
-	awk '{print "$(DESTDIR)" $$0}' build/release/install_manifest.txt >$(INSTALLED)
-	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+	DESTDIR="$(DESTDIR)" cmake --install $(INSTALL_BUILD) --prefix "$(abspath $(PREFIX))"
+	awk '{print "$(DESTDIR)" $$0}' $(INSTALL_BUILD)/install_manifest.txt \
+	  >$(if $(DESTDIR),$(INSTALLED_DESTDIR),$(INSTALLED))
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then $(SYSTEMCTL) daemon-reload; fi
 	@echo "Installed under $(DESTDIR)$(abspath $(PREFIX)); the daemons: docs/install.md"
+	@if [ -n "$(DESTDIR)" ]; then \
+	  echo "Staged: the files are listed in $(INSTALLED_DESTDIR); make uninstall does not touch them (it removes what $(INSTALLED) lists, the last install without DESTDIR)"; fi
 
 uninstall:
-	@test -f $(INSTALLED) || { echo "make uninstall: $(INSTALLED) is missing: nothing was installed with make install from this tree" >&2; exit 1; }
+	@test -f $(INSTALLED) || { echo "make uninstall: $(INSTALLED) is missing: nothing was installed with make install (without DESTDIR) from this tree; a DESTDIR install is not uninstalled (its files: $(INSTALLED_DESTDIR)), delete its directory" >&2; exit 1; }
 	@if [ -d /run/systemd/system ]; then \
 	  for u in $$(grep -E '^(/usr/local/lib|/usr/lib|/lib|/etc)/systemd/system/dxpu-[a-z]+\.service$$' $(INSTALLED)); do \
-	    systemctl disable --now "$$(basename "$$u")" || true; done; fi
+	    $(SYSTEMCTL) disable --now "$$(basename "$$u")" || true; done; fi
 	@while IFS= read -r f; do rm -fv "$$f"; done <$(INSTALLED)
 	@for d in $$(sed -n 's|/share/dxpu/.*||p; s|/share/doc/dxpu/.*||p' $(INSTALLED) | sort -u); do \
 	  find "$$d/share/dxpu" "$$d/share/doc/dxpu" -depth -type d -empty -delete 2>/dev/null || true; done
-	@if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi
+	@if [ -d /run/systemd/system ]; then $(SYSTEMCTL) daemon-reload; fi
 	rm -f $(INSTALLED)
 
 module-install: module

@@ -5,6 +5,8 @@
 # the programs and the options files of that prefix, every option the options files name known
 # to its daemon's --help, `systemd-analyze verify` clean on the units, an operator's options file
 # kept by a second install; and with DESTDIR, the units naming the final paths, not the staging.
+# Then make install and make uninstall: a staged (DESTDIR) install after a real one does not
+# take the real one's place in make uninstall's list.
 # Usage: install_test.sh CMAKE BUILD_DIR SOURCE_DIR
 set -euo pipefail
 cmake=${1:?usage: install_test.sh CMAKE BUILD_DIR SOURCE_DIR}
@@ -126,8 +128,65 @@ if grep -rq "$stage" "$stage/usr/local/lib/systemd/system" "$stage/etc/default";
   fail "DESTDIR: the staging directory leaked into the units or options"
 fi
 
+# make install and make uninstall themselves (the Makefile's targets, from this build, without
+# building: -o release; their file lists in $tmp, systemd left alone): a staged install
+# (DESTDIR) after a real one leaves the list make uninstall reads as it was, so make uninstall
+# then removes the real install's files (not the options files, which stay) and touches nothing
+# of the staged tree.
+if command -v make >/dev/null; then
+  made=$tmp/made
+  pkgroot=$tmp/pkgroot
+  list=$tmp/installed_files.txt
+  staged_list=$tmp/installed_files.destdir.txt
+  mk=(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$src" -o release INSTALL_BUILD="$build"
+    INSTALLED="$list" INSTALLED_DESTDIR="$staged_list" SYSTEMCTL=true)
+  if ! "${mk[@]}" install PREFIX="$made" DESTDIR= >"$tmp/make-install.log" 2>&1; then
+    cat "$tmp/make-install.log" >&2
+    fail "make install PREFIX=$made"
+  elif [ ! -x "$made/bin/dxpu" ] || ! grep -qx "$made/bin/dxpu" "$list"; then
+    fail "make install PREFIX=$made: no $made/bin/dxpu, or not in $list"
+  else
+    cp "$list" "$tmp/real-list"
+    if ! "${mk[@]}" install PREFIX=/usr DESTDIR="$pkgroot" >"$tmp/make-stage.log" 2>&1; then
+      cat "$tmp/make-stage.log" >&2
+      fail "make install PREFIX=/usr DESTDIR=$pkgroot"
+    fi
+    [ -x "$pkgroot/usr/bin/dxpu" ] || fail "make install DESTDIR=$pkgroot: no $pkgroot/usr/bin/dxpu"
+    cmp -s "$list" "$tmp/real-list" ||
+      fail "make install DESTDIR=$pkgroot replaced make uninstall's list $list (the real install's)"
+    grep -qx "$pkgroot/usr/bin/dxpu" "$staged_list" 2>/dev/null ||
+      fail "make install DESTDIR=$pkgroot: its files are not listed in $staged_list"
+    (cd "$pkgroot" && find . | sort) >"$tmp/staged-before"
+    if ! "${mk[@]}" uninstall >"$tmp/make-uninstall.log" 2>&1; then
+      cat "$tmp/make-uninstall.log" >&2
+      fail "make uninstall"
+    fi
+    left=0
+    while IFS= read -r f; do
+      [ ! -e "$f" ] || { left=$((left + 1)) && echo "left: $f" >&2; }
+    done <"$tmp/real-list"
+    [ "$left" = 0 ] ||
+      fail "make uninstall after a DESTDIR install left $left files of the real install (above)"
+    [ ! -e "$made/share/dxpu" ] || fail "make uninstall left the directory $made/share/dxpu"
+    [ -f "$made/etc/default/dxpu-agent" ] ||
+      fail "make uninstall removed the options file $made/etc/default/dxpu-agent"
+    (cd "$pkgroot" && find . | sort) >"$tmp/staged-after"
+    diff -u "$tmp/staged-before" "$tmp/staged-after" >&2 ||
+      fail "make uninstall removed files of the staged tree $pkgroot (above)"
+    [ ! -e "$list" ] || fail "make uninstall left its list $list"
+    if "${mk[@]}" uninstall >"$tmp/make-uninstall2.log" 2>&1 ||
+      ! grep -q 'is missing' "$tmp/make-uninstall2.log"; then
+      cat "$tmp/make-uninstall2.log" >&2
+      fail "a second make uninstall did not refuse (its list is gone)"
+    fi
+  fi
+else
+  echo "SKIP (make install and make uninstall alone): make not installed"
+fi
+
 if [ "$fails" -ne 0 ]; then
   echo "FAIL: $fails problem(s) with what make install installs" >&2
   exit 1
 fi
-echo "PASS: make install's programs run, its units name them and their options, verified"
+echo "PASS: make install's programs run, its units name them and their options, verified;" \
+  "make uninstall after a staged install removes the real one"
