@@ -162,5 +162,28 @@ TEST(HelpFormatter, WrapsLongDescriptionsUnderTheirColumn) {
   EXPECT_NE(help.find("word59"), std::string::npos);  // nothing lost
 }
 
+TEST(HelpFormatter, SoftLineBreaksJoinExamplesStayAsWritten) {
+  const std::string text =
+      "A description its author broke\nfor his editor, mid-sentence, and then\nwent on.\n"
+      "Exit status: 0 done, 1 failed.\n"
+      "Examples:\n"
+      "  dxpu demo --quick --link mem --no-sim --out ''   # a comment that makes it long\n"
+      "  dxpu pool hosts\n"
+      "\n"
+      "A last paragraph.";
+  EXPECT_EQ(WrapHelpText(text, 40),
+            "A description its author broke for his\n"
+            "editor, mid-sentence, and then went on.\n"
+            "Exit status: 0 done, 1 failed.\n"
+            "Examples:\n"
+            "  dxpu demo --quick --link mem --no-sim --out ''   # a comment that makes it long\n"
+            "  dxpu pool hosts\n"
+            "\n"
+            "A last paragraph.");
+  // A word longer than the width gets a line of its own; nothing is lost or added.
+  EXPECT_EQ(WrapHelpText("a verylongwordindeed b", 8), "a\nverylongwordindeed\nb");
+  EXPECT_EQ(WrapHelpText("", 40), "");
+}
+
 }  // namespace
 }  // namespace dxpu::cli

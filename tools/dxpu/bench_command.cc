@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -265,7 +266,10 @@ Command AddBenchCommand(CLI::App& parent) {
       "of the per-round ratios, because the machine's speed drifts between runs: 'vs raw link' "
       "is a row's goodput over the raw link's, 'vs lossless' a lossy row's over the same "
       "session's without loss. A line on stderr as each run starts says which of how many.");
-  fabric->add_option("--link", args->links, "links to measure")
+  // "mem" as dxpu demo and bench gpu spell the in-memory link; "memory" is its old spelling
+  // here and still the row's name in the table and the JSON.
+  fabric->add_option("--link", args->links, "links to measure: mem (in-memory), udp (loopback)")
+      ->transform(CLI::Transformer(std::map<std::string, std::string>{{"mem", "memory"}}))
       ->check(CLI::IsMember({"memory", "udp"}))
       ->capture_default_str();
   fabric->add_option("--size", args->sizes, "TLP payload sizes in bytes (4..4096, DW multiples)")
@@ -296,7 +300,7 @@ Command AddBenchCommand(CLI::App& parent) {
   fabric->footer(
       "Examples:\n"
       "  dxpu bench fabric\n"
-      "  dxpu bench fabric --link memory --size 64 --duration 2s --json\n"
+      "  dxpu bench fabric --link mem --size 64 --duration 2s --json\n"
       "  dxpu bench fabric --link udp --size 4096 --loss 0 --rounds 9 --duration 300ms");
   CLI::App* gpu = nullptr;
   std::function<int()> run_gpu = AddBenchGpuCommand(*bench, &gpu);

@@ -339,7 +339,7 @@ if run "bench fabric" 0 "$DXPU" bench fabric --link memory --size 256 --duration
     fail "bench fabric progress: want lines [1/6]..[6/6] on stderr, got: $(cat "$tmp/err")"
   grep_check "bench fabric progress lossy" err '^\[6/6\] .*round 2/2: session, 1% loss (50ms) \.\.\.$'
 fi
-if run "bench fabric text" 0 "$DXPU" bench fabric --link memory --size 64 --duration 20ms --rounds 1 --loss 0.02; then
+if run "bench fabric text" 0 "$DXPU" bench fabric --link mem --size 64 --duration 20ms --rounds 1 --loss 0.02; then
   grep_check "bench fabric columns" out "vs raw link .*vs lossless"
   grep_check "bench fabric lossless row" out '^memory  *64B   0.0% .*% ([0-9.]*-[0-9.]*)  *- '
   grep_check "bench fabric lossy row" out '^memory  *64B   2.0% .*% ([0-9.]*-[0-9.]*)  *[0-9.]*% ([0-9.]*-[0-9.]*) '
@@ -695,6 +695,13 @@ fi
 head -c 100 "$traces/small_trace.json" >"$tmp/cut.json"
 run "model truncated trace" 1 "$DXPU" model "$tmp/cut.json" && grep_check "model truncated" err "cut.json"
 run "model no workload" 2 "$DXPU" model && grep_check "model no workload" err "give a trace file"
+printf '{"events": []}' >"$tmp/no-events.json"
+if run "model unreadable trace" 1 "$DXPU" model "$tmp/no-events.json"; then
+  grep_check "model unreadable trace" err "^dxpu model: .*no-events.json: no traceEvents array"
+  checks=$((checks + 1))
+  [ "$(grep -o 'no-events.json' "$tmp/err" | wc -l)" = 1 ] || fail "model unreadable trace: the path twice: $(cat "$tmp/err")"
+fi
+run "model missing trace" 2 "$DXPU" model "$tmp/no-such-trace.json"
 run "model bad MPS" 2 "$DXPU" model --native 10us --mps 300 && grep_check "model bad MPS" err "MPS"
 # Durations with units; the old spellings (bare numbers in us or ns) still work, hidden.
 if run "model durations" 0 "$DXPU" model "$traces/small_trace.json" --latency 2us --pcie-latency 300ns \
@@ -777,10 +784,18 @@ run "model timeline without a trace" 2 "$DXPU" model --native 10us --timeline "$
 # --- help and version -------------------------------------------------------------------
 for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \
     "pool remove-box" "pool gpus" "pool hosts" "pool audit" "pool allocations" "pool list" "pool allocate" \
-    "pool release" "pool show" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "model" "trace" "trace record" "trace list" "version"; do
+    "pool release" "pool show" "pool remove-host" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "model" "trace" "trace record" "trace list" "version" \
+    "rtl" "rtl regress" "bridge" "bridge status" "bridge assign" "bridge grant"; do
   # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
   if run "help '$cmd'" 0 "$DXPU" $cmd --help; then
     grep_check "help '$cmd'" out "Usage\|USAGE\|usage"
+    # Descriptions wrap (lib/cli's formatter; sim, bench and rtl printed 400-character lines),
+    # and no old spelling is taught (docs/cli.md).
+    checks=$((checks + 2))
+    long=$(awk 'length > 100 && $1 != "dxpu"' "$tmp/out")  # an example command line stays whole
+    [ -z "$long" ] || fail "help '$cmd': lines over 100 columns: $long"
+    ! grep -qE -- '--(to|management|node|id|timeout-ms|wait-s|heartbeat-ms|latency-us|duration-ms|min-rto-us|native-us|pcie-latency-ns|sweep-latency-us)\b([^-]|$)' "$tmp/out" ||
+      fail "help '$cmd': lists an old spelling: $(grep -E -- '--(to|management|node|id|timeout-ms|wait-s)\b' "$tmp/out")"
   fi
 done
 if run "version" 0 "$DXPU" version; then

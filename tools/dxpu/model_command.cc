@@ -207,7 +207,7 @@ int RunModel(ModelArgs& a) {
   if (!a.trace.empty()) {
     perfmodel::ParseResult<perfmodel::Trace> parsed = perfmodel::ReadKinetoTraceFile(a.trace);
     if (!parsed.ok()) {
-      std::cerr << "dxpu model: " << a.trace << ": " << parsed.error().message << '\n';
+      std::cerr << "dxpu model: " << parsed.error().message << '\n';  // names the file
       return kExitFailure;
     }
     trace = std::move(parsed).value();
