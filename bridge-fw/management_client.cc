@@ -329,7 +329,7 @@ std::optional<DeviceDmaWindows> DecodeDmaList(const ManagementReply& reply, std:
   for (size_t i = 0; i < m->body.dma_list.window_count; ++i) {
     dxpu_mgmt_dma_window w{};
     if (!dxpu_mgmt_dma_list_window(&m->body.dma_list, i, &w)) break;
-    list.windows.push_back(DmaWindowEntry{w.device_base, w.host_base, w.size});
+    list.windows.push_back(DmaWindow{w.device_base, w.host_base, w.size});
   }
   return list;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bridge-fw/datapath.h"
 #include "core/dxpu_mgmt.h"
 #include "link/link_address.h"
 
@@ -54,17 +55,10 @@ struct BridgeInventory {
 std::optional<BridgeInventory> DecodeInventory(const ManagementReply& reply,
                                                std::string* why = nullptr);
 
-// One DMA window of a device, as DMA_GRANT gave it.
-struct DmaWindowEntry {
-  uint64_t device_base = 0;
-  uint64_t host_base = 0;
-  uint64_t size = 0;
-};
-
-// A device's DMA windows, from an answer to DMA_LIST.
+// A device's DMA windows, from an answer to DMA_LIST: each as DMA_GRANT gave it.
 struct DeviceDmaWindows {
   uint16_t device = 0;
-  std::vector<DmaWindowEntry> windows;  // at most DXPU_MGMT_DMA_LIST_MAX_WINDOWS
+  std::vector<DmaWindow> windows;  // at most DXPU_MGMT_DMA_LIST_MAX_WINDOWS
 };
 
 // The windows an OK answer to DMA_LIST carries, decoded again from reply.bytes; nullopt, with

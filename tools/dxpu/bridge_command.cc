@@ -128,7 +128,7 @@ std::string FormatMemory(uint64_t bytes) {
 // One device's DMA windows as `dxpu bridge status` learns them: asked with a DMA_LIST.
 struct DmaGrants {
   bool known = false;  // the bridge answered with the windows
-  std::vector<bridge::DmaWindowEntry> windows;
+  std::vector<bridge::DmaWindow> windows;
   std::string problem;  // why not known, when the bridge does know DMA_LIST
 };
 
@@ -193,7 +193,7 @@ int RunStatus(const BridgeOptions& o) {
       nlohmann::ordered_json windows = nullptr;
       if (known) {
         windows = nlohmann::ordered_json::array();
-        for (const bridge::DmaWindowEntry& w : g.windows)
+        for (const bridge::DmaWindow& w : g.windows)
           windows.push_back({{"host_base", fmt::format("{:#x}", w.host_base)},
                              {"size", w.size},
                              {"device_base", fmt::format("{:#x}", w.device_base)}});
@@ -215,7 +215,7 @@ int RunStatus(const BridgeOptions& o) {
                              : known   ? std::to_string(g.windows.size())
                                        : std::string("?"),
                              assigned ? fmt::format("{:#x}", e.owner) : "-");
-    for (const bridge::DmaWindowEntry& w : g.windows) {
+    for (const bridge::DmaWindow& w : g.windows) {
       std::cout << fmt::format("{:>6}  DMA window: host base {:#x}, size {}, device base {:#x}\n",
                                "", w.host_base, FormatMemory(w.size), w.device_base);
     }
