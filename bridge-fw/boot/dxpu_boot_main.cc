@@ -253,8 +253,8 @@ void PrintPlan(const BootPlan& plan, bool json) {
   }
   std::printf("slot: %s\ntrial: %s\nversion: %s\nbuild id: %s\nexecutable: %s\nconfig: %s\n%s",
               slot.c_str(), plan.trial ? "yes" : "no", plan.version.ToString().c_str(),
-              plan.build_id.c_str(), plan.executable.c_str(), plan.config.c_str(),
-              PlanNotes(plan).c_str());
+              plan.build_id.empty() ? "-" : plan.build_id.c_str(),  // as flash inspect says it
+              plan.executable.c_str(), plan.config.c_str(), PlanNotes(plan).c_str());
 }
 
 FirmwareResult<BootPlan> Prepare(const Options& o) {

@@ -250,7 +250,8 @@ std::function<int()> AddBenchGpuCommand(CLI::App& bench, CLI::App** app) {
       ->check(CLI::IsMember({"mem", "udp", "unix"}))
       ->capture_default_str();
   cmd->add_option("--profile", args->profile, "GPU model profile")->capture_default_str();
-  cmd->add_option("--size", args->sizes, "copy sizes in bytes (4 KiB .. 64 MiB)")
+  cmd->add_option("--size", args->sizes,
+                  "copy sizes in bytes, 4 B .. 1 GiB (default 4 KiB .. 64 MiB)")
       ->check(CLI::Range(uint64_t{4}, uint64_t{1} << 30))
       ->capture_default_str();
   cmd->add_option("--mmio-reads", args->mmio_reads, "register reads to time")
