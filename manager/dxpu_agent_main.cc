@@ -143,7 +143,7 @@ int RunOneShot(bool attach, const OneShot& o, const std::string& level) {
 
 // "http://HOST:PORT[/PATH]" (https too): "" when it is one, else what is wrong with it.
 std::string CheckUrl(const std::string& option, const std::string& url, const char* example) {
-  const std::string bad =
+  std::string bad =  // not const: returned by move
       fmt::format("{} '{}' is not a URL such as {} (http://HOST:PORT)", option, url, example);
   std::string rest;
   if (url.starts_with("http://")) {

@@ -22,6 +22,7 @@
 #include "lib/cli/duration.h"
 #include "lib/cli/help_formatter.h"
 #include "lib/cli/options.h"
+#include "lib/util/errno_text.h"
 #include "manager/manager_service.h"
 #include "manager/rest_api.h"
 #include "manager/serve_until_signal.h"
@@ -41,7 +42,7 @@ int LockDatabase(const std::string& db, std::string* error) {
     *error = fmt::format(
         "cannot open {}: {} (the lock beside --db {}; give a --db in a "
         "directory this user may write)",
-        path, std::strerror(errno), db);
+        path, dxpu::util::ErrnoText(errno), db);
     return -1;
   }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -56,7 +57,7 @@ int LockDatabase(const std::string& db, std::string* error) {
     *error = err == EWOULDBLOCK
                  ? fmt::format("another dxpu-manager holds {}{}; stop it or use another --db", db,
                                holder)
-                 : fmt::format("cannot lock {}: {}", path, std::strerror(err));
+                 : fmt::format("cannot lock {}: {}", path, dxpu::util::ErrnoText(err));
     return -1;
   }
   const std::string pid = std::to_string(getpid()) + "\n";
@@ -78,6 +79,33 @@ std::string CheckConfiguration(const std::string& db) {
   if (std::filesystem::is_directory(db, ec))
     return fmt::format("--db {} is a directory; give a file in it, e.g. --db {}/pool.db", db, db);
   return "";
+}
+
+// --crash-at before:N or after:N into o; false if it is neither.
+bool ParseCrashAt(const std::string& crash_at, dxpu::manager::ServiceOptions* o) {
+  const size_t colon = crash_at.find(':');
+  const std::string when = crash_at.substr(0, colon);
+  if (colon == std::string::npos || (when != "before" && when != "after")) return false;
+  o->crash_after_record = when == "after";
+  const std::string n = crash_at.substr(colon + 1);
+  return std::from_chars(n.data(), n.data() + n.size(), o->crash_step).ec == std::errc();
+}
+
+// Whether the three durations are in their ranges; says which is not on stderr.
+bool DurationsInRange(std::chrono::nanoseconds attach, std::chrono::nanoseconds detach,
+                      std::chrono::nanoseconds probe) {
+  using std::chrono::nanoseconds;
+  using std::chrono::seconds;
+  const auto in_range = [](const char* name, nanoseconds value, nanoseconds low, nanoseconds high) {
+    if (value >= low && value <= high) return true;
+    std::fprintf(stderr, "dxpu-manager: %s %s is out of range: %s to %s\n", name,
+                 dxpu::cli::FormatDuration(value).c_str(), dxpu::cli::FormatDuration(low).c_str(),
+                 dxpu::cli::FormatDuration(high).c_str());
+    return false;
+  };
+  return in_range("--attach-timeout", attach, seconds(1), seconds(3600)) &&
+         in_range("--detach-timeout", detach, seconds(1), seconds(3600)) &&
+         in_range("--probe-interval", probe, std::chrono::milliseconds(50), seconds(600));
 }
 
 int Main(int argc, char** argv) {
@@ -142,32 +170,11 @@ int Main(int argc, char** argv) {
     const int rc = app.exit(e);  // --help: 0; a bad command line: 2 (docs/cli.md)
     return rc == 0 ? 0 : 2;
   }
-  if (!crash_at.empty()) {
-    const size_t colon = crash_at.find(':');
-    const std::string when = crash_at.substr(0, colon);
-    if (colon == std::string::npos || (when != "before" && when != "after")) {
-      std::fprintf(stderr, "dxpu-manager: --crash-at wants before:N or after:N\n");
-      return 2;
-    }
-    o.crash_after_record = when == "after";
-    const std::string n = crash_at.substr(colon + 1);
-    if (std::from_chars(n.data(), n.data() + n.size(), o.crash_step).ec != std::errc()) {
-      std::fprintf(stderr, "dxpu-manager: --crash-at wants before:N or after:N\n");
-      return 2;
-    }
+  if (!crash_at.empty() && !ParseCrashAt(crash_at, &o)) {
+    std::fprintf(stderr, "dxpu-manager: --crash-at wants before:N or after:N\n");
+    return 2;
   }
-  for (const auto& [name, value, low, high] :
-       {std::tuple{"--attach-timeout", attach, nanoseconds(seconds(1)), nanoseconds(seconds(3600))},
-        std::tuple{"--detach-timeout", detach, nanoseconds(seconds(1)), nanoseconds(seconds(3600))},
-        std::tuple{"--probe-interval", probe, nanoseconds(std::chrono::milliseconds(50)),
-                   nanoseconds(seconds(600))}}) {
-    if (value < low || value > high) {
-      std::fprintf(stderr, "dxpu-manager: %s %s is out of range: %s to %s\n", name,
-                   dxpu::cli::FormatDuration(value).c_str(), dxpu::cli::FormatDuration(low).c_str(),
-                   dxpu::cli::FormatDuration(high).c_str());
-      return 2;
-    }
-  }
+  if (!DurationsInRange(attach, detach, probe)) return 2;
   spdlog::set_level(spdlog::level::from_str(level));
   std::optional<int> listen_port;
   if (const std::string problem = ParseListen(listen, &listen, &listen_port); !problem.empty()) {

@@ -28,6 +28,14 @@ constexpr std::array<UnitSpelling, 6> kUnits = {{
     {"s", DurationUnit::kSeconds, 1'000'000'000},
 }};
 
+// The units FormatDuration writes, largest first (minutes and hours are read, never written).
+constexpr std::array<UnitSpelling, 4> kFormatUnits = {{
+    {"s", DurationUnit::kSeconds, 1'000'000'000},
+    {"ms", DurationUnit::kMilliseconds, 1'000'000},
+    {"us", DurationUnit::kMicroseconds, 1'000},
+    {"ns", DurationUnit::kNanoseconds, 1},
+}};
+
 int64_t NanosecondsPer(DurationUnit unit) {
   for (const UnitSpelling& u : kUnits) {
     if (u.unit == unit) return u.nanoseconds;
@@ -86,7 +94,7 @@ util::Expected<std::chrono::nanoseconds, std::string> ParseDuration(
     }
   }
   const double ns = std::round(value * static_cast<double>(scale));
-  if (ns > static_cast<double>(std::numeric_limits<int64_t>::max() / 2)) {
+  if (ns > static_cast<double>(std::numeric_limits<int64_t>::max()) / 2) {
     return fmt::format("'{}' is too long a duration", shown);
   }
   return std::chrono::nanoseconds(static_cast<int64_t>(ns));
@@ -96,14 +104,13 @@ std::string FormatDuration(std::chrono::nanoseconds d) {
   const int64_t ns = d.count();
   if (ns == 0) return "0s";
   // The largest unit (up to seconds) that shows the value with at most three decimals.
-  for (auto it = kUnits.rbegin(); it != kUnits.rend(); ++it) {
-    if (it->unit == DurationUnit::kMinutes || it->unit == DurationUnit::kHours) continue;
-    const int64_t per = it->nanoseconds;
+  for (const UnitSpelling& u : kFormatUnits) {
+    const int64_t per = u.nanoseconds;
     if (std::llabs(ns) >= per && (ns % (per / 1000 > 0 ? per / 1000 : 1)) == 0) {
-      if (ns % per == 0) return fmt::format("{}{}", ns / per, it->suffix);
+      if (ns % per == 0) return fmt::format("{}{}", ns / per, u.suffix);
       std::string s = fmt::format("{:.3f}", static_cast<double>(ns) / static_cast<double>(per));
       while (s.back() == '0') s.pop_back();
-      return s + std::string(it->suffix);
+      return s + std::string(u.suffix);
     }
   }
   return fmt::format("{}ns", ns);

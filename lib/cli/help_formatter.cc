@@ -51,7 +51,7 @@ void FillParagraph(const std::string& paragraph, size_t width, std::string* out)
 bool StartsAParagraph(const std::string& line) {
   if (line.empty() || line[0] < 'A' || line[0] > 'Z') return false;
   const size_t colon = line.find(':');
-  return colon != std::string::npos && colon < 25 && line.find('.') > colon &&
+  return colon < 25 && line.find('.') > colon &&  // npos is no colon
          line.substr(0, colon).find_first_of(",;") == std::string::npos;
 }
 

@@ -260,7 +260,7 @@ PoolScene RunPoolScene(const fs::path& dir) {
       return result;
     }
   }
-  const bool ready = scene.WaitFor([&] {
+  const bool ready = Scene::WaitFor([&] {
     std::optional<Answer> s = scene.Call("GET", "/v1/status");
     return s && s->body["hosts"] == 3 && s->body["gpus_free"] == 2 * kGpusPerBox;
   });
