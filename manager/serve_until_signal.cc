@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "lib/util/errno_text.h"
+
 namespace dxpu::manager {
 
 namespace {
@@ -45,7 +47,7 @@ int BindExclusively(httplib::Server& server, const std::string& host, int port,
   if (bound <= 0) {
     const int err = errno;
     *error = fmt::format("cannot listen on {}:{}: {}{}", host, port,
-                         err != 0 ? std::strerror(err) : "the address cannot be bound",
+                         err != 0 ? util::ErrnoText(err) : "the address cannot be bound",
                          err == EADDRINUSE ? " (another process holds the port: a second "
                                              "daemon of the same pool?)"
                                            : "");
@@ -55,7 +57,7 @@ int BindExclusively(httplib::Server& server, const std::string& host, int port,
 }
 
 std::string ParseListen(const std::string& listen, std::string* host, std::optional<int>* port) {
-  const std::string bad = fmt::format(
+  std::string bad = fmt::format(  // not const: returned by move
       "--listen wants HOST:PORT or an address, e.g. 127.0.0.1:17490 or 0.0.0.0, not '{}'", listen);
   std::string h = listen;
   std::string p;

@@ -354,7 +354,7 @@ class BridgeUpdate {
   }
 
   // What the bridge's answer means for the wait, in words.
-  std::string WaitState(const std::optional<dxpu_mgmt_fw_report>& r, uint8_t slot) const {
+  static std::string WaitState(const std::optional<dxpu_mgmt_fw_report>& r, uint8_t slot) {
     if (!r) return "no answer yet (rebooting)";
     if (r->running_slot != slot)
       return fmt::format("still running {} from slot {}", VersionText(r->running_version),
