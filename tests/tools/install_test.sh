@@ -101,7 +101,7 @@ if command -v systemd-analyze >/dev/null; then
     fail "systemd-analyze verify finds fault with the units"
   fi
 else
-  echo "SKIP (that check alone): systemd-analyze not installed (Debian package systemd)"
+  fail "systemd-analyze is not installed: tools/bootstrap installs it (Debian package systemd)"
 fi
 
 # A second install keeps what the operator wrote in an options file.
@@ -181,7 +181,7 @@ if command -v make >/dev/null; then
     fi
   fi
 else
-  echo "SKIP (make install and make uninstall alone): make not installed"
+  fail "make is not installed: tools/bootstrap installs it (build-essential)"
 fi
 
 if [ "$fails" -ne 0 ]; then
