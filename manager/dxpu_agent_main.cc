@@ -307,14 +307,17 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "kernel", "userspace"}))
       ->capture_default_str();
   using dxpu::cli::DurationUnit;
-  dxpu::cli::AddDurationOption(app, "--link-down", &f.link_down,
-                               "userspace: how long without progress before a bridge's GPUs are "
-                               "lost (100ms to 1min; a bare number is seconds)",
-                               {}, DurationUnit::kSeconds);
-  dxpu::cli::AddDurationOption(app, "--heartbeat", &f.heartbeat,
-                               "how often it registers again (100ms to 10min); the manager "
-                               "counts the host dead after 3 missed",
-                               {{"--heartbeat-ms", DurationUnit::kMilliseconds}});
+  using std::chrono::milliseconds;
+  dxpu::cli::AddBoundedDuration(app, "--link-down", &f.link_down,
+                                "userspace: how long without progress before a bridge's GPUs are "
+                                "lost (100ms to 1min; a bare number is seconds)",
+                                {milliseconds(100), milliseconds(60'000)}, {},
+                                DurationUnit::kSeconds);
+  dxpu::cli::AddBoundedDuration(app, "--heartbeat", &f.heartbeat,
+                                "how often it registers again (100ms to 10min); the manager "
+                                "counts the host dead after 3 missed",
+                                {milliseconds(100), milliseconds(600'000)},
+                                {{"--heartbeat-ms", DurationUnit::kMilliseconds}});
   app.add_option("--log-level", level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
@@ -357,17 +360,6 @@ int Main(int argc, char** argv) {
   }
   if (attach_cmd->parsed() || detach_cmd->parsed())
     return RunOneShot(attach_cmd->parsed(), shot, level);
-  using std::chrono::milliseconds;
-  for (const auto& [name, value, low, high] :
-       {std::tuple{"--link-down", f.link_down, milliseconds(100), milliseconds(60'000)},
-        std::tuple{"--heartbeat", f.heartbeat, milliseconds(100), milliseconds(600'000)}}) {
-    if (value < low || value > high) {
-      std::fprintf(stderr, "dxpu-agent: %s %s is out of range: %s to %s\n", name,
-                   dxpu::cli::FormatDuration(value).c_str(), dxpu::cli::FormatDuration(low).c_str(),
-                   dxpu::cli::FormatDuration(high).c_str());
-      return 2;
-    }
-  }
   f.port_given = port_option->count() > 0;
   spdlog::set_level(spdlog::level::from_str(level));
   return RunDaemon(std::move(o), f);

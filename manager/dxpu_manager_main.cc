@@ -14,7 +14,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -91,21 +90,27 @@ bool ParseCrashAt(const std::string& crash_at, dxpu::manager::ServiceOptions* o)
   return std::from_chars(n.data(), n.data() + n.size(), o->crash_step).ec == std::errc();
 }
 
-// Whether the three durations are in their ranges; says which is not on stderr.
-bool DurationsInRange(std::chrono::nanoseconds attach, std::chrono::nanoseconds detach,
-                      std::chrono::nanoseconds probe) {
-  using std::chrono::nanoseconds;
+// --attach-timeout, --detach-timeout and --probe-interval: durations, each in its range.
+void AddTimingOptions(CLI::App& app, std::chrono::nanoseconds* attach,
+                      std::chrono::nanoseconds* detach, std::chrono::nanoseconds* probe) {
+  using dxpu::cli::DurationRange;
+  using dxpu::cli::DurationUnit;
   using std::chrono::seconds;
-  const auto in_range = [](const char* name, nanoseconds value, nanoseconds low, nanoseconds high) {
-    if (value >= low && value <= high) return true;
-    std::fprintf(stderr, "dxpu-manager: %s %s is out of range: %s to %s\n", name,
-                 dxpu::cli::FormatDuration(value).c_str(), dxpu::cli::FormatDuration(low).c_str(),
-                 dxpu::cli::FormatDuration(high).c_str());
-    return false;
-  };
-  return in_range("--attach-timeout", attach, seconds(1), seconds(3600)) &&
-         in_range("--detach-timeout", detach, seconds(1), seconds(3600)) &&
-         in_range("--probe-interval", probe, std::chrono::milliseconds(50), seconds(600));
+  dxpu::cli::AddBoundedDuration(app, "--attach-timeout", attach,
+                                "how long an attach may take before it is rolled back (1s to 1h; "
+                                "a bare number is seconds)",
+                                DurationRange{seconds(1), seconds(3600)}, {},
+                                DurationUnit::kSeconds);
+  dxpu::cli::AddBoundedDuration(app, "--detach-timeout", detach,
+                                "how long a live host may take to let go of a released GPU "
+                                "before its bridge takes it (1s to 1h; a bare number is seconds)",
+                                DurationRange{seconds(1), seconds(3600)}, {},
+                                DurationUnit::kSeconds);
+  dxpu::cli::AddBoundedDuration(app, "--probe-interval", probe,
+                                "how often each box is probed (50ms to 10min; a bare number is "
+                                "seconds)",
+                                DurationRange{std::chrono::milliseconds(50), seconds(600)}, {},
+                                DurationUnit::kSeconds);
 }
 
 int Main(int argc, char** argv) {
@@ -140,19 +145,7 @@ int Main(int argc, char** argv) {
                  "(an fsync per change)")
       ->check(CLI::IsMember({"normal", "full"}))
       ->capture_default_str();
-  using dxpu::cli::DurationUnit;
-  dxpu::cli::AddDurationOption(app, "--attach-timeout", &attach,
-                               "how long an attach may take before it is rolled back (1s to 1h; "
-                               "a bare number is seconds)",
-                               {}, DurationUnit::kSeconds);
-  dxpu::cli::AddDurationOption(app, "--detach-timeout", &detach,
-                               "how long a live host may take to let go of a released GPU before "
-                               "its bridge takes it (1s to 1h; a bare number is seconds)",
-                               {}, DurationUnit::kSeconds);
-  dxpu::cli::AddDurationOption(app, "--probe-interval", &probe,
-                               "how often each box is probed (50ms to 10min; a bare number is "
-                               "seconds)",
-                               {}, DurationUnit::kSeconds);
+  AddTimingOptions(app, &attach, &detach, &probe);
   app.add_option("--workers", o.workers, "steps run at once")
       ->check(CLI::Range(1u, 256u))
       ->capture_default_str();
@@ -174,7 +167,6 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "dxpu-manager: --crash-at wants before:N or after:N\n");
     return 2;
   }
-  if (!DurationsInRange(attach, detach, probe)) return 2;
   spdlog::set_level(spdlog::level::from_str(level));
   std::optional<int> listen_port;
   if (const std::string problem = ParseListen(listen, &listen, &listen_port); !problem.empty()) {

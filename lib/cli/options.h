@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lib/cli/duration.h"
 
@@ -29,6 +30,30 @@ CLI::Option* AddDurationOption(CLI::App& app, const std::string& name,
                                std::chrono::nanoseconds* target, const std::string& description,
                                std::initializer_list<LegacyDurationName> legacy = {},
                                std::optional<DurationUnit> bare_unit = std::nullopt);
+
+// The range a duration option takes, inclusive.
+struct DurationRange {
+  std::chrono::nanoseconds min;
+  std::chrono::nanoseconds max;
+};
+
+// AddDurationOption whose value, under every spelling (the legacy ones
+// too), must lie in `range`: outside it is a usage error naming the option, the value and the
+// range ("--duration: 5ms is outside 10ms..1min").
+CLI::Option* AddBoundedDuration(CLI::App& app, const std::string& name,
+                                std::chrono::nanoseconds* target, const std::string& description,
+                                DurationRange range,
+                                std::initializer_list<LegacyDurationName> legacy = {},
+                                std::optional<DurationUnit> bare_unit = std::nullopt);
+
+// A list of durations, comma-separated or as several arguments, each in `range`, into *target
+// (replacing its default); legacy names as for AddDurationOption (hidden, their bare numbers in
+// their unit). The help shows *target as the default.
+CLI::Option* AddDurationListOption(CLI::App& app, const std::string& name,
+                                   std::vector<std::chrono::nanoseconds>* target,
+                                   const std::string& description, DurationRange range,
+                                   std::initializer_list<LegacyDurationName> legacy = {},
+                                   std::optional<DurationUnit> bare_unit = std::nullopt);
 
 // Keeps an option out of --help (the help formatter skips its group) while CLI11 still names it
 // in its errors; CLI11's own hiding, group(""), leaves an option nameless in its messages
