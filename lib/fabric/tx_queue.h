@@ -1,9 +1,11 @@
-// tx_queue.h - the ordering queue in front of a DxFP session (docs/protocol.md, 4.6).
+// tx_queue.h - the ordering queue in front of a DxFP session (docs/protocol.md, 4.6): lib/core's
+// dxpu_txq (core/dxpu_txq.h, where the rules live, shared with the host path and dxpu.ko) with
+// the memory it needs and a drain that offers TLPs to any sender.
 //
 // dxfp_session_send() refuses a TLP whose class lacks credit (DXFP_SEND_NO_CREDIT) and
-// leaves it to the user to offer another class. TxQueue is that user-side logic: it keeps
-// what was submitted, one FIFO per class, and Drain() offers TLPs to the session in the
-// order they were submitted, except that
+// leaves it to the user to offer another class. The queue keeps what was submitted, one FIFO
+// per class, and Drain() offers TLPs to the session in the order they were submitted, except
+// that
 //   - a posted TLP may pass a non-posted request or a completion that is waiting, and
 //   - a completion may pass a non-posted request that is waiting;
 // nothing passes a posted TLP, and a non-posted request passes nothing. So a posted write
@@ -19,21 +21,23 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "core/dxfp_session.h"
+#include "core/dxpu_txq.h"
 #include "core/tlp_codec.h"
-#include "fabric/tlp_fifo.h"
 
 namespace dxpu::fabric {
 
-inline constexpr size_t kTlpClasses = 3;  // enum dxpu_tlp_class: posted, non-posted, completion
+inline constexpr size_t kTlpClasses =
+    DXPU_TXQ_CLASSES;  // enum dxpu_tlp_class: posted, non-posted, completion
 
 struct TxQueueOptions {
   size_t max_tlps_per_class = 1024;
   size_t max_payload_bytes_per_class = size_t{256} * 1024;  // copies of payloads, per class
 };
 
-// What one Drain() did.
+// What one Drain() did (lib/core's struct dxpu_txq_drain, as C++ types).
 struct DrainReport {
   size_t sent = 0;     // accepted by try_send
   size_t dropped = 0;  // refused TOO_BIG or INVALID, and removed
@@ -48,26 +52,8 @@ struct DrainReport {
   bool posted_stranded = false;
 };
 
-// Counters since construction.
-struct TxQueueStats {
-  uint64_t pushed = 0;
-  uint64_t push_refused = 0;  // Push() returned false: no slot or payload space
-  uint64_t sent = 0;
-  uint64_t dropped_too_big = 0;
-  uint64_t dropped_invalid = 0;
-  std::array<uint64_t, kTlpClasses> no_credit{};  // NO_CREDIT refusals per class
-  uint64_t np_full = 0;
-  uint64_t replay_full = 0;
-  uint64_t not_ready = 0;
-  uint64_t down = 0;
-  uint64_t unknown_result = 0;  // try_send returned a value outside enum dxfp_send_result
-  // TLPs sent while an older TLP of the named class was still queued.
-  uint64_t posted_passed_np = 0;
-  uint64_t posted_passed_cpl = 0;
-  uint64_t cpl_passed_np = 0;
-  uint64_t drains = 0;
-  uint64_t posted_stranded = 0;  // drains with DrainReport::posted_stranded: always 0
-};
+// Counters since construction (lib/core's).
+using TxQueueStats = dxpu_txq_stats;
 
 class TxQueue {
  public:
@@ -77,6 +63,12 @@ class TxQueue {
 
   explicit TxQueue(const TxQueueOptions& options);
   TxQueue() : TxQueue(TxQueueOptions{}) {}
+  // The FIFOs point into memory_: a move keeps its buffer, a copy would not.
+  TxQueue(const TxQueue&) = delete;
+  TxQueue& operator=(const TxQueue&) = delete;
+  TxQueue(TxQueue&&) = default;
+  TxQueue& operator=(TxQueue&&) = default;
+  ~TxQueue() = default;
 
   // Copies tlp (and its dxpu_tlp_payload_len bytes of payload, if tlp.payload is set) into
   // the FIFO of its class (dxpu_tlp_kind_class). False when that FIFO is full.
@@ -93,27 +85,18 @@ class TxQueue {
   // user can fail the requests that were never sent).
   void Discard(const VisitFn& visit);
 
-  size_t size() const;
-  size_t size(dxpu_tlp_class cls) const { return fifos_[cls].size(); }
+  size_t size() const { return dxpu_txq_size(&q_); }
+  size_t size(dxpu_tlp_class cls) const { return dxpu_txq_count(&q_, cls); }
   bool empty() const { return size() == 0; }
-  bool empty(dxpu_tlp_class cls) const { return fifos_[cls].empty(); }
-  size_t payload_bytes_used(dxpu_tlp_class cls) const { return fifos_[cls].payload_bytes_used(); }
+  bool empty(dxpu_tlp_class cls) const { return size(cls) == 0; }
+  size_t payload_bytes_used(dxpu_tlp_class cls) const { return dxpu_txq_bytes_used(&q_, cls); }
 
-  const TxQueueStats& stats() const { return stats_; }
+  const TxQueueStats& stats() const { return q_.stats; }
   const DrainReport& last_drain() const { return last_drain_; }
 
  private:
-  // The class whose head goes next under the ordering rules, or -1 if none may.
-  int Pick(const std::array<bool, kTlpClasses>& blocked) const;
-  // The submission number of a class's head, or kNone if it is empty.
-  uint64_t HeadOrder(int cls) const;
-  void CountPassing(int cls);
-  // Acts on try_send's answer for the head of cls; false when the drain must stop.
-  bool Apply(int cls, dxfp_send_result r, DrainReport* report);
-
-  std::array<TlpFifo, kTlpClasses> fifos_;
-  uint64_t next_order_ = 0;
-  TxQueueStats stats_;
+  std::vector<uint64_t> memory_;  // the queue's FIFOs, 8-byte aligned
+  dxpu_txq q_{};
   DrainReport last_drain_;
 };
 
