@@ -1,6 +1,7 @@
 // datapath.h - the bridge's data plane: what happens to one TLP between a host's DxFP session
 // and the box's PCIe (docs/bridge.md). Two implementations share this interface: the C++
-// golden model (golden_datapath.h) and, later, the Verilated RTL.
+// golden model (golden_datapath.h) and the Verilated RTL (rtl-sim/datapath/rtl_datapath.h, which
+// builds on this header; rtl-sim/datapath_choice.h picks one by name).
 //
 // The control plane programs the tables (devices, BAR windows, DMA windows, host limits); the
 // data plane then decides, per TLP, where it goes and how it is rewritten:

@@ -13,11 +13,11 @@
 
 #include "bridge-fw/bridge_config.h"
 #include "bridge-fw/bridge_daemon.h"
-#include "bridge-fw/datapath_choice.h"
 #include "bridge-fw/firmware/boot_protocol.h"
 #include "bridge-fw/firmware/firmware_service.h"
 #include "lib/cli/help_formatter.h"
 #include "lib/cli/options.h"
+#include "rtl-sim/datapath_choice.h"
 
 namespace {
 

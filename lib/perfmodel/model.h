@@ -31,7 +31,7 @@
 namespace dxpu::perfmodel {
 
 struct ModelParams {
-  // The native path: a local PCIe link (the simulator's defaults, lib/host/sim_port.h).
+  // The native path: a local PCIe link (the simulator's defaults, sim-world/sim_port.h).
   double pcie_latency_ns = 250;      // one way
   double pcie_bandwidth_gbps = 200;  // what Gen4 x16 carries of TLPs (25 GB/s)
   // What DxPU adds: the GPU box's own PCIe link between its bridge and the GPU (as the

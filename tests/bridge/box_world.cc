@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "bridge-fw/datapath_choice.h"
+#include "rtl-sim/datapath_choice.h"
 
 namespace dxpu::test {
 namespace {

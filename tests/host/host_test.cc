@@ -27,8 +27,8 @@
 #include "host/direct_port.h"
 #include "host/host_port.h"
 #include "host/proxy_port.h"
-#include "host/sim_port.h"
 #include "link/udp_link.h"
+#include "sim-world/sim_port.h"
 
 namespace dxpu::test {
 namespace {

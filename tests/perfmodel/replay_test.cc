@@ -1,4 +1,4 @@
-// replay_test.cc - a trace replayed on the model GPUs in the simulator (lib/perfmodel/replay):
+// replay_test.cc - a trace replayed on the model GPUs in the simulator (sim-world/replay):
 // kernels take the trace's time, copies and syncs happen as the trace has them, the host's own
 // work is kept; through DxPU it takes longer, and the model's prediction is beside it.
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "dxgpu/runtime.h"
-#include "host/sim_port.h"
 #include "perfmodel/model.h"
-#include "perfmodel/replay/replay.h"
 #include "perfmodel/trace.h"
+#include "sim-world/replay/replay.h"
+#include "sim-world/sim_port.h"
 
 namespace dxpu::perfmodel {
 namespace {

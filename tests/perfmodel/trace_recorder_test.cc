@@ -17,9 +17,9 @@
 
 #include "dxgpu/runtime.h"
 #include "gpu/gpu_device.h"
-#include "host/sim_port.h"
 #include "perfmodel/kineto_trace.h"
 #include "perfmodel/record/trace_recorder.h"
+#include "sim-world/sim_port.h"
 
 namespace dxpu::perfmodel {
 namespace {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "perfmodel/kineto_trace.h"
-#include "perfmodel/replay/replay.h"
-#include "perfmodel/replay/workload_traces.h"
+#include "sim-world/replay/replay.h"
+#include "sim-world/replay/workload_traces.h"
 
 namespace dxpu::perfmodel {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "dxgpu/runtime.h"
 #include "host/direct_port.h"
-#include "host/sim_port.h"
+#include "sim-world/sim_port.h"
 #include "workloads/cpu_reference.h"
 #include "workloads/workload.h"
 

@@ -11,15 +11,15 @@
 #include <iostream>
 #include <memory>
 
-#include "bridge-fw/datapath_choice.h"
 #include "demo_bridge.h"
 #include "demo_pool.h"
 #include "demo_report.h"
 #include "dxgpu/runtime.h"
 #include "host/direct_port.h"
-#include "host/sim_port.h"
 #include "numbers.h"
 #include "progress.h"
+#include "rtl-sim/datapath_choice.h"
+#include "sim-world/sim_port.h"
 #include "workloads/workload.h"
 
 namespace dxpu::cli {

@@ -25,7 +25,7 @@ struct DemoBridgeOptions {
   std::filesystem::path dir;  // where the sockets go
   uint64_t link_down_ns = 1'000'000'000;
   uint64_t completion_timeout_ns = 50'000'000;  // the bridge's, for a host's requests
-  // The bridge's data plane (bridge-fw/datapath_choice.h); default: the golden model.
+  // The bridge's data plane (rtl-sim/datapath_choice.h); default: the golden model.
   bridge::DataPlane plane;
 };
 

@@ -18,10 +18,10 @@
 #include "numbers.h"
 #include "perfmodel/kineto_trace.h"
 #include "perfmodel/model.h"
-#include "perfmodel/replay/replay.h"
 #include "perfmodel/sweep.h"
 #include "perfmodel/timeline.h"
 #include "progress.h"
+#include "sim-world/replay/replay.h"
 
 namespace dxpu::cli {
 namespace {

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "numbers.h"
-#include "perfmodel/replay/workload_traces.h"
+#include "sim-world/replay/workload_traces.h"
 
 namespace dxpu::cli {
 namespace {

@@ -2,8 +2,8 @@
 // sim::Network paths for the links, and optionally a bridge box on the far side. Waiting runs
 // the world: deliver what is due, let the box and the proxy act, and when nothing moves jump to
 // the next thing that will happen.
-#ifndef DXPU_LIB_HOST_SIM_HOST_H_
-#define DXPU_LIB_HOST_SIM_HOST_H_
+#ifndef DXPU_SIM_WORLD_SIM_HOST_H_
+#define DXPU_SIM_WORLD_SIM_HOST_H_
 
 #include <memory>
 #include <vector>
@@ -56,4 +56,4 @@ class SimHost final : public HostDriver {
 
 }  // namespace dxpu::host
 
-#endif  // DXPU_LIB_HOST_SIM_HOST_H_
+#endif  // DXPU_SIM_WORLD_SIM_HOST_H_

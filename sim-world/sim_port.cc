@@ -1,12 +1,12 @@
 // sim_port.cc - libdxgpu ports in the deterministic simulator (sim_port.h).
-#include "host/sim_port.h"
+#include "sim-world/sim_port.h"
 
 #include <fmt/format.h>
 
 #include "gpu/device_profile.h"
 #include "host/host_port.h"
 #include "host/proxy_port.h"
-#include "host/sim_host.h"
+#include "sim-world/sim_host.h"
 
 namespace dxpu::host {
 

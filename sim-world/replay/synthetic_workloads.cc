@@ -4,7 +4,7 @@
 // tools/traces/record_traces.py). Each kernel runs for the time the GPU profile's roofline gives
 // its FLOPs and bytes, at least 2 us (a real GPU's smallest kernels); the host spends 6 us on
 // each call it makes (an eager framework's dispatch), so a GPU can run dry as it does for real.
-#include "perfmodel/replay/synthetic_workloads.h"
+#include "sim-world/replay/synthetic_workloads.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,8 +3,8 @@
 // giving the trace a profiler would have taken. The workloads are the demo's (lib/workloads:
 // mlp-train, decode-loop, data-loading) and the synthetic ones (synthetic_workloads.h:
 // resnet-train, bert-infer, llm-decode).
-#ifndef DXPU_LIB_PERFMODEL_REPLAY_WORKLOAD_TRACES_H_
-#define DXPU_LIB_PERFMODEL_REPLAY_WORKLOAD_TRACES_H_
+#ifndef DXPU_SIM_WORLD_REPLAY_WORKLOAD_TRACES_H_
+#define DXPU_SIM_WORLD_REPLAY_WORKLOAD_TRACES_H_
 
 #include <cstdint>
 #include <memory>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "perfmodel/record/trace_recorder.h"
-#include "perfmodel/replay/replay.h"
+#include "sim-world/replay/replay.h"
 
 namespace dxpu::perfmodel {
 
@@ -37,4 +37,4 @@ ReplayResult<std::unique_ptr<TraceRecorder>> RecordWorkload(const RecordOptions&
 
 }  // namespace dxpu::perfmodel
 
-#endif  // DXPU_LIB_PERFMODEL_REPLAY_WORKLOAD_TRACES_H_
+#endif  // DXPU_SIM_WORLD_REPLAY_WORKLOAD_TRACES_H_

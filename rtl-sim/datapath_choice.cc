@@ -1,5 +1,5 @@
 // datapath_choice.cc - the data planes by name (datapath_choice.h).
-#include "bridge-fw/datapath_choice.h"
+#include "rtl-sim/datapath_choice.h"
 
 #ifdef DXPU_WITH_RTL
 #include "rtl-sim/datapath/rtl_datapath.h"

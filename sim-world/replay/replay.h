@@ -3,8 +3,8 @@
 // its size and direction, every synchronisation; the host's own work between calls kept as
 // waits on the port's clock. In the simulator, natively and through DxPU with the same fabric,
 // the measurement the model's prediction is checked against.
-#ifndef DXPU_LIB_PERFMODEL_REPLAY_REPLAY_H_
-#define DXPU_LIB_PERFMODEL_REPLAY_REPLAY_H_
+#ifndef DXPU_SIM_WORLD_REPLAY_REPLAY_H_
+#define DXPU_SIM_WORLD_REPLAY_REPLAY_H_
 
 #include <cstdint>
 #include <functional>
@@ -62,4 +62,4 @@ ReplayResult<ReplayComparison> CompareWithSimulation(
 
 }  // namespace dxpu::perfmodel
 
-#endif  // DXPU_LIB_PERFMODEL_REPLAY_REPLAY_H_
+#endif  // DXPU_SIM_WORLD_REPLAY_REPLAY_H_

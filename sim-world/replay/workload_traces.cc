@@ -1,11 +1,11 @@
 // workload_traces.cc - traces from the model GPU's own runs (workload_traces.h).
-#include "perfmodel/replay/workload_traces.h"
+#include "sim-world/replay/workload_traces.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "host/sim_port.h"
-#include "perfmodel/replay/synthetic_workloads.h"
+#include "sim-world/replay/synthetic_workloads.h"
+#include "sim-world/sim_port.h"
 #include "workloads/workload.h"
 
 namespace dxpu::perfmodel {

@@ -7,8 +7,8 @@
 //           one-way latency = 2 x pcie latency (host and box sides) + added latency,
 //           bandwidth = min(fabric, pcie).
 // Single-threaded: the caller's Wait runs the simulated world.
-#ifndef DXPU_LIB_HOST_SIM_PORT_H_
-#define DXPU_LIB_HOST_SIM_PORT_H_
+#ifndef DXPU_SIM_WORLD_SIM_PORT_H_
+#define DXPU_SIM_WORLD_SIM_PORT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -45,4 +45,4 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenSimulatedPort(const SimPortOpt
 
 }  // namespace dxpu::host
 
-#endif  // DXPU_LIB_HOST_SIM_PORT_H_
+#endif  // DXPU_SIM_WORLD_SIM_PORT_H_

@@ -8,8 +8,8 @@
 //                 the pooled output down, a sync per batch
 //   llm-decode    decoder-only LLM, batch 1: per token 16 layers of 9 memory-bound kernels,
 //                 the next token's ID down and a sync (the host picks it)
-#ifndef DXPU_LIB_PERFMODEL_REPLAY_SYNTHETIC_WORKLOADS_H_
-#define DXPU_LIB_PERFMODEL_REPLAY_SYNTHETIC_WORKLOADS_H_
+#ifndef DXPU_SIM_WORLD_REPLAY_SYNTHETIC_WORKLOADS_H_
+#define DXPU_SIM_WORLD_REPLAY_SYNTHETIC_WORKLOADS_H_
 
 #include <string>
 #include <string_view>
@@ -30,4 +30,4 @@ dxgpu::Status RunSyntheticWorkload(std::string_view name, dxgpu::Runtime& rt, in
 
 }  // namespace dxpu::perfmodel
 
-#endif  // DXPU_LIB_PERFMODEL_REPLAY_SYNTHETIC_WORKLOADS_H_
+#endif  // DXPU_SIM_WORLD_REPLAY_SYNTHETIC_WORKLOADS_H_

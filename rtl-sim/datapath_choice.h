@@ -2,9 +2,12 @@
 // one (dxpu-bridge --datapath, dxpu demo --datapath): "golden", the C++ model
 // (golden_datapath.cc) with lib/core framing each host session, and "rtl", the Verilated RTL of
 // rtl-sim/ for both: dxpu_datapath translating and checking, a dxpu_dxfp_port per host session
-// framing (when built with Verilator).
-#ifndef DXPU_BRIDGE_FW_DATAPATH_CHOICE_H_
-#define DXPU_BRIDGE_FW_DATAPATH_CHOICE_H_
+// framing (when built with Verilator). Here in rtl-sim/, above both bridge-fw/ and the RTL it
+// names, so that neither includes the other the wrong way: the bridge's library knows only the
+// Datapath interface and DataPlane (golden_datapath.h), the programs that start a bridge link
+// this choice.
+#ifndef DXPU_RTL_SIM_DATAPATH_CHOICE_H_
+#define DXPU_RTL_SIM_DATAPATH_CHOICE_H_
 
 #include <optional>
 #include <string>
@@ -27,4 +30,4 @@ const char* DatapathHelp();
 
 }  // namespace dxpu::bridge
 
-#endif  // DXPU_BRIDGE_FW_DATAPATH_CHOICE_H_
+#endif  // DXPU_RTL_SIM_DATAPATH_CHOICE_H_

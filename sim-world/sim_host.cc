@@ -1,5 +1,5 @@
 // sim_host.cc - a HostProxy in the deterministic simulator (sim_host.h).
-#include "host/sim_host.h"
+#include "sim-world/sim_host.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // replay.cc - a trace replayed on the model GPUs through libdxgpu, and in the simulator both
 // ways beside the model's prediction (replay.h).
-#include "perfmodel/replay/replay.h"
+#include "sim-world/replay/replay.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,7 @@
 
 #include "gpu/gpu_device.h"
 #include "host/device_attach.h"
-#include "host/sim_port.h"
+#include "sim-world/sim_port.h"
 
 namespace dxpu::perfmodel {
 namespace {
@@ -265,7 +265,7 @@ std::string CheckSimulatable(const ModelParams& p) {
     return "the simulator's box link is a PCIe link like the host's: the box PCIe latency must "
            "equal the PCIe latency";
   // What the simulator's GPUs run with: the host's attach settings and the GPU model's options,
-  // both their defaults (lib/host/sim_port.cc).
+  // both their defaults (sim-world/sim_port.cc).
   const host::AttachOptions attach;
   const gpu::GpuOptions gpu;
   if (p.mps != attach.max_payload || p.mrrs != attach.max_read_request ||
