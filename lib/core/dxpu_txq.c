@@ -17,33 +17,37 @@ static size_t align8(size_t n)
 	return (n + 7u) & ~(size_t)7u;
 }
 
+size_t dxpu_tlp_fifo_mem_size(uint32_t max_tlps, uint32_t max_bytes)
+{
+	return align8((size_t)max_tlps * sizeof(struct dxpu_txq_entry)) + align8(max_bytes);
+}
+
+void dxpu_tlp_fifo_init(struct dxpu_txq_fifo *f, uint32_t max_tlps, uint32_t max_bytes, void *mem)
+{
+	memset(f, 0, sizeof(*f));
+	f->slot = mem;
+	f->bytes = (uint8_t *)mem + align8((size_t)max_tlps * sizeof(struct dxpu_txq_entry));
+	f->nslots = max_tlps;
+	f->nbytes = max_bytes;
+}
+
 size_t dxpu_txq_mem_size(uint32_t max_tlps, uint32_t max_bytes)
 {
-	size_t per_class =
-		align8((size_t)max_tlps * sizeof(struct dxpu_txq_entry)) + align8(max_bytes);
-
-	return max_tlps ? DXPU_TXQ_CLASSES * per_class : 0;
+	return max_tlps ? DXPU_TXQ_CLASSES * dxpu_tlp_fifo_mem_size(max_tlps, max_bytes) : 0;
 }
 
 bool dxpu_txq_init(struct dxpu_txq *q, uint32_t max_tlps, uint32_t max_bytes, void *mem,
 		   size_t mem_size)
 {
-	uint8_t *p = mem;
+	size_t per_class = dxpu_tlp_fifo_mem_size(max_tlps, max_bytes);
 	int cls;
 
 	if (!max_tlps || !mem || mem_size < dxpu_txq_mem_size(max_tlps, max_bytes))
 		return false;
 	memset(q, 0, sizeof(*q));
-	for (cls = 0; cls < DXPU_TXQ_CLASSES; cls++) {
-		struct dxpu_txq_fifo *f = &q->fifo[cls];
-
-		f->slot = (struct dxpu_txq_entry *)(void *)p;
-		p += align8((size_t)max_tlps * sizeof(struct dxpu_txq_entry));
-		f->bytes = p;
-		p += align8(max_bytes);
-		f->nslots = max_tlps;
-		f->nbytes = max_bytes;
-	}
+	for (cls = 0; cls < DXPU_TXQ_CLASSES; cls++)
+		dxpu_tlp_fifo_init(&q->fifo[cls], max_tlps, max_bytes,
+				   (uint8_t *)mem + (size_t)cls * per_class);
 	return true;
 }
 
@@ -82,33 +86,51 @@ static bool fifo_take(struct dxpu_txq_fifo *f, uint32_t n, uint32_t *at, uint32_
 	return true;
 }
 
-bool dxpu_txq_push(struct dxpu_txq *q, const struct dxpu_tlp *t)
+struct dxpu_txq_entry *dxpu_tlp_fifo_push(struct dxpu_txq_fifo *f, const struct dxpu_tlp *t,
+					  uint64_t order)
 {
-	int cls = (int)dxpu_tlp_kind_class(t->kind);
-	struct dxpu_txq_fifo *f;
+	uint32_t len = t->payload ? dxpu_tlp_payload_len(t) : 0;
 	struct dxpu_txq_entry *e;
-	uint32_t len, at, span;
+	uint32_t at, span;
 
-	if (cls < 0 || cls >= DXPU_TXQ_CLASSES) {
-		q->stats.push_refused++;
-		return false;
-	}
-	f = &q->fifo[cls];
-	len = t->payload ? dxpu_tlp_payload_len(t) : 0;
-	if (f->count == f->nslots || !fifo_take(f, len, &at, &span)) {
-		q->stats.push_refused++;
-		return false;
-	}
+	if (f->count == f->nslots || !fifo_take(f, len, &at, &span))
+		return NULL;
 	e = &f->slot[(f->head + f->count) % f->nslots];
 	e->tlp = *t;
-	e->order = q->next_order++;
+	e->order = order;
 	e->span = span;
+	e->user = 0;
 	if (t->payload) {
 		if (len)
 			memcpy(f->bytes + at, t->payload, len);
 		e->tlp.payload = len ? f->bytes + at : txq_empty_payload;
 	}
 	f->count++;
+	return e;
+}
+
+void dxpu_tlp_fifo_pop(struct dxpu_txq_fifo *f)
+{
+	uint32_t span = f->slot[f->head].span;
+
+	if (span) {
+		f->bused -= span;
+		f->bhead = (f->bhead + span) % f->nbytes;
+	}
+	f->head = (f->head + 1) % f->nslots;
+	f->count--;
+}
+
+bool dxpu_txq_push(struct dxpu_txq *q, const struct dxpu_tlp *t)
+{
+	int cls = (int)dxpu_tlp_kind_class(t->kind);
+
+	if (cls < 0 || cls >= DXPU_TXQ_CLASSES ||
+	    !dxpu_tlp_fifo_push(&q->fifo[cls], t, q->next_order)) {
+		q->stats.push_refused++;
+		return false;
+	}
+	q->next_order++;
 	q->stats.pushed++;
 	return true;
 }
@@ -163,15 +185,7 @@ const struct dxpu_tlp *dxpu_txq_front(const struct dxpu_txq *q, int cls)
 
 void dxpu_txq_pop(struct dxpu_txq *q, int cls)
 {
-	struct dxpu_txq_fifo *f = &q->fifo[cls];
-	uint32_t span = f->slot[f->head].span;
-
-	if (span) {
-		f->bused -= span;
-		f->bhead = (f->bhead + span) % f->nbytes;
-	}
-	f->head = (f->head + 1) % f->nslots;
-	f->count--;
+	dxpu_tlp_fifo_pop(&q->fifo[cls]);
 }
 
 static void count_passing(struct dxpu_txq *q, int cls)

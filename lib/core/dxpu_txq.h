@@ -40,10 +40,10 @@ struct dxpu_txq_entry {
 	struct dxpu_tlp tlp;
 	uint64_t order; /* push number */
 	uint32_t span;	/* bytes of the byte ring it holds (its payload and any skipped tail) */
-	uint32_t rsvd;
+	uint32_t user;	/* the FIFO's user's word (the host path: a peer TLP's target) */
 };
 
-/* One class's FIFO (internal): a ring of entries and a ring of payload bytes. */
+/* A FIFO of TLP copies: a ring of entries and a ring of payload bytes (one per class here). */
 struct dxpu_txq_fifo {
 	struct dxpu_txq_entry *slot;
 	uint8_t *bytes;
@@ -89,6 +89,20 @@ struct dxpu_txq_drain {
 	 */
 	bool posted_stranded;
 };
+
+/* Bytes of memory one FIFO of max_tlps TLPs and max_bytes payload bytes needs. */
+size_t dxpu_tlp_fifo_mem_size(uint32_t max_tlps, uint32_t max_bytes);
+/* Lays the FIFO out in mem (dxpu_tlp_fifo_mem_size() bytes, 8-byte aligned); max_tlps >= 1. */
+void dxpu_tlp_fifo_init(struct dxpu_txq_fifo *f, uint32_t max_tlps, uint32_t max_bytes, void *mem);
+/* Copies t and its payload in as the newest entry; NULL (nothing changed) when full. */
+struct dxpu_txq_entry *dxpu_tlp_fifo_push(struct dxpu_txq_fifo *f, const struct dxpu_tlp *t,
+					  uint64_t order);
+/* The oldest entry; NULL when empty. */
+static inline struct dxpu_txq_entry *dxpu_tlp_fifo_front(const struct dxpu_txq_fifo *f)
+{
+	return f->count ? &f->slot[f->head] : NULL;
+}
+void dxpu_tlp_fifo_pop(struct dxpu_txq_fifo *f);
 
 struct dxpu_txq {
 	struct dxpu_txq_fifo fifo[DXPU_TXQ_CLASSES];

@@ -111,17 +111,18 @@ Expected<uint32_t> HostAccess::MemRead32(DeviceId dev, uint64_t addr) {
 
 Status HostAccess::MemWrite(DeviceId dev, uint64_t addr, std::span<const uint8_t> bytes) {
   const uint64_t give_up = driver_.Now() + kQueueWaitNs;
+  size_t done = 0;
   for (;;) {
     bool lost = false;
-    bool queued = false;
     uint64_t seen = 0;
     driver_.Run([&](HostProxy& proxy, uint64_t) {
       lost = proxy.device(dev).lost;
-      if (!lost) queued = proxy.MemWrite(dev, addr, bytes);
+      // Whole writes are queued in order; what did not fit is written once the path moved.
+      if (!lost) done += proxy.MemWrite(dev, addr + done, bytes.subspan(done));
       seen = proxy.generation();
     });
     if (lost) return Lost(dev);
-    if (queued) return {};
+    if (done == bytes.size()) return {};
     const uint64_t now = driver_.Now();
     if (now >= give_up)
       return {ErrorCode::kTimeout, "a posted write could not be queued: the session is full"};

@@ -47,8 +47,9 @@ class HostAccess {
 
   HostDriver& driver() { return driver_; }
 
-  // How long a request may wait to be queued, beyond the proxy's own request timeout.
-  static constexpr uint64_t kQueueWaitNs = 2'000'000'000;
+  // How long a request may wait to be queued, beyond the proxy's own request timeout: lib/core's
+  // patience, the same dxpu.ko keeps.
+  static constexpr uint64_t kQueueWaitNs = DXPU_HOSTPATH_ISSUE_PATIENCE_NS;
 
  private:
   // Issues with retries while the queue is full; the result once the request ended.

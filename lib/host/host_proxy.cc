@@ -1,143 +1,136 @@
-// host_proxy.cc - the userspace host proxy, sans-IO (host_proxy.h).
+// host_proxy.cc - the userspace host proxy, sans-IO (host_proxy.h): the driver of one lib/core
+// host path per path.
 #include "host/host_proxy.h"
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 
+#include "core/tlp_build.h"
+#include "fabric/session_frame.h"
+
 namespace dxpu::host {
 namespace {
 
 constexpr uint8_t kAllBytes = 0xf;
 
-dxpu_tlp ConfigRequest(uint8_t kind, uint16_t bdf, uint16_t reg, uint8_t be) {
-  dxpu_tlp t{};
-  t.kind = kind;
-  t.length_dw = 1;
-  t.first_be = be;
-  t.cfg_target = bdf;
-  t.cfg_reg = static_cast<uint16_t>(reg & ~3U);
-  return t;
-}
-
 }  // namespace
 
 HostProxy::HostProxy(const HostProxyOptions& options) : options_(options) {}
-
-uint32_t HostProxy::FabricPayload(uint32_t max_frame) const {
-  // A CplD has a 3-DW header.
-  return std::max(options_.max_payload,
-                  fabric::FramePayloadLimit(max_frame, 12, options_.fabric_max_payload));
-}
 
 HostProxy::~HostProxy() = default;
 
 uint64_t HostProxy::progress() const {
   uint64_t p = generation_;
-  for (const std::unique_ptr<Path>& path : paths_) p += path->core->counters().dma_writes;
+  for (const std::unique_ptr<Path>& path : paths_)
+    p += dxpu_hostpath_host_counters(&path->hp)->dma_writes;
   return p;
 }
 
 // ------------------------------------------------------------------ paths
 
-bool HostProxy::MakeCore(Path& path, PathId id, uint32_t max_payload, std::string* error) {
-  dxpu_host_config cfg{};
-  dxpu_host_config_defaults(&cfg);
-  cfg.requester_id = options_.requester_id;
-  cfg.rcb = options_.read_completion_boundary;
-  cfg.max_payload = max_payload;
-  cfg.request_timeout = options_.request_timeout_ns;
-  cfg.msi_base = options_.msi_base;
-  cfg.msi_size = options_.msi_size;
-  Path* p = &path;
-  path.core = HostCore::Create(
-      cfg, [p](const dxpu_tlp& t) { return SendOnPath(*p, t); },
-      [this, id](uint16_t bdf, uint64_t, uint32_t data) { OnInterrupt(id, bdf, data); });
-  if (path.core == nullptr && error != nullptr)
-    *error = "the host transaction layer refused the options";
-  return path.core != nullptr;
+std::unique_ptr<HostProxy::Path> HostProxy::MakePath(const dxfp_session_config* session,
+                                                     std::string* error) {
+  dxpu_hostpath_config cfg{};
+  dxpu_hostpath_config_defaults(&cfg);
+  cfg.direct = session == nullptr;
+  if (session != nullptr) {
+    cfg.session = *session;
+    cfg.session.role = DXFP_ROLE_INITIATOR;
+    cfg.session.node_id = options_.node_id;
+  }
+  cfg.host.requester_id = options_.requester_id;
+  cfg.host.rcb = options_.read_completion_boundary;
+  cfg.host.max_payload = options_.max_payload;
+  cfg.host.request_timeout = options_.request_timeout_ns;
+  cfg.host.msi_base = options_.msi_base;
+  cfg.host.msi_size = options_.msi_size;
+  // Completions start at the direct size; once the session is up they grow to what one frame
+  // of its negotiated size carries, up to fabric_max_payload.
+  cfg.fabric_max_payload = std::max(options_.max_payload, options_.fabric_max_payload);
+  cfg.queue_tlps = static_cast<uint32_t>(std::min<size_t>(options_.queue_tlps, UINT32_MAX / 2));
+  cfg.queue_bytes = static_cast<uint32_t>(std::min<size_t>(options_.queue_bytes, UINT32_MAX / 2));
+  const size_t size = dxpu_hostpath_mem_size(&cfg);
+  if (size == 0) {
+    if (error != nullptr) *error = dxpu_hostpath_config_check(&cfg);
+    return nullptr;
+  }
+  auto path = std::make_unique<Path>();
+  path->memory.assign((size + 7) / 8, 0);
+  if (!dxpu_hostpath_init(&path->hp, &cfg, path->memory.data(), path->memory.size() * 8)) {
+    if (error != nullptr) *error = "the host path refused the options";
+    return nullptr;
+  }
+  if (!peers_.empty()) dxpu_hostpath_set_peers(&path->hp, peers_.data(), peers_.size());
+  return path;
 }
 
 std::optional<PathId> HostProxy::AddBridgePath(std::string name, const dxfp_session_config& session,
                                                std::string* error) {
-  const auto id = static_cast<PathId>(paths_.size());
-  auto path = std::make_unique<Path>();
+  std::unique_ptr<Path> path = MakePath(&session, error);
+  if (path == nullptr) return std::nullopt;
   path->state.name = std::move(name);
-  Path* p = path.get();
-
-  // Completions start at the direct size; once the session is up they grow to what one
-  // frame of its negotiated size carries (FabricPayload).
-  if (!MakeCore(*p, id, options_.max_payload, error)) return std::nullopt;
-
-  dxfp_session_config sc = session;
-  sc.role = DXFP_ROLE_INITIATOR;
-  sc.node_id = options_.node_id;
-  fabric::EndpointCallbacks cb;
-  // Credits are freed here once a TLP is dealt with; a peer TLP waiting for its target's
-  // queue keeps its credit, so the bridge stops sending before the backlog grows.
-  cb.deliver = [this, p, id](const dxpu_tlp& t) {
-    if (FromDevice(id, t, p->now))
-      p->endpoint->Release(dxpu_tlp_kind_class(t.kind), dxpu_tlp_payload_len(&t));
-  };
-  cb.established = [this, p] {
-    p->core->SetMaxPayload(FabricPayload(p->endpoint->session().max_frame));
-    p->state.up = true;
-    ++generation_;
-  };
-  cb.link_down = [this, id](dxfp_down_reason reason, std::span<const dxpu_tlp>) {
-    OnPathDown(id, dxfp_down_reason_name(reason));
-  };
-  fabric::EndpointOptions eo;
-  eo.queue.max_tlps_per_class = options_.queue_tlps;
-  eo.queue.max_payload_bytes_per_class = options_.queue_bytes;
-  eo.auto_release = false;
-  p->endpoint = fabric::Endpoint::Create(sc, std::move(cb), eo, error);
-  if (p->endpoint == nullptr) return std::nullopt;
   paths_.push_back(std::move(path));
-  return id;
+  return static_cast<PathId>(paths_.size() - 1);
 }
 
 std::optional<PathId> HostProxy::AddDirectPath(const gpu::DeviceProfile& profile,
                                                gpu::GpuOptions options, uint16_t host_bdf,
                                                std::string* error, DirectWire wire) {
-  const auto id = static_cast<PathId>(paths_.size());
-  auto path = std::make_unique<Path>();
-  path->state = {"direct", true, true, false, {}};
-  Path* p = path.get();
-  p->wire = std::move(wire);
   options.requester_id = host_bdf;
-  p->device = gpu::GpuDevice::Create(profile, options, error);
-  if (p->device == nullptr) return std::nullopt;
-
-  if (!MakeCore(*p, id, options_.max_payload, error)) return std::nullopt;
+  std::unique_ptr<gpu::GpuDevice> device = gpu::GpuDevice::Create(profile, options, error);
+  if (device == nullptr) return std::nullopt;
+  std::unique_ptr<Path> path = MakePath(nullptr, error);
+  if (path == nullptr) return std::nullopt;
+  path->state = {"direct", true, true, false, {}};
+  path->device = std::move(device);
+  path->wire = std::move(wire);
   paths_.push_back(std::move(path));
+  const auto id = static_cast<PathId>(paths_.size() - 1);
   AddDevice(id, host_bdf);
   return id;
 }
 
 void HostProxy::Connect(PathId path, uint64_t now) {
   Path& p = *paths_.at(path);
-  if (p.endpoint != nullptr) p.endpoint->Connect(now);
+  dxpu_hostpath_connect(&p.hp, now);
 }
 
 void HostProxy::Close(PathId path, uint64_t now) {
   Path& p = *paths_.at(path);
-  if (p.endpoint != nullptr && !p.state.down) p.endpoint->Close(now, DXFP_CLOSE_SHUTDOWN);
-  OnPathDown(path, "closed by this host");
+  dxpu_hostpath_close(&p.hp, now, DXFP_CLOSE_SHUTDOWN);
+  PollEvents(path);
 }
 
-bool HostProxy::SendOnPath(Path& path, const dxpu_tlp& tlp) {
-  if (path.state.down) return false;
-  if (path.device != nullptr) {
-    if (path.wire.to_device) {
-      path.wire.to_device(tlp);
-    } else {
-      // The ideal link: the device has it at once.
-      path.device->Receive(tlp, path.now);
+void HostProxy::PollEvents(PathId id) {
+  Path& p = *paths_[id];
+  dxpu_hostpath_event ev{};
+  while (dxpu_hostpath_poll_event(&p.hp, &ev)) {
+    switch (ev.kind) {
+      case DXPU_HP_EV_COMPLETE: {
+        auto it = requests_.find(ev.cookie);
+        if (it == requests_.end()) break;
+        it->second.done = true;
+        it->second.result.status = ev.status;
+        ++generation_;
+        break;
+      }
+      case DXPU_HP_EV_INTERRUPT:
+        OnInterrupt(id, ev.device, ev.value);
+        break;
+      case DXPU_HP_EV_ESTABLISHED:
+        p.state.up = true;
+        ++generation_;
+        break;
+      case DXPU_HP_EV_DOWN:
+        OnPathDown(id, ev.status == DXFP_DOWN_LOCAL_CLOSE
+                           ? std::string("closed by this host")
+                           : dxfp_down_reason_name(static_cast<dxfp_down_reason>(ev.status)));
+        break;
+      default:  // DMA written (progress() sees it), DMA refused (counted)
+        break;
     }
-    return true;
   }
-  return path.endpoint->Submit(tlp, path.now);
 }
 
 void HostProxy::OnPathDown(PathId path, std::string reason) {
@@ -146,11 +139,11 @@ void HostProxy::OnPathDown(PathId path, std::string reason) {
   p.state.down = true;
   p.state.up = false;
   p.state.down_reason = std::move(reason);
-  for (DeviceState& d : devices_) {
-    if (d.path == path) d.lost = true;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i].path != path) continue;
+    devices_[i].lost = true;
+    peers_[i].in_use = 0;  // nothing routes to it any more: its peers' TLPs are refused (UR)
   }
-  // Everything still outstanding on the path ends now, with UR and all-ones.
-  p.core->FailAll(DXPU_TLP_CPL_UR);
   ++generation_;
 }
 
@@ -165,75 +158,56 @@ void HostProxy::OnInterrupt(PathId path, uint16_t bdf, uint32_t data) {
 
 void HostProxy::ReceiveFrame(PathId path, uint64_t now, std::span<const uint8_t> frame) {
   Path& p = *paths_.at(path);
-  if (p.endpoint == nullptr) return;
-  p.now = now;
-  p.endpoint->Receive(now, frame);
+  if (p.device != nullptr) return;
+  (void)dxpu_hostpath_receive(&p.hp, now, frame.data(), frame.size());  // counted there
+  PollEvents(path);
 }
 
 void HostProxy::DeliverToDevice(PathId path, const dxpu_tlp& tlp, uint64_t now) {
   Path& p = *paths_.at(path);
-  p.now = now;
   if (p.device != nullptr) p.device->Receive(tlp, now);
 }
 
 void HostProxy::DeliverToHost(PathId path, const dxpu_tlp& tlp, uint64_t now) {
-  paths_.at(path)->now = now;
-  FromDevice(path, tlp, now);
+  dxpu_hostpath_receive_tlp(&paths_.at(path)->hp, now, &tlp);
+  PollEvents(path);
 }
 
-bool HostProxy::FromDevice(PathId from, const dxpu_tlp& tlp, uint64_t now) {
-  switch (RouteToPeer(from, tlp)) {
-    case PeerRoute::kNotPeer:
-      paths_[from]->core->Receive(tlp, now);
-      return true;
-    case PeerRoute::kSent:
-      return true;
-    case PeerRoute::kWaiting:
-      return false;
+bool HostProxy::ForwardPeers(uint64_t now) {
+  bool moved = false;
+  for (const std::unique_ptr<Path>& from : paths_) {
+    int target = DXPU_PEER_NONE;
+    for (const dxpu_tlp* t = dxpu_hostpath_peer_front(&from->hp, &target); t != nullptr;
+         t = dxpu_hostpath_peer_front(&from->hp, &target)) {
+      const DeviceState& d = devices_[static_cast<size_t>(target)];
+      Path& to = *paths_[d.path];
+      if (d.lost || to.state.down) {
+        ++peer_dropped_;  // its target went away while it waited
+      } else if (!dxpu_hostpath_forward(&to.hp, t, now)) {
+        break;  // the target's queue is full: it waits, and keeps its source's credit
+      }
+      dxpu_hostpath_peer_pop(&from->hp);
+      moved = true;
+    }
   }
-  return true;
+  return moved;
 }
 
-HostProxy::PeerRoute HostProxy::RouteToPeer(PathId from, const dxpu_tlp& tlp) {
-  // A request into another device's memory window, or the completion of a peer's read.
-  const int target =
-      dxpu_peer_route(peers_.data(), peers_.size(), &tlp, options_.requester_id, DXPU_PEER_NONE);
-  if (target == DXPU_PEER_NONE) return PeerRoute::kNotPeer;
-  const DeviceState& d = devices_[static_cast<size_t>(target)];
-  Path& to = *paths_[d.path];
-  // A lost target: the transaction layer refuses the TLP (UR, counted).
-  if (d.lost || to.state.down) return PeerRoute::kNotPeer;
-  ++peer_tlps_;
-  to.now = std::max(to.now, paths_[from]->now);
-  if (to.peer_backlog.empty() && SendOnPath(to, tlp)) return PeerRoute::kSent;
-  // The target's queue is full: the TLP waits, in order, and (from a bridge) keeps its credit.
-  const bool credited = paths_[from]->endpoint != nullptr;
-  if (!credited && to.peer_backlog.size() >= kMaxPeerBacklog) {
-    ++peer_dropped_;  // a direct device outrunning a bridge: bounded, counted
-    return PeerRoute::kSent;
-  }
-  PeerWaiting w;
-  w.from = from;
-  w.credited = credited;
-  w.tlp.header = tlp;
-  w.tlp.header.payload = nullptr;
-  if (tlp.payload != nullptr)
-    w.tlp.payload.assign(tlp.payload, tlp.payload + dxpu_tlp_payload_len(&tlp));
-  to.peer_backlog.push_back(std::move(w));
-  return credited ? PeerRoute::kWaiting : PeerRoute::kSent;
+void HostProxy::SharePeers() {
+  for (const std::unique_ptr<Path>& p : paths_)
+    dxpu_hostpath_set_peers(&p->hp, peers_.data(), peers_.size());
 }
 
-void HostProxy::DrainPeerBacklog(Path& to) {
-  while (!to.peer_backlog.empty()) {
-    PeerWaiting& w = to.peer_backlog.front();
-    const dxpu_tlp t = w.tlp.View();
-    if (!to.state.down && !SendOnPath(to, t)) return;
-    if (to.state.down) ++peer_dropped_;
-    Path& from = *paths_[w.from];
-    if (w.credited && !from.state.down)
-      from.endpoint->Release(dxpu_tlp_kind_class(t.kind), dxpu_tlp_payload_len(&t));
-    to.peer_backlog.pop_front();
-  }
+uint64_t HostProxy::peer_tlps() const {
+  uint64_t n = 0;
+  for (const std::unique_ptr<Path>& p : paths_) n += p->hp.counters.peer_tlps;
+  return n;
+}
+
+uint64_t HostProxy::peer_dropped() const {
+  uint64_t n = peer_dropped_;
+  for (const std::unique_ptr<Path>& p : paths_) n += p->hp.counters.peer_dropped;
+  return n;
 }
 
 void HostProxy::SetMemoryWindow(DeviceId dev, uint64_t base, uint64_t size) {
@@ -242,66 +216,86 @@ void HostProxy::SetMemoryWindow(DeviceId dev, uint64_t base, uint64_t size) {
   p.window_size = size;
 }
 
-void HostProxy::PumpDirect(PathId id, uint64_t now) {
+bool HostProxy::PumpDirect(PathId id, uint64_t now) {
   Path& path = *paths_[id];
   gpu::GpuDevice& device = *path.device;
+  bool moved = false;
+  for (const dxpu_tlp* t = dxpu_hostpath_tlp_front(&path.hp); t != nullptr;
+       t = dxpu_hostpath_tlp_front(&path.hp)) {
+    if (path.wire.to_device) {
+      path.wire.to_device(*t);  // a modelled link: the carrier brings it to the device later
+    } else {
+      device.Receive(*t, now);  // the ideal link: the device has it at once
+    }
+    dxpu_hostpath_tlp_pop(&path.hp);
+    moved = true;
+  }
   if (path.wire.to_host) {
-    // A modelled link: the carrier brings each TLP to the host later.
     device.Poll(now, [&](const dxpu_tlp& t) {
       path.wire.to_host(t);
+      moved = true;
       return true;
     });
-    return;
+    return moved;
   }
   // In batches: a copy engine may have queued a whole large copy's writes, and handing them
-  // over a few hundred at a time keeps the bytes in cache on their way to host memory.
+  // over a few hundred at a time keeps the bytes in cache on their way to host memory (and
+  // bounds what waits for a peer at once).
   constexpr size_t kBatch = 256;
-  for (;;) {
-    path.to_host.clear();
-    device.Poll(now, [&](const dxpu_tlp& t) {
-      if (path.to_host.size() == kBatch) return false;
-      gpu::OwnedTlp owned;
-      owned.header = t;
-      owned.header.payload = nullptr;
-      if (t.payload != nullptr)
-        owned.payload.assign(t.payload, t.payload + dxpu_tlp_payload_len(&t));
-      path.to_host.push_back(std::move(owned));
-      return true;
-    });
-    if (path.to_host.empty()) return;
-    // The device is out of Poll: the core may answer into it (device reads of host memory).
-    std::vector<gpu::OwnedTlp> batch = std::move(path.to_host);
-    for (const gpu::OwnedTlp& t : batch) FromDevice(id, t.View(), now);
+  path.to_host.clear();
+  device.Poll(now, [&](const dxpu_tlp& t) {
+    if (path.to_host.size() == kBatch) return false;
+    gpu::OwnedTlp owned;
+    owned.header = t;
+    owned.header.payload = nullptr;
+    if (t.payload != nullptr) owned.payload.assign(t.payload, t.payload + dxpu_tlp_payload_len(&t));
+    path.to_host.push_back(std::move(owned));
+    return true;
+  });
+  if (path.to_host.empty()) return moved;
+  // The device is out of Poll: the host path may answer into it (device reads of host memory).
+  std::vector<gpu::OwnedTlp> batch = std::move(path.to_host);
+  for (const gpu::OwnedTlp& t : batch) {
+    const dxpu_tlp view = t.View();
+    dxpu_hostpath_receive_tlp(&path.hp, now, &view);
   }
+  PollEvents(id);
+  return true;
+}
+
+bool HostProxy::SendFrames(PathId id, uint64_t now, const Transmit& transmit) {
+  Path& p = *paths_[id];
+  bool sent = false;
+  dxfp_frame_out out;
+  while (dxpu_hostpath_poll_pieces(&p.hp, now, p.hp.session.cfg.max_frame, &out)) {
+    transmit(id, fabric::SessionFrame(out).pieces());
+    sent = true;
+  }
+  PollEvents(id);
+  return sent;
 }
 
 void HostProxy::Flush(uint64_t now, const Transmit& transmit) {
-  for (PathId id = 0; id < paths_.size(); ++id) {
-    Path& p = *paths_[id];
-    p.now = now;
-    DrainPeerBacklog(p);
-    if (p.device != nullptr) {
-      PumpDirect(id, now);
-      p.core->Expire(now);
-      continue;
+  for (const std::unique_ptr<Path>& p : paths_) dxpu_hostpath_on_timeout(&p->hp, now);
+  // Until nothing moves: what one path does (a direct device's TLPs, a peer's) may give another
+  // something to do. Bounded: a device that never stops talking is taken up at the next Flush.
+  constexpr int kMaxRounds = 1024;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool moved = ForwardPeers(now);
+    for (PathId id = 0; id < paths_.size(); ++id) {
+      const bool m =
+          paths_[id]->device != nullptr ? PumpDirect(id, now) : SendFrames(id, now, transmit);
+      moved = moved || m;
     }
-    p.core->Expire(now);
-    p.endpoint->Flush(now, [&](link::FramePieces frame) { transmit(id, frame); });
-    if (!p.peer_backlog.empty()) {
-      // What the frames just sent made room for.
-      DrainPeerBacklog(p);
-      p.endpoint->Flush(now, [&](link::FramePieces frame) { transmit(id, frame); });
-    }
+    if (!moved) return;
   }
 }
 
 uint64_t HostProxy::NextDeadline() const {
   uint64_t next = UINT64_MAX;
   for (const auto& p : paths_) {
-    next = std::min(next, p->core->NextDeadline());
+    next = std::min(next, dxpu_hostpath_next_deadline(&p->hp));
     if (p->device != nullptr) next = std::min(next, p->device->NextDeadline());
-    if (p->endpoint != nullptr && !p->state.down)
-      next = std::min(next, p->endpoint->NextDeadline());
   }
   return next;
 }
@@ -313,11 +307,15 @@ DeviceId HostProxy::AddDevice(PathId path, uint16_t host_bdf) {
   d.path = path;
   d.host_bdf = host_bdf;
   d.lost = paths_.at(path)->state.down;
+  const bool lost = d.lost;
   devices_.push_back(std::move(d));
-  peers_.push_back(dxpu_peer{.window = 0, .window_size = 0, .bdf = host_bdf, .in_use = 1});
+  peers_.push_back(dxpu_peer{
+      .window = 0, .window_size = 0, .bdf = host_bdf, .in_use = lost ? uint8_t{0} : uint8_t{1}});
+  SharePeers();  // the table may have moved
   // The device may reach every window already registered.
   for (const auto& [iova, memory] : windows_) {
-    paths_[path]->core->AddWindow(host_bdf, iova, memory, DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE);
+    dxpu_hostpath_add_window(&paths_[path]->hp, host_bdf, iova, memory.size(), memory.data(),
+                             DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE);
   }
   return static_cast<DeviceId>(devices_.size() - 1);
 }
@@ -343,18 +341,11 @@ std::optional<RequestId> HostProxy::Issue(DeviceId dev, dxpu_tlp tlp, uint32_t d
   DeviceState& d = devices_.at(dev);
   Path& p = *paths_.at(d.path);
   if (d.lost || p.state.down) return std::nullopt;
-  p.now = now;
   const RequestId id = next_request_++;
   Pending& pending = requests_[id];
   pending.result.data.assign(data_bytes, 0);
   const dxpu_host_err err =
-      p.core->Issue(tlp, pending.result.data, now, [this, id](uint8_t status, uint32_t) {
-        auto it = requests_.find(id);
-        if (it == requests_.end()) return;
-        it->second.done = true;
-        it->second.result.status = status;
-        ++generation_;
-      });
+      dxpu_hostpath_issue(&p.hp, &tlp, pending.result.data.data(), data_bytes, id, now, nullptr);
   if (err != DXPU_HOST_OK) {
     requests_.erase(id);
     return std::nullopt;
@@ -364,7 +355,9 @@ std::optional<RequestId> HostProxy::Issue(DeviceId dev, dxpu_tlp tlp, uint32_t d
 
 std::optional<RequestId> HostProxy::ConfigRead(DeviceId dev, uint16_t reg, uint64_t now) {
   const uint16_t bdf = devices_.at(dev).host_bdf;
-  return Issue(dev, ConfigRequest(DXPU_TLP_CFGRD0, bdf, reg, kAllBytes), 4, now);
+  dxpu_tlp t{};
+  dxpu_tlp_config_request(DXPU_TLP_CFGRD0, bdf, reg, kAllBytes, &t);
+  return Issue(dev, t, 4, now);
 }
 
 std::optional<RequestId> HostProxy::ConfigWrite(DeviceId dev, uint16_t reg, uint32_t value,
@@ -373,7 +366,8 @@ std::optional<RequestId> HostProxy::ConfigWrite(DeviceId dev, uint16_t reg, uint
   const std::array<uint8_t, 4> data{static_cast<uint8_t>(value), static_cast<uint8_t>(value >> 8),
                                     static_cast<uint8_t>(value >> 16),
                                     static_cast<uint8_t>(value >> 24)};
-  dxpu_tlp t = ConfigRequest(DXPU_TLP_CFGWR0, d.host_bdf, reg, be);
+  dxpu_tlp t{};
+  dxpu_tlp_config_request(DXPU_TLP_CFGWR0, d.host_bdf, reg, be, &t);
   t.payload = data.data();
   std::optional<RequestId> id = Issue(dev, t, 0, now);
   if (id) {
@@ -394,25 +388,14 @@ std::optional<RequestId> HostProxy::MemRead(DeviceId dev, uint64_t addr, uint32_
   return Issue(dev, t, len, now);
 }
 
-bool HostProxy::MemWrite(DeviceId dev, uint64_t addr, std::span<const uint8_t> bytes) {
+size_t HostProxy::MemWrite(DeviceId dev, uint64_t addr, std::span<const uint8_t> bytes) {
   DeviceState& d = devices_.at(dev);
   Path& p = *paths_.at(d.path);
-  if (d.lost || p.state.down || bytes.empty()) return false;
-  dxpu_tlp_req_split split{};
-  if (dxpu_tlp_req_split_init(&split, addr, bytes.size(), options_.max_payload) != DXPU_TLP_OK)
-    return false;
-  dxpu_tlp_req_piece piece{};
-  std::vector<uint8_t> buf;
-  while (dxpu_tlp_req_split_next(&split, &piece)) {
-    buf.assign(static_cast<size_t>(piece.length_dw) * 4, 0);
-    std::memcpy(buf.data() + (addr + piece.offset - piece.addr), bytes.data() + piece.offset,
-                piece.nbytes);
-    dxpu_tlp t{};
-    dxpu_tlp_req_piece_header(&piece, DXPU_TLP_MWR, &t);
-    t.payload = buf.data();
-    if (p.core->Post(t) != DXPU_HOST_OK) return false;
-  }
-  return true;
+  if (d.lost || p.state.down || bytes.empty()) return 0;
+  uint32_t done = 0;
+  (void)dxpu_hostpath_write(&p.hp, addr, bytes.data(), static_cast<uint32_t>(bytes.size()),
+                            p.hp.now, &done);
+  return done;
 }
 
 bool HostProxy::Done(RequestId id) const {
@@ -435,13 +418,14 @@ bool HostProxy::AddWindow(uint64_t iova, std::span<uint8_t> memory) {
   size_t added = 0;
   for (; added < devices_.size(); ++added) {
     const DeviceState& d = devices_[added];
-    if (paths_[d.path]->core->AddWindow(d.host_bdf, iova, memory,
-                                        DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE) != DXPU_HOST_OK)
+    if (dxpu_hostpath_add_window(&paths_[d.path]->hp, d.host_bdf, iova, memory.size(),
+                                 memory.data(),
+                                 DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE) != DXPU_HOST_OK)
       break;
   }
   if (added != devices_.size()) {
     for (size_t i = 0; i < added; ++i)
-      paths_[devices_[i].path]->core->RemoveWindow(devices_[i].host_bdf, iova);
+      dxpu_hostpath_remove_window(&paths_[devices_[i].path]->hp, devices_[i].host_bdf, iova);
     return false;
   }
   windows_.emplace(iova, memory);
@@ -450,7 +434,8 @@ bool HostProxy::AddWindow(uint64_t iova, std::span<uint8_t> memory) {
 
 void HostProxy::RemoveWindow(uint64_t iova) {
   if (windows_.erase(iova) == 0) return;
-  for (const DeviceState& d : devices_) paths_[d.path]->core->RemoveWindow(d.host_bdf, iova);
+  for (const DeviceState& d : devices_)
+    dxpu_hostpath_remove_window(&paths_[d.path]->hp, d.host_bdf, iova);
 }
 
 dxpu_host_counters HostProxy::Counters() const {
@@ -461,7 +446,7 @@ dxpu_host_counters HostProxy::Counters() const {
     std::array<uint64_t, kFields> a{};
     std::array<uint64_t, kFields> b{};
     std::memcpy(a.data(), &sum, sizeof sum);
-    std::memcpy(b.data(), &p->core->counters(), sizeof sum);
+    std::memcpy(b.data(), dxpu_hostpath_host_counters(&p->hp), sizeof sum);
     for (size_t i = 0; i < kFields; ++i) a[i] += b[i];
     std::memcpy(&sum, a.data(), sizeof sum);
   }

@@ -5,10 +5,12 @@
 //                  host BDF;
 //   a direct path  a GPU model in this process on an ideal PCIe link (no fabric at all):
 //                  the native baseline the demo and the benchmarks compare against.
-// Each path has its own lib/core host transaction layer (HostCore): tags, completion
-// matching, request timeouts, the device's DMA served only inside registered windows, MSI-X
-// writes turned into interrupts. The proxy adds devices, a shadow of each device's
-// configuration space, requests with results to collect, and DMA windows for every device.
+// Each path is one lib/core host path (core/dxpu_hostpath.h, the code dxpu.ko runs): the
+// session, tags, completion matching, request timeouts, the ordering queue, the device's DMA
+// served only inside registered windows, MSI-X writes turned into interrupts, peer TLPs held
+// for the proxy to forward. The proxy is its driver: it moves frames and TLPs, pulls events,
+// and adds devices, a shadow of each device's configuration space, requests with results to
+// collect, and DMA windows for every device.
 //
 // Not thread-safe: RealTimeHost (realtime_host.h) and the simulator serialise the calls.
 #ifndef DXPU_LIB_HOST_HOST_PROXY_H_
@@ -26,10 +28,10 @@
 #include <vector>
 
 #include "core/dxpu_cfg_shadow.h"
+#include "core/dxpu_hostpath.h"
 #include "core/dxpu_peer.h"
-#include "fabric/endpoint.h"
 #include "gpu/gpu_device.h"
-#include "host/host_core.h"
+#include "link/link.h"
 
 namespace dxpu::host {
 
@@ -114,8 +116,8 @@ class HostProxy {
   void Close(PathId path, uint64_t now);
   const PathState& path(PathId id) const { return paths_.at(id)->state; }
   size_t path_count() const { return paths_.size(); }
-  const fabric::Endpoint* endpoint(PathId id) const { return paths_.at(id)->endpoint.get(); }
-  const HostCore& core(PathId id) const { return *paths_.at(id)->core; }
+  // The path's lib/core state: its session, transaction layer and queues, with their counters.
+  const dxpu_hostpath& core(PathId id) const { return paths_.at(id)->hp; }
   gpu::GpuDevice* direct_device(PathId id) { return paths_.at(id)->device.get(); }
 
   // ---- running ----
@@ -143,8 +145,10 @@ class HostProxy {
                                        uint64_t now);
   // One MRd: [addr, addr + len) inside one 4 KiB page, len 1..4096.
   std::optional<RequestId> MemRead(DeviceId dev, uint64_t addr, uint32_t len, uint64_t now);
-  // Posted writes (split at MPS and 4 KiB). False: not (all) queued.
-  bool MemWrite(DeviceId dev, uint64_t addr, std::span<const uint8_t> bytes);
+  // Posted writes (split at MPS and 4 KiB), in order: the bytes queued, whole writes only (all
+  // of them, or fewer when the path's queue filled: write the rest once it moved; 0 when the
+  // device is lost).
+  size_t MemWrite(DeviceId dev, uint64_t addr, std::span<const uint8_t> bytes);
   // The result once the request ended (and forgets it); nullopt while it is outstanding.
   std::optional<RequestResult> TakeResult(RequestId id);
   bool Done(RequestId id) const;
@@ -155,10 +159,10 @@ class HostProxy {
   // memory, and the completions of such a read go back to the device that asked: the routing
   // a root complex does between its ports (docs/host-proxy.md, "Peer to peer").
   void SetMemoryWindow(DeviceId dev, uint64_t base, uint64_t size);
-  // TLPs routed peer to peer; those dropped (a direct device's beyond the backlog bound, or
-  // waiting when their target's path went down).
-  uint64_t peer_tlps() const { return peer_tlps_; }
-  uint64_t peer_dropped() const { return peer_dropped_; }
+  // TLPs routed peer to peer; those dropped (beyond a path's peer queue, or waiting when their
+  // target's path went down).
+  uint64_t peer_tlps() const;
+  uint64_t peer_dropped() const;
 
   // ---- DMA windows: host memory every device may reach at iova ----
   // False (nothing added) if any device's path refuses it (overlap, table full).
@@ -171,48 +175,35 @@ class HostProxy {
   dxpu_host_counters Counters() const;
 
  private:
-  // A peer TLP waiting for room in its target path's queue.
-  struct PeerWaiting {
-    gpu::OwnedTlp tlp;
-    PathId from = 0;
-    bool credited = false;  // its source session's credit is still held
-  };
-  static constexpr size_t kMaxPeerBacklog = 65536;  // TLPs, for sources without credit
-  enum class PeerRoute : uint8_t { kNotPeer, kSent, kWaiting };
-
   struct Path {
-    std::deque<PeerWaiting> peer_backlog;  // peer TLPs for this path, oldest first
     PathState state;
-    std::unique_ptr<HostCore> core;
-    std::unique_ptr<fabric::Endpoint> endpoint;  // bridge path
-    std::unique_ptr<gpu::GpuDevice> device;      // direct path
-    std::vector<gpu::OwnedTlp> to_host;          // direct: what the device emitted
-    DirectWire wire;                             // direct: how TLPs travel
-    uint64_t now = 0;
+    std::vector<uint64_t> memory;            // the host path's, 8-byte aligned
+    std::unique_ptr<gpu::GpuDevice> device;  // direct path
+    std::vector<gpu::OwnedTlp> to_host;      // direct: what the device emitted
+    DirectWire wire;                         // direct: how TLPs travel
+    dxpu_hostpath hp{};
   };
   struct Pending {
     bool done = false;
     RequestResult result;
   };
 
-  // The path's transaction layer, with the proxy's options; false (and *error) if refused.
-  bool MakeCore(Path& path, PathId id, uint32_t max_payload, std::string* error);
-  // The completion size for a session whose frames hold max_frame bytes: the largest power of
-  // two up to fabric_max_payload whose CplD fits one frame, never below max_payload.
-  uint32_t FabricPayload(uint32_t max_frame) const;
+  // A path's lib/core host path with the proxy's options; null (and *error) if refused.
+  std::unique_ptr<Path> MakePath(const dxfp_session_config* session, std::string* error);
+  void PollEvents(PathId id);
   void OnInterrupt(PathId path, uint16_t bdf, uint32_t data);
   void OnPathDown(PathId path, std::string reason);
   std::optional<RequestId> Issue(DeviceId dev, dxpu_tlp tlp, uint32_t data_bytes, uint64_t now);
-  static bool SendOnPath(Path& path, const dxpu_tlp& tlp);
-  void PumpDirect(PathId id, uint64_t now);
-  // A TLP from a device on path `from` to the host: sent to a peer device instead (see
-  // SetMemoryWindow), waiting for room on the peer's path, or not a peer's (the path's
-  // transaction layer takes it).
-  PeerRoute RouteToPeer(PathId from, const dxpu_tlp& tlp);
-  // False: the TLP waits in a peer backlog and its credit is still held.
-  bool FromDevice(PathId from, const dxpu_tlp& tlp, uint64_t now);
-  // Sends what waits for `to` while its queue takes it, freeing the sources' credits.
-  void DrainPeerBacklog(Path& to);
+  // One turn of a direct path's link: the TLPs for the device, a batch of the device's for the
+  // host. True when something moved.
+  bool PumpDirect(PathId id, uint64_t now);
+  // A bridge path's frames due now, transmitted. True when there was one.
+  bool SendFrames(PathId id, uint64_t now, const Transmit& transmit);
+  // Forwards the TLPs every path holds for other paths' devices, while their targets take them.
+  // True when one was forwarded (or dropped).
+  bool ForwardPeers(uint64_t now);
+  // Every path's host path reads the current peer table (after it moved or changed).
+  void SharePeers();
   std::optional<DeviceId> FindDevice(PathId path, uint16_t bdf) const;
 
   HostProxyOptions options_;
@@ -225,8 +216,7 @@ class HostProxy {
   RequestId next_request_ = 1;
   std::map<uint64_t, std::span<uint8_t>> windows_;  // by iova
   uint64_t generation_ = 0;
-  uint64_t peer_tlps_ = 0;
-  uint64_t peer_dropped_ = 0;
+  uint64_t peer_dropped_ = 0;  // held for a target whose path went down
 };
 
 }  // namespace dxpu::host
