@@ -11,6 +11,7 @@
 
 #include "bridge-fw/golden_datapath.h"
 #include "core/dxfp_frame.h"
+#include "core/tlp_build.h"
 #include "gpu/pci_regs.h"
 
 namespace dxpu::bridge {
@@ -444,17 +445,10 @@ bool BridgeBox::InterceptConfig(HostSlot slot, const dxpu_tlp& tlp, DeviceIndex 
   counters_.config_emulated++;
   std::array<uint8_t, 4> data{};
   dxpu_tlp cpl{};
-  cpl.kind = DXPU_TLP_CPL;
-  cpl.requester_id = tlp.requester_id;
-  cpl.tag = tlp.tag;
-  cpl.completer_id = dev.host_bdf;
-  cpl.cpl_status = DXPU_TLP_CPL_SC;
-  cpl.byte_count = 4;
+  dxpu_tlp_completion_for(&tlp, dev.host_bdf, DXPU_TLP_CPL_SC, &cpl);
   if (tlp.kind == DXPU_TLP_CFGRD0) {
     const uint32_t v = dev.bars.ReadDw(reg);
     for (size_t k = 0; k < 4; ++k) data[k] = static_cast<uint8_t>(v >> (8 * k));
-    cpl.kind = DXPU_TLP_CPLD;
-    cpl.length_dw = 1;
     cpl.payload = data.data();
   } else if (bar) {
     dev.bars.WriteDw(reg, PayloadDw(tlp), tlp.first_be);

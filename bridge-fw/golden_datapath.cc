@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "core/tlp_build.h"
+
 namespace dxpu::bridge {
 namespace {
 
@@ -24,20 +26,7 @@ bool Contains(uint64_t base, uint64_t size, uint64_t addr, uint64_t len) {
 // The Unsupported Request completion a completer returns for `request`.
 dxpu_tlp UnsupportedRequest(const dxpu_tlp& request, uint16_t completer) {
   dxpu_tlp c{};
-  c.kind = DXPU_TLP_CPL;
-  c.requester_id = request.requester_id;
-  c.tag = request.tag;
-  c.completer_id = completer;
-  c.cpl_status = DXPU_TLP_CPL_UR;
-  c.tc = request.tc;
-  c.attr = request.attr;
-  if (request.kind == DXPU_TLP_MRD) {
-    c.byte_count = static_cast<uint16_t>(
-        dxpu_tlp_read_byte_count(request.length_dw, request.first_be, request.last_be));
-    c.lower_addr = dxpu_tlp_read_lower_addr(request.addr, request.first_be);
-  } else {
-    c.byte_count = 4;  // a configuration request
-  }
+  dxpu_tlp_completion_for(&request, completer, DXPU_TLP_CPL_UR, &c);
   return c;
 }
 

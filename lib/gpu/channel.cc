@@ -7,6 +7,7 @@
 #include <utility>
 #include <variant>
 
+#include "core/tlp_build.h"
 #include "gpu/gpu_registers.h"
 #include "gpu/kernels.h"
 
@@ -525,16 +526,15 @@ void Channel::ReleaseSemaphore(TlpQueue& out) {
     PutLe64(data, c.payload);
     if ((c.flags & kSemaphore64) == 0) data.resize(4);
   }
-  dxpu_tlp_req_split split{};
-  dxpu_tlp_req_split_init(&split, c.address, data.size(), config_.max_payload_size());
-  dxpu_tlp_req_piece piece{};
-  while (dxpu_tlp_req_split_next(&split, &piece)) {
-    std::vector<uint8_t> payload(size_t{piece.length_dw} * 4, 0);
-    const uint64_t lead = c.address + piece.offset - piece.addr;
-    std::copy_n(data.begin() + static_cast<ptrdiff_t>(piece.offset), piece.nbytes,
-                payload.begin() + static_cast<ptrdiff_t>(lead));
-    out.push_back(dma_.MakeWrite(piece.addr, piece.first_be, piece.last_be, std::move(payload),
-                                 TlpOrigin::kDmaWrite));
+  const uint32_t mps = config_.max_payload_size();
+  dxpu_tlp_mwr_split split{};
+  dxpu_tlp_mwr_split_init(&split, c.address, data.data(), data.size(), mps);
+  std::vector<uint8_t> buf(mps);
+  dxpu_tlp w{};
+  while (dxpu_tlp_mwr_split_next(&split, buf.data(), &w)) {
+    std::vector<uint8_t> payload(w.payload, w.payload + dxpu_tlp_payload_len(&w));
+    out.push_back(
+        dma_.MakeWrite(w.addr, w.first_be, w.last_be, std::move(payload), TlpOrigin::kDmaWrite));
   }
   ++counters_.semaphores;
   if ((c.flags & kSemaphoreInterrupt) != 0) RaiseInterrupt(regs::kIntrSemaphore);

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/tlp_build.h"
+
 namespace dxpu::gpu {
 namespace {
 
@@ -157,9 +159,7 @@ void GpuDevice::OnConfigRequest(const dxpu_tlp& tlp) {
   if (tlp.kind == DXPU_TLP_CFGRD0) {
     ++counters_.cfg_reads;
     OwnedTlp t;
-    t.header = CompletionHeader(tlp, DXPU_TLP_CPLD, DXPU_TLP_CPL_SC);
-    t.header.length_dw = 1;
-    t.header.byte_count = 4;  // a configuration read completes its DW: Lower Address 0
+    t.header = Completion(tlp, DXPU_TLP_CPL_SC);  // CplD, 1 DW, Byte Count 4
     t.payload.resize(4);
     PutLe32(t.payload.data(), config_.ReadDw(dw).value);
     out_.push_back(std::move(t));
@@ -345,16 +345,10 @@ void GpuDevice::WriteBar0(uint64_t offset, uint32_t value, uint32_t byte_mask) {
 
 // --- Completions ---
 
-dxpu_tlp GpuDevice::CompletionHeader(const dxpu_tlp& request, uint8_t kind, uint8_t status) const {
-  dxpu_tlp h{};
-  h.kind = kind;
-  h.tc = request.tc;
-  h.attr = request.attr;
-  h.requester_id = request.requester_id;
-  h.tag = request.tag;
-  h.completer_id = options_.requester_id;
-  h.cpl_status = status;
-  return h;
+dxpu_tlp GpuDevice::Completion(const dxpu_tlp& request, uint8_t status) const {
+  dxpu_tlp c{};
+  dxpu_tlp_completion_for(&request, options_.requester_id, status, &c);
+  return c;
 }
 
 void GpuDevice::CompleteWithData(const dxpu_tlp& request, const std::vector<uint8_t>& data) {
@@ -365,13 +359,12 @@ void GpuDevice::CompleteWithData(const dxpu_tlp& request, const std::vector<uint
     CompleteWithoutData(request, DXPU_TLP_CPL_CA);  // not reached for a validated request
     return;
   }
+  const dxpu_tlp whole = Completion(request, DXPU_TLP_CPL_SC);
   dxpu_tlp_cpl_piece piece{};
   while (dxpu_tlp_cpl_split_next(&split, &piece)) {
     OwnedTlp t;
-    t.header = CompletionHeader(request, DXPU_TLP_CPLD, DXPU_TLP_CPL_SC);
-    t.header.length_dw = piece.length_dw;
-    t.header.byte_count = piece.byte_count;
-    t.header.lower_addr = piece.lower_addr;
+    t.header = whole;
+    dxpu_tlp_completion_piece(&t.header, &piece);
     const auto first = data.begin() + ptrdiff_t{piece.offset_dw} * 4;
     t.payload.assign(first, first + ptrdiff_t{piece.length_dw} * 4);
     out_.push_back(std::move(t));
@@ -380,14 +373,7 @@ void GpuDevice::CompleteWithData(const dxpu_tlp& request, const std::vector<uint
 
 void GpuDevice::CompleteWithoutData(const dxpu_tlp& request, uint8_t status) {
   OwnedTlp t;
-  t.header = CompletionHeader(request, DXPU_TLP_CPL, status);
-  if (request.kind == DXPU_TLP_MRD) {
-    t.header.byte_count = static_cast<uint16_t>(
-        dxpu_tlp_read_byte_count(request.length_dw, request.first_be, request.last_be));
-    t.header.lower_addr = dxpu_tlp_read_lower_addr(request.addr, request.first_be);
-  } else {
-    t.header.byte_count = 4;  // configuration requests
-  }
+  t.header = Completion(request, status);
   if (status == DXPU_TLP_CPL_UR) ++counters_.ur_sent;
   out_.push_back(std::move(t));
 }

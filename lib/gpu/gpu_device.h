@@ -129,8 +129,9 @@ class GpuDevice {
   void WriteMemoryWindow(const dxpu_tlp& tlp, uint64_t offset);
 
   // Completions: CplDs of `data` (a memory read's length_dw * 4 bytes from its DW address)
-  // split at the RCB and MPS, or a Cpl with `status`.
-  dxpu_tlp CompletionHeader(const dxpu_tlp& request, uint8_t kind, uint8_t status) const;
+  // split at the RCB and MPS, or a Cpl with `status`. Completion: the header
+  // dxpu_tlp_completion_for builds (the whole request's; CplD for a read with SC).
+  dxpu_tlp Completion(const dxpu_tlp& request, uint8_t status) const;
   void CompleteWithData(const dxpu_tlp& request, const std::vector<uint8_t>& data);
   void CompleteWithoutData(const dxpu_tlp& request, uint8_t status);
   void Unsupported(const dxpu_tlp& request);

@@ -6,6 +6,7 @@
 #include <bit>
 #include <utility>
 
+#include "core/tlp_build.h"
 #include "gpu/pci_regs.h"
 
 namespace dxpu::gpu {
@@ -129,12 +130,6 @@ void TestHost::Answer(const dxpu_tlp& mrd, ReadAnswer answer) {
   if (answer == ReadAnswer::kComplete && !memory_.Contains(mrd.addr, length)) {
     answer = ReadAnswer::kUnsupported;
   }
-  dxpu_tlp c{};
-  c.requester_id = mrd.requester_id;
-  c.tag = mrd.tag;
-  c.tc = mrd.tc;
-  c.attr = mrd.attr;
-  c.completer_id = options_.requester_id;
   switch (answer) {
     case ReadAnswer::kHold:
       held_.push_back(Own(mrd));
@@ -143,11 +138,10 @@ void TestHost::Answer(const dxpu_tlp& mrd, ReadAnswer answer) {
       return;
     case ReadAnswer::kUnsupported:
     case ReadAnswer::kCompleterAbort: {
-      c.kind = DXPU_TLP_CPL;
-      c.cpl_status = answer == ReadAnswer::kUnsupported ? DXPU_TLP_CPL_UR : DXPU_TLP_CPL_CA;
-      c.byte_count =
-          static_cast<uint16_t>(dxpu_tlp_read_byte_count(mrd.length_dw, mrd.first_be, mrd.last_be));
-      c.lower_addr = dxpu_tlp_read_lower_addr(mrd.addr, mrd.first_be);
+      dxpu_tlp c{};
+      dxpu_tlp_completion_for(
+          &mrd, options_.requester_id,
+          answer == ReadAnswer::kUnsupported ? DXPU_TLP_CPL_UR : DXPU_TLP_CPL_CA, &c);
       Deliver(Own(c));
       return;
     }
@@ -162,15 +156,13 @@ void TestHost::Answer(const dxpu_tlp& mrd, ReadAnswer answer) {
                               options_.max_payload) != DXPU_TLP_OK) {
     return;  // not a valid read: no answer
   }
+  dxpu_tlp whole{};
+  dxpu_tlp_completion_for(&mrd, options_.requester_id, DXPU_TLP_CPL_SC, &whole);
   dxpu_tlp_cpl_piece piece{};
   while (dxpu_tlp_cpl_split_next(&split, &piece)) {
     OwnedTlp t;
-    t.header = c;
-    t.header.kind = DXPU_TLP_CPLD;
-    t.header.cpl_status = DXPU_TLP_CPL_SC;
-    t.header.length_dw = piece.length_dw;
-    t.header.byte_count = piece.byte_count;
-    t.header.lower_addr = piece.lower_addr;
+    t.header = whole;
+    dxpu_tlp_completion_piece(&t.header, &piece);
     const auto first = data.begin() + ptrdiff_t{piece.offset_dw} * 4;
     t.payload.assign(first, first + ptrdiff_t{piece.length_dw} * 4);
     Deliver(std::move(t));
@@ -214,10 +206,7 @@ std::vector<OwnedTlp> TestHost::Request(dxpu_tlp request) {
 
 uint32_t TestHost::ConfigRead32(uint16_t offset) {
   dxpu_tlp t{};
-  t.kind = DXPU_TLP_CFGRD0;
-  t.length_dw = 1;
-  t.first_be = 0xf;
-  t.cfg_reg = static_cast<uint16_t>(offset & 0xffcu);
+  dxpu_tlp_config_request(DXPU_TLP_CFGRD0, 0, offset, 0xf, &t);
   const std::vector<OwnedTlp> cpl = Request(t);
   if (cpl.size() != 1 || cpl[0].header.kind != DXPU_TLP_CPLD || cpl[0].payload.size() < 4) {
     return 0xffffffff;
@@ -231,10 +220,8 @@ void TestHost::ConfigWrite(uint16_t offset, uint32_t size, uint32_t value) {
   uint8_t payload[4];
   for (int k = 0; k < 4; ++k) payload[k] = static_cast<uint8_t>(shifted >> (8 * k));
   dxpu_tlp t{};
-  t.kind = DXPU_TLP_CFGWR0;
-  t.length_dw = 1;
-  t.first_be = static_cast<uint8_t>(((1u << size) - 1) << shift);
-  t.cfg_reg = static_cast<uint16_t>(offset & 0xffcu);
+  dxpu_tlp_config_request(DXPU_TLP_CFGWR0, 0, offset,
+                          static_cast<uint8_t>(((1u << size) - 1) << shift), &t);
   t.payload = payload;
   Request(t);
 }
@@ -302,15 +289,15 @@ HostRead TestHost::MemRead(uint64_t address, uint32_t length) {
 }
 
 void TestHost::MemWrite(uint64_t address, std::span<const uint8_t> bytes) {
-  dxpu_tlp t{};
-  if (bytes.size() > 4096 ||
-      !dxpu_tlp_mem_request(DXPU_TLP_MWR, address, static_cast<uint32_t>(bytes.size()), &t)) {
+  // One MWr or none: a range that takes more (over 4 KiB, or across a page) is not sent.
+  dxpu_tlp_mwr_split split{};
+  if (dxpu_tlp_mwr_split_init(&split, address, bytes.data(), bytes.size(), 4096) != DXPU_TLP_OK)
     return;
-  }
-  std::vector<uint8_t> payload(size_t{t.length_dw} * 4, 0);
-  std::copy(bytes.begin(), bytes.end(), payload.begin() + ptrdiff_t(address - t.addr));
+  std::vector<uint8_t> payload(4096);
+  dxpu_tlp t{};
+  if (!dxpu_tlp_mwr_split_next(&split, payload.data(), &t) || split.req.next != split.req.end)
+    return;
   t.requester_id = options_.requester_id;
-  t.payload = payload.data();
   Send(t);
 }
 

@@ -13,8 +13,8 @@
 
 #include "core/dxfp_frame.h"
 #include "core/dxfp_session.h"
+#include "core/tlp_build.h"
 #include "core/tlp_codec.h"
-#include "fabric/completion.h"
 #include "fabric/endpoint.h"
 #include "sim/fault_schedule.h"
 #include "sim/rng.h"
@@ -474,13 +474,16 @@ void Scenario::BridgeAnswerRead(const dxpu_tlp& rd) {
       DXPU_TLP_OK)
     return Fail("bridge: cannot split a valid read");
   dxpu_tlp_cpl_piece piece{};
+  dxpu_tlp cpl{};
+  dxpu_tlp_completion_for(&rd, kBridgeRid, DXPU_TLP_CPL_SC, &cpl);
   const uint32_t total = rd.length_dw * 4u;
   while (dxpu_tlp_cpl_split_next(&split, &piece)) {
     std::vector<uint8_t> data(static_cast<size_t>(piece.length_dw) * 4);
     const uint32_t offset = total - piece.byte_count;
     for (size_t i = 0; i < data.size(); i++) data[i] = DataByte(id, offset + i);
-    if (!bridge_->Submit(fabric::ReadCompletion(rd, kBridgeRid, piece, data.data()), sched_.Now()))
-      return Fail("bridge: completion queue overflow");
+    dxpu_tlp_completion_piece(&cpl, &piece);
+    cpl.payload = data.data();
+    if (!bridge_->Submit(cpl, sched_.Now())) return Fail("bridge: completion queue overflow");
   }
 }
 

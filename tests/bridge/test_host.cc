@@ -6,7 +6,7 @@
 #include <cstring>
 #include <utility>
 
-#include "fabric/completion.h"
+#include "core/tlp_build.h"
 
 namespace dxpu::test {
 namespace {
@@ -87,11 +87,7 @@ std::optional<uint32_t> TestHost::Issue(dxpu_tlp tlp, uint32_t expect_bytes) {
 
 std::optional<uint32_t> TestHost::CfgRead(uint16_t bdf, uint16_t reg) {
   dxpu_tlp t{};
-  t.kind = DXPU_TLP_CFGRD0;
-  t.length_dw = 1;
-  t.first_be = 0xf;
-  t.cfg_target = bdf;
-  t.cfg_reg = reg;
+  dxpu_tlp_config_request(DXPU_TLP_CFGRD0, bdf, reg, 0xf, &t);
   return Issue(t, 4);
 }
 
@@ -100,11 +96,7 @@ std::optional<uint32_t> TestHost::CfgWrite(uint16_t bdf, uint16_t reg, uint32_t 
                                     static_cast<uint8_t>(value >> 16),
                                     static_cast<uint8_t>(value >> 24)};
   dxpu_tlp t{};
-  t.kind = DXPU_TLP_CFGWR0;
-  t.length_dw = 1;
-  t.first_be = be;
-  t.cfg_target = bdf;
-  t.cfg_reg = reg;
+  dxpu_tlp_config_request(DXPU_TLP_CFGWR0, bdf, reg, be, &t);
   t.payload = data.data();
   return Issue(t, 0);
 }
@@ -116,19 +108,13 @@ std::optional<uint32_t> TestHost::MemRead(uint64_t addr, uint32_t len) {
 }
 
 bool TestHost::MemWrite(uint64_t addr, std::span<const uint8_t> bytes) {
-  dxpu_tlp_req_split split{};
-  if (bytes.empty() || dxpu_tlp_req_split_init(&split, addr, bytes.size(), kHostMps) != DXPU_TLP_OK)
+  dxpu_tlp_mwr_split split{};
+  if (dxpu_tlp_mwr_split_init(&split, addr, bytes.data(), bytes.size(), kHostMps) != DXPU_TLP_OK)
     return false;
-  dxpu_tlp_req_piece piece{};
-  std::vector<uint8_t> buf;
-  while (dxpu_tlp_req_split_next(&split, &piece)) {
-    buf.assign(static_cast<size_t>(piece.length_dw) * 4, 0);
-    std::memcpy(buf.data() + (addr + piece.offset - piece.addr), bytes.data() + piece.offset,
-                piece.nbytes);
-    dxpu_tlp t{};
-    dxpu_tlp_req_piece_header(&piece, DXPU_TLP_MWR, &t);
+  std::array<uint8_t, kHostMps> buf{};
+  dxpu_tlp t{};
+  while (dxpu_tlp_mwr_split_next(&split, buf.data(), &t)) {
     t.requester_id = kRequesterId;
-    t.payload = buf.data();
     if (!endpoint_->Submit(t, now_ns)) return false;
   }
   return true;
@@ -166,14 +152,7 @@ void TestHost::AnswerRead(const dxpu_tlp& t) {
     // Outside every region the host registered: UR, as the host proxy answers.
     dma_refused++;
     dxpu_tlp ur{};
-    ur.kind = DXPU_TLP_CPL;
-    ur.requester_id = t.requester_id;
-    ur.tag = t.tag;
-    ur.completer_id = kRequesterId;
-    ur.cpl_status = DXPU_TLP_CPL_UR;
-    ur.byte_count =
-        static_cast<uint16_t>(dxpu_tlp_read_byte_count(t.length_dw, t.first_be, t.last_be) & 0xfff);
-    ur.lower_addr = dxpu_tlp_read_lower_addr(t.addr, t.first_be);
+    dxpu_tlp_completion_for(&t, kRequesterId, DXPU_TLP_CPL_UR, &ur);
     endpoint_->Submit(ur, now_ns);
     return;
   }
@@ -181,10 +160,12 @@ void TestHost::AnswerRead(const dxpu_tlp& t) {
   if (dxpu_tlp_cpl_split_init(&split, t.addr, t.length_dw, t.first_be, t.last_be, kHostRcb,
                               completion_payload) != DXPU_TLP_OK)
     return;
+  dxpu_tlp cpl{};
+  dxpu_tlp_completion_for(&t, kRequesterId, DXPU_TLP_CPL_SC, &cpl);
   dxpu_tlp_cpl_piece piece{};
   while (dxpu_tlp_cpl_split_next(&split, &piece)) {
-    const dxpu_tlp cpl =
-        fabric::ReadCompletion(t, kRequesterId, piece, src + size_t{piece.offset_dw} * 4);
+    dxpu_tlp_completion_piece(&cpl, &piece);
+    cpl.payload = src + size_t{piece.offset_dw} * 4;
     endpoint_->Submit(cpl, now_ns);
   }
 }

@@ -220,7 +220,7 @@ std::vector<Piece> SplitWrite(uint64_t addr, const std::vector<uint8_t>& src, ui
     EXPECT_LE(t.length_dw * 4u, max_bytes);
     ExpectWireOk(t);
     out.push_back({t.addr, t.length_dw, t.first_be, t.last_be,
-                   std::vector<uint8_t>(t.payload, t.payload + t.length_dw * 4u)});
+                   std::vector<uint8_t>(t.payload, t.payload + dxpu_tlp_payload_len(&t))});
   }
   return out;
 }
@@ -318,7 +318,7 @@ TEST(TlpBuild, WriteSplitEveryOffsetAndSize) {
         const std::vector<Piece> pieces = SplitWrite(addr, src, max);
         for (const Piece& p : pieces) {
           // A piece stays inside its naturally aligned max-byte block (so inside a page).
-          EXPECT_EQ(p.addr / max, (p.addr + p.length_dw * 4u - 1) / max);
+          EXPECT_EQ(p.addr / max, (p.addr + uint64_t{p.length_dw} * 4 - 1) / max);
         }
         ExpectCovers(pieces, addr, src);
       }

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/dxfp_session.h"
-#include "fabric/completion.h"
+#include "core/tlp_build.h"
 #include "fabric/endpoint.h"
 #include "fabric/link_driver.h"
 #include "link/event_loop.h"
@@ -134,11 +134,10 @@ TEST_P(RealtimeTest, WritesAndReadsArriveOnceInOrder) {
     } else if (t.kind == DXPU_TLP_MRD) {
       // Answer with one completion of the whole read carrying the tag's pattern.
       const std::vector<uint8_t> data = Payload(t.tag, size_t{t.length_dw} * 4);
-      const dxpu_tlp_cpl_piece whole{.offset_dw = 0,
-                                     .length_dw = t.length_dw,
-                                     .byte_count = static_cast<uint16_t>(t.length_dw * 4u),
-                                     .lower_addr = 0};
-      EXPECT_TRUE(bridge->Submit(ReadCompletion(t, 0x0100, whole, data.data()), MonotonicNanos()));
+      dxpu_tlp cpl{};
+      dxpu_tlp_completion_for(&t, 0x0100, DXPU_TLP_CPL_SC, &cpl);
+      cpl.payload = data.data();
+      EXPECT_TRUE(bridge->Submit(cpl, MonotonicNanos()));
     }
   };
   bcb.link_down = [](dxfp_down_reason, std::span<const dxpu_tlp>) {};
