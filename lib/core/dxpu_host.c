@@ -14,6 +14,8 @@
  */
 #include "dxpu_host.h"
 
+#include "tlp_build.h"
+
 #define HOST_NO_DEADLINE (~(uint64_t)0)
 #define HOST_WIN_FLAGS (DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE)
 
@@ -365,31 +367,19 @@ static void send_completion(struct dxpu_host *h, const struct dxpu_tlp *c)
 		h->counters.send_failed++;
 }
 
-/* A completion without data for request t: UR, or SC for nothing. */
-static void send_cpl(struct dxpu_host *h, const struct dxpu_tlp *t, uint8_t status,
-		     uint16_t byte_count, uint8_t lower_addr)
+/* The completion without data for request t (UR) from the host's root port. */
+static void send_cpl(struct dxpu_host *h, const struct dxpu_tlp *t, uint8_t status)
 {
 	struct dxpu_tlp c;
 
-	memset(&c, 0, sizeof(c));
-	c.kind = DXPU_TLP_CPL;
-	c.tc = t->tc;
-	c.attr = t->attr;
-	c.requester_id = t->requester_id;
-	c.tag = t->tag;
-	c.completer_id = h->cfg.requester_id;
-	c.cpl_status = status;
-	c.byte_count = byte_count;
-	c.lower_addr = lower_addr;
+	dxpu_tlp_completion_for(t, h->cfg.requester_id, status, &c);
 	send_completion(h, &c);
 }
 
 static void refuse_read(struct dxpu_host *h, const struct dxpu_tlp *t)
 {
 	h->counters.dma_refused_reads++;
-	send_cpl(h, t, DXPU_TLP_CPL_UR,
-		 (uint16_t)dxpu_tlp_read_byte_count(t->length_dw, t->first_be, t->last_be),
-		 dxpu_tlp_read_lower_addr(t->addr, t->first_be));
+	send_cpl(h, t, DXPU_TLP_CPL_UR);
 }
 
 static void serve_read(struct dxpu_host *h, const struct dxpu_tlp *t)
@@ -409,18 +399,9 @@ static void serve_read(struct dxpu_host *h, const struct dxpu_tlp *t)
 		return;
 	}
 	src = w->mem + (t->addr - w->iova);
-	memset(&c, 0, sizeof(c));
-	c.kind = DXPU_TLP_CPLD;
-	c.tc = t->tc;
-	c.attr = t->attr;
-	c.requester_id = t->requester_id;
-	c.tag = t->tag;
-	c.completer_id = h->cfg.requester_id;
-	c.cpl_status = DXPU_TLP_CPL_SC;
+	dxpu_tlp_completion_for(t, h->cfg.requester_id, DXPU_TLP_CPL_SC, &c);
 	while (dxpu_tlp_cpl_split_next(&split, &piece)) {
-		c.length_dw = piece.length_dw;
-		c.byte_count = piece.byte_count;
-		c.lower_addr = piece.lower_addr;
+		dxpu_tlp_completion_piece(&c, &piece);
 		c.payload = src + (size_t)piece.offset_dw * 4u;
 		if (!h->ops.send(h->ctx, &c)) {
 			h->counters.send_failed++;
@@ -475,7 +456,6 @@ static void apply_write(struct dxpu_host *h, const struct dxpu_tlp *t)
 
 void dxpu_host_receive(struct dxpu_host *h, const struct dxpu_tlp *t, uint64_t now)
 {
-	(void)now;
 	if (dxpu_tlp_validate(t) != DXPU_TLP_OK) { /* not from the decoder: never trusted */
 		if (dxpu_tlp_kind_is_cpl(t->kind))
 			h->counters.bad_cpl++;
@@ -483,6 +463,12 @@ void dxpu_host_receive(struct dxpu_host *h, const struct dxpu_tlp *t, uint64_t n
 			h->counters.unexpected++;
 		return;
 	}
+	dxpu_host_receive_decoded(h, t, now);
+}
+
+void dxpu_host_receive_decoded(struct dxpu_host *h, const struct dxpu_tlp *t, uint64_t now)
+{
+	(void)now;
 	switch (t->kind) {
 	case DXPU_TLP_CPL:
 	case DXPU_TLP_CPLD:
@@ -498,7 +484,7 @@ void dxpu_host_receive(struct dxpu_host *h, const struct dxpu_tlp *t, uint64_t n
 		h->counters.unexpected++;
 		/* A configuration request to the host: nothing here to configure. */
 		if (dxpu_tlp_kind_class(t->kind) == DXPU_TLP_CLASS_NON_POSTED)
-			send_cpl(h, t, DXPU_TLP_CPL_UR, 4, 0);
+			send_cpl(h, t, DXPU_TLP_CPL_UR);
 		return;
 	}
 }

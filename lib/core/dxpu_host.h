@@ -156,6 +156,8 @@ enum dxpu_host_err dxpu_host_post(struct dxpu_host *h, struct dxpu_tlp *t);
  * counted (a non-posted one answered UR).
  */
 void dxpu_host_receive(struct dxpu_host *h, const struct dxpu_tlp *t, uint64_t now);
+/* The same for a TLP the decoder produced (it passed dxpu_tlp_validate there): not checked again. */
+void dxpu_host_receive_decoded(struct dxpu_host *h, const struct dxpu_tlp *t, uint64_t now);
 
 /* End every request whose deadline is <= now with UR (UINT64_MAX: none). */
 void dxpu_host_expire(struct dxpu_host *h, uint64_t now);

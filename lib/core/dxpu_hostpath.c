@@ -177,7 +177,11 @@ static void from_device(struct dxpu_hostpath *hp, const struct dxpu_tlp *t)
 		}
 		hp->counters.peer_dropped++;
 	} else {
-		dxpu_host_receive(&hp->host, t, hp->now);
+		/* From the session's decoder: validated there. A direct device's is not. */
+		if (hp->cfg.direct)
+			dxpu_host_receive(&hp->host, t, hp->now);
+		else
+			dxpu_host_receive_decoded(&hp->host, t, hp->now);
 		if (c->dma_writes != writes) {
 			last = ev_newest(hp);
 			if (!last || last->kind != DXPU_HP_EV_DMA_WRITTEN ||
