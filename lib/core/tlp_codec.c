@@ -424,6 +424,14 @@ enum dxpu_tlp_err dxpu_tlp_decode(const uint8_t *buf, size_t len, struct dxpu_tl
 		parse_cfg(buf, out);
 	} else if (dxpu_tlp_kind_is_cpl(s.kind)) {
 		parse_cpl(buf, out);
+		/*
+		 * PCIe: a Completion with a reserved Completion Status is
+		 * handled as if it were Unsupported Request. A Cpl so received
+		 * decodes as UR, so the request it answers ends at once; a CplD
+		 * (data needs SC) stays refused with DXPU_TLP_ERR_RESERVED_STATUS.
+		 */
+		if (s.kind == DXPU_TLP_CPL && !cpl_status_defined(out->cpl_status))
+			out->cpl_status = DXPU_TLP_CPL_UR;
 	} else {
 		parse_msg(buf, out);
 	}

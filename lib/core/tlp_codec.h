@@ -62,7 +62,7 @@ enum dxpu_tlp_err {
 	DXPU_TLP_ERR_CROSSES_4K,       /* memory request crossing a 4 KiB boundary */
 	DXPU_TLP_ERR_CFG_LENGTH,       /* configuration request with Length != 1 */
 	DXPU_TLP_ERR_CFG_ATTR,	       /* configuration request with TC != 0 or RO/NS set */
-	DXPU_TLP_ERR_RESERVED_STATUS,  /* completion status 011b, 101b..111b */
+	DXPU_TLP_ERR_RESERVED_STATUS,  /* status 011b, 101b..111b: CplD, or encoding any */
 	DXPU_TLP_ERR_CPLD_STATUS,      /* completion with data and status other than SC */
 	DXPU_TLP_ERR_CPL_BYTE_COUNT,   /* Byte Count / Lower Address disagree with Length */
 	DXPU_TLP_ERR_CPL_SPLIT_ALIGN,  /* partial completion not ending on an RCB boundary */
@@ -217,7 +217,10 @@ enum dxpu_tlp_err dxpu_tlp_peek_kind(const uint8_t *buf, size_t len, uint8_t *ki
 
 /*
  * Decode exactly one TLP occupying buf[0..len). On success *out is filled and
- * out->payload points into buf. On error *out is unspecified.
+ * out->payload points into buf. On error *out is unspecified. A Cpl with a
+ * reserved Completion Status decodes as UR (PCIe: treated as Unsupported
+ * Request), so that the request it answers ends; validate and encode refuse
+ * reserved statuses (nothing here sends one).
  */
 enum dxpu_tlp_err dxpu_tlp_decode(const uint8_t *buf, size_t len, struct dxpu_tlp *out);
 

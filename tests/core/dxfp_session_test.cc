@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
 #include <random>
 #include <vector>
 
 #include "core/crc32c.h"
 #include "core/dxfp_session.h"
+#include "core/tlp_build.h"
 #include "session_pair.h"
 #include "tlp_testutil.h"
 
@@ -894,6 +896,80 @@ TEST(DxfpSession, RandomAndMutatedFramesNeverCorruptTheSession) {
   p.RunUntil(p.now + 5 * kMs);
   ASSERT_EQ(p.b.delivered.size(), sent.size());
   for (size_t i = 0; i < sent.size(); i++) ASSERT_EQ(p.b.delivered[i].payload, sent[i]) << i;
+}
+
+// Rewrites, in a frame, the Completion Status of every completion whose tag `status_of` names
+// (a peer codec that sends a reserved status), and re-seals the frame.
+void RewriteCplStatus(SessionPair::Frame& f, const std::map<uint16_t, uint8_t>& status_of) {
+  size_t at = DXFP_HDR_SIZE;
+  const size_t end = f.size() - DXFP_CRC_SIZE;
+  while (at + DXFP_REC_HDR_SIZE <= end) {
+    const size_t len = dxpu_get_be16(&f[at + 2]);
+    uint8_t* tlp = &f[at + DXFP_REC_HDR_SIZE];
+    if (f[at] == DXFP_REC_TLP && (tlp[0] & 0x1f) == 0x0a) {  // Cpl or CplD
+      const auto it = status_of.find(tlp[10]);               // Tag[7:0]
+      if (it != status_of.end()) tlp[6] = static_cast<uint8_t>((tlp[6] & 0x1f) | (it->second << 5));
+    }
+    at += DXFP_REC_HDR_SIZE + ((len + 3) & ~size_t{3});
+  }
+  Reseal(f);
+}
+
+// PCIe: a completion with a reserved Completion Status is handled as Unsupported Request.
+// The frame that carries one is accepted, the completion arrives as UR and ends its request
+// (no longer outstanding: the link going down reports nothing unanswered). A CplD with one
+// is still malformed, and its frame dropped.
+TEST(DxfpSession, ReservedCompletionStatusEndsTheRequestAsUnsupported) {
+  SessionPair p;
+  p.Establish();
+  const std::map<uint16_t, uint8_t> reserved = {{1, 3}, {2, 5}, {3, 7}, {4, 6}};
+  for (uint16_t tag = 1; tag <= 4; tag++) {
+    const dxpu_tlp rd = MakeMrd(0x0100, tag, 0x10000 + tag * 0x100ull, 2);
+    ASSERT_EQ(dxfp_session_send(p.a.s(), p.now, &rd), DXFP_SEND_OK);
+  }
+  p.Pump();
+  ASSERT_EQ(p.b.delivered.size(), 4u);
+  p.filter = [&](bool from_a, SessionPair::Frame& f) {
+    if (!from_a) RewriteCplStatus(f, reserved);
+    return true;
+  };
+  for (const DeliveredTlp& rd : p.b.delivered) {
+    dxpu_tlp ur{};
+    dxpu_tlp_completion_for(&rd.hdr, 0x0300, DXPU_TLP_CPL_UR, &ur);
+    ASSERT_EQ(dxfp_session_send(p.b.s(), p.now, &ur), DXFP_SEND_OK);
+  }
+  p.Pump();
+  ASSERT_EQ(p.a.delivered.size(), 4u);
+  for (uint16_t i = 0; i < 4; i++) {
+    const dxpu_tlp& c = p.a.delivered[i].hdr;
+    EXPECT_EQ(c.kind, DXPU_TLP_CPL);
+    EXPECT_EQ(c.tag, i + 1);
+    EXPECT_EQ(c.cpl_status, DXPU_TLP_CPL_UR) << "tag " << c.tag;
+    EXPECT_EQ(c.byte_count, 8);
+  }
+  EXPECT_EQ(p.a.counters().malformed, 0u);
+  EXPECT_EQ(p.a.counters().unexpected_cpl, 0u);
+
+  // A CplD with a reserved status: refused as before (the frame is malformed).
+  const dxpu_tlp rd5 = MakeMrd(0x0100, 5, 0x20000, 1);
+  ASSERT_EQ(dxfp_session_send(p.a.s(), p.now, &rd5), DXFP_SEND_OK);
+  p.Pump();
+  p.filter = [&](bool from_a, SessionPair::Frame& f) {
+    if (!from_a) RewriteCplStatus(f, {{5, 3}});
+    return true;
+  };
+  const dxpu_tlp cpld = MakeCpld(0x0100, 5, Pattern(4, 9), 4);
+  ASSERT_EQ(dxfp_session_send(p.b.s(), p.now, &cpld), DXFP_SEND_OK);
+  p.Pump();
+  EXPECT_EQ(p.a.delivered.size(), 4u);
+  EXPECT_GE(p.a.counters().malformed, 1u);
+
+  // Only the CplD's read is still outstanding.
+  p.filter = [](bool, SessionPair::Frame&) { return false; };
+  p.RunUntil(p.now + 100 * kMs);
+  ASSERT_TRUE(p.a.down);
+  ASSERT_EQ(p.a.unanswered.size(), 1u);
+  EXPECT_EQ(p.a.unanswered[0].tag, 5);
 }
 
 }  // namespace

@@ -419,14 +419,32 @@ TEST(TlpRules, ConfigurationTrafficClassAndAttributes) {
 // ---- completions ----
 
 TEST(TlpRules, ReservedCompletionStatus) {
-  // byte 6 = Status << 5: 011b = 0x60, 101b = 0xA0, 110b = 0xC0, 111b = 0xE0.
+  // byte 6 = Status << 5: 011b = 0x60, 101b = 0xA0, 110b = 0xC0, 111b = 0xE0. PCIe: a
+  // completion with a reserved status is handled as Unsupported Request, so a Cpl decodes
+  // as UR (its request ends) with every other field as sent.
   for (const char* hex :
        {"0A 00 00 00  01 00 60 04  00 00 00 00", "0A 00 00 00  01 00 A0 04  00 00 00 00",
-        "0A 00 00 00  01 00 C0 04  00 00 00 00", "0A 00 00 00  01 00 E0 04  00 00 00 00"}) {
-    EXPECT_DECODE(Bytes(hex), DXPU_TLP_ERR_RESERVED_STATUS);
+        "0A 00 00 00  01 00 C0 04  00 00 00 00", "0A 00 00 00  01 00 E0 04  00 00 00 00",
+        "0A 00 00 00  01 00 70 04  02 00 05 00"}) {
+    dxpu_tlp t{};
+    ASSERT_EQ(decode(Bytes(hex), &t), DXPU_TLP_OK) << hex;
+    EXPECT_EQ(t.kind, DXPU_TLP_CPL);
+    EXPECT_EQ(t.cpl_status, DXPU_TLP_CPL_UR) << hex;
+    EXPECT_EQ(t.completer_id, 0x0100);
+    EXPECT_EQ(t.byte_count, 4);
   }
-  // A CplD with a reserved status reports the status, not the data.
+  // The defined statuses decode as sent.
+  for (uint8_t status : {0, 1, 2, 4}) {
+    std::vector<uint8_t> b = Bytes("0A 00 00 00  01 00 00 04  00 00 00 00");
+    b[6] = static_cast<uint8_t>(status << 5);
+    dxpu_tlp t{};
+    ASSERT_EQ(decode(b, &t), DXPU_TLP_OK);
+    EXPECT_EQ(t.cpl_status, status);
+  }
+  // A CplD with a reserved status stays refused (data needs SC): it reports the status.
   EXPECT_DECODE(Bytes("4A 00 00 01  01 00 60 04  00 00 00 00", 4), DXPU_TLP_ERR_RESERVED_STATUS);
+  EXPECT_DECODE(Bytes("4A 00 00 01  01 00 E0 04  00 00 00 00", 4), DXPU_TLP_ERR_RESERVED_STATUS);
+  // Nothing here sends one: the encoder refuses a reserved status.
   for (uint8_t status : {3, 5, 6, 7}) {
     dxpu_tlp t{};
     t.kind = DXPU_TLP_CPL;
@@ -719,8 +737,8 @@ dxpu_tlp_err ProvokeOne(dxpu_tlp_err code) {
       return Decode(Bytes("04 00 00 02  00 00 00 FF  01 00 00 00"));
     case DXPU_TLP_ERR_CFG_ATTR:
       return Decode(Bytes("04 10 00 01  00 00 00 0F  01 00 00 00"));
-    case DXPU_TLP_ERR_RESERVED_STATUS:
-      return Decode(Bytes("0A 00 00 00  01 00 60 04  00 00 00 00"));
+    case DXPU_TLP_ERR_RESERVED_STATUS:  // a Cpl's reserved status decodes as UR; a CplD's not
+      return Decode(Bytes("4A 00 00 01  01 00 60 04  00 00 00 00", 4));
     case DXPU_TLP_ERR_CPLD_STATUS:
       return Decode(Bytes("4A 00 00 01  01 00 20 04  00 00 00 00", 4));
     case DXPU_TLP_ERR_CPL_BYTE_COUNT:
