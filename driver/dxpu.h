@@ -4,11 +4,15 @@
  * carries the remote devices, one hot-plug slot per device number on it
  * (docs/kernel-module.md).
  *
- * Locking: a slot's mutex guards its binding and its power (process context: sysfs, the
- * hotplug core, unload). domain->cfg_lock (a spinlock, interrupts off: pci_ops run under the
- * PCI core's raw pci_lock) guards what pci_ops read of an attached slot: its shadow, its
- * bridge and remote BDF; it is taken inside a slot's mutex, never the other way round, and
- * a bridge's lock is taken inside it.
+ * This layer sits on the fabric (dxpu_fabric.h), which it calls; the fabric calls it back only
+ * through the client operations the slots register (a bridge's session went down). The PCI
+ * driver (dxpu_gpu.h) sits above both.
+ *
+ * Locking: a slot's mutex guards its binding and its state (process context: sysfs, the
+ * hotplug core, the slot's work, unload). domain->cfg_lock (a spinlock, interrupts off: pci_ops
+ * run under the PCI core's raw pci_lock) guards what pci_ops read of an attached slot: its
+ * shadow, its bridge and remote BDF; it is taken inside a slot's mutex, never the other way
+ * round, and a bridge's lock is taken inside it.
  */
 #ifndef DXPU_DRIVER_DXPU_H
 #define DXPU_DRIVER_DXPU_H
@@ -22,12 +26,27 @@
 #include <linux/workqueue.h>
 
 #include "core/dxpu_cfg_shadow.h"
+#include "dxpu_fabric.h"
 
 #define DXPU_MAX_SLOTS 32
 
 struct dxpu_domain;
-struct dxpu_fabric;
-struct dxpu_bridge;
+
+/*
+ * A slot's state, as pciehp keeps its own: it changes only in dxpu_slot_handle_event(), under
+ * the slot's mutex. The two transitional states are held while power-on or power-off runs.
+ */
+enum dxpu_slot_state {
+	DXPU_SLOT_OFF,		/* no device on the bus; the binding may change */
+	DXPU_SLOT_POWERING_ON,	/* the session, the configuration space, the PCI core's scan */
+	DXPU_SLOT_ON,		/* the device is on the bus, its bridge referenced */
+	DXPU_SLOT_POWERING_OFF, /* the PCI core removes the device, its last writes drain */
+};
+
+/* Events queued to a slot from any context (bits of pending), handled by its work. */
+enum {
+	DXPU_SLOT_EV_LINK_DOWN, /* a bridge's session went down: its devices are gone */
+};
 
 struct dxpu_slot {
 	struct hotplug_slot hp;
@@ -35,12 +54,14 @@ struct dxpu_slot {
 	u8 nr;	       /* its device number on the root bus */
 	char name[16]; /* /sys/bus/pci/slots/<name> */
 	bool registered;
-	struct mutex lock; /* the binding and the power state below */
+	struct mutex lock; /* the binding and the state below */
 	bool bound;
 	u8 mac[ETH_ALEN]; /* the bridge */
 	u16 remote_bdf;	  /* the device behind it: the BDF the bridge assigned it to us at */
-	bool powered;
-	struct dxpu_bridge *bridge; /* a reference while powered */
+	enum dxpu_slot_state state;
+	struct dxpu_bridge *bridge; /* a reference while not off */
+	unsigned long pending;	    /* DXPU_SLOT_EV_* queued for the work */
+	struct work_struct work;    /* handles them in process context */
 	/* What pci_ops use, under domain->cfg_lock; set while powered. */
 	struct dxpu_cfg_shadow *shadow;
 };
@@ -56,7 +77,7 @@ struct dxpu_domain {
 	struct notifier_block pci_nb; /* devices added to our bus: driver_override */
 	spinlock_t cfg_lock;
 	struct mutex bind_lock; /* bindings change one at a time: no remote device bound twice */
-	struct work_struct reap_work; /* powers off the slots whose bridge's session went down */
+	struct dxpu_fabric_client client; /* the slots hear of sessions going down */
 	struct dxpu_fabric *fabric;
 	unsigned int nr_slots;
 	struct dxpu_slot slots[DXPU_MAX_SLOTS];
@@ -66,6 +87,8 @@ struct dxpu_domain {
 int dxpu_domain_create(struct dxpu_domain *d, struct device *parent, u64 mem32_size,
 		       u64 mem64_size);
 void dxpu_domain_destroy(struct dxpu_domain *d);
+/* The slot a device of dxpu's bus sits in, while it has a bridge; else NULL. */
+struct dxpu_slot *dxpu_slot_of(struct pci_dev *pdev);
 
 /* ---- slots (dxpu_slot.c) ---- */
 
@@ -73,7 +96,7 @@ void dxpu_domain_destroy(struct dxpu_domain *d);
 int dxpu_slots_create(struct dxpu_domain *d, struct dxpu_fabric *f, unsigned int nr_slots);
 /* Every slot powered off, then unregistered. */
 void dxpu_slots_destroy(struct dxpu_domain *d);
-/* After the fabric is gone: no surprise removal still pending. */
+/* After the fabric is gone: the slots' client unregistered, no event still pending. */
 void dxpu_slots_quiesce(struct dxpu_domain *d);
 /* "SLOT MAC BB:DD.F": binds the slot to that remote device. */
 int dxpu_slot_bind(struct dxpu_domain *d, const char *buf);

@@ -57,32 +57,20 @@ static struct dxpu_dma_buf *dxpu_dma_find(u64 iova)
 
 static int dxpu_dma_window_add(struct dxpu_gpu *gpu, struct dxpu_dma_buf *buf)
 {
-	struct dxpu_bridge *b = gpu->bridge;
-	enum dxpu_host_err err;
+	int err;
 
 	if (buf->nr_gpus == DXPU_DMA_MAX_SHARES)
 		return -ENOSPC;
-	spin_lock_bh(&b->lock);
-	err = dxpu_host_add_window(&b->host, gpu->remote_bdf, buf->iova, buf->size, buf->mem,
-				   DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE);
-	spin_unlock_bh(&b->lock);
-	if (err == DXPU_HOST_TABLE_FULL)
-		return -ENOSPC;
-	if (err == DXPU_HOST_OVERLAP)
-		return -EEXIST;
+	err = dxpu_bridge_add_window(gpu->bridge, gpu->remote_bdf, buf->iova, buf->size, buf->mem);
 	if (err)
-		return -EINVAL;
+		return err;
 	buf->gpus[buf->nr_gpus++] = gpu;
 	return 0;
 }
 
 static void dxpu_dma_window_remove(struct dxpu_gpu *gpu, struct dxpu_dma_buf *buf)
 {
-	struct dxpu_bridge *b = gpu->bridge;
-
-	spin_lock_bh(&b->lock);
-	dxpu_host_remove_window(&b->host, gpu->remote_bdf, buf->iova);
-	spin_unlock_bh(&b->lock);
+	dxpu_bridge_remove_window(gpu->bridge, gpu->remote_bdf, buf->iova);
 }
 
 int dxpu_dma_alloc(struct dxpu_gpu *gpu, const void *owner, u64 size, u64 *iova)

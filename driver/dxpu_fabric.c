@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dxpu_fabric.c - DxFP sessions to bridges over raw Ethernet (dxpu_fabric.h). The protocol
- * is lib/core's session, sans-IO as in userspace: frames in from the packet handler, the
- * time from ktime_get_ns(), frames out through dev_queue_xmit, and a timer for the
- * session's next deadline.
+ * dxpu_fabric.c - paths to bridges over raw Ethernet (dxpu_fabric.h). The protocol is
+ * lib/core's host path, sans-IO as in userspace: frames in from the packet handler, the time
+ * from ktime_get_ns(), frames out through dev_queue_xmit, a timer for the path's next
+ * deadline; after every call the frames due are sent, the TLPs held for other bridges' devices
+ * copied to them, and the events dispatched (waiters woken, clients told).
  */
 #include <linux/etherdevice.h>
 #include <linux/jiffies.h>
@@ -14,7 +15,6 @@
 #include <linux/slab.h>
 
 #include "dxpu_fabric.h"
-#include "dxpu_gpu.h"
 
 static u64 dxpu_now(void)
 {
@@ -49,68 +49,6 @@ static void dxpu_bridge_xmit(struct dxpu_bridge *b, const u8 *frame, size_t len)
 		b->tx_errors++;
 }
 
-/* The timer at the session's or a request's next deadline. Caller holds b->lock. */
-static void dxpu_bridge_arm(struct dxpu_bridge *b, u64 now)
-{
-	u64 next = min(dxfp_session_next_deadline(&b->session), dxpu_host_next_deadline(&b->host));
-
-	if (b->closing || next == DXFP_NO_DEADLINE || next == U64_MAX)
-		return;
-	mod_timer(&b->timer, jiffies + 1 + nsecs_to_jiffies(next > now ? next - now : 0));
-}
-
-/* Sends every frame the session has due, then re-arms. Caller holds b->lock. */
-static void dxpu_bridge_flush(struct dxpu_bridge *b, u64 now)
-{
-	size_t len;
-
-	while (dxfp_session_poll(&b->session, now, b->frame, sizeof(b->frame), &len))
-		dxpu_bridge_xmit(b, b->frame, len);
-	dxpu_bridge_arm(b, now);
-}
-
-void dxpu_bridge_flush_locked(struct dxpu_bridge *b)
-{
-	dxpu_bridge_flush(b, dxpu_now());
-}
-
-static void dxpu_bridge_timer(struct timer_list *t)
-{
-	struct dxpu_bridge *b = from_timer(b, t, timer);
-
-	u64 now = dxpu_now();
-
-	spin_lock(&b->lock);
-	if (!b->closing) {
-		dxpu_host_expire(&b->host, now);
-		dxpu_bridge_flush(b, now);
-	}
-	spin_unlock(&b->lock);
-}
-
-/* Sends what was queued in a context that cannot send (pci_ops, interrupts off). */
-static void dxpu_bridge_tx_work(struct work_struct *work)
-{
-	struct dxpu_bridge *b = container_of(work, struct dxpu_bridge, tx_work);
-
-	spin_lock_bh(&b->lock);
-	if (!b->closing)
-		dxpu_bridge_flush(b, dxpu_now());
-	spin_unlock_bh(&b->lock);
-}
-
-/* ---- the session's callbacks, with b->lock held, in any context ---- */
-
-/* A device's DMA outside its windows (answered UR or dropped, and counted): rate-limited. */
-static void dxpu_log_refused(struct dxpu_bridge *b, const struct dxpu_tlp *tlp)
-{
-	u16 rid = tlp->requester_id;
-
-	net_warn_ratelimited("dxpu: %pM: DMA %s of %u DW at 0x%llx by %02x:%02x.%x refused\n",
-			     b->mac, tlp->kind == DXPU_TLP_MRD ? "read" : "write", tlp->length_dw,
-			     tlp->addr, rid >> 8, PCI_SLOT(rid & 0xff), PCI_FUNC(rid & 0xff));
-}
-
 /* ---- peer to peer: TLPs for a device behind another bridge ---- */
 
 #define DXPU_PEER_MAX_BYTES (4u << 20) /* queued per bridge, headers and payloads */
@@ -122,7 +60,12 @@ struct dxpu_peer_tlp {
 	u8 payload[];
 };
 
-bool dxpu_bridge_queue_peer(struct dxpu_bridge *b, const struct dxpu_tlp *t)
+/*
+ * A copy of t (a device's request into a device behind b, or a completion for one) queued to
+ * be forwarded on b's path; any context. False (counted on b) when b's queue is full or b is
+ * closed: the TLP is lost, as on a congested link.
+ */
+static bool dxpu_bridge_queue_peer(struct dxpu_bridge *b, const struct dxpu_tlp *t)
 {
 	u32 len = dxpu_tlp_kind_has_data(t->kind) ? (u32)t->length_dw * 4 : 0;
 	struct dxpu_peer_tlp *p;
@@ -151,38 +94,51 @@ bool dxpu_bridge_queue_peer(struct dxpu_bridge *b, const struct dxpu_tlp *t)
 	return true;
 }
 
-/* Sends what waits for this bridge's session, in order; what finds no room waits for later. */
+/*
+ * What the host path holds for other devices, copied to their bridges' queues and popped (its
+ * receive credit freed). The bridges' locks never nest: the target's peer_lock is taken inside
+ * this one's lock, and the target forwards from its own work.
+ */
+static void dxpu_bridge_route_peers(struct dxpu_bridge *b)
+{
+	const struct dxpu_tlp *t;
+	int target;
+
+	while ((t = dxpu_hostpath_peer_front(&b->hp, &target))) {
+		if (target >= 0 && target < DXPU_FABRIC_MAX_PEERS && b->peer_bridge[target])
+			dxpu_bridge_queue_peer(b->peer_bridge[target], t);
+		dxpu_hostpath_peer_pop(&b->hp);
+	}
+}
+
+/* Forwards what waits for this bridge's path, in order; what finds no room waits for later. */
 static void dxpu_bridge_peer_work(struct work_struct *work)
 {
 	struct dxpu_bridge *b = container_of(work, struct dxpu_bridge, peer_work);
 	struct dxpu_peer_tlp *p;
 	bool again = false;
+	u64 now = dxpu_now();
 
 	spin_lock_bh(&b->lock);
 	spin_lock(&b->peer_lock);
 	while ((p = list_first_entry_or_null(&b->peer_q, struct dxpu_peer_tlp, node))) {
-		enum dxfp_send_result r = DXFP_SEND_DOWN;
+		bool up = !b->closing && dxpu_hostpath_is_up(&b->hp);
 
-		if (!b->closing)
-			r = dxfp_session_send(&b->session, dxpu_now(), &p->t);
-		if (r == DXFP_SEND_NO_CREDIT || r == DXFP_SEND_REPLAY_FULL ||
-		    r == DXFP_SEND_NP_FULL) {
-			again = true;
+		if (up && !dxpu_hostpath_forward(&b->hp, &p->t, now)) {
+			again = true; /* the ordering queue is full: room comes as it drains */
 			break;
 		}
 		list_del(&p->node);
 		b->peer_bytes -= sizeof(*p) + p->len;
-		if (r == DXFP_SEND_OK)
-			b->peer_sent++;
-		else
+		if (!up)
 			b->peer_dropped++;
 		kfree(p);
 	}
 	spin_unlock(&b->peer_lock);
 	if (!b->closing)
-		dxpu_bridge_flush(b, dxpu_now());
+		dxpu_bridge_pump_locked(b, now);
 	spin_unlock_bh(&b->lock);
-	if (again) /* room comes as the bridge acknowledges */
+	if (again)
 		schedule_work(&b->peer_work);
 }
 
@@ -202,62 +158,201 @@ static void dxpu_bridge_peer_close(struct dxpu_bridge *b)
 		kfree(p);
 }
 
-static void dxpu_on_deliver(void *ctx, const struct dxpu_tlp *tlp)
+/* This bridge's copy of the peer table, given to its host path. Caller holds b->lock. */
+static void dxpu_bridge_share_peers(struct dxpu_bridge *b)
 {
-	struct dxpu_bridge *b = ctx;
-	const struct dxpu_host_counters *c = dxpu_host_get_counters(&b->host);
-	u64 writes = c->dma_writes;
-	u64 refused = c->dma_refused_reads + c->dma_refused_writes;
+	unsigned int i, n = 0;
 
-	/* For a device behind another bridge (peer to peer): queued there, its credit free. */
-	if (dxpu_gpu_route_peer(b, tlp)) {
-		dxfp_session_release(&b->session, (int)dxpu_tlp_kind_class(tlp->kind),
-				     dxpu_tlp_payload_len(tlp));
+	for (i = 0; i < DXPU_FABRIC_MAX_PEERS; i++)
+		n += b->peers[i].in_use;
+	/* Every device DMA passes the routing: with fewer than two devices there is no peer. */
+	dxpu_hostpath_set_peers(&b->hp, b->peers, n >= 2 ? DXPU_FABRIC_MAX_PEERS : 0);
+}
+
+/* Entry idx of b's copy set to the fabric's. Caller holds f->lock. */
+static void dxpu_bridge_copy_peer(struct dxpu_fabric *f, struct dxpu_bridge *b, unsigned int idx)
+{
+	spin_lock_bh(&b->lock);
+	b->peers[idx] = f->peers[idx];
+	b->peer_bridge[idx] = f->peer_bridge[idx];
+	dxpu_bridge_share_peers(b);
+	spin_unlock_bh(&b->lock);
+}
+
+static void dxpu_fabric_update_peer(struct dxpu_fabric *f, unsigned int idx)
+{
+	struct dxpu_bridge *b;
+
+	lockdep_assert_held(&f->lock);
+	list_for_each_entry(b, &f->bridges, node)
+		dxpu_bridge_copy_peer(f, b, idx);
+}
+
+void dxpu_fabric_set_peer(struct dxpu_fabric *f, unsigned int idx, struct dxpu_bridge *b, u16 bdf,
+			  u64 window, u64 size)
+{
+	struct dxpu_bridge *old;
+
+	if (idx >= DXPU_FABRIC_MAX_PEERS)
+		return;
+	dxpu_bridge_get(b);
+	mutex_lock(&f->lock);
+	old = f->peer_bridge[idx];
+	f->peers[idx] = (struct dxpu_peer){
+		.window = window, .window_size = size, .bdf = bdf, .in_use = 1
+	};
+	f->peer_bridge[idx] = b;
+	dxpu_fabric_update_peer(f, idx);
+	mutex_unlock(&f->lock);
+	if (old)
+		dxpu_bridge_put(old);
+}
+
+void dxpu_fabric_clear_peer(struct dxpu_fabric *f, unsigned int idx)
+{
+	struct dxpu_bridge *old;
+
+	if (idx >= DXPU_FABRIC_MAX_PEERS)
+		return;
+	mutex_lock(&f->lock);
+	old = f->peer_bridge[idx];
+	f->peers[idx] = (struct dxpu_peer){};
+	f->peer_bridge[idx] = NULL;
+	dxpu_fabric_update_peer(f, idx);
+	mutex_unlock(&f->lock);
+	/* No listed bridge's copy names old any more (one off the list is closed): let it go. */
+	if (old)
+		dxpu_bridge_put(old);
+}
+
+/* ---- the host path's events, dispatched with b->lock held, in any context ---- */
+
+/* A device's DMA outside its windows (answered UR or dropped, and counted): rate-limited. */
+static void dxpu_log_refused(struct dxpu_bridge *b, const struct dxpu_hostpath_event *ev)
+{
+	u16 rid = ev->device;
+
+	net_warn_ratelimited("dxpu: %pM: DMA %s of %u DW at 0x%llx by %02x:%02x.%x refused\n",
+			     b->mac, ev->status == DXPU_TLP_MRD ? "read" : "write", ev->value,
+			     ev->cookie, rid >> 8, PCI_SLOT(rid & 0xff), PCI_FUNC(rid & 0xff));
+}
+
+/* A request ended: its waiter wakes; a configuration write nobody waits for is counted. */
+static void dxpu_bridge_complete(struct dxpu_bridge *b, const struct dxpu_hostpath_event *ev)
+{
+	struct dxpu_waiter *w = (struct dxpu_waiter *)(uintptr_t)ev->cookie;
+
+	if (!w) {
+		if (atomic_dec_and_test(&b->cfg_writes_pending))
+			wake_up_all(&b->state_wq);
+		if (ev->status != DXPU_TLP_CPL_SC) {
+			b->cfg_write_errors++;
+			pr_warn_ratelimited("dxpu: %pM: a configuration write ended with %s\n",
+					    b->mac, dxpu_tlp_cpl_status_name(ev->status));
+		}
 		return;
 	}
-	/* Completions end requests; the devices' DMA is served or refused; all at once. */
-	dxpu_host_receive(&b->host, tlp, dxpu_now());
-	if (c->dma_writes != writes) /* host memory changed: tell its pollers */
-		dxpu_gpu_event(b, tlp->requester_id, -1);
-	if (c->dma_refused_reads + c->dma_refused_writes != refused)
-		dxpu_log_refused(b, tlp);
-	dxfp_session_release(&b->session, (int)dxpu_tlp_kind_class(tlp->kind),
-			     dxpu_tlp_payload_len(tlp));
+	w->status = ev->status;
+	complete(&w->done);
 }
 
-static void dxpu_on_link_down(void *ctx, enum dxfp_down_reason reason,
-			      const struct dxpu_tlp *unanswered, size_t n)
+static void dxpu_bridge_dispatch(struct dxpu_bridge *b)
 {
-	struct dxpu_bridge *b = ctx;
+	struct dxpu_fabric *f = b->fabric;
+	struct dxpu_hostpath_event ev;
+	struct dxpu_fabric_client *c;
+	unsigned int failed = 0;
 
-	netdev_info(b->dev, "dxpu: session to %pM down: %s (%zu requests unanswered)\n", b->mac,
-		    dxfp_down_reason_name(reason), n);
-	/* Every request waiting on it ends now (UR, all-ones data), not at its deadline. */
-	dxpu_host_fail_all(&b->host, DXPU_TLP_CPL_UR);
-	dxpu_gpu_bridge_down(b);
-	if (b->fabric->bridge_down)
-		b->fabric->bridge_down(b->fabric->bridge_down_ctx, b);
-	wake_up_all(&b->state_wq);
+	while (dxpu_hostpath_poll_event(&b->hp, &ev)) {
+		switch (ev.kind) {
+		case DXPU_HP_EV_COMPLETE:
+			failed += ev.status == DXPU_TLP_CPL_UR;
+			dxpu_bridge_complete(b, &ev);
+			break;
+		case DXPU_HP_EV_INTERRUPT:
+			rcu_read_lock();
+			list_for_each_entry_rcu(c, &f->clients, node)
+				if (c->ops->interrupt)
+					c->ops->interrupt(c->ctx, b, ev.device, ev.value);
+			rcu_read_unlock();
+			break;
+		case DXPU_HP_EV_DMA_WRITTEN:
+			rcu_read_lock();
+			list_for_each_entry_rcu(c, &f->clients, node)
+				if (c->ops->dma_written)
+					c->ops->dma_written(c->ctx, b, ev.device);
+			rcu_read_unlock();
+			break;
+		case DXPU_HP_EV_DMA_REFUSED:
+			dxpu_log_refused(b, &ev);
+			break;
+		case DXPU_HP_EV_ESTABLISHED:
+			netdev_info(b->dev, "dxpu: session to %pM established\n", b->mac);
+			wake_up_all(&b->state_wq);
+			break;
+		case DXPU_HP_EV_DOWN:
+			/* The requests it ended came just before, as COMPLETE events with UR. */
+			netdev_info(b->dev,
+				    "dxpu: session to %pM down: %s (%u requests unanswered)\n",
+				    b->mac, dxfp_down_reason_name(ev.status), failed);
+			rcu_read_lock();
+			list_for_each_entry_rcu(c, &f->clients, node)
+				if (c->ops->link_down)
+					c->ops->link_down(c->ctx, b);
+			rcu_read_unlock();
+			wake_up_all(&b->state_wq);
+			break;
+		default:
+			break;
+		}
+	}
 }
 
-static void dxpu_on_established(void *ctx)
+/* The timer at the host path's next deadline. Caller holds b->lock. */
+static void dxpu_bridge_arm(struct dxpu_bridge *b, u64 now)
 {
-	struct dxpu_bridge *b = ctx;
+	u64 next = dxpu_hostpath_next_deadline(&b->hp);
 
-	u32 mps = dxfp_frame_payload_limit(b->session.max_frame, 12, DXPU_TLP_MAX_PAYLOAD);
-
-	/* The host's completions grow to what one frame carries (docs/host-proxy.md). */
-	if (mps >= 256)
-		dxpu_host_set_max_payload(&b->host, mps);
-	netdev_info(b->dev, "dxpu: session to %pM established\n", b->mac);
-	wake_up_all(&b->state_wq);
+	if (b->closing || next == DXFP_NO_DEADLINE || next == U64_MAX)
+		return;
+	mod_timer(&b->timer, jiffies + 1 + nsecs_to_jiffies(next > now ? next - now : 0));
 }
 
-static const struct dxfp_session_ops dxpu_session_ops = {
-	.deliver = dxpu_on_deliver,
-	.link_down = dxpu_on_link_down,
-	.established = dxpu_on_established,
-};
+void dxpu_bridge_pump_locked(struct dxpu_bridge *b, u64 now)
+{
+	size_t len;
+
+	lockdep_assert_held(&b->lock);
+	while (dxpu_hostpath_poll(&b->hp, now, b->frame, sizeof(b->frame), &len))
+		dxpu_bridge_xmit(b, b->frame, len);
+	dxpu_bridge_route_peers(b);
+	dxpu_bridge_dispatch(b);
+	dxpu_bridge_arm(b, now);
+}
+
+static void dxpu_bridge_timer(struct timer_list *t)
+{
+	struct dxpu_bridge *b = from_timer(b, t, timer);
+	u64 now = dxpu_now();
+
+	spin_lock(&b->lock);
+	if (!b->closing) {
+		dxpu_hostpath_on_timeout(&b->hp, now);
+		dxpu_bridge_pump_locked(b, now);
+	}
+	spin_unlock(&b->lock);
+}
+
+/* Sends what was queued in a context that cannot send (pci_ops, interrupts off). */
+static void dxpu_bridge_tx_work(struct work_struct *work)
+{
+	struct dxpu_bridge *b = container_of(work, struct dxpu_bridge, tx_work);
+
+	spin_lock_bh(&b->lock);
+	if (!b->closing)
+		dxpu_bridge_pump_locked(b, dxpu_now());
+	spin_unlock_bh(&b->lock);
+}
 
 /* ---- receiving ---- */
 
@@ -298,9 +393,9 @@ static int dxpu_fabric_rcv(struct sk_buff *skb, struct net_device *dev, struct p
 		u64 now = dxpu_now();
 
 		b->rx_frames++;
-		if (dxfp_session_receive(&b->session, now, skb->data, skb->len) != DXFP_RX_OK)
+		if (dxpu_hostpath_receive(&b->hp, now, skb->data, skb->len) != DXFP_RX_OK)
 			atomic64_inc(&f->rx_dropped);
-		dxpu_bridge_flush(b, now);
+		dxpu_bridge_pump_locked(b, now);
 	}
 	spin_unlock(&b->lock);
 	rcu_read_unlock();
@@ -313,52 +408,62 @@ drop:
 
 /* ---- the fabric ---- */
 
-static void dxpu_bridge_config(struct dxpu_fabric *f, struct dxfp_session_config *cfg)
+/*
+ * A bridge's host path: the session's timers set above the jiffy, requests ended by 1 s at the
+ * latest. The ordering queue holds what waits for the bridge's credit: the non-posted requests
+ * (at most one per tag, 256), and the posted writes and forwarded peer TLPs behind them; each
+ * kernel issuer waits for its own request and retries when the queue is full, as for a tag, so
+ * a few hundred TLPs and 256 KiB of payload per class (64 writes of the largest) are enough,
+ * not the megabytes a userspace proxy queues for a whole process. The peer queue holds what
+ * one received frame carries for other devices: it is copied to their bridges at once.
+ */
+static void dxpu_bridge_config(struct dxpu_fabric *f, struct dxpu_hostpath_config *cfg)
 {
-	dxfp_session_config_defaults(cfg);
-	cfg->role = DXFP_ROLE_INITIATOR;
-	cfg->node_id = f->node_id;
-	cfg->session_id = get_random_u32() | 1;
-	cfg->epoch = get_random_u32() | 1;
-	cfg->initial_seq = get_random_u32();
-	cfg->max_frame = min_t(u32, f->dev->mtu, DXFP_MAX_FRAME) & ~3u;
-	/* The timer ticks in jiffies: times well above a tick. */
-	cfg->timer_granularity_ns = TICK_NSEC;
-	cfg->initial_rto_ns = 20 * NSEC_PER_MSEC;
-	cfg->min_rto_ns = 2 * TICK_NSEC;
-	cfg->max_rto_ns = 500 * NSEC_PER_MSEC;
-	cfg->keepalive_ns = 100 * NSEC_PER_MSEC;
-	cfg->link_down_ns = f->link_down_ns;
-}
+	struct dxfp_session_config *s = &cfg->session;
 
-/* The host's transaction layer on a bridge: 256 tags, requests end by 1 s at the latest. */
-static void dxpu_bridge_host_config(struct dxpu_host_config *cfg)
-{
-	dxpu_host_config_defaults(cfg);
-	cfg->request_timeout = NSEC_PER_SEC;
+	dxpu_hostpath_config_defaults(cfg);
+	s->role = DXFP_ROLE_INITIATOR;
+	s->node_id = f->node_id;
+	s->session_id = get_random_u32() | 1;
+	s->epoch = get_random_u32() | 1;
+	s->initial_seq = get_random_u32();
+	s->max_frame = min_t(u32, f->dev->mtu, DXFP_MAX_FRAME) & ~3u;
+	/* The timer ticks in jiffies: times well above a tick. */
+	s->timer_granularity_ns = TICK_NSEC;
+	s->initial_rto_ns = 20 * NSEC_PER_MSEC;
+	s->min_rto_ns = 2 * TICK_NSEC;
+	s->max_rto_ns = 500 * NSEC_PER_MSEC;
+	s->keepalive_ns = 100 * NSEC_PER_MSEC;
+	s->link_down_ns = f->link_down_ns;
+	cfg->host.request_timeout = NSEC_PER_SEC;
+	cfg->fabric_max_payload = DXPU_TLP_MAX_PAYLOAD;
+	cfg->queue_tlps = 384;
+	cfg->queue_bytes = 256u << 10;
+	cfg->peer_tlps = 512;
+	cfg->peer_bytes = 64u << 10;
 }
 
 static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *mac)
 {
-	struct dxpu_host_config host_cfg;
-	struct dxfp_session_config cfg;
+	struct dxpu_hostpath_config cfg;
 	struct dxpu_bridge *b;
 	const char *why;
+	unsigned int i;
 	size_t size;
 
 	dxpu_bridge_config(f, &cfg);
-	why = dxfp_session_config_check(&cfg);
+	why = dxpu_hostpath_config_check(&cfg);
 	if (why) {
-		netdev_err(f->dev, "dxpu: session configuration refused: %s\n", why);
+		netdev_err(f->dev, "dxpu: host path configuration refused: %s\n", why);
 		return ERR_PTR(-EINVAL);
 	}
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	b = kvzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return ERR_PTR(-ENOMEM);
-	size = dxfp_session_mem_size(&cfg);
+	size = dxpu_hostpath_mem_size(&cfg);
 	b->mem = kvzalloc(size, GFP_KERNEL);
 	if (!b->mem) {
-		kfree(b);
+		kvfree(b);
 		return ERR_PTR(-ENOMEM);
 	}
 	b->fabric = f;
@@ -368,15 +473,17 @@ static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *ma
 	init_waitqueue_head(&b->state_wq);
 	INIT_WORK(&b->tx_work, dxpu_bridge_tx_work);
 	spin_lock_init(&b->lock);
-	INIT_LIST_HEAD(&b->gpus);
 	spin_lock_init(&b->peer_lock);
 	INIT_LIST_HEAD(&b->peer_q);
 	INIT_WORK(&b->peer_work, dxpu_bridge_peer_work);
 	timer_setup(&b->timer, dxpu_bridge_timer, 0);
-	/* Cannot fail: the configurations are the module's own, checked, the memory sized. */
-	dxfp_session_init(&b->session, &cfg, b->mem, size, &dxpu_session_ops, b);
-	dxpu_bridge_host_config(&host_cfg);
-	dxpu_host_init(&b->host, &host_cfg, &dxpu_bridge_host_ops, b);
+	/* Cannot fail: the configuration is the module's own, checked, the memory sized. */
+	dxpu_hostpath_init(&b->hp, &cfg, b->mem, size);
+	for (i = 0; i < DXPU_FABRIC_MAX_PEERS; i++) {
+		b->peers[i] = f->peers[i];
+		b->peer_bridge[i] = f->peer_bridge[i];
+	}
+	dxpu_bridge_share_peers(b);
 	return b;
 }
 
@@ -385,7 +492,12 @@ static void dxpu_bridge_release(struct kref *ref)
 	struct dxpu_bridge *b = container_of(ref, struct dxpu_bridge, ref);
 
 	kvfree(b->mem);
-	kfree(b);
+	kvfree(b);
+}
+
+void dxpu_bridge_get(struct dxpu_bridge *b)
+{
+	kref_get(&b->ref);
 }
 
 void dxpu_bridge_put(struct dxpu_bridge *b)
@@ -394,19 +506,19 @@ void dxpu_bridge_put(struct dxpu_bridge *b)
 }
 
 /*
- * Closes the session (the bridge hears a CLOSE if the interface still carries it), ends
- * every request with UR, and stops the timer and the send work: from here on the bridge
- * sends nothing and the interface may go. Its memory lives until the last reference goes.
+ * Closes the path (the bridge hears a CLOSE if the interface still carries it; every request
+ * ends with UR; the clients hear it went down), and stops the timer and the send work: from
+ * here on the bridge sends nothing and the interface may go. Its memory lives until the last
+ * reference goes.
  */
 static void dxpu_bridge_close(struct dxpu_bridge *b)
 {
 	spin_lock_bh(&b->lock);
-	if (dxfp_session_get_state(&b->session) != DXFP_STATE_DOWN) {
-		dxfp_session_close(&b->session, dxpu_now(), DXFP_CLOSE_SHUTDOWN);
-		dxpu_bridge_flush(b, dxpu_now());
+	if (!dxpu_hostpath_is_down(&b->hp)) {
+		dxpu_hostpath_close(&b->hp, dxpu_now(), DXFP_CLOSE_SHUTDOWN);
+		dxpu_bridge_pump_locked(b, dxpu_now());
 	}
 	b->closing = true;
-	dxpu_host_fail_all(&b->host, DXPU_TLP_CPL_UR);
 	spin_unlock_bh(&b->lock);
 	wake_up_all(&b->state_wq);
 	del_timer_sync(&b->timer);
@@ -451,6 +563,7 @@ int dxpu_fabric_init(struct dxpu_fabric *f)
 {
 	mutex_init(&f->lock);
 	INIT_LIST_HEAD(&f->bridges);
+	INIT_LIST_HEAD(&f->clients);
 	atomic64_set(&f->rx_unknown, 0);
 	atomic64_set(&f->rx_dropped, 0);
 	f->netdev_nb.notifier_call = dxpu_fabric_netdev_event;
@@ -463,6 +576,21 @@ void dxpu_fabric_exit(struct dxpu_fabric *f)
 	mutex_lock(&f->lock);
 	dxpu_fabric_stop(f);
 	mutex_unlock(&f->lock);
+}
+
+void dxpu_fabric_register_client(struct dxpu_fabric *f, struct dxpu_fabric_client *c)
+{
+	mutex_lock(&f->lock);
+	list_add_tail_rcu(&c->node, &f->clients);
+	mutex_unlock(&f->lock);
+}
+
+void dxpu_fabric_unregister_client(struct dxpu_fabric *f, struct dxpu_fabric_client *c)
+{
+	mutex_lock(&f->lock);
+	list_del_rcu(&c->node);
+	mutex_unlock(&f->lock);
+	synchronize_rcu(); /* no operation of c still running */
 }
 
 int dxpu_fabric_open(struct dxpu_fabric *f, const char *ifname, u64 node_id)
@@ -498,8 +626,8 @@ static struct dxpu_bridge *dxpu_fabric_add(struct dxpu_fabric *f, const u8 *mac)
 		return b;
 	list_add_tail_rcu(&b->node, &f->bridges);
 	spin_lock_bh(&b->lock);
-	dxfp_session_connect(&b->session, dxpu_now());
-	dxpu_bridge_flush(b, dxpu_now());
+	dxpu_hostpath_connect(&b->hp, dxpu_now());
+	dxpu_bridge_pump_locked(b, dxpu_now());
 	spin_unlock_bh(&b->lock);
 	return b;
 }
@@ -509,7 +637,7 @@ bool dxpu_bridge_alive(struct dxpu_bridge *b)
 	bool alive;
 
 	spin_lock_bh(&b->lock);
-	alive = !b->closing && dxfp_session_get_state(&b->session) != DXFP_STATE_DOWN;
+	alive = !b->closing && !dxpu_hostpath_is_down(&b->hp);
 	spin_unlock_bh(&b->lock);
 	return alive;
 }
@@ -564,7 +692,7 @@ struct dxpu_bridge *dxpu_fabric_get_bridge(struct dxpu_fabric *f, const u8 *mac)
 	if (!b)
 		b = dxpu_fabric_add(f, mac);
 	if (!IS_ERR(b))
-		kref_get(&b->ref);
+		dxpu_bridge_get(b);
 unlock:
 	mutex_unlock(&f->lock);
 	return b;
@@ -575,7 +703,7 @@ static bool dxpu_bridge_settled(struct dxpu_bridge *b, int *err)
 	enum dxfp_session_state st;
 
 	spin_lock_bh(&b->lock);
-	st = dxfp_session_get_state(&b->session);
+	st = dxpu_hostpath_state(&b->hp);
 	spin_unlock_bh(&b->lock);
 	if (b->closing || st == DXFP_STATE_DOWN)
 		*err = -ENOLINK;
@@ -617,11 +745,12 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 
 	mutex_lock(&f->lock);
 	list_for_each_entry(b, &f->bridges, node) {
-		const struct dxpu_host_counters *c = dxpu_host_get_counters(&b->host);
+		const struct dxpu_host_counters *c = dxpu_hostpath_host_counters(&b->hp);
+		u64 peer_dropped;
 
 		spin_lock_bh(&b->lock);
 		n += sysfs_emit_at(buf, n, "%pM %s rx %llu tx %llu tx_errors %llu", b->mac,
-				   dxfp_session_state_name(dxfp_session_get_state(&b->session)),
+				   dxfp_session_state_name(dxpu_hostpath_state(&b->hp)),
 				   b->rx_frames, b->tx_frames, b->tx_errors);
 		n += sysfs_emit_at(buf, n, " requests %llu timeouts %llu unexpected_cpl %llu",
 				   c->requests, c->timeouts, c->unexpected_cpl);
@@ -631,9 +760,10 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 				   c->dma_refused_reads, c->dma_refused_writes);
 		n += sysfs_emit_at(buf, n, " interrupts %llu", c->interrupts);
 		spin_lock(&b->peer_lock);
-		n += sysfs_emit_at(buf, n, " peer_sent %llu peer_dropped %llu\n", b->peer_sent,
-				   b->peer_dropped);
+		peer_dropped = b->peer_dropped + b->hp.counters.peer_dropped;
 		spin_unlock(&b->peer_lock);
+		n += sysfs_emit_at(buf, n, " peer_sent %llu peer_dropped %llu\n",
+				   b->hp.counters.peer_forwarded, peer_dropped);
 		spin_unlock_bh(&b->lock);
 	}
 	mutex_unlock(&f->lock);

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * dxpu_fabric.h - DxFP over raw Ethernet (EtherType 0x88B5) on one network interface: one
- * lib/core session per bridge, keyed by the bridge's MAC address.
+ * path to each bridge, keyed by the bridge's MAC address. The path is lib/core's host path
+ * (dxpu_hostpath: the session, the host transaction layer, peer routing and PCIe's ordering
+ * queue), of which this module is a thin driver: it moves frames, keeps the time and the
+ * timer, owns the memory and wakes whoever waits. It knows nothing of GPUs or slots: those
+ * register as clients (struct dxpu_fabric_client_ops) and hear of their devices' events and
+ * of a path going down (docs/kernel-module.md, "Layers").
  *
- * Locking: fabric->lock (a mutex) guards the interface and the bridge list's changes, in
- * process context (the netdevice notifier takes it under RTNL; nothing under it takes RTNL);
- * the receive path finds a bridge under RCU. Each bridge's session is guarded by its own
- * spinlock, taken with bottom halves off in process context: frames arrive in softirq
- * context and the session's timer runs there too (and with interrupts off from pci_ops, which
- * only queue: frames are sent by tx_work then). The session never sleeps.
+ * Locking: fabric->lock (a mutex) guards the interface, the bridge list's changes and the
+ * peer table, in process context (the netdevice notifier takes it under RTNL; nothing under it
+ * takes RTNL); the receive path finds a bridge under RCU. Each bridge's host path (and its
+ * copy of the peer table) is guarded by the bridge's spinlock, taken with bottom halves off in
+ * process context: frames arrive in softirq context and the timer runs there too (and with
+ * interrupts off from pci_ops, which only queue: frames are sent by tx_work then). Clients'
+ * operations run under the bridge's lock, in any context: they only note and queue.
  *
- * Each bridge also carries lib/core's host transaction layer (dxpu_host) under the same lock:
- * the requests this host issues to devices behind the bridge and the DMA those devices do.
  * A bridge is reference counted: the fabric's list holds one reference, each attached device
  * another, so a device keeps its bridge (closed, every request failing) after the fabric
  * let it go.
@@ -30,10 +34,12 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
-#include "core/dxfp_session.h"
-#include "core/dxpu_host.h"
+#include "core/dxpu_hostpath.h"
 
 #define ETH_P_DXFP 0x88B5
+
+/* Devices peer to peer traffic may go to (the peer table's entries): one per slot at most. */
+#define DXPU_FABRIC_MAX_PEERS 32
 
 struct dxpu_fabric;
 
@@ -43,61 +49,93 @@ struct dxpu_bridge {
 	struct dxpu_fabric *fabric;
 	u8 mac[ETH_ALEN];
 	struct net_device *dev;	    /* the fabric's interface; used only while !closing */
-	wait_queue_head_t state_wq; /* the session established or down */
+	wait_queue_head_t state_wq; /* the session established or down, writes drained */
 	struct work_struct tx_work; /* sends what was queued where frames cannot be sent */
-	spinlock_t lock;	    /* everything below */
-	struct dxfp_session session;
-	void *mem;		 /* the session's buffers */
-	struct timer_list timer; /* the session's or a request's next deadline */
+	spinlock_t lock;	    /* everything below up to peer_lock */
+	struct dxpu_hostpath hp;
+	void *mem;		 /* the host path's buffers */
+	struct timer_list timer; /* the host path's next deadline */
 	bool closing;
-	struct dxpu_host host; /* requests to the bridge's devices, their DMA */
-	struct list_head gpus; /* struct dxpu_gpu bound behind this bridge (dxpu_gpu.c) */
-	/*
-	 * TLPs other devices sent to this bridge's devices (peer to peer), waiting to be sent:
-	 * queued where this bridge's lock cannot be taken (under another bridge's).
+	/* This bridge's copy of the fabric's peer table (the host path reads it) and the bridge
+	 * each entry's device is behind.
 	 */
-	spinlock_t peer_lock; /* the three below */
+	struct dxpu_peer peers[DXPU_FABRIC_MAX_PEERS];
+	struct dxpu_bridge *peer_bridge[DXPU_FABRIC_MAX_PEERS];
+	/*
+	 * TLPs other bridges' devices sent to this bridge's devices (peer to peer), waiting to be
+	 * forwarded: queued where this bridge's lock cannot be taken (under another bridge's).
+	 */
+	spinlock_t peer_lock; /* the four below */
 	struct list_head peer_q;
 	u32 peer_bytes;
 	bool peer_closed;
+	u64 peer_dropped;
 	struct work_struct peer_work;
-	u64 peer_sent, peer_dropped;
 	u64 rx_frames, tx_frames, tx_errors;
-	u64 cfg_write_errors; /* configuration writes forwarded without waiting that failed */
+	u64 cfg_write_errors;	     /* configuration writes not waited for that failed */
 	atomic_t cfg_writes_pending; /* ... and not ended yet */
 	u8 frame[DXFP_MAX_FRAME];    /* a frame being built for sending */
 };
 
-/* A request issued and waited for. */
+/* A request issued and waited for: its cookie in the host path is the waiter's address. */
 struct dxpu_waiter {
 	struct completion done;
 	u8 status; /* DXPU_TLP_CPL_* */
 };
 
+/*
+ * What a client (the GPU driver, the slots) hears from the fabric. Each runs with the bridge's
+ * lock held, in any context (softirq, a timer, interrupts off): it notes and queues, never
+ * sleeps, never calls back into the fabric for that bridge.
+ */
+struct dxpu_fabric_client_ops {
+	/* The device at requester behind b wrote the host's MSI range: data is the message. */
+	void (*interrupt)(void *ctx, struct dxpu_bridge *b, u16 requester, u32 data);
+	/* The device at requester behind b wrote host memory (DMA). */
+	void (*dma_written)(void *ctx, struct dxpu_bridge *b, u16 requester);
+	/* b's session went down: every request on it has ended (UR); the path is final. */
+	void (*link_down)(void *ctx, struct dxpu_bridge *b);
+};
+
+struct dxpu_fabric_client {
+	struct list_head node; /* in fabric->clients (RCU) */
+	const struct dxpu_fabric_client_ops *ops;
+	void *ctx;
+};
+
 struct dxpu_fabric {
-	struct mutex lock;	/* dev and the bridges' changes */
+	struct mutex lock;	/* dev, the bridges' changes and the peer table */
 	struct net_device *dev; /* held while DxFP runs on it; NULL when it does not */
 	struct packet_type pt;
 	u64 node_id;
 	struct list_head bridges;
+	struct list_head clients;	 /* struct dxpu_fabric_client (RCU; changes under lock) */
 	struct notifier_block netdev_nb; /* the interface going away */
-	/* A session went down (any context, the bridge's lock held): its devices are lost. */
-	void (*bridge_down)(void *ctx, struct dxpu_bridge *b);
-	void *bridge_down_ctx;
+	/* The devices peer to peer traffic may reach, and the bridge each is behind (a reference
+	 * while set); each bridge reads its own copy.
+	 */
+	struct dxpu_peer peers[DXPU_FABRIC_MAX_PEERS];
+	struct dxpu_bridge *peer_bridge[DXPU_FABRIC_MAX_PEERS];
 	u64 link_down_ns;      /* a session is down after this long without progress */
 	atomic64_t rx_unknown; /* frames from no bridge of ours */
 	atomic64_t rx_dropped; /* frames the session refused, or unreadable */
 };
 
-/* At load: the lock, the list, and the notifier that lets an interface go. */
+/* At load: the lock, the lists, and the notifier that lets an interface go. */
 int dxpu_fabric_init(struct dxpu_fabric *f);
 /* At unload: every session closed, the interface let go. */
 void dxpu_fabric_exit(struct dxpu_fabric *f);
+/* A client hears of every bridge's events from now on; until unregistered (which waits for
+ * operations in flight). Process context.
+ */
+void dxpu_fabric_register_client(struct dxpu_fabric *f, struct dxpu_fabric_client *c);
+void dxpu_fabric_unregister_client(struct dxpu_fabric *f, struct dxpu_fabric_client *c);
 /* DxFP on ifname (one interface at a time: EBUSY while one is in use). */
 int dxpu_fabric_open(struct dxpu_fabric *f, const char *ifname, u64 node_id);
 int dxpu_fabric_connect(struct dxpu_fabric *f, const u8 *mac);
 /* The bridge at mac with a reference, its session started if there was none (connect). */
 struct dxpu_bridge *dxpu_fabric_get_bridge(struct dxpu_fabric *f, const u8 *mac);
+void dxpu_bridge_get(struct dxpu_bridge *b);
 void dxpu_bridge_put(struct dxpu_bridge *b);
 /* Whether the session is up or still connecting (not down, not closed). */
 bool dxpu_bridge_alive(struct dxpu_bridge *b);
@@ -109,13 +147,25 @@ ssize_t dxpu_fabric_show_counters(struct dxpu_fabric *f, char *buf);
 /* One line per bridge into buf (PAGE_SIZE): MAC, session state, frames in/out. */
 ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf);
 
+/*
+ * Peer to peer: entry idx of the peer table is the device at bdf behind b, whose memory window
+ * is [window, window + size): other devices' requests there, and the completions of its reads,
+ * are forwarded to b's session. Every bridge's copy is updated under its lock. Process context.
+ */
+void dxpu_fabric_set_peer(struct dxpu_fabric *f, unsigned int idx, struct dxpu_bridge *b, u16 bdf,
+			  u64 window, u64 size);
+void dxpu_fabric_clear_peer(struct dxpu_fabric *f, unsigned int idx);
+
+/* Sends every frame due, dispatches the host path's events, re-arms the timer. Holds b->lock. */
+void dxpu_bridge_pump_locked(struct dxpu_bridge *b, u64 now);
+
 /* ---- transactions (dxpu_txn.c) ---- */
 
 /*
  * Issue the non-posted request t (buf receives up to len bytes of its data) and wait for it
  * to end, which its deadline bounds (the host layer's request timeout). Process context.
  * 0 with *status the completion status; -ENOLINK when the session is not up; -EBUSY when no
- * tag or no room came free within 2 s.
+ * tag or no room came free within DXPU_HOSTPATH_ISSUE_PATIENCE_NS.
  */
 int dxpu_bridge_transact(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32 len, u8 *status);
 /* One DW of configuration space of the function at bdf (behind the bridge). -EIO: not SC. */
@@ -131,29 +181,23 @@ int dxpu_bridge_cfg_read(struct dxpu_bridge *b, u16 bdf, u16 reg, u32 *val);
 int dxpu_bridge_cfg_read_block(struct dxpu_bridge *b, u16 bdf, u16 reg, unsigned int count,
 			       __le32 *out);
 int dxpu_bridge_cfg_write(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 val);
-/* Queue a configuration write without waiting: any context, interrupts off included. */
+/*
+ * Queue a configuration write without waiting: any context, interrupts off included. It waits
+ * in the host path's ordering queue while the bridge gives no credit (later posted writes
+ * pass it, as PCIe lets them); -EBUSY only when no tag or no room is left.
+ */
 int dxpu_bridge_cfg_write_nowait(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 val);
 /*
  * A memory read of len bytes at bus address addr (one TLP: len <= 4096, no 4 KiB crossing);
  * buf is all-ones where no data came. 0 with *status the completion status.
  */
 int dxpu_bridge_mem_read(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8 *status);
-/* A posted memory write of len bytes (one TLP, as for reads). */
+/* Posted memory writes of len bytes at addr (cut at the Max Payload Size, DW-aligned). */
 int dxpu_bridge_mem_write(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len);
 /* Waits (up to 2 s) until every write queued without waiting has ended. Process context. */
 void dxpu_bridge_drain(struct dxpu_bridge *b);
-
-/*
- * Queue a copy of t (a device's request into a device behind b, or a completion for one) to
- * be sent on b's session. Any context; false (counted on b) when b's queue is full or b is
- * closed: the TLP is lost, as on a congested link.
- */
-bool dxpu_bridge_queue_peer(struct dxpu_bridge *b, const struct dxpu_tlp *t);
-
-/* Send every frame the session has due and re-arm its timer. Caller holds b->lock. */
-void dxpu_bridge_flush_locked(struct dxpu_bridge *b);
-
-/* Called by dxpu_fabric.c: the host layer's operations, and its requests ended at close. */
-extern const struct dxpu_host_ops dxpu_bridge_host_ops;
+/* The device at bdf behind b may DMA [iova, iova + size) of host memory mem (read and write). */
+int dxpu_bridge_add_window(struct dxpu_bridge *b, u16 bdf, u64 iova, u64 size, u8 *mem);
+void dxpu_bridge_remove_window(struct dxpu_bridge *b, u16 bdf, u64 iova);
 
 #endif /* DXPU_DRIVER_DXPU_FABRIC_H */

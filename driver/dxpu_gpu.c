@@ -16,7 +16,6 @@
 #include "dxpu.h"
 #include "dxpu_fabric.h"
 #include "dxpu_gpu.h"
-#include "core/dxpu_peer.h"
 
 #define DXPU_MSI_ADDRESS 0xfee00000u /* the host layer's MSI range (dxpu_host_config) */
 
@@ -26,49 +25,20 @@ struct dxpu_file {
 	u64 seen_vector[DXPU_MAX_VECTORS];
 };
 
-/*
- * The devices peer to peer traffic may go to: their memory windows and BDFs, indexed by slot
- * (lib/core's table), and the device at each index. Entries are set once a device is ready
- * and cleared before it goes; the lock is taken inside a bridge's lock (the session's receive).
- */
-static DEFINE_SPINLOCK(dxpu_peer_lock);
-static struct dxpu_peer dxpu_peers[DXPU_MAX_SLOTS];
-static struct dxpu_gpu *dxpu_peer_gpus[DXPU_MAX_SLOTS];
-static unsigned int dxpu_peer_count; /* entries in use: peers need two */
+static struct dxpu_fabric *dxpu_gpu_fabric;
 
-bool dxpu_gpu_route_peer(struct dxpu_bridge *b, const struct dxpu_tlp *t)
-{
-	struct dxpu_bridge *to = NULL;
-	unsigned long flags;
-	int target;
-
-	/* Every device DMA passes here: with fewer than two devices there is no peer. */
-	if (READ_ONCE(dxpu_peer_count) < 2)
-		return false;
-	spin_lock_irqsave(&dxpu_peer_lock, flags);
-	target = dxpu_peer_route(dxpu_peers, DXPU_MAX_SLOTS, t, b->host.cfg.requester_id,
-				 DXPU_PEER_NONE);
-	/*
-	 * Behind the same bridge (the sender itself among them): the bridge's own switch keeps
-	 * that traffic in the box.
-	 */
-	if (target != DXPU_PEER_NONE && dxpu_peer_gpus[target]->bridge != b)
-		to = dxpu_peer_gpus[target]->bridge;
-	if (to)
-		dxpu_bridge_queue_peer(to, t);
-	spin_unlock_irqrestore(&dxpu_peer_lock, flags);
-	return to;
-}
+/* The bound devices: the client operations look a device up here, inside a bridge's lock. */
+static DEFINE_SPINLOCK(dxpu_gpus_lock);
+static LIST_HEAD(dxpu_gpus);
 
 /*
  * The memory window other devices reach this one's memory at: its largest 64-bit prefetchable
- * BAR but BAR0 (as the userspace proxy picks it).
+ * BAR but BAR0 (as the userspace proxy picks it), in the fabric's peer table at its slot.
  */
 static void dxpu_gpu_peer_add(struct dxpu_gpu *gpu)
 {
 	struct pci_dev *pdev = gpu->pdev;
 	u64 base = 0, size = 0;
-	unsigned long flags;
 	int i;
 
 	for (i = 1; i < PCI_STD_NUM_BARS; i++) {
@@ -80,24 +50,8 @@ static void dxpu_gpu_peer_add(struct dxpu_gpu *gpu)
 			size = pci_resource_len(pdev, i);
 		}
 	}
-	spin_lock_irqsave(&dxpu_peer_lock, flags);
-	dxpu_peers[gpu->slot_nr] = (struct dxpu_peer){
-		.window = base, .window_size = size, .bdf = gpu->remote_bdf, .in_use = 1
-	};
-	dxpu_peer_gpus[gpu->slot_nr] = gpu;
-	WRITE_ONCE(dxpu_peer_count, dxpu_peer_count + 1);
-	spin_unlock_irqrestore(&dxpu_peer_lock, flags);
-}
-
-static void dxpu_gpu_peer_remove(struct dxpu_gpu *gpu)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&dxpu_peer_lock, flags);
-	dxpu_peers[gpu->slot_nr].in_use = 0;
-	dxpu_peer_gpus[gpu->slot_nr] = NULL;
-	WRITE_ONCE(dxpu_peer_count, dxpu_peer_count - 1);
-	spin_unlock_irqrestore(&dxpu_peer_lock, flags);
+	dxpu_fabric_set_peer(dxpu_gpu_fabric, gpu->slot_nr, gpu->bridge, gpu->remote_bdf, base,
+			     size);
 }
 
 static void dxpu_gpu_release(struct kref *ref)
@@ -110,34 +64,86 @@ static void dxpu_gpu_put(struct dxpu_gpu *gpu)
 	kref_put(&gpu->ref, dxpu_gpu_release);
 }
 
-void dxpu_gpu_bridge_down(struct dxpu_bridge *b)
+/* ---- what the fabric tells (client operations: a bridge's lock held, any context) ---- */
+
+/* The device at requester behind b, or NULL. Caller holds dxpu_gpus_lock. */
+static struct dxpu_gpu *dxpu_gpu_find(struct dxpu_bridge *b, u16 requester)
 {
 	struct dxpu_gpu *gpu;
 
-	list_for_each_entry(gpu, &b->gpus, bridge_node) {
+	list_for_each_entry(gpu, &dxpu_gpus, node)
+		if (gpu->bridge == b && gpu->remote_bdf == requester)
+			return gpu;
+	return NULL;
+}
+
+/* A device wrote to the MSI range: an interrupt, its vector the data (dxpu_gpu_setup_msix). */
+static void dxpu_gpu_interrupt(void *ctx, struct dxpu_bridge *b, u16 requester, u32 data)
+{
+	struct dxpu_gpu *gpu;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dxpu_gpus_lock, flags);
+	gpu = dxpu_gpu_find(b, requester);
+	if (gpu) {
+		atomic64_inc(&gpu->vector_count[data % DXPU_MAX_VECTORS]);
+		/* The vector before the total: pairs with dxpu_read's smp_rmb */
+		smp_mb__after_atomic();
+		atomic64_inc(&gpu->interrupts);
+		wake_up_interruptible(&gpu->wq);
+	}
+	spin_unlock_irqrestore(&dxpu_gpus_lock, flags);
+}
+
+/* A device wrote host memory: its pollers wake. */
+static void dxpu_gpu_dma_written(void *ctx, struct dxpu_bridge *b, u16 requester)
+{
+	struct dxpu_gpu *gpu;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dxpu_gpus_lock, flags);
+	gpu = dxpu_gpu_find(b, requester);
+	if (gpu) {
+		atomic64_inc(&gpu->dma_writes);
+		wake_up_interruptible(&gpu->wq);
+	}
+	spin_unlock_irqrestore(&dxpu_gpus_lock, flags);
+}
+
+/* b's session went down: every device behind it is lost (the slots remove them later). */
+static void dxpu_gpu_link_down(void *ctx, struct dxpu_bridge *b)
+{
+	struct dxpu_gpu *gpu;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dxpu_gpus_lock, flags);
+	list_for_each_entry(gpu, &dxpu_gpus, node) {
+		if (gpu->bridge != b)
+			continue;
 		WRITE_ONCE(gpu->lost, true);
 		wake_up_interruptible(&gpu->wq);
 	}
+	spin_unlock_irqrestore(&dxpu_gpus_lock, flags);
 }
 
-void dxpu_gpu_event(struct dxpu_bridge *b, u16 requester, int vector)
-{
-	struct dxpu_gpu *gpu;
+static const struct dxpu_fabric_client_ops dxpu_gpu_client_ops = {
+	.interrupt = dxpu_gpu_interrupt,
+	.dma_written = dxpu_gpu_dma_written,
+	.link_down = dxpu_gpu_link_down,
+};
 
-	list_for_each_entry(gpu, &b->gpus, bridge_node) {
-		if (gpu->remote_bdf != requester)
-			continue;
-		if (vector < 0) {
-			atomic64_inc(&gpu->dma_writes);
-		} else {
-			atomic64_inc(&gpu->vector_count[vector % DXPU_MAX_VECTORS]);
-			/* The vector before the total: pairs with dxpu_read's smp_rmb */
-			smp_mb__after_atomic();
-			atomic64_inc(&gpu->interrupts);
-		}
-		wake_up_interruptible(&gpu->wq);
-		return;
-	}
+static struct dxpu_fabric_client dxpu_gpu_client = { .ops = &dxpu_gpu_client_ops };
+
+static void dxpu_gpu_list(struct dxpu_gpu *gpu, bool add)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&dxpu_gpus_lock, flags);
+	if (add)
+		list_add_tail(&gpu->node, &dxpu_gpus);
+	else
+		list_del(&gpu->node);
+	spin_unlock_irqrestore(&dxpu_gpus_lock, flags);
 }
 
 /* ---- MMIO ---- */
@@ -387,7 +393,7 @@ static ssize_t dxpu_read(struct file *file, char __user *ubuf, size_t len, loff_
 			return err;
 	}
 	ev.interrupts = atomic64_read(&gpu->interrupts);
-	smp_rmb(); /* pairs with dxpu_gpu_event: the vectors behind that total are visible */
+	smp_rmb(); /* pairs with dxpu_gpu_interrupt: the vectors behind that total are visible */
 	ev.dma_writes = atomic64_read(&gpu->dma_writes);
 	ev.lost = READ_ONCE(gpu->lost);
 	for (i = 0; i < DXPU_MAX_VECTORS; i++) {
@@ -524,7 +530,7 @@ static int dxpu_gpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_waitqueue_head(&gpu->wq);
 	gpu->pdev = pdev;
 	gpu->bridge = slot->bridge;
-	kref_get(&gpu->bridge->ref);
+	dxpu_bridge_get(gpu->bridge);
 	ether_addr_copy(gpu->bridge_mac, slot->mac);
 	gpu->remote_bdf = slot->remote_bdf;
 	gpu->slot_nr = slot->nr;
@@ -537,9 +543,7 @@ static int dxpu_gpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	err = dxpu_gpu_setup_msix(gpu);
 	if (err)
 		goto disable;
-	spin_lock_bh(&gpu->bridge->lock);
-	list_add_tail(&gpu->bridge_node, &gpu->bridge->gpus);
-	spin_unlock_bh(&gpu->bridge->lock);
+	dxpu_gpu_list(gpu, true);
 	snprintf(gpu->name, sizeof(gpu->name), "dxpu%u", gpu->slot_nr);
 	gpu->misc.minor = MISC_DYNAMIC_MINOR;
 	gpu->misc.name = gpu->name;
@@ -554,9 +558,7 @@ static int dxpu_gpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pci_info(pdev, "/dev/%s: %u MSI-X vectors\n", gpu->name, gpu->msix_vectors);
 	return 0;
 unlist:
-	spin_lock_bh(&gpu->bridge->lock);
-	list_del(&gpu->bridge_node);
-	spin_unlock_bh(&gpu->bridge->lock);
+	dxpu_gpu_list(gpu, false);
 disable:
 	pci_clear_master(pdev);
 	pci_disable_device(pdev);
@@ -570,13 +572,11 @@ static void dxpu_gpu_remove(struct pci_dev *pdev)
 {
 	struct dxpu_gpu *gpu = pci_get_drvdata(pdev);
 
-	dxpu_gpu_peer_remove(gpu);
+	dxpu_fabric_clear_peer(dxpu_gpu_fabric, gpu->slot_nr);
 	misc_deregister(&gpu->misc);
 	mutex_lock(&gpu->lock); /* calls in flight end first */
 	WRITE_ONCE(gpu->lost, true);
-	spin_lock_bh(&gpu->bridge->lock);
-	list_del(&gpu->bridge_node);
-	spin_unlock_bh(&gpu->bridge->lock);
+	dxpu_gpu_list(gpu, false);
 	dxpu_dma_forget_gpu(gpu);
 	mutex_unlock(&gpu->lock);
 	wake_up_interruptible(&gpu->wq);
@@ -595,13 +595,21 @@ static struct pci_driver dxpu_gpu_driver = {
 	.remove = dxpu_gpu_remove,
 };
 
-int dxpu_gpu_driver_register(void)
+int dxpu_gpu_driver_register(struct dxpu_fabric *f)
 {
-	return pci_register_driver(&dxpu_gpu_driver);
+	int err;
+
+	dxpu_gpu_fabric = f;
+	dxpu_fabric_register_client(f, &dxpu_gpu_client);
+	err = pci_register_driver(&dxpu_gpu_driver);
+	if (err)
+		dxpu_fabric_unregister_client(f, &dxpu_gpu_client);
+	return err;
 }
 
 void dxpu_gpu_driver_unregister(void)
 {
 	pci_unregister_driver(&dxpu_gpu_driver);
+	dxpu_fabric_unregister_client(dxpu_gpu_fabric, &dxpu_gpu_client);
 	dxpu_dma_exit();
 }

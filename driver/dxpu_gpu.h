@@ -4,11 +4,15 @@
  * a character device /dev/dxpuN (include/dxpu/dxpu_ioctl.h), MMIO through the fabric, DMA
  * buffers registered as its windows, MSI-X counted and delivered to pollers.
  *
+ * This layer is the top of the module's: it calls the fabric (dxpu_fabric.h) and the slots
+ * (dxpu.h); the fabric calls it back only through the client operations it registers
+ * (interrupts, DMA written, a session down), and it fills the fabric's peer table.
+ *
  * Locking: gpu->lock (a mutex) is held by every file operation that uses the device and by
  * its removal, so removal waits for calls in flight and none starts after it (they see
- * lost). The bridge's gpus list changes under the bridge's lock, which the event path (the
- * session's receive, softirq) holds when it looks a device up. dxpu_dma's buffers have their
- * own mutex, taken inside gpu->lock.
+ * lost). The list of bound devices changes under dxpu_gpus_lock (a spinlock), which the
+ * client operations take inside a bridge's lock to find a device. dxpu_dma's buffers have
+ * their own mutex, taken inside gpu->lock.
  */
 #ifndef DXPU_DRIVER_DXPU_GPU_H
 #define DXPU_DRIVER_DXPU_GPU_H
@@ -25,7 +29,7 @@
 #include <dxpu/dxpu_kapi.h>
 
 struct dxpu_bridge;
-struct dxpu_slot;
+struct dxpu_fabric;
 
 struct dxpu_gpu {
 	struct kref ref; /* the driver's binding and each open file */
@@ -34,7 +38,7 @@ struct dxpu_gpu {
 	u8 bridge_mac[ETH_ALEN];
 	u16 remote_bdf;
 	u16 slot_nr;
-	struct list_head bridge_node; /* in bridge->gpus, under the bridge's lock */
+	struct list_head node; /* in the list of bound devices, under dxpu_gpus_lock */
 	struct miscdevice misc;
 	char name[16];
 	struct mutex lock; /* file operations against removal */
@@ -46,27 +50,9 @@ struct dxpu_gpu {
 	atomic64_t vector_count[DXPU_MAX_VECTORS];
 };
 
-/* The PCI driver: registered at load, before any slot can be powered. */
-int dxpu_gpu_driver_register(void);
+/* The PCI driver, a client of f: registered at load, before any slot can be powered. */
+int dxpu_gpu_driver_register(struct dxpu_fabric *f);
 void dxpu_gpu_driver_unregister(void);
-
-/* The powered slot a device of dxpu's bus sits in, or NULL (dxpu_pci.c). */
-struct dxpu_slot *dxpu_slot_of(struct pci_dev *pdev);
-
-/*
- * Peer to peer: when t, delivered by b's session, is a device's request into the memory window
- * of a device behind another bridge, or the completion of such a device's read, it is queued
- * to that bridge and true returned (the caller frees its credit). Called with b's lock held.
- */
-bool dxpu_gpu_route_peer(struct dxpu_bridge *b, const struct dxpu_tlp *t);
-
-/* b's session went down: every device behind it is lost. Called with b's lock held. */
-void dxpu_gpu_bridge_down(struct dxpu_bridge *b);
-
-/* An event from the device at requester behind b: MSI-X vector, or -1 for a DMA write.
- * Called with b's lock held, in any context.
- */
-void dxpu_gpu_event(struct dxpu_bridge *b, u16 requester, int vector);
 
 /* ---- DMA buffers (dxpu_dma.c) ---- */
 

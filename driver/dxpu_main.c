@@ -152,7 +152,7 @@ static int __init dxpu_init(void)
 				 (u64)mmio64_gib << 30);
 	if (err)
 		goto exit_fabric;
-	err = dxpu_gpu_driver_register();
+	err = dxpu_gpu_driver_register(&dxpu_fabric);
 	if (err)
 		goto destroy_domain;
 	err = dxpu_slots_create(&dxpu_domain, &dxpu_fabric, slots);

@@ -14,8 +14,6 @@
 #include <linux/pci.h>
 
 #include "dxpu.h"
-#include "dxpu_fabric.h"
-#include "dxpu_gpu.h"
 
 #define DXPU_FIRST_DOMAIN 0x10000
 

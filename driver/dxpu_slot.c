@@ -6,13 +6,17 @@
  * BARs, then let the PCI core enumerate it) and off (the PCI core removes the device, the
  * shadow and the bridge reference go). A slot is bound first to a remote device: a bridge's
  * MAC address and the BDF the bridge assigned the device to this host at.
+ *
+ * One state machine per slot, as pciehp keeps: every change of state happens in one event
+ * handler, dxpu_slot_handle_event(), under the slot's mutex, in process context. Sysfs and the
+ * hotplug core call it for power requests (and hear its errno); what comes from below (the
+ * fabric: a bridge's session went down) is only queued, and the slot's work handles it.
  */
 #include <asm/unaligned.h>
 #include <linux/etherdevice.h>
 #include <linux/slab.h>
 
 #include "dxpu.h"
-#include "dxpu_fabric.h"
 
 /* How long power-on waits for the session to the slot's bridge to come up. */
 #define DXPU_ATTACH_SESSION_MS 5000
@@ -201,19 +205,21 @@ static void dxpu_slot_set_shadow(struct dxpu_slot *s, struct dxpu_cfg_shadow *sh
 	spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
 }
 
+/* OFF -> POWERING_ON -> ON, or back to OFF with the errno. */
 static int dxpu_slot_power_on(struct dxpu_slot *s)
 {
 	struct dxpu_cfg_shadow *sh;
 	struct dxpu_bridge *b;
 	int err;
 
-	if (s->powered)
-		return -EBUSY;
 	if (!s->bound)
 		return -ENXIO;
+	s->state = DXPU_SLOT_POWERING_ON;
 	b = dxpu_fabric_get_bridge(s->domain->fabric, s->mac);
-	if (IS_ERR(b))
-		return PTR_ERR(b);
+	if (IS_ERR(b)) {
+		err = PTR_ERR(b);
+		goto off;
+	}
 	err = dxpu_bridge_wait_established(b, DXPU_ATTACH_SESSION_MS);
 	if (err) {
 		pr_err("dxpu: %s: no session to bridge %pM: %d\n", s->name, s->mac, err);
@@ -233,17 +239,21 @@ static int dxpu_slot_power_on(struct dxpu_slot *s)
 		kfree(sh);
 		goto put;
 	}
-	s->powered = true;
+	s->state = DXPU_SLOT_ON;
 	return 0;
 put:
 	dxpu_bridge_put(b);
+off:
+	s->state = DXPU_SLOT_OFF;
 	return err;
 }
 
+/* ON -> POWERING_OFF -> OFF. */
 static void dxpu_slot_power_off(struct dxpu_slot *s)
 {
 	struct dxpu_cfg_shadow *sh = s->shadow;
 
+	s->state = DXPU_SLOT_POWERING_OFF;
 	dxpu_slot_remove_device(s);
 	/* The configuration writes of the device's removal reach it before the bridge goes. */
 	dxpu_bridge_drain(s->bridge);
@@ -251,35 +261,82 @@ static void dxpu_slot_power_off(struct dxpu_slot *s)
 	kfree(sh);
 	dxpu_bridge_put(s->bridge);
 	s->bridge = NULL;
-	s->powered = false;
+	s->state = DXPU_SLOT_OFF;
 	pr_info("dxpu: %s: powered off\n", s->name);
+}
+
+/* What a slot is asked to do, or told happened. */
+enum dxpu_slot_event {
+	DXPU_SLOT_POWER_ON,  /* power 1 */
+	DXPU_SLOT_POWER_OFF, /* power 0, or unload */
+	DXPU_SLOT_LINK_DOWN, /* a bridge's session went down (queued by the fabric's client) */
+};
+
+/*
+ * The slot's one event handler (pciehp's pciehp_handle_presence_or_link_change()): the only
+ * place its state changes. 0 or the errno the requester hears. Caller holds s->lock.
+ */
+static int dxpu_slot_handle_event(struct dxpu_slot *s, enum dxpu_slot_event ev)
+{
+	lockdep_assert_held(&s->lock);
+	switch (s->state) {
+	case DXPU_SLOT_OFF:
+		if (ev == DXPU_SLOT_POWER_ON)
+			return dxpu_slot_power_on(s);
+		return ev == DXPU_SLOT_POWER_OFF ? -ENODEV : 0;
+	case DXPU_SLOT_ON:
+		if (ev == DXPU_SLOT_POWER_ON)
+			return -EBUSY;
+		/*
+		 * Surprise removal: the devices behind the bridge are lost already (every request
+		 * ended all-ones, every call on their files ENODEV); the PCI core removes them
+		 * here. The binding stays: powering the slot on again opens a new session.
+		 */
+		if (ev == DXPU_SLOT_LINK_DOWN) {
+			if (dxpu_bridge_alive(s->bridge))
+				return 0; /* another bridge's, or one that went before this one */
+			pr_warn("dxpu: %s: session to bridge %pM down: surprise removal\n", s->name,
+				s->mac);
+		}
+		dxpu_slot_power_off(s);
+		return 0;
+	default: /* transitional: never seen outside the handler */
+		WARN_ON_ONCE(1);
+		return -EBUSY;
+	}
+}
+
+static void dxpu_slot_work(struct work_struct *work)
+{
+	struct dxpu_slot *s = container_of(work, struct dxpu_slot, work);
+
+	mutex_lock(&s->lock);
+	if (test_and_clear_bit(DXPU_SLOT_EV_LINK_DOWN, &s->pending))
+		dxpu_slot_handle_event(s, DXPU_SLOT_LINK_DOWN);
+	mutex_unlock(&s->lock);
 }
 
 /* ---- the hotplug core's operations ---- */
 
-static int dxpu_enable_slot(struct hotplug_slot *hp)
+static int dxpu_slot_request(struct hotplug_slot *hp, enum dxpu_slot_event ev)
 {
 	struct dxpu_slot *s = to_dxpu_slot(hp);
 	int err;
 
 	mutex_lock(&s->lock);
-	err = dxpu_slot_power_on(s);
+	err = dxpu_slot_handle_event(s, ev);
 	mutex_unlock(&s->lock);
 	return err;
 }
 
+static int dxpu_enable_slot(struct hotplug_slot *hp)
+{
+	return dxpu_slot_request(hp, DXPU_SLOT_POWER_ON);
+}
+
 static int dxpu_disable_slot(struct hotplug_slot *hp)
 {
-	struct dxpu_slot *s = to_dxpu_slot(hp);
-	int err = 0;
-
-	mutex_lock(&s->lock);
-	if (s->powered)
-		dxpu_slot_power_off(s);
-	else
-		err = -ENODEV;
-	mutex_unlock(&s->lock);
-	return err;
+	return dxpu_slot_request(hp, DXPU_SLOT_POWER_OFF);
 }
 
 static int dxpu_get_power_status(struct hotplug_slot *hp, u8 *value)
@@ -287,7 +344,7 @@ static int dxpu_get_power_status(struct hotplug_slot *hp, u8 *value)
 	struct dxpu_slot *s = to_dxpu_slot(hp);
 
 	mutex_lock(&s->lock);
-	*value = s->powered;
+	*value = s->state == DXPU_SLOT_ON;
 	mutex_unlock(&s->lock);
 	return 0;
 }
@@ -311,41 +368,34 @@ static const struct hotplug_slot_ops dxpu_slot_ops = {
 };
 
 /*
- * Surprise removal: a bridge's session went down (its link-down time passed without
- * progress, the bridge closed it, or the interface went away). Its devices are lost already
- * (every request ended with all-ones, every call on their files ENODEV); here the PCI core
- * removes them. The bindings stay: powering a slot on again opens a new session.
+ * The fabric's client operation, with the bridge's lock held, in any context: only queued.
+ * Every slot hears it (one still powering on may not have its bridge set yet); the handler
+ * acts on those whose bridge is the one down.
  */
-static void dxpu_slots_reap(struct work_struct *work)
+static void dxpu_slots_link_down(void *ctx, struct dxpu_bridge *b)
 {
-	struct dxpu_domain *d = container_of(work, struct dxpu_domain, reap_work);
+	struct dxpu_domain *d = ctx;
 	unsigned int i;
 
 	for (i = 0; i < d->nr_slots; i++) {
-		struct dxpu_slot *s = &d->slots[i];
-
-		mutex_lock(&s->lock);
-		if (s->powered && !dxpu_bridge_alive(s->bridge)) {
-			pr_warn("dxpu: %s: session to bridge %pM down: surprise removal\n", s->name,
-				s->mac);
-			dxpu_slot_power_off(s);
-		}
-		mutex_unlock(&s->lock);
+		set_bit(DXPU_SLOT_EV_LINK_DOWN, &d->slots[i].pending);
+		schedule_work(&d->slots[i].work);
 	}
 }
 
-/* From the session's link-down callback: any context, the bridge's lock held. */
-static void dxpu_slots_bridge_down(void *ctx, struct dxpu_bridge *b)
-{
-	struct dxpu_domain *d = ctx;
-
-	schedule_work(&d->reap_work);
-}
+static const struct dxpu_fabric_client_ops dxpu_slots_client_ops = {
+	.link_down = dxpu_slots_link_down,
+};
 
 void dxpu_slots_quiesce(struct dxpu_domain *d)
 {
-	if (d->fabric) /* the work exists once dxpu_slots_create ran */
-		cancel_work_sync(&d->reap_work);
+	unsigned int i;
+
+	if (!d->fabric) /* dxpu_slots_create never ran */
+		return;
+	dxpu_fabric_unregister_client(d->fabric, &d->client);
+	for (i = 0; i < d->nr_slots; i++)
+		cancel_work_sync(&d->slots[i].work);
 }
 
 int dxpu_slots_create(struct dxpu_domain *d, struct dxpu_fabric *f, unsigned int nr_slots)
@@ -353,10 +403,6 @@ int dxpu_slots_create(struct dxpu_domain *d, struct dxpu_fabric *f, unsigned int
 	unsigned int i;
 	int err;
 
-	INIT_WORK(&d->reap_work, dxpu_slots_reap);
-	d->fabric = f;
-	f->bridge_down_ctx = d;
-	f->bridge_down = dxpu_slots_bridge_down;
 	mutex_init(&d->bind_lock);
 	d->nr_slots = min_t(unsigned int, nr_slots, DXPU_MAX_SLOTS);
 	for (i = 0; i < d->nr_slots; i++) {
@@ -365,6 +411,15 @@ int dxpu_slots_create(struct dxpu_domain *d, struct dxpu_fabric *f, unsigned int
 		s->domain = d;
 		s->nr = i;
 		mutex_init(&s->lock);
+		INIT_WORK(&s->work, dxpu_slot_work);
+	}
+	d->fabric = f;
+	d->client.ops = &dxpu_slots_client_ops;
+	d->client.ctx = d;
+	dxpu_fabric_register_client(f, &d->client);
+	for (i = 0; i < d->nr_slots; i++) {
+		struct dxpu_slot *s = &d->slots[i];
+
 		snprintf(s->name, sizeof(s->name), "dxpu%u", i);
 		s->hp.ops = &dxpu_slot_ops;
 		err = pci_hp_register(&s->hp, d->root, i, s->name);
@@ -386,8 +441,7 @@ void dxpu_slots_destroy(struct dxpu_domain *d)
 		struct dxpu_slot *s = &d->slots[i];
 
 		mutex_lock(&s->lock);
-		if (s->powered)
-			dxpu_slot_power_off(s);
+		dxpu_slot_handle_event(s, DXPU_SLOT_POWER_OFF);
 		mutex_unlock(&s->lock);
 		if (s->registered)
 			pci_hp_deregister(&s->hp);
@@ -459,7 +513,7 @@ int dxpu_slot_bind(struct dxpu_domain *d, const char *buf)
 		goto unlock;
 	}
 	mutex_lock(&s->lock);
-	if (s->powered) {
+	if (s->state != DXPU_SLOT_OFF) {
 		err = -EBUSY;
 	} else {
 		ether_addr_copy(s->mac, mac);
@@ -484,7 +538,7 @@ int dxpu_slot_unbind(struct dxpu_domain *d, const char *buf)
 	if (!s)
 		return -ENODEV;
 	mutex_lock(&s->lock);
-	if (s->powered)
+	if (s->state != DXPU_SLOT_OFF)
 		err = -EBUSY;
 	else if (!s->bound)
 		err = -ENXIO;
@@ -509,7 +563,7 @@ ssize_t dxpu_slots_show(struct dxpu_domain *d, char *buf)
 		} else {
 			dxpu_bdf_str(s->remote_bdf, bdf, sizeof(bdf));
 			n += sysfs_emit_at(buf, n, "%s %pM %s %s\n", s->name, s->mac, bdf,
-					   s->powered ? "on" : "off");
+					   s->state == DXPU_SLOT_ON ? "on" : "off");
 		}
 		mutex_unlock(&s->lock);
 	}

@@ -1,95 +1,65 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dxpu_txn.c - transactions on a bridge's session: configuration and memory requests this
- * host issues to the devices behind the bridge, through lib/core's host transaction layer
- * (dxpu_host) under the bridge's lock. A request is ended by its completion, its deadline
- * (the bridge's timer), the session going down or the bridge closing: whoever waits for one
- * always wakes.
+ * dxpu_txn.c - transactions on a bridge's path: configuration and memory requests this host
+ * issues to the devices behind the bridge, through lib/core's host path under the bridge's
+ * lock. A request is ended by its completion, its deadline (the bridge's timer), the session
+ * going down or the bridge closing: whoever waits for one always wakes (the COMPLETE event
+ * carries the waiter's address as its cookie). What the bridge has no credit for waits in the
+ * host path's ordering queue, where later posted writes pass it (PCIe's ordering rules).
  */
 #include <linux/delay.h>
-#include <linux/ratelimit.h>
 #include <linux/slab.h>
 
 #include "dxpu_fabric.h"
-#include "dxpu_gpu.h"
+#include "core/tlp_build.h"
 
-/* How long a request may wait for a free tag or room in the session before -EBUSY. */
-#define DXPU_ISSUE_PATIENCE_MS 2000
-
-/* ---- the host layer's operations, called with b->lock held ---- */
-
-static bool dxpu_host_send(void *ctx, const struct dxpu_tlp *t)
-{
-	struct dxpu_bridge *b = ctx;
-
-	return dxfp_session_send(&b->session, ktime_get_ns(), t) == DXFP_SEND_OK;
-}
-
-static void dxpu_host_complete(void *ctx, u64 cookie, u8 status, u32 received)
-{
-	struct dxpu_bridge *b = ctx;
-	struct dxpu_waiter *w = (struct dxpu_waiter *)(uintptr_t)cookie;
-
-	if (!w) { /* a configuration write nobody waits for */
-		if (atomic_dec_and_test(&b->cfg_writes_pending))
-			wake_up_all(&b->state_wq);
-		if (status != DXPU_TLP_CPL_SC) {
-			b->cfg_write_errors++;
-			pr_warn_ratelimited("dxpu: %pM: a configuration write ended with %s\n",
-					    b->mac, dxpu_tlp_cpl_status_name(status));
-		}
-		return;
-	}
-	w->status = status;
-	complete(&w->done);
-}
-
-/* A device wrote to the MSI range: an interrupt, its vector the data (dxpu_gpu.c's setup). */
-static void dxpu_host_interrupt(void *ctx, u16 device, u64 addr, u32 data)
-{
-	dxpu_gpu_event(ctx, device, (int)(data % DXPU_MAX_VECTORS));
-}
-
-const struct dxpu_host_ops dxpu_bridge_host_ops = {
-	.send = dxpu_host_send,
-	.complete = dxpu_host_complete,
-	.interrupt = dxpu_host_interrupt,
-};
-
-/* ---- issuing ---- */
-
+/* Whether requests may be issued now. Caller holds b->lock. */
 static bool dxpu_bridge_up(struct dxpu_bridge *b)
 {
-	return !b->closing && dxfp_session_get_state(&b->session) == DXFP_STATE_ESTABLISHED;
+	return !b->closing && dxpu_hostpath_is_up(&b->hp);
+}
+
+/*
+ * What an issuing error becomes: 1 to try again (no tag or no room, the path up, patience
+ * left), else the errno.
+ */
+static int dxpu_issue_verdict(struct dxpu_bridge *b, enum dxpu_host_err err, u64 give_up)
+{
+	if (err == DXPU_HOST_OK)
+		return 0;
+	if (err == DXPU_HOST_BAD_REQUEST || err == DXPU_HOST_BAD_ARGUMENT)
+		return -EINVAL;
+	if (!dxpu_hostpath_retryable(&b->hp, err))
+		return -ENOLINK;
+	return ktime_get_ns() < give_up ? 1 : -EBUSY;
 }
 
 /* Issues t; w is completed when it ends (bounded: its deadline, the session or the bridge). */
 static int dxpu_bridge_issue(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32 len,
 			     struct dxpu_waiter *w)
 {
-	unsigned long give_up = jiffies + msecs_to_jiffies(DXPU_ISSUE_PATIENCE_MS);
+	u64 give_up = ktime_get_ns() + DXPU_HOSTPATH_ISSUE_PATIENCE_NS;
 	enum dxpu_host_err err;
+	int ret;
 
 	might_sleep();
 	init_completion(&w->done);
 	for (;;) {
+		u64 now = ktime_get_ns();
+
 		spin_lock_bh(&b->lock);
 		if (!dxpu_bridge_up(b)) {
 			spin_unlock_bh(&b->lock);
 			return -ENOLINK;
 		}
-		err = dxpu_host_issue(&b->host, t, buf, len, (u64)(uintptr_t)w, ktime_get_ns(),
-				      NULL);
-		if (err == DXPU_HOST_OK)
-			dxpu_bridge_flush_locked(b); /* now, not at the next timer tick */
+		err = dxpu_hostpath_issue(&b->hp, t, buf, len, (u64)(uintptr_t)w, now, NULL);
+		ret = dxpu_issue_verdict(b, err, give_up);
+		if (!ret)
+			dxpu_bridge_pump_locked(b, now); /* now, not at the next timer tick */
 		spin_unlock_bh(&b->lock);
-		if (err == DXPU_HOST_OK)
-			return 0;
-		if (err == DXPU_HOST_BAD_REQUEST || err == DXPU_HOST_BAD_ARGUMENT)
-			return -EINVAL;
-		/* No tag, or the session's queue is full: room comes as completions arrive. */
-		if (time_after(jiffies, give_up))
-			return -EBUSY;
+		if (ret <= 0)
+			return ret;
+		/* No tag, or no room: room comes as completions and acknowledgements arrive. */
 		usleep_range(200, 1000);
 	}
 }
@@ -106,16 +76,6 @@ int dxpu_bridge_transact(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32
 	return 0;
 }
 
-static void dxpu_cfg_request(struct dxpu_tlp *t, u8 kind, u16 bdf, u16 reg, u8 be)
-{
-	memset(t, 0, sizeof(*t));
-	t->kind = kind;
-	t->length_dw = 1;
-	t->first_be = be;
-	t->cfg_target = bdf;
-	t->cfg_reg = reg & 0xffc;
-}
-
 int dxpu_bridge_cfg_read(struct dxpu_bridge *b, u16 bdf, u16 reg, u32 *val)
 {
 	struct dxpu_tlp t;
@@ -123,7 +83,7 @@ int dxpu_bridge_cfg_read(struct dxpu_bridge *b, u16 bdf, u16 reg, u32 *val)
 	u8 status;
 	int err;
 
-	dxpu_cfg_request(&t, DXPU_TLP_CFGRD0, bdf, reg, 0xf);
+	dxpu_tlp_config_request(DXPU_TLP_CFGRD0, bdf, reg, 0xf, &t);
 	err = dxpu_bridge_transact(b, &t, (u8 *)&data, sizeof(data), &status);
 	*val = le32_to_cpu(data);
 	if (err)
@@ -145,8 +105,10 @@ int dxpu_bridge_cfg_read_block(struct dxpu_bridge *b, u16 bdf, u16 reg, unsigned
 	for (base = 0; base < count && !first; base += n) {
 		n = min_t(unsigned int, count - base, DXPU_CFG_PIPELINE);
 		for (i = 0; i < n; i++) {
+			u16 at = reg + 4 * (base + i);
+
 			out[base + i] = cpu_to_le32(~0u);
-			dxpu_cfg_request(&t, DXPU_TLP_CFGRD0, bdf, reg + 4 * (base + i), 0xf);
+			dxpu_tlp_config_request(DXPU_TLP_CFGRD0, bdf, at, 0xf, &t);
 			err = dxpu_bridge_issue(b, &t, (u8 *)&out[base + i], sizeof(out[0]), &w[i]);
 			if (err) {
 				first = first ?: err;
@@ -171,7 +133,7 @@ int dxpu_bridge_cfg_write(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be, u32 va
 	u8 status;
 	int err;
 
-	dxpu_cfg_request(&t, DXPU_TLP_CFGWR0, bdf, reg, be);
+	dxpu_tlp_config_request(DXPU_TLP_CFGWR0, bdf, reg, be, &t);
 	t.payload = (const u8 *)&data;
 	err = dxpu_bridge_transact(b, &t, NULL, 0, &status);
 	if (err)
@@ -186,14 +148,15 @@ int dxpu_bridge_cfg_write_nowait(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be,
 	struct dxpu_tlp t;
 	unsigned long flags;
 
-	dxpu_cfg_request(&t, DXPU_TLP_CFGWR0, bdf, reg, be);
+	dxpu_tlp_config_request(DXPU_TLP_CFGWR0, bdf, reg, be, &t);
 	t.payload = (const u8 *)&data;
 	spin_lock_irqsave(&b->lock, flags);
 	if (!dxpu_bridge_up(b)) {
 		spin_unlock_irqrestore(&b->lock, flags);
 		return -ENOLINK;
 	}
-	err = dxpu_host_issue(&b->host, &t, NULL, 0, 0, ktime_get_ns(), NULL);
+	/* Cookie 0: nobody waits; its COMPLETE event only counts it (dxpu_fabric.c). */
+	err = dxpu_hostpath_issue(&b->hp, &t, NULL, 0, 0, ktime_get_ns(), NULL);
 	if (err == DXPU_HOST_OK)
 		atomic_inc(&b->cfg_writes_pending);
 	spin_unlock_irqrestore(&b->lock, flags);
@@ -208,32 +171,7 @@ void dxpu_bridge_drain(struct dxpu_bridge *b)
 {
 	flush_work(&b->tx_work);
 	wait_event_timeout(b->state_wq, !atomic_read(&b->cfg_writes_pending) || b->closing,
-			   msecs_to_jiffies(DXPU_ISSUE_PATIENCE_MS));
-}
-
-/* Post t, retrying while the session has no room, until give_up. */
-static int dxpu_bridge_post(struct dxpu_bridge *b, struct dxpu_tlp *t, unsigned long give_up)
-{
-	enum dxpu_host_err err;
-
-	for (;;) {
-		spin_lock_bh(&b->lock);
-		if (!dxpu_bridge_up(b)) {
-			spin_unlock_bh(&b->lock);
-			return -ENOLINK;
-		}
-		err = dxpu_host_post(&b->host, t);
-		if (err == DXPU_HOST_OK)
-			dxpu_bridge_flush_locked(b);
-		spin_unlock_bh(&b->lock);
-		if (err == DXPU_HOST_OK)
-			return 0;
-		if (err != DXPU_HOST_SEND_FAILED)
-			return -EINVAL;
-		if (time_after(jiffies, give_up))
-			return -EBUSY;
-		usleep_range(200, 1000);
-	}
+			   nsecs_to_jiffies(DXPU_HOSTPATH_ISSUE_PATIENCE_NS));
 }
 
 int dxpu_bridge_mem_read(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8 *status)
@@ -248,24 +186,57 @@ int dxpu_bridge_mem_read(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8
 
 int dxpu_bridge_mem_write(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len)
 {
-	unsigned long give_up = jiffies + msecs_to_jiffies(DXPU_ISSUE_PATIENCE_MS);
-	u8 small[72], *payload = small;
-	struct dxpu_tlp t;
-	int err;
+	u64 give_up = ktime_get_ns() + DXPU_HOSTPATH_ISSUE_PATIENCE_NS;
+	const u8 *src = buf;
+	enum dxpu_host_err err;
+	u32 done;
+	int ret;
 
-	if (!dxpu_tlp_mem_request(DXPU_TLP_MWR, addr, len, &t))
+	if (!len)
 		return -EINVAL;
-	if ((size_t)t.length_dw * 4 > sizeof(small)) {
-		payload = kmalloc((size_t)t.length_dw * 4, GFP_KERNEL);
-		if (!payload)
-			return -ENOMEM;
+	might_sleep();
+	for (;;) {
+		u64 now = ktime_get_ns();
+
+		spin_lock_bh(&b->lock);
+		if (!dxpu_bridge_up(b)) {
+			spin_unlock_bh(&b->lock);
+			return -ENOLINK;
+		}
+		/* Cut at the Max Payload Size, DW-aligned; done: the bytes queued, whole writes. */
+		err = dxpu_hostpath_write(&b->hp, addr, src, len, now, &done);
+		ret = dxpu_issue_verdict(b, err, give_up);
+		if (done || !ret)
+			dxpu_bridge_pump_locked(b, now);
+		spin_unlock_bh(&b->lock);
+		if (ret <= 0)
+			return ret;
+		/* Continue after what was queued: a retry never repeats a write. */
+		addr += done;
+		src += done;
+		len -= done;
+		usleep_range(200, 1000);
 	}
-	/* The payload is whole DWs: the bytes sit at their offset in the first one. */
-	memset(payload, 0, (size_t)t.length_dw * 4);
-	memcpy(payload + (addr & 3), buf, len);
-	t.payload = payload;
-	err = dxpu_bridge_post(b, &t, give_up);
-	if (payload != small)
-		kfree(payload);
-	return err;
+}
+
+int dxpu_bridge_add_window(struct dxpu_bridge *b, u16 bdf, u64 iova, u64 size, u8 *mem)
+{
+	enum dxpu_host_err err;
+
+	spin_lock_bh(&b->lock);
+	err = dxpu_hostpath_add_window(&b->hp, bdf, iova, size, mem,
+				       DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE);
+	spin_unlock_bh(&b->lock);
+	if (err == DXPU_HOST_TABLE_FULL)
+		return -ENOSPC;
+	if (err == DXPU_HOST_OVERLAP)
+		return -EEXIST;
+	return err ? -EINVAL : 0;
+}
+
+void dxpu_bridge_remove_window(struct dxpu_bridge *b, u16 bdf, u64 iova)
+{
+	spin_lock_bh(&b->lock);
+	dxpu_hostpath_remove_window(&b->hp, bdf, iova);
+	spin_unlock_bh(&b->lock);
 }
