@@ -1,38 +1,38 @@
-// port_counters.h - the counters of rtl/dxpu_dxfp_port.sv (dxpu_dxfp_pkg's PORT_*), in the order
-// of its m_counters port: counter i in bits [32i+31:32i].
+// port_counters.h - the counters of rtl/dxpu_dxfp_port.sv, in the order of its m_counters port:
+// counter i in bits [32i+31:32i]. The source of dxpu_dxfp_pkg's PORT_* (gen_pkg_consts.cc).
 #ifndef DXPU_RTL_SIM_DATAPATH_PORT_COUNTERS_H_
 #define DXPU_RTL_SIM_DATAPATH_PORT_COUNTERS_H_
 
 namespace dxpu::rtl {
 
 enum PortCounter : unsigned {
-  kFramesTx = 0,
-  kTlpsFramed = 1,
-  kTlpsTx = 2,
-  kTlpsRetx = 3,
-  kNaksRx = 4,
-  kNaksIgnored = 5,
-  kRto = 6,
-  kBadAckRx = 7,
-  kFramesOk = 8,
+  kFramesTx = 0,     // frames sent (with TLPs or standalone)
+  kTlpsFramed = 1,   // TLP records put in frames (first and again)
+  kTlpsTx = 2,       // first transmissions
+  kTlpsRetx = 3,     // retransmissions
+  kNaksRx = 4,       // NAKs taken
+  kNaksIgnored = 5,  // ... of which not acted on
+  kRto = 6,          // retransmission timer expiries
+  kBadAckRx = 7,     // peer acks naming a TLP never sent (replay buffer)
+  kFramesOk = 8,     // frames received that parse
   kBadCrc = 9,
-  kDuplicate = 10,
-  kGap = 11,
-  kWindowViolation = 12,
-  kBadAck = 13,
-  kDelivered = 14,
-  kNaksTx = 15,
-  kStandaloneTx = 16,
-  kKeepalivesTx = 17,
+  kDuplicate = 10,        // TLP records received before the expected number
+  kGap = 11,              // TLP records dropped behind a gap
+  kWindowViolation = 12,  // frames dropped: window-violation
+  kBadAck = 13,           // frames dropped: bad-ack
+  kDelivered = 14,        // TLPs delivered
+  kNaksTx = 15,           // NAKs sent
+  kStandaloneTx = 16,     // frames sent without a TLP (ack, NAK, keepalive)
+  kKeepalivesTx = 17,     // frames sent with ACK_REQ
   kTruncated = 18,
   kBadLength = 19,
   kBadVersion = 20,
   kBadType = 21,
   kMalformed = 22,
-  kOversize = 23,
-  kProbesTx = 24,
-  kCreditViolation = 25,
-  kPortCounters = 26,
+  kOversize = 23,         // TLPs to send dropped: larger than an empty frame
+  kProbesTx = 24,         // credit probes sent (refused for credit, nothing in flight)
+  kCreditViolation = 25,  // frames dropped: their TLPs passed our credit
+  kPortCounters = 26,     // verilator lint_on UNUSEDPARAM
 };
 
 }  // namespace dxpu::rtl

@@ -1,6 +1,8 @@
-// verilated_model.h - a Verilated model the firmware side runs (rtl_datapath.cc, rtl_port.cc):
-// its own VerilatedContext, the clock, a cycle count, an FST waveform on request, and its
-// coverage written on destruction under $DXPU_RTL_COV_DIR (`dxpu rtl regress`, docs/rtl.md).
+// verilated_model.h - the one wrapper of a Verilated model, for the firmware side
+// (rtl_datapath.cc, rtl_port.cc) and, as dxpu::rtl::Dut (tb/rtl_tb.h), every testbench: its own
+// VerilatedContext, the clock and a cycle count, reset, an FST waveform, and its coverage written
+// on destruction (`dxpu rtl regress`, docs/rtl.md). The model's clock is `clk`, its reset `rst`
+// (active high).
 #ifndef DXPU_RTL_SIM_DATAPATH_VERILATED_MODEL_H_
 #define DXPU_RTL_SIM_DATAPATH_VERILATED_MODEL_H_
 
@@ -20,15 +22,48 @@
 
 namespace dxpu::rtl {
 
+struct VerilatedModelOptions {
+  const char* instance = "dut";  // the model's instance name
+  // The context randomises every input at construction (randReset(2)), so that an input its
+  // user never drives shows.
+  bool random_reset = false;
+  // Tracing may start later (Trace()); without it, only `fst_path` can trace.
+  bool traceable = true;
+  std::string fst_path;       // an FST waveform of everything from construction on; empty: none
+  std::string coverage_path;  // where the destructor writes the coverage; empty: nowhere
+};
+
+// Where the firmware side's model `prefix` writes its coverage: a file of its own under
+// $DXPU_RTL_COV_DIR (empty: that is not set).
+inline std::string FirmwareCoveragePath(const std::string& prefix) {
+  const char* dir = std::getenv("DXPU_RTL_COV_DIR");  // NOLINT(concurrency-mt-unsafe)
+  if (dir == nullptr || *dir == '\0') return {};
+  static std::atomic<unsigned> serial{0};
+  return std::string(dir) + "/" + prefix + "." + std::to_string(getpid()) + "." +
+         std::to_string(serial++) + ".dat";
+}
+
+inline VerilatedModelOptions FirmwareOptions(const char* instance, const std::string& cov_prefix) {
+  VerilatedModelOptions o;
+  o.instance = instance;
+  o.coverage_path = FirmwareCoveragePath(cov_prefix);
+  return o;
+}
+
 template <typename Model>
 class VerilatedModel {
  public:
-  // `instance`: the model's instance name; `cov_prefix`: its coverage files'.
-  VerilatedModel(const char* instance, std::string cov_prefix)
-      : cov_prefix_(std::move(cov_prefix)), ctx_(std::make_unique<VerilatedContext>()) {
-    ctx_->traceEverOn(true);
-    model_ = std::make_unique<Model>(ctx_.get(), instance);
+  explicit VerilatedModel(VerilatedModelOptions options)
+      : ctx_(std::make_unique<VerilatedContext>()),
+        coverage_path_(std::move(options.coverage_path)) {
+    if (options.random_reset) ctx_->randReset(2);
+    if (options.traceable || !options.fst_path.empty()) ctx_->traceEverOn(true);
+    model_ = std::make_unique<Model>(ctx_.get(), options.instance);
+    if (!options.fst_path.empty()) Trace(options.fst_path);
   }
+  // The firmware side's: traceable, coverage under $DXPU_RTL_COV_DIR as `cov_prefix`.
+  VerilatedModel(const char* instance, const std::string& cov_prefix)
+      : VerilatedModel(FirmwareOptions(instance, cov_prefix)) {}
   VerilatedModel(const VerilatedModel&) = delete;
   VerilatedModel& operator=(const VerilatedModel&) = delete;
   VerilatedModel(VerilatedModel&&) = delete;
@@ -36,39 +71,55 @@ class VerilatedModel {
   ~VerilatedModel() {
     model_->final();
     if (trace_) trace_->close();
-    WriteCoverage();
+    if (!coverage_path_.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(std::filesystem::path(coverage_path_).parent_path(), ec);
+      ctx_->coveragep()->write(coverage_path_.c_str());
+    }
   }
 
   Model& m() { return *model_; }
   const Model& m() const { return *model_; }
+  VerilatedContext& ctx() { return *ctx_; }
   uint64_t cycles() const { return cycles_; }
 
-  // One clock cycle: falling edge, rising edge.
+  // The model's logic from its inputs as they are now, no clock edge.
+  void Eval() { model_->eval(); }
+
+  // One clock cycle, falling edge then rising edge: inputs set before it are sampled at its
+  // rising edge.
   void Tick() {
     Model& m = *model_;
     m.clk = 0;
     m.eval();
-    if (trace_) trace_->dump(ctx_->time());
+    Dump();
     ctx_->timeInc(1);
     m.clk = 1;
     m.eval();
-    if (trace_) trace_->dump(ctx_->time());
+    Dump();
     ctx_->timeInc(1);
     ++cycles_;
   }
 
   // The cycle in halves, for a caller that looks at what crosses the edges before the rising one:
-  // Low(), drive the inputs, eval() and look, then Rise(). Two evaluations a cycle, not Tick()'s
+  // Low(), drive the inputs, Eval() and look, then Rise(). Two evaluations a cycle, not Tick()'s
   // three (one with the inputs driven): each runs the model's logic from its inputs.
   void Low() { model_->clk = 0; }
   void Rise() {
-    if (trace_) trace_->dump(ctx_->time());
+    Dump();
     ctx_->timeInc(1);
     model_->clk = 1;
     model_->eval();
-    if (trace_) trace_->dump(ctx_->time());
+    Dump();
     ctx_->timeInc(1);
     ++cycles_;
+  }
+
+  // `rst` high for `reset_cycles` cycles, then low.
+  void Reset(int reset_cycles = 4) {
+    model_->rst = 1;
+    for (int i = 0; i < reset_cycles; ++i) Tick();
+    model_->rst = 0;
   }
 
   // Writes an FST waveform of everything from now on.
@@ -81,22 +132,14 @@ class VerilatedModel {
   }
 
  private:
-  // With $DXPU_RTL_COV_DIR set, the coverage goes to a file of its own there.
-  void WriteCoverage() {
-    const char* dir = std::getenv("DXPU_RTL_COV_DIR");  // NOLINT(concurrency-mt-unsafe)
-    if (dir == nullptr || *dir == '\0') return;
-    static std::atomic<unsigned> serial{0};
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    const std::string path = std::string(dir) + "/" + cov_prefix_ + "." + std::to_string(getpid()) +
-                             "." + std::to_string(serial++) + ".dat";
-    ctx_->coveragep()->write(path.c_str());
+  void Dump() {
+    if (trace_) trace_->dump(ctx_->time());
   }
 
-  std::string cov_prefix_;
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<VerilatedFstC> trace_;
+  std::string coverage_path_;
   uint64_t cycles_ = 0;
 };
 

@@ -12,6 +12,9 @@
 // header per cycle; a DMA lookup reads only the requesting device's row): a request of `len`
 // bytes at `addr` hits a window only when the window holds all of it (the golden model's
 // Contains()).
+`resetall
+`default_nettype none
+
 module dxpu_addr_window
   import dxpu_tlp_pkg::*;
 #(
@@ -200,3 +203,5 @@ module dxpu_addr_window
   end
 
 endmodule
+
+`resetall

@@ -14,6 +14,9 @@
 // enabled by s_bytes), each step a lookup in a 256-entry table of constants (the CRC of one byte,
 // computed at elaboration) and an XOR; synthesis flattens the chain into XOR trees, one per byte
 // count. (The table, not eight shift-and-XOR steps per byte, is what simulates fast.)
+`resetall
+`default_nettype none
+
 module dxpu_crc32c #(
     parameter int DATA_WIDTH  = 64,
     parameter int BYTES_WIDTH = $clog2(DATA_WIDTH / 8) + 1
@@ -84,3 +87,5 @@ module dxpu_crc32c #(
   assign m_crc_next = ~crc_next;
 
 endmodule
+
+`resetall

@@ -23,6 +23,9 @@
 //
 // Timing: two register stages (classify, decide), one header per cycle unstalled; a command
 // takes one cycle per box tag it scans.
+`resetall
+`default_nettype none
+
 module dxpu_datapath
   import dxpu_tlp_pkg::*;
 #(
@@ -844,3 +847,5 @@ module dxpu_datapath
   assign m_tlp_valid = m_valid_reg;
 
 endmodule
+
+`resetall

@@ -53,6 +53,9 @@
 // its delivery starts the cycle after at its first TLP record and takes a cycle per output beat
 // and per skipped record (non-TLP or duplicate). So frames whose TLPs carry payload go through
 // at one beat per cycle, never stalling the input. Measured in tb/dxfp_decap_tb.cc.
+`resetall
+`default_nettype none
+
 module dxpu_dxfp_decap
   import dxpu_tlp_pkg::*;
   import dxpu_dxfp_pkg::*;
@@ -803,3 +806,5 @@ module dxpu_dxfp_decap
   assign m_cnt_credit = cnt_reg[C_CRED];
 
 endmodule
+
+`resetall

@@ -39,6 +39,9 @@
 // Timing: a TLP beat is taken every cycle (a sop beat writes the header and the first payload
 // beat together); a close costs one cycle; the frame goes out one beat per cycle from two cycles
 // after its close, while the next frame fills. Measured in tb/dxfp_encap_tb.cc.
+`resetall
+`default_nettype none
+
 module dxpu_dxfp_encap
   import dxpu_tlp_pkg::*;
   import dxpu_dxfp_pkg::*;
@@ -361,3 +364,5 @@ module dxpu_dxfp_encap
   assign m_cnt_oversize = cnt_oversize_reg;
 
 endmodule
+
+`resetall

@@ -44,6 +44,9 @@
 // answered at once with the peer's limits) every RTO while refused.
 //
 // `now` and every time value are in one unit (lib/core's: ns; a cycle count works as well).
+`resetall
+`default_nettype none
+
 module dxpu_dxfp_port
   import dxpu_tlp_pkg::*;
   import dxpu_dxfp_pkg::*;
@@ -508,3 +511,5 @@ module dxpu_dxfp_port
   assign m_counters[at(PORT_CREDIT_VIOLATION)+:32] = d_cnt[12];
 
 endmodule
+
+`resetall

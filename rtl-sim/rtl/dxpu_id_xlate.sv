@@ -11,6 +11,9 @@
 //
 // Only devices below `ndev` (the configured count) exist for the lookups. Entries reset to
 // box RID 0, host RID 0, NO_HOST, as the golden model's.
+`resetall
+`default_nettype none
+
 module dxpu_id_xlate
   import dxpu_tlp_pkg::*;
 #(
@@ -105,3 +108,5 @@ module dxpu_id_xlate
   end
 
 endmodule
+
+`resetall

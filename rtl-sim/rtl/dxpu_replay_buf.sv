@@ -65,6 +65,9 @@
 // Memories: the ring and the table are written once per cycle (the input's beat); the ring is
 // read at one address (the output's beat), the table at send_ptr (the output's header) and at
 // the acknowledged number (where the ring's oldest held beat now is).
+`resetall
+`default_nettype none
+
 module dxpu_replay_buf
   import dxpu_tlp_pkg::*;
 #(
@@ -445,3 +448,5 @@ module dxpu_replay_buf
   assign m_cnt_full_cycles = cnt_full_reg;
 
 endmodule
+
+`resetall

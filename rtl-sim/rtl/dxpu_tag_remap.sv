@@ -22,6 +22,9 @@
 //
 // The tables are RAMs with one write port, as an FPGA or a standard-cell memory holds them:
 // nothing is written per entry per cycle, and INIT clears flag vectors, not the tables.
+`resetall
+`default_nettype none
+
 module dxpu_tag_remap #(
     parameter int TAGS = 256,
     parameter int HOSTS = 64,
@@ -253,3 +256,5 @@ module dxpu_tag_remap #(
   end
 
 endmodule
+
+`resetall

@@ -11,6 +11,9 @@
 // (sop); the payload follows in DATA_WIDTH-bit beats, eop on the last. A TLP without payload
 // is one beat with sop and eop. One register stage: a beat is accepted every cycle the output
 // is free or taken (one header per cycle unstalled), classified on the way through.
+`resetall
+`default_nettype none
+
 module dxpu_tlp_classify
   import dxpu_tlp_pkg::*;
 #(
@@ -240,3 +243,5 @@ module dxpu_tlp_classify
   assign m_tlp_hdr4  = verdict_reg.hdr4;
 
 endmodule
+
+`resetall

@@ -197,8 +197,11 @@ class WindowsRef {
 };
 
 template <typename Model, unsigned Devices, unsigned DmaWindows>
-class Dut {
+class Dut : public dxpu::rtl::Dut<Model> {
+  using Base = dxpu::rtl::Dut<Model>;
+
  public:
+  using Base::m;
   static constexpr unsigned kDevices = Devices;
   static constexpr unsigned kDmaWindows = DmaWindows;
   static constexpr unsigned kDevW = std::bit_width(Devices - 1);  // $clog2(DEVICES)
@@ -218,9 +221,8 @@ class Dut {
     m().dma_dev = 0;
     m().dma_addr = 0;
     m().dma_len = 4;
-    sim_.Reset();
+    Base::Reset();
   }
-  Model& m() { return sim_.m(); }
   void IdleOps() {
     m().clear = 0;
     m().wr_en = 0;
@@ -270,7 +272,7 @@ class Dut {
     m().clr_host = host;
   }
   void Tick() {
-    sim_.Tick();
+    Base::Tick();
     IdleOps();
   }
 
@@ -278,14 +280,14 @@ class Dut {
     m().bar_host = host;
     m().bar_addr = addr;
     m().bar_len = len;
-    sim_.Eval();
+    Base::Eval();
     return {m().bar_hit != 0, m().bar_dev, m().bar_xlat};
   }
   Hit Dma(unsigned d, uint64_t addr, unsigned len) {
     m().dma_dev = d;
     m().dma_addr = addr;
     m().dma_len = len;
-    sim_.Eval();
+    Base::Eval();
     return {m().dma_hit != 0, 0, m().dma_xlat};
   }
   uint64_t Read(bool dma, unsigned d, unsigned idx, unsigned field) {
@@ -293,12 +295,11 @@ class Dut {
     m().rd_dev = d;
     m().rd_idx = idx;
     m().rd_field = field;
-    sim_.Eval();
+    Base::Eval();
     return m().rd_data;
   }
 
  private:
-  dxpu::rtl::Sim<Model> sim_;
   std::vector<uint16_t> owner_;
 };
 

@@ -23,15 +23,17 @@ using dxpu::rtl::SetBits;
 using dxpu::rtl::BeatWords;
 
 template <typename Model, unsigned Width>
-class Dut {
+class Dut : public dxpu::rtl::Dut<Model> {
+  using Base = dxpu::rtl::Dut<Model>;
+
  public:
+  using Base::m;
   static constexpr unsigned kWidth = Width;
   static constexpr unsigned kBeatBytes = Width / 8;
   Dut() {
     Idle();
-    sim_.Reset();
+    Base::Reset();
   }
-  Model& m() { return sim_.m(); }
   void Idle() {
     m().s_valid = 0;
     m().s_sop = 0;
@@ -44,12 +46,6 @@ class Dut {
     m().s_sop = sop;
     m().s_valid = 1;
   }
-  void Tick() { sim_.Tick(); }
-  void Eval() { sim_.Eval(); }
-  uint64_t cycles() const { return sim_.cycles(); }
-
- private:
-  dxpu::rtl::Sim<Model> sim_;
 };
 
 template <typename T>

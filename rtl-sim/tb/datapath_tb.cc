@@ -445,42 +445,40 @@ TEST(DatapathCoSim, RandomTrafficAgreesWithTheGoldenModel256) { RunCoSim<256>(60
 // ---- one header per cycle, on the bare model ----
 
 template <typename Model>
-class BareDatapath {
+class BareDatapath : public rtl::Dut<Model> {
+  using Base = rtl::Dut<Model>;
+
  public:
+  using Base::m;
   BareDatapath() {
-    Model& m = sim_.m();
-    m.now = 0;
-    m.s_tlp_valid = 0;
-    m.s_tlp_sop = 0;
-    m.s_tlp_eop = 0;
-    m.s_tlp_len = 0;
-    m.s_tlp_keep = 0;
-    m.s_tlp_from_device = 0;
-    m.s_tlp_port = 0;
-    rtl::SetBits(m.s_tlp_hdr, std::span<const uint32_t>{});
-    rtl::SetBits(m.s_tlp_data, std::span<const uint32_t>{});
-    m.m_tlp_ready = 1;
-    m.reg_wr_en = 0;
-    m.reg_wr_addr = 0;
-    m.reg_wr_data = 0;
-    m.reg_rd_addr = 0;
-    sim_.Reset();
+    Model& d = m();
+    d.now = 0;
+    d.s_tlp_valid = 0;
+    d.s_tlp_sop = 0;
+    d.s_tlp_eop = 0;
+    d.s_tlp_len = 0;
+    d.s_tlp_keep = 0;
+    d.s_tlp_from_device = 0;
+    d.s_tlp_port = 0;
+    rtl::SetBits(d.s_tlp_hdr, std::span<const uint32_t>{});
+    rtl::SetBits(d.s_tlp_data, std::span<const uint32_t>{});
+    d.m_tlp_ready = 1;
+    d.reg_wr_en = 0;
+    d.reg_wr_addr = 0;
+    d.reg_wr_data = 0;
+    d.reg_rd_addr = 0;
+    Base::Reset();
   }
-  Model& m() { return sim_.m(); }
-  rtl::Sim<Model>& sim() { return sim_; }
   void Write(uint16_t addr, uint64_t value) {
     m().reg_wr_en = 1;
     m().reg_wr_addr = addr;
     m().reg_wr_data = value;
-    sim_.Tick();
+    Base::Tick();
     m().reg_wr_en = 0;
   }
   void Settle() {
-    for (int i = 0; i < 4096 && m().busy; ++i) sim_.Tick();
+    for (int i = 0; i < 4096 && m().busy; ++i) Base::Tick();
   }
-
- private:
-  rtl::Sim<Model> sim_;
 };
 
 template <typename T>
@@ -537,7 +535,7 @@ TYPED_TEST(DatapathThroughput, OneHeaderPerCycleUnstalled) {
     m.s_tlp_sop = 1;
     m.s_tlp_eop = 1;
     m.s_tlp_valid = 1;
-    dp.sim().Eval();
+    dp.Eval();
     accepted += m.s_tlp_ready;
     if (m.m_tlp_valid) {
       ++delivered;
@@ -550,7 +548,7 @@ TYPED_TEST(DatapathThroughput, OneHeaderPerCycleUnstalled) {
         ++to_host;
       }
     }
-    dp.sim().Tick();
+    dp.Tick();
   }
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

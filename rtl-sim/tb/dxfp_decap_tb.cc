@@ -257,8 +257,11 @@ class Golden {
 };
 
 template <typename Model, unsigned Width>
-class Dut {
+class Dut : public dxpu::rtl::Dut<Model> {
+  using Base = dxpu::rtl::Dut<Model>;
+
  public:
+  using Base::m;
   static constexpr unsigned kWidth = Width;
   static constexpr unsigned kBeatBytes = Width / 8;
   Dut(uint32_t max_frame, uint32_t window, uint32_t tx_next, uint32_t expected,
@@ -275,19 +278,12 @@ class Dut {
     m().exp_load_value = 0;
     m().nak_rearm = 0;
     m().m_tlp_ready = 0;
-    sim_.Reset();
+    Base::Reset();
     m().exp_load = 1;
     m().exp_load_value = expected;
-    sim_.Tick();
+    Base::Tick();
     m().exp_load = 0;
   }
-  Model& m() { return sim_.m(); }
-  void Tick() { sim_.Tick(); }
-  void Eval() { sim_.Eval(); }
-  uint64_t cycles() const { return sim_.cycles(); }
-
- private:
-  dxpu::rtl::Sim<Model> sim_;
 };
 
 template <typename T>

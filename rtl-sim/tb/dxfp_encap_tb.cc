@@ -113,8 +113,11 @@ Golden BuildGolden(const std::vector<Segment>& script) {
 }
 
 template <typename Model, unsigned Width>
-class Dut {
+class Dut : public dxpu::rtl::Dut<Model> {
+  using Base = dxpu::rtl::Dut<Model>;
+
  public:
+  using Base::m;
   static constexpr unsigned kWidth = Width;
   static constexpr unsigned kBeatBytes = Width / 8;
   Dut() {
@@ -125,9 +128,8 @@ class Dut {
     m().send_empty = 0;
     m().seq_load = 0;
     m().seq_load_value = 0;
-    sim_.Reset();
+    Base::Reset();
   }
-  Model& m() { return sim_.m(); }
   void Idle() {
     m().s_tlp_valid = 0;
     m().s_tlp_sop = 0;
@@ -176,12 +178,6 @@ class Dut {
     const size_t payload = tlp.size() > hb ? tlp.size() - hb : 0;
     return std::max<size_t>(1, (payload + kBeatBytes - 1) / kBeatBytes);
   }
-  void Tick() { sim_.Tick(); }
-  void Eval() { sim_.Eval(); }
-  uint64_t cycles() const { return sim_.cycles(); }
-
- private:
-  dxpu::rtl::Sim<Model> sim_;
 };
 
 template <typename T>

@@ -119,7 +119,7 @@ class Bench {
               SessionConfig(DXFP_ROLE_RESPONDER, kReplayWindow, 40'000)) {
     DriveIdle();
     m().cfg_ack_delay = c.ack_delay_ns;
-    sim_.Reset();
+    dut_.Reset();
     // The handshake, lossless, between the host's session and the firmware's.
     pair_.Establish();
     base_ns_ = pair_.now;
@@ -132,9 +132,9 @@ class Bench {
     if (started) Start();
   }
 
-  Model& m() { return sim_.m(); }
+  Model& m() { return dut_.m(); }
   dxpu::test::SessionNode& host() { return pair_.a; }
-  uint64_t now() const { return base_ns_ + sim_.cycles() * kNsPerCycle; }
+  uint64_t now() const { return base_ns_ + dut_.cycles() * kNsPerCycle; }
   uint64_t Counter(unsigned i) { return GetBits(m().m_counters, kPortCounters)[i]; }
 
   // Queue random TLPs: to_host for the port to send, to_port for the host.
@@ -230,7 +230,7 @@ class Bench {
     SetBits(d.cfg_peer_credits, w);
     Advertise();
     d.start = 1;
-    sim_.Tick();
+    dut_.Tick();
     d.start = 0;
   }
 
@@ -296,7 +296,7 @@ class Bench {
     }
     d.m_tlp_ready = Pct() >= stall_pct;
     d.m_frm_ready = Pct() >= stall_pct;
-    sim_.Eval();
+    dut_.Eval();
 
     // What crosses the port's edges this cycle.
     if (offer_frm && d.s_frm_ready) {
@@ -320,7 +320,7 @@ class Bench {
       }
     }
     if (d.m_tlp_valid && d.m_tlp_ready) TakeDelivered();
-    sim_.Tick();
+    dut_.Tick();
   }
 
   // A TLP's bytes as header beside payload beats.
@@ -362,7 +362,7 @@ class Bench {
   // The firmware's session, whose place the port takes after the handshake.
   const dxfp_session_config& fw_cfg() { return pair_.b.s()->cfg; }
 
-  dxpu::rtl::Sim<Model> sim_;
+  dxpu::rtl::Dut<Model> dut_;
   std::mt19937_64 rng_;
   dxpu::test::RandomTlpGenerator gen_;
   dxpu::test::SessionPair pair_;

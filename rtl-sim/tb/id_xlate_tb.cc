@@ -105,8 +105,11 @@ class IdTableRef {
 };
 
 template <typename Model, unsigned Devices>
-class Dut {
+class Dut : public dxpu::rtl::Dut<Model> {
+  using Base = dxpu::rtl::Dut<Model>;
+
  public:
+  using Base::m;
   static constexpr unsigned kDevices = Devices;
   static constexpr unsigned kDevW = std::bit_width(Devices - 1);  // $clog2(DEVICES)
   static constexpr unsigned kIndexes = 1u << kDevW;               // values of a device port
@@ -119,9 +122,8 @@ class Dut {
     m().host_lookup_rid = 0;
     m().peer_lookup_rid = 0;
     m().peer_lookup_self = 0;
-    sim_.Reset();
+    Base::Reset();
   }
-  Model& m() { return sim_.m(); }
   void IdleOps() {
     m().clear = 0;
     m().wr_en = 0;
@@ -158,30 +160,26 @@ class Dut {
     Tick();
   }
   void Tick() {
-    sim_.Tick();
+    Base::Tick();
     IdleOps();
   }
 
   Hit HostLookup(uint16_t host, uint16_t rid) {
     m().host_lookup_host = host;
     m().host_lookup_rid = rid;
-    sim_.Eval();
+    Base::Eval();
     return {m().host_lookup_hit != 0, m().host_lookup_dev};
   }
   Hit PeerLookup(uint16_t rid, unsigned self) {
     m().peer_lookup_rid = rid;
     m().peer_lookup_self = self;
-    sim_.Eval();
+    Base::Eval();
     return {m().peer_lookup_hit != 0, m().peer_lookup_dev};
   }
   Entry At(unsigned d) {
-    sim_.Eval();
+    Base::Eval();
     return {m().box_rid[d], m().host_rid[d], m().owner[d]};
   }
-  dxpu::rtl::Sim<Model>& sim() { return sim_; }
-
- private:
-  dxpu::rtl::Sim<Model> sim_;
 };
 
 template <typename T>

@@ -146,8 +146,11 @@ Bytes MemRead(uint16_t tag) {
 }
 
 template <typename Model, unsigned Width>
-class Dut {
+class Dut : public dxpu::rtl::Dut<Model> {
+  using Base = dxpu::rtl::Dut<Model>;
+
  public:
+  using Base::m;
   static constexpr unsigned kWidth = Width;
   static constexpr unsigned kBeatBytes = Width / 8;
   Dut() {
@@ -170,15 +173,8 @@ class Dut {
     d.nak_valid = 0;
     d.nak_seq = 0;
     d.rto_expire = 0;
-    sim_.Reset();
+    Base::Reset();
   }
-  Model& m() { return sim_.m(); }
-  void Tick() { sim_.Tick(); }
-  void Eval() { sim_.Eval(); }
-  uint64_t cycles() const { return sim_.cycles(); }
-
- private:
-  dxpu::rtl::Sim<Model> sim_;
 };
 
 // The bench: drives the input from a queue, the output's and the load's ready from stall

@@ -2,7 +2,6 @@
 #include "rtl_tb.h"
 
 #include <gtest/gtest.h>
-#include <verilated_cov.h>
 
 #include <atomic>
 #include <cstdio>
@@ -37,9 +36,14 @@ std::string ArtifactPath(const char* env_var, unsigned serial, const char* ext) 
   return std::string(dir) + "/" + test + "." + std::to_string(serial) + "." + ext;
 }
 
-void WriteCoverage(VerilatedContext& ctx, unsigned serial) {
-  const std::string path = ArtifactPath("DXPU_RTL_COV_DIR", serial, "dat");
-  if (!path.empty()) ctx.coveragep()->write(path.c_str());
+VerilatedModelOptions TestbenchOptions(unsigned serial) {
+  VerilatedModelOptions o;
+  o.instance = "dut";
+  o.random_reset = true;
+  o.traceable = false;
+  o.fst_path = ArtifactPath("DXPU_RTL_FST_DIR", serial, "fst");
+  o.coverage_path = ArtifactPath("DXPU_RTL_COV_DIR", serial, "dat");
+  return o;
 }
 
 }  // namespace dxpu::rtl

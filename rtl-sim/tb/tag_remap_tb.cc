@@ -165,8 +165,12 @@ class TagsRef {
 };
 
 template <typename Model, unsigned Tags, unsigned Hosts, unsigned Devices>
-class Dut {
+class Dut : public dxpu::rtl::Dut<Model> {
+  using Base = dxpu::rtl::Dut<Model>;
+
  public:
+  using Base::Eval;
+  using Base::m;
   static constexpr unsigned kTags = Tags;
   static constexpr unsigned kHosts = Hosts;
   static constexpr unsigned kDevices = Devices;
@@ -177,9 +181,8 @@ class Dut {
     m().max_per_host = 64;
     m().alloc_host = 0;
     m().lk_tag = 0;
-    sim_.Reset();
+    Base::Reset();
   }
-  Model& m() { return sim_.m(); }
   void IdleOps() {
     m().init = 0;
     m().alloc_en = 0;
@@ -201,10 +204,9 @@ class Dut {
     m().qrel_en = 0;
   }
   void Tick() {
-    sim_.Tick();
+    Base::Tick();
     IdleOps();
   }
-  void Eval() { sim_.Eval(); }
 
   // Operations: Drive* sets the inputs for the next edge, the others take it too.
   void DriveInit(unsigned box_tags) {
@@ -308,10 +310,6 @@ class Dut {
     Eval();
     return m().q_front_until;
   }
-  uint64_t cycles() const { return sim_.cycles(); }
-
- private:
-  dxpu::rtl::Sim<Model> sim_;
 };
 
 template <typename T>

@@ -140,14 +140,16 @@ class RecordSource {
 
 // The DUT: the model in its own simulation (rtl_tb.h), its ports as beats.
 template <typename Model, unsigned Width>
-class Dut {
+class Dut : public dxpu::rtl::Dut<Model> {
+  using Base = dxpu::rtl::Dut<Model>;
+
  public:
+  using Base::m;
   static constexpr unsigned kWidth = Width;
   Dut() {
     Idle();
-    sim_.Reset();
+    Base::Reset();
   }
-  Model& m() { return sim_.m(); }
   void Idle() {
     m().s_tlp_valid = 0;
     m().s_tlp_sop = 0;
@@ -181,11 +183,6 @@ class Dut {
     return b;
   }
   Verdict OutVerdict() { return {m().m_tlp_err, m().m_tlp_kind, m().m_tlp_class}; }
-  void Tick() { sim_.Tick(); }
-  void Eval() { sim_.Eval(); }
-
- private:
-  dxpu::rtl::Sim<Model> sim_;
 };
 
 template <typename T>

@@ -22,9 +22,9 @@ uint64_t Seed() {
 
 // A few cycles of a model, its inputs as the context's random reset left them.
 void Simulate() {
-  dxpu::rtl::Sim<Vrtl_tlp_classify_w64> sim;
-  sim.Reset();
-  for (int i = 0; i < 16; ++i) sim.Tick();
+  dxpu::rtl::Dut<Vrtl_tlp_classify_w64> dut;
+  dut.Reset();
+  for (int i = 0; i < 16; ++i) dut.Tick();
 }
 
 TEST(RegressFixture, Passes) { Simulate(); }
