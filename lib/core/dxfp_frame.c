@@ -234,7 +234,7 @@ enum dxfp_err dxfp_writer_add_tlp(struct dxfp_writer *w, const struct dxpu_tlp *
 	if (err)
 		return err;
 	/* Cannot fail: validated, and the record has exactly wire_len bytes. */
-	(void)dxpu_tlp_encode(t, body, dxpu_tlp_wire_len(t), &tlp_len);
+	(void)dxpu_tlp_encode_valid(t, body, dxpu_tlp_wire_len(t), &tlp_len);
 	return DXFP_OK;
 }
 

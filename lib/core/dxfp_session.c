@@ -425,7 +425,7 @@ enum dxfp_send_result dxfp_session_send(struct dxfp_session *s, uint64_t now,
 	s->ring[off] = DXFP_REC_TLP;
 	s->ring[off + 1] = 0;
 	dxpu_put_be16(&s->ring[off + 2], (uint16_t)wire_len);
-	(void)dxpu_tlp_encode(tlp, &s->ring[off + DXFP_REC_HDR_SIZE], wire_len, &enc_len);
+	(void)dxpu_tlp_encode_valid(tlp, &s->ring[off + DXFP_REC_HDR_SIZE], wire_len, &enc_len);
 	d = desc_of(s, s->next_seq);
 	d->off = off;
 	d->len = (uint16_t)wire_len;

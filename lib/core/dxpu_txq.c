@@ -109,6 +109,11 @@ struct dxpu_txq_entry *dxpu_tlp_fifo_push(struct dxpu_txq_fifo *f, const struct 
 	return e;
 }
 
+struct dxpu_txq_entry *dxpu_tlp_fifo_front(const struct dxpu_txq_fifo *f)
+{
+	return f->count ? &f->slot[f->head] : NULL;
+}
+
 void dxpu_tlp_fifo_pop(struct dxpu_txq_fifo *f)
 {
 	uint32_t span = f->slot[f->head].span;

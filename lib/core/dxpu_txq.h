@@ -98,10 +98,7 @@ void dxpu_tlp_fifo_init(struct dxpu_txq_fifo *f, uint32_t max_tlps, uint32_t max
 struct dxpu_txq_entry *dxpu_tlp_fifo_push(struct dxpu_txq_fifo *f, const struct dxpu_tlp *t,
 					  uint64_t order);
 /* The oldest entry; NULL when empty. */
-static inline struct dxpu_txq_entry *dxpu_tlp_fifo_front(const struct dxpu_txq_fifo *f)
-{
-	return f->count ? &f->slot[f->head] : NULL;
-}
+struct dxpu_txq_entry *dxpu_tlp_fifo_front(const struct dxpu_txq_fifo *f);
 void dxpu_tlp_fifo_pop(struct dxpu_txq_fifo *f);
 
 struct dxpu_txq {

@@ -519,11 +519,18 @@ static void put_msg(uint8_t *h, const struct dxpu_tlp *t)
 enum dxpu_tlp_err dxpu_tlp_encode(const struct dxpu_tlp *t, uint8_t *buf, size_t cap, size_t *len)
 {
 	enum dxpu_tlp_err err = dxpu_tlp_validate(t);
-	uint32_t hdr_len, data_len, total;
-	uint8_t *h = buf;
 
 	if (err)
 		return err;
+	return dxpu_tlp_encode_valid(t, buf, cap, len);
+}
+
+enum dxpu_tlp_err dxpu_tlp_encode_valid(const struct dxpu_tlp *t, uint8_t *buf, size_t cap,
+					size_t *len)
+{
+	uint32_t hdr_len, data_len, total;
+	uint8_t *h = buf;
+
 	hdr_len = dxpu_tlp_header_len(t);
 	data_len = dxpu_tlp_payload_len(t);
 	total = dxpu_tlp_wire_len(t);

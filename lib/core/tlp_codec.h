@@ -232,6 +232,9 @@ enum dxpu_tlp_err dxpu_tlp_validate(const struct dxpu_tlp *t);
  * invalid TLP. On success *len is dxpu_tlp_wire_len(t).
  */
 enum dxpu_tlp_err dxpu_tlp_encode(const struct dxpu_tlp *t, uint8_t *buf, size_t cap, size_t *len);
+/* The same for a TLP that passed dxpu_tlp_validate (the caller just checked it): not again. */
+enum dxpu_tlp_err dxpu_tlp_encode_valid(const struct dxpu_tlp *t, uint8_t *buf, size_t cap,
+					size_t *len);
 
 /* Short stable identifier ("short-header") and a sentence for an error code. */
 const char *dxpu_tlp_err_name(enum dxpu_tlp_err err);
