@@ -3,7 +3,9 @@
 # dxpu-bridge through a switch on the host (frame_switch.py). When the guest says so, the switch
 # holds every frame from the bridge for 2 s, past dxpu.ko's request timeout (1 s), so a read's
 # completion arrives after dxpu.ko ended the read; then it forges one completion (Tag flipped,
-# CRC redone), which matches no request (scenario_late_cpl.sh checks the rest).
+# CRC redone), which matches no request; and, on the guest's in-band word, it freezes the bridge's
+# non-posted credit so that configuration writes wait for it while a posted write passes them
+# (credit_order_check.c; scenario_late_cpl.sh checks the rest).
 #   late_cpl_test.sh DXPU_BRIDGE DXPU [WORKDIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,6 +17,7 @@ mkdir -p "$work/guest"
 kernel_modules "$work"
 late_cpl_check=$(guest_program late_cpl_check "$work")
 chardev_check=$(guest_program chardev_check "$work")
+credit_order_check=$(guest_program credit_order_check "$work")
 python3 "$here/frame_switch.py" "$work/switch.sock" "$work/guest/qemu.sock" \
   "02:00:00:00:b0:01=$work/b1/link.sock" >"$work/switch.log" 2>&1 &
 switch_pid=$!
@@ -30,7 +33,9 @@ rm -f "$work/guest/console.log" # the marker below must come from this run's gue
 bash "$here/guest.sh" --name late-cpl --script "$here/scenario_late_cpl.sh" \
   --nic "$work/switch.sock" --ko "$ko_dir/dxpu.ko" \
   --file "$late_cpl_check:/bin/late_cpl_check" --file "$chardev_check:/bin/chardev_check" \
-  --out "$work/guest" --timeout 300 --expect "chardev_check: 0 failures" >"$work/guest.out" 2>&1 &
+  --file "$credit_order_check:/bin/credit_order_check" \
+  --out "$work/guest" --timeout 300 --expect "credit_order_check: 0 failures" \
+  --expect "chardev_check: 0 failures" >"$work/guest.out" 2>&1 &
 guest_pid=$!
 # tell_switch WHAT VALUE: a datagram to the switch's PATH.WHAT socket.
 tell_switch() {

@@ -4,7 +4,9 @@
 # that time ends all-ones at its timeout (1 s), and its completion, delivered later, finds its
 # tag free. Then the switch forges one completion (its Tag flipped, the frame's CRC made right):
 # it matches nothing, and the read it answered times out. The kernel drops and counts both
-# (unexpected_cpl); the session and the device carry on.
+# (unexpected_cpl); the session and the device carry on. Then PCIe's ordering over the same
+# session: with the bridge's non-posted credit frozen by the switch, configuration writes wait
+# for credit in dxpu.ko and a posted MMIO write passes them (credit_order_check).
 ok() { echo "DXPU-TEST: PASS $1"; }
 bad() { echo "DXPU-TEST: FAIL $1"; }
 bridge=02:00:00:00:b0:01
@@ -34,6 +36,11 @@ phase() {
 phase "late completion" DXPU-HOLD
 # A forged one: the switch flips the Tag of one completion (valid sequence number and CRC).
 phase "forged completion" DXPU-FORGE
+# A posted write passes requests waiting for credit: the switch freezes the bridge's
+# non-posted credit, configuration writes past it wait, an MMIO write goes first.
+addr=$(cat /sys/bus/pci/slots/dxpu0/address)
+/bin/credit_order_check /dev/dxpu0 "/sys/bus/pci/devices/$addr.0/config" eth0 $bridge
+cat /sys/devices/dxpu/bridges
 # Everything still works over the same session: registers, DMA, MSI-X, refusals.
 /bin/chardev_check /dev/dxpu0 $((64 << 20))
 echo 0 > /sys/bus/pci/slots/dxpu0/power && ok "power off dxpu0" || bad "power off dxpu0"
