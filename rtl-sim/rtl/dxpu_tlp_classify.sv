@@ -125,9 +125,11 @@ module dxpu_tlp_classify
     // DWs the remaining bytes touch from Lower Address; where this completion ends, mod 64.
     logic [11:0] touched_dw = 12'((14'(lower_addr[1:0]) + 14'(byte_count) + 14'd3) >> 2);
     logic [5:0] end_mod_rcb = {lower_addr[5:2], 2'b00} + {length_dw[3:0], 2'b00};
+    // A Cpl with a reserved Completion Status is taken as Unsupported Request (PCIe; lib/core
+    // decodes it so); data needs Successful Completion, so a CplD with one is refused.
+    if (kind == KIND_CPL) return ERR_OK;
     if (!(status == 3'd0 || status == 3'd1 || status == 3'd2 || status == 3'd4))
       return ERR_RESERVED_STATUS;
-    if (kind == KIND_CPL) return ERR_OK;
     if (status != 3'd0) return ERR_CPLD_STATUS;
     if (bcm) return byte_count <= covered ? ERR_OK : ERR_CPL_BYTE_COUNT;
     if (byte_count <= covered)

@@ -96,6 +96,11 @@ class RecordSource {
       case 2:  // valid; one in ten with AT = 11b (reserved), a rule that random flips of
                // single bits reach too rarely to count on (seen missing once in 15,000)
         if (rng_() % 10 == 0 && bytes.size() > 2) bytes[2] |= 0x3u << DXPU_TLP_B2_AT_SHIFT;
+        // a CplD with a reserved Completion Status (a Cpl with one is taken as UR): one in four
+        if (bytes.size() > 6 && bytes[0] == 0x4a && rng_() % 4 == 0) {
+          static constexpr std::array<uint8_t, 4> kReserved{3, 5, 6, 7};
+          bytes[6] = static_cast<uint8_t>((bytes[6] & 0x1fu) | (kReserved[rng_() % 4] << 5));
+        }
         break;
       case 3:
       case 4: {  // a few header bits flipped
@@ -277,8 +282,9 @@ TYPED_TEST(TlpClassifyTest, DirectedVerdicts) {
       {from_hex("00000003 000000f5 00001000"), DXPU_TLP_ERR_BE_NONCONTIG},
       {from_hex("00000002 000000ff 00001ffc"), DXPU_TLP_ERR_CROSSES_4K},
       {from_hex("04000002 000000ff 01000000"), DXPU_TLP_ERR_CFG_LENGTH},
-      {from_hex("04100001 0000000f 01000000"), DXPU_TLP_ERR_CFG_ATTR},         // TC 1
-      {from_hex("0a000000 01006004 00000000"), DXPU_TLP_ERR_RESERVED_STATUS},  // status 011b
+      {from_hex("04100001 0000000f 01000000"), DXPU_TLP_ERR_CFG_ATTR},  // TC 1
+      {from_hex("0a000000 01006004 00000000"), DXPU_TLP_OK},  // Cpl, status 011b: taken as UR
+      {from_hex("4a000001 01006004 00000000 11223344"), DXPU_TLP_ERR_RESERVED_STATUS},  // CplD
       {from_hex("4a000001 01002004 00000000 11223344"), DXPU_TLP_ERR_CPLD_STATUS},
       {from_hex("4a000002 01000004 00000000 11223344 55667788"), DXPU_TLP_ERR_CPL_BYTE_COUNT},
       {from_hex("4a000001 01000100 00000000 11223344"), DXPU_TLP_ERR_CPL_SPLIT_ALIGN},
