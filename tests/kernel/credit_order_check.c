@@ -89,8 +89,9 @@ int main(int argc, char** argv) {
 
   snprintf(command, sizeof(command), "freeze %s", argv[4]);
   unsigned long credit = 0;
-  const int frozen =
-      ask(command, reply, sizeof(reply)) && sscanf(reply, "frozen %lu", &credit) == 1;
+  char* end = NULL;
+  const int frozen = ask(command, reply, sizeof(reply)) && strncmp(reply, "frozen ", 7) == 0 &&
+                     (credit = strtoul(reply + 7, &end, 10), *end == 0);
   snprintf(line, sizeof(line), "the switch froze the bridge's non-posted credit: '%s'",
            frozen ? reply : "no answer");
   check(frozen && credit > 0 && credit <= 4096, line);
@@ -117,7 +118,7 @@ int main(int argc, char** argv) {
   const double start = now_s();
   do {
     usleep(20000);
-    if (!ask(command, reply, sizeof(reply)) || strncmp(reply, "trace ", 6)) continue;
+    if (!ask(command, reply, sizeof(reply)) || strncmp(reply, "trace ", 6) != 0) continue;
     w_before = w_after = m = 0;
     for (const char* c = reply + 6; *c; c++) {
       if (*c == 'M') m++;
