@@ -15,7 +15,7 @@
 
 #include "bridge-fw/datapath.h"
 #include "core/tlp_codec.h"
-#include "gpu/owned_tlp.h"
+#include "pcie/owned_tlp.h"
 
 namespace dxpu::bridge {
 
@@ -42,7 +42,7 @@ class BoxSwitch {
  private:
   struct InFlight {
     uint64_t due = 0;
-    gpu::OwnedTlp tlp;
+    pcie::OwnedTlp tlp;
   };
   uint64_t Serialisation(const dxpu_tlp& tlp) const;
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <cassert>
 #include <random>
+#include <stdexcept>
 #include <utility>
 
 #include "bridge-fw/golden_datapath.h"
@@ -145,29 +146,41 @@ BridgeBox::BridgeBox(const BridgeBoxConfig& config, std::unique_ptr<Datapath> da
 
 BridgeBox::~BridgeBox() = default;
 
+std::unique_ptr<pcie::Function> MakeFunction(const BoxDeviceConfig& entry,
+                                             const FunctionContext& context, std::string* error) {
+  switch (entry.kind) {
+    case DeviceKind::kGpu: {
+      gpu::GpuOptions options;
+      options.requester_id = entry.box_bdf;
+      options.memory_bytes = entry.memory_bytes;
+      options.completion_timeout_ns = context.device_dma_timeout_ns;
+      options.activity = context.gpu_activity;
+      return gpu::GpuDevice::Create(entry.profile, options, error);
+    }
+  }
+  if (error != nullptr) *error = "unknown device kind";
+  return nullptr;
+}
+
 bool BridgeBox::AddDevice(const BoxDeviceConfig& dc, BoxAddressSpace& space, std::string* error) {
-  gpu::GpuOptions options;
-  options.requester_id = dc.box_bdf;
-  options.memory_bytes = dc.memory_bytes;
-  options.completion_timeout_ns = config_.device_dma_timeout_ns;
+  FunctionContext context;
+  context.device_dma_timeout_ns = config_.device_dma_timeout_ns;
   if (config_.gpu_activity) {
-    options.activity = [sink = config_.gpu_activity,
-                        index = devices_.size()](const gpu::CommandActivity& a) { sink(index, a); };
+    context.gpu_activity = [sink = config_.gpu_activity, index = devices_.size()](
+                               const gpu::CommandActivity& a) { sink(index, a); };
   }
   std::string why;
   Device dev;
-  dev.gpu = gpu::GpuDevice::Create(dc.profile, options, &why);
-  if (!dev.gpu) {
+  dev.function = MakeFunction(dc, context, &why);
+  if (!dev.function) {
     if (error != nullptr)
       *error = fmt::format("device {:04x} ({}): {}", dc.box_bdf, dc.profile.name, why);
     return false;
   }
-  dev.profile = dc.profile.name;
-  dev.vendor_id = dc.profile.vendor_id;
-  dev.device_id = dc.profile.device_id;
+  dev.identity = dev.function->identity();
   dev.box_bdf = dc.box_bdf;
-  dev.box_bars = dev.gpu->config().bars();
-  for (gpu::BarState& b : dev.box_bars) {
+  dev.box_bars = dev.function->Bars();
+  for (pcie::Bar& b : dev.box_bars) {
     const std::optional<uint64_t> at = space.Place(b.size, b.is_64bit);
     if (!at) {
       if (error != nullptr)
@@ -177,12 +190,10 @@ bool BridgeBox::AddDevice(const BoxDeviceConfig& dc, BoxAddressSpace& space, std
     }
     b.address = *at;
   }
-  dev.pcie_cap = dev.gpu->config().capability_offset(gpu::CapabilityId::kPciExpress).value_or(0);
-  if (auto rebar = dev.gpu->config().capability_offset(gpu::CapabilityId::kResizableBar)) {
-    dev.rebar_begin = *rebar;
-    dev.rebar_end = static_cast<uint16_t>(
-        *rebar + gpu::CapabilitySize(gpu::CapabilityId::kResizableBar, dc.profile));
-  }
+  const pcie::ConfigLayout layout = dev.function->layout();
+  dev.pcie_cap = layout.pcie_cap;
+  dev.rebar_begin = layout.rebar_begin;
+  dev.rebar_end = layout.rebar_end;
   dev.bars = VirtualBars(dev.box_bars);
   ProgramBoxBars(dev);
   const auto index = static_cast<DeviceIndex>(devices_.size());
@@ -192,12 +203,18 @@ bool BridgeBox::AddDevice(const BoxDeviceConfig& dc, BoxAddressSpace& space, std
 }
 
 void BridgeBox::ProgramBoxBars(Device& dev) {
-  gpu::ConfigSpace& cfg = dev.gpu->config();
-  for (const gpu::BarState& b : dev.box_bars) {
+  for (const pcie::Bar& b : dev.box_bars) {
     const auto reg = static_cast<uint16_t>(gpu::pci::kBar0 + 4 * b.index);
-    cfg.Write(reg, 4, static_cast<uint32_t>(b.address));
-    if (b.is_64bit) cfg.Write(reg + 4, 4, static_cast<uint32_t>(b.address >> 32));
+    dev.function->ConfigWriteDw(reg, static_cast<uint32_t>(b.address), 0xf);
+    if (b.is_64bit)
+      dev.function->ConfigWriteDw(reg + 4, static_cast<uint32_t>(b.address >> 32), 0xf);
   }
+}
+
+gpu::GpuDevice& BridgeBox::device(DeviceIndex d) {
+  gpu::GpuDevice* gpu = gpu::AsGpu(*devices_.at(d).function);
+  if (gpu == nullptr) throw std::logic_error(fmt::format("device {} is not a GPU", d));
+  return *gpu;
 }
 
 // ------------------------------------------------------------------ frames and sessions
@@ -483,7 +500,7 @@ void BridgeBox::UpdateBarWindows(DeviceIndex d) {
   Device& dev = devices_[d];
   if (!LiveSlot(dev.owner_node)) return;
   const bool live = (dev.host_command & gpu::pci::kCommandMemory) != 0;
-  for (const gpu::BarState& b : dev.box_bars) {
+  for (const pcie::Bar& b : dev.box_bars) {
     const uint64_t host = dev.bars.HostAddress(b.index).value_or(0);
     BarWindow w;
     if (live && host != 0) w = BarWindow{host, b.address, b.size};
@@ -503,7 +520,7 @@ bool BridgeBox::DropOverlappingWindows(DeviceIndex d, const BarWindow& w) {
   for (size_t i = 0; i < devices_.size(); ++i) {
     Device& other = devices_[i];
     if (i == d || other.owner_node != node) continue;
-    for (const gpu::BarState& b : other.box_bars) {
+    for (const pcie::Bar& b : other.box_bars) {
       const uint64_t host = other.bars.HostAddress(b.index).value_or(0);
       if (host == 0 || host >= w.host_base + w.size || w.host_base >= host + b.size) continue;
       if (!datapath_->SetBarWindow(static_cast<DeviceIndex>(i), b.index, BarWindow{})) continue;
@@ -578,7 +595,7 @@ bool BridgeBox::PumpDevices(uint64_t now) {
     const std::optional<HostSlot> owner = LiveSlot(dev.owner_node);
     const uint32_t write_cap = owner ? WriteCap(*owner) : 0;
     to_device.clear();
-    dev.gpu->Poll(now, [&](const dxpu_tlp& t) {
+    dev.function->Poll(now, [&](const dxpu_tlp& t) {
       // Room for it beside the write being combined, which goes into the same queue.
       if (owner && !HostHasRoom(*owner, t, combiner_.pending_bytes())) return false;
       counters_.tlps_from_devices++;
@@ -612,7 +629,7 @@ bool BridgeBox::PumpDevices(uint64_t now) {
     FlushCombined(now);
     for (const Decision& dec : to_device) {
       counters_.tlps_to_devices++;
-      devices_[dec.port].gpu->Receive(dec.tlp, now);
+      devices_[dec.port].function->Receive(dec.tlp, now);
     }
   }
   return progress;
@@ -624,12 +641,12 @@ bool BridgeBox::PumpDevices(uint64_t now) {
 // low 7 bits (Lower Address) matter for that, so the piece boundaries come out as a completer
 // that knew the whole address would draw them.
 void BridgeBox::DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now) {
-  gpu::GpuDevice& gpu = *devices_[d].gpu;
-  const uint32_t mps = gpu.config().max_payload_size();
+  pcie::Function& fn = *devices_[d].function;
+  const uint32_t mps = fn.max_payload_size();
   const uint32_t carried = dxpu_tlp_payload_len(&tlp);
   if (tlp.kind != DXPU_TLP_CPLD || carried <= mps || dxpu_tlp_validate(&tlp) != DXPU_TLP_OK) {
     counters_.tlps_to_devices++;
-    gpu.Receive(tlp, now);  // a malformed one is the device's to count
+    fn.Receive(tlp, now);  // a malformed one is the device's to count
     return;
   }
   // The bytes this completion carries, as a read of them would ask: from Lower Address.
@@ -642,18 +659,18 @@ void BridgeBox::DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now
   if (dxpu_tlp_cpl_split_init(&split, tlp.lower_addr & ~3U, tlp.length_dw, first_be,
                               tlp.length_dw == 1 ? 0 : last_be, kBoxRcb, mps) != DXPU_TLP_OK) {
     counters_.tlps_to_devices++;
-    gpu.Receive(tlp, now);  // not a shape a completer sends: the device judges it
+    fn.Receive(tlp, now);  // not a shape a completer sends: the device judges it
     return;
   }
   // The pieces, counted on a copy of the split: the device takes them in one step when they
-  // are the data its read waits for (GpuDevice::ReceiveSplitCompletion), else one by one.
+  // are the data its read waits for (pcie::Function::ReceiveSplitCompletion), else one by one.
   dxpu_tlp_cpl_split count = split;
   dxpu_tlp_cpl_piece piece{};
   uint32_t pieces = 0;
   while (dxpu_tlp_cpl_split_next(&count, &piece)) ++pieces;
   counters_.tlps_to_devices += pieces;
   counters_.completions_split += pieces;
-  if (gpu.ReceiveSplitCompletion(tlp, pieces, now)) return;
+  if (fn.ReceiveSplitCompletion(tlp, pieces, now)) return;
   const uint32_t after = tlp.byte_count - bytes;  // what later completions carry
   while (dxpu_tlp_cpl_split_next(&split, &piece)) {
     dxpu_tlp t = tlp;
@@ -664,14 +681,14 @@ void BridgeBox::DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now
     // Cut by the codec from a TLP that passed validation: the device need not check it again
     // (the debug builds the tests run do).
     assert(dxpu_tlp_validate(&t) == DXPU_TLP_OK);
-    gpu.ReceiveValidated(t, now);
+    fn.ReceiveValidated(t, now);
   }
 }
 
 bool BridgeBox::DeliverPeers(uint64_t now) {
   return switch_.Deliver(now, [&](DeviceIndex to, const dxpu_tlp& t) {
     counters_.tlps_to_devices++;
-    devices_[to].gpu->Receive(t, now);
+    devices_[to].function->Receive(t, now);
   }) != 0;
 }
 
@@ -720,7 +737,7 @@ uint64_t BridgeBox::NextDeadline() const {
   uint64_t next = datapath_->NextDeadline();
   for (const Host& h : hosts_)
     if (h.endpoint) next = std::min(next, h.endpoint->NextDeadline());
-  for (const Device& d : devices_) next = std::min(next, d.gpu->NextDeadline());
+  for (const Device& d : devices_) next = std::min(next, d.function->NextDeadline());
   return std::min(next, switch_.NextDeadline());
 }
 
@@ -760,14 +777,8 @@ ManageResult BridgeBox::Release(DeviceIndex d, uint64_t now) {
   for (size_t i = 0; i < n; ++i) Dispatch(urs[i], now, "release", d, urs[i].tlp);
   // Peer writes on their way in belong to the owner that is leaving.
   switch_.DropTo(d);
-  // Function Level Reset through the configuration space, then a scrub of device memory.
-  gpu::ConfigSpace& cfg = dev.gpu->config();
-  if (dev.pcie_cap != 0) {
-    const uint16_t reg = dev.pcie_cap + kDevCtlOffset;
-    const uint32_t devctl = cfg.Read(reg, 2).value;
-    cfg.Write(reg, 2, devctl | kDevCtlInitiateFlr);
-  }
-  const uint64_t scrubbed = dev.gpu->ScrubMemory();
+  // Function Level Reset, then a scrub of its memory.
+  const uint64_t scrubbed = dev.function->Reset(pcie::ResetKind::kRelease);
   ProgramBoxBars(dev);
   dev.resets++;
   dev.scrubbed_bytes += scrubbed;
@@ -831,10 +842,10 @@ std::vector<DeviceStatus> BridgeBox::Devices() const {
     const Device& dev = devices_[i];
     DeviceStatus s;
     s.index = static_cast<DeviceIndex>(i);
-    s.profile = dev.profile;
-    s.vendor_id = dev.vendor_id;
-    s.device_id = dev.device_id;
-    s.memory_bytes = dev.gpu->memory_bytes();
+    s.profile = dev.identity.name;
+    s.vendor_id = dev.identity.vendor_id;
+    s.device_id = dev.identity.device_id;
+    s.memory_bytes = dev.identity.memory_bytes;
     s.box_bdf = dev.box_bdf;
     s.host_bdf = dev.host_bdf;
     s.state = dev.owner_node != 0 ? DeviceState::kAssigned : DeviceState::kFree;

@@ -1,9 +1,10 @@
 // bridge_box.h - the GPU box's bridge (DxPU_PROXY), sans-IO: the DxFP sessions of the hosts
 // that borrow its devices, the ownership table the management plane programs, the data
-// plane between sessions and devices, and the devices themselves (GPU models on the box's
-// modelled PCIe). Time and frames go in; frames, with the peer each goes to, come out. The
-// daemon (bridge_daemon.h) runs it over real links; tests run it over in-memory links and in
-// the simulator (docs/bridge.md).
+// plane between sessions and devices, and the devices themselves: PCIe functions
+// (pcie/function.h) on the box's modelled PCIe, made from the configuration's device entries
+// by MakeFunction (GPU models today). Time and frames go in; frames, with the peer each goes to,
+// come out. The daemon (bridge_daemon.h) runs it over real links; tests run it over in-memory links
+// and in the simulator (docs/bridge.md).
 //
 //   auto box = BridgeBox::Create(config, &error);
 //   box->Assign(0, host_node, 0x0100);            // management: device 0 to a host
@@ -33,6 +34,7 @@
 #include "fabric/endpoint.h"
 #include "gpu/gpu_device.h"
 #include "link/link_address.h"
+#include "pcie/function.h"
 
 namespace dxpu::bridge {
 
@@ -45,10 +47,14 @@ struct Peer {
   bool operator==(const Peer&) const = default;
 };
 
+// The kinds of function a box holds (MakeFunction makes each).
+enum class DeviceKind : uint8_t { kGpu };
+
 struct BoxDeviceConfig {
-  gpu::DeviceProfile profile;
-  uint16_t box_bdf = 0;       // its Bus/Device/Function on the box's PCIe
-  uint64_t memory_bytes = 0;  // 0: the profile's
+  gpu::DeviceProfile profile;  // kGpu: the GPU model's profile
+  uint16_t box_bdf = 0;        // its Bus/Device/Function on the box's PCIe
+  uint64_t memory_bytes = 0;   // 0: the profile's
+  DeviceKind kind = DeviceKind::kGpu;
 };
 
 struct BridgeBoxConfig {
@@ -94,6 +100,18 @@ enum class ManageResult : uint8_t {
 std::string_view ManageResultName(ManageResult r);
 
 enum class DeviceState : uint8_t { kFree, kAssigned };
+
+// What a factory needs beside the device's own entry: the box-wide settings.
+struct FunctionContext {
+  uint64_t device_dma_timeout_ns = 1'000'000'000;
+  // The GPU's activity log (kGpu), already bound to the device's index; null: off.
+  gpu::ActivitySink gpu_activity = nullptr;
+};
+
+// The function a device entry describes, at its box BDF; null with *error set when it cannot
+// be made. Each DeviceKind is one case here.
+std::unique_ptr<pcie::Function> MakeFunction(const BoxDeviceConfig& entry,
+                                             const FunctionContext& context, std::string* error);
 
 // Where the box places its devices' BARs on its PCIe: 32-bit BARs from 2 GiB up to 4 GiB,
 // 64-bit ones from 1 TiB, each naturally aligned.
@@ -208,17 +226,19 @@ class BridgeBox {
   uint64_t node_id() const { return config_.node_id; }  // the bridge's identity in HELLO
   const BoxCounters& counters() const { return counters_; }
   DatapathCounters datapath_counters() const { return datapath_->counters(); }
-  // The box-side device (tests look at its memory and counters).
-  gpu::GpuDevice& device(DeviceIndex d) { return *devices_[d].gpu; }
+  // The box-side function of device d.
+  pcie::Function& function(DeviceIndex d) { return *devices_.at(d).function; }
+  // Device d as the GPU it is (tests look at its memory and counters); throws
+  // std::logic_error when it is another kind of function.
+  gpu::GpuDevice& device(DeviceIndex d);
   uint32_t epoch() const { return epoch_; }
 
  private:
   struct Device {
-    std::unique_ptr<gpu::GpuDevice> gpu;
-    std::string profile;
-    uint16_t vendor_id = 0, device_id = 0;  // the profile's
+    std::unique_ptr<pcie::Function> function;
+    pcie::Identity identity;  // what it is, as made
     uint16_t box_bdf = 0;
-    std::vector<gpu::BarState> box_bars;      // where the box placed its BARs
+    std::vector<pcie::Bar> box_bars;          // where the box placed its BARs
     uint16_t pcie_cap = 0;                    // PCI Express capability offset (FLR)
     uint16_t rebar_begin = 0, rebar_end = 0;  // Resizable BAR registers, [begin, end)
     // Ownership (kept while the owner's session is down: a reconnect finds it again).

@@ -21,6 +21,7 @@
 
 #include "gpu/device_profile.h"
 #include "gpu/register_file.h"
+#include "pcie/function.h"
 
 namespace dxpu::gpu {
 
@@ -42,16 +43,8 @@ struct ConfigRead {
   bool ok() const { return status == ConfigStatus::kOk; }
 };
 
-// A BAR as software programmed it.
-struct BarState {
-  uint8_t index = 0;
-  uint64_t address = 0;  // decoded: 64-bit for a 64-bit BAR, flag bits removed
-  uint64_t size = 0;     // current size (Resizable BAR may have changed it)
-  bool is_64bit = false;
-  bool prefetchable = false;
-
-  bool operator==(const BarState&) const = default;
-};
+// A BAR as software programmed it (what pcie::Function::Bars() reports).
+using BarState = pcie::Bar;
 
 // Where a memory request lands: which BAR, and the offset in it.
 struct BarHit {

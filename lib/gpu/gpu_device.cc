@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "core/tlp_build.h"
+#include "gpu/capability.h"
+#include "gpu/pci_regs.h"
 
 namespace dxpu::gpu {
 namespace {
@@ -413,7 +415,7 @@ void GpuDevice::Account(const OwnedTlp& t, const dxpu_tlp& view, uint64_t now) {
   }
 }
 
-size_t GpuDevice::Poll(uint64_t now, const std::function<bool(const dxpu_tlp&)>& emit) {
+size_t GpuDevice::Poll(uint64_t now, const Emit& emit) {
   now_ = std::max(now_, now);
   Step(now_);
   size_t taken = 0;
@@ -448,6 +450,74 @@ uint64_t GpuDevice::ScrubMemory() {
   memory_.Clear();
   ResetEngines();
   return memory_.size();
+}
+
+// --- pcie::Function ---
+
+uint32_t GpuDevice::ConfigReadDw(uint16_t reg) const { return config_.ReadDw(reg / 4u).value; }
+
+void GpuDevice::ConfigWriteDw(uint16_t reg, uint32_t value, uint8_t byte_enables) {
+  config_.WriteDw(reg / 4u, value, byte_enables);
+}
+
+pcie::ConfigLayout GpuDevice::layout() const {
+  pcie::ConfigLayout l;
+  l.pcie_cap = config_.capability_offset(CapabilityId::kPciExpress).value_or(0);
+  if (const std::optional<uint16_t> rebar =
+          config_.capability_offset(CapabilityId::kResizableBar)) {
+    l.rebar_begin = *rebar;
+    l.rebar_end = static_cast<uint16_t>(
+        *rebar + CapabilitySize(CapabilityId::kResizableBar, config_.profile()));
+  }
+  return l;
+}
+
+uint64_t GpuDevice::Reset(pcie::ResetKind kind) {
+  switch (kind) {
+    case pcie::ResetKind::kFunctionLevel:
+    case pcie::ResetKind::kHot:
+      config_.FunctionLevelReset();
+      return 0;
+    case pcie::ResetKind::kRelease:
+      break;
+  }
+  // Through Device Control, as the owner's driver would start it, then the scrub.
+  if (const std::optional<uint16_t> exp = config_.capability_offset(CapabilityId::kPciExpress)) {
+    const auto devctl = static_cast<uint32_t>(*exp + pci::kExpDevCtl);
+    const uint32_t value = config_.Read(devctl, 2).value;
+    config_.Write(devctl, 2, value | pci::kExpDevCtlBcrFlr);
+  }
+  return ScrubMemory();
+}
+
+pcie::Identity GpuDevice::identity() const {
+  const DeviceProfile& p = config_.profile();
+  return pcie::Identity{.kind = "gpu",
+                        .name = p.name,
+                        .vendor_id = p.vendor_id,
+                        .device_id = p.device_id,
+                        .memory_bytes = memory_.size()};
+}
+
+void GpuDevice::VisitCounters(const CounterVisitor& visit) const {
+  const GpuCounters& c = counters_;
+  visit("tlps_in", c.tlps_in);
+  visit("tlps_out", c.tlps_out);
+  visit("malformed", c.malformed);
+  visit("ur_sent", c.ur_sent);
+  visit("unsupported", c.unsupported);
+  visit("unexpected_completions", c.unexpected_completions);
+  visit("completion_timeouts", c.completion_timeouts);
+  visit("dropped_writes", c.dropped_writes);
+  visit("dma_read_requests", c.dma_read_requests);
+  visit("dma_write_requests", c.dma_write_requests);
+  visit("interrupts_sent", c.interrupts_sent);
+}
+
+GpuDevice* AsGpu(pcie::Function& function) { return dynamic_cast<GpuDevice*>(&function); }
+
+const GpuDevice* AsGpu(const pcie::Function& function) {
+  return dynamic_cast<const GpuDevice*>(&function);
 }
 
 bool GpuDevice::ReadMemory(uint64_t offset, std::span<uint8_t> out) const {

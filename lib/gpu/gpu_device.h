@@ -5,6 +5,9 @@
 // pushbuffers from host memory by DMA, a copy engine, a compute engine timed by the profile's
 // roofline, semaphores and MSI-X (docs/dxgpu.md).
 //
+// It is a pcie::Function (pcie/function.h): the box's data plane holds it by that interface;
+// what only a GPU has (device memory, the channel) is reached through AsGpu.
+//
 // Not thread-safe, and not re-entrant: `emit` must not call back into the device.
 #ifndef DXPU_LIB_GPU_GPU_DEVICE_H_
 #define DXPU_LIB_GPU_GPU_DEVICE_H_
@@ -28,6 +31,7 @@
 #include "gpu/msix_table.h"
 #include "gpu/owned_tlp.h"
 #include "gpu/sparse_memory.h"
+#include "pcie/function.h"
 
 namespace dxpu::gpu {
 
@@ -48,16 +52,14 @@ struct GpuOptions {
   ActivitySink activity = nullptr;
 };
 
-class GpuDevice {
+class GpuDevice final : public pcie::Function {
  public:
   // nullptr, with *error set, for a profile ConfigSpace refuses, one without a BAR0 of at
   // least 4 KiB or with its MSI-X table or PBA outside BAR0, or options out of range.
   static std::unique_ptr<GpuDevice> Create(const DeviceProfile& profile, const GpuOptions& options,
                                            std::string* error = nullptr);
 
-  GpuDevice(const GpuDevice&) = delete;
-  GpuDevice& operator=(const GpuDevice&) = delete;
-  ~GpuDevice() = default;
+  ~GpuDevice() override = default;
 
   // A TLP from the box's PCIe. CfgRd0/CfgWr0 are answered with CplD/Cpl through ConfigSpace.
   // MRd/MWr are decoded against the BARs: an MRd is answered with CplDs split at the Read
@@ -65,11 +67,11 @@ class GpuDevice {
   // such an MWr is dropped and counted. Cpl/CplD answer the device's own DMA reads (matched by
   // tag); anything else is counted unexpected and dropped. TLPs that fail dxpu_tlp_validate are
   // counted malformed and dropped; other kinds get UR (non-posted) or are dropped and counted.
-  void Receive(const dxpu_tlp& tlp, uint64_t now);
+  void Receive(const dxpu_tlp& tlp, uint64_t now) override;
   // Receive() of a TLP that is known to pass dxpu_tlp_validate: a piece the caller cut with
   // the codec's split routines from a TLP that passed it (the bridge's MPS split), so the
   // device does not check it again. Everything else goes through Receive().
-  void ReceiveValidated(const dxpu_tlp& tlp, uint64_t now);
+  void ReceiveValidated(const dxpu_tlp& tlp, uint64_t now) override;
   // A CplD larger than MPS that passed dxpu_tlp_validate, which the box's PCIe carries to the
   // device as `pieces` TLPs (split at RCB and MPS, each as a completer would send it). When the
   // device's DMA engine takes it as the next data of a read in flight, the device takes it in
@@ -77,20 +79,32 @@ class GpuDevice {
   // true is returned. Otherwise nothing happens and false is returned: the caller delivers
   // the pieces one by one, so that every error is counted as the device counts it. A
   // simulation speed-up (a burst instead of its beats); the wire does not change.
-  bool ReceiveSplitCompletion(const dxpu_tlp& cpld, uint32_t pieces, uint64_t now);
+  bool ReceiveSplitCompletion(const dxpu_tlp& cpld, uint32_t pieces, uint64_t now) override;
 
   // Offers the TLPs the device sends now (completions, DMA reads and writes, MSI-X writes),
   // in order. `emit` returns false to stop (back-pressure: that TLP is offered again on the
   // next Poll). tlp.payload is valid during the call only. Returns how many were taken.
-  size_t Poll(uint64_t now, const std::function<bool(const dxpu_tlp&)>& emit);
+  size_t Poll(uint64_t now, const Emit& emit) override;
 
   // The earliest time Poll will have something new to do because time passed (a kernel's
   // roofline end, a DMA completion timeout); UINT64_MAX when none. Work that is ready now is
   // found by calling Poll.
-  uint64_t NextDeadline() const;
+  uint64_t NextDeadline() const override;
 
   ConfigSpace& config() { return config_; }
   const ConfigSpace& config() const { return config_; }
+
+  // pcie::Function's configuration space, reset and status, on the model's ConfigSpace.
+  // Reset: kFunctionLevel and kHot put every register back to power-on and reset the
+  // engines (the model has no link state); kRelease writes Initiate FLR, then ScrubMemory.
+  uint32_t ConfigReadDw(uint16_t reg) const override;
+  void ConfigWriteDw(uint16_t reg, uint32_t value, uint8_t byte_enables) override;
+  pcie::ConfigLayout layout() const override;
+  std::vector<pcie::Bar> Bars() const override { return config_.bars(); }
+  uint32_t max_payload_size() const override { return config_.max_payload_size(); }
+  uint64_t Reset(pcie::ResetKind kind) override;
+  pcie::Identity identity() const override;
+  void VisitCounters(const CounterVisitor& visit) const override;
 
   // Box-management side (not reachable by hosts): zeroes all device memory and resets the
   // engines as an FLR does; returns the bytes it covered (memory_bytes()).
@@ -154,6 +168,10 @@ class GpuDevice {
   Channel channel_;
   uint64_t now_ = 0;
 };
+
+// The GPU behind a pcie::Function, or nullptr when it is another kind of function.
+GpuDevice* AsGpu(pcie::Function& function);
+const GpuDevice* AsGpu(const pcie::Function& function);
 
 }  // namespace dxpu::gpu
 
