@@ -206,6 +206,7 @@ static void on_deliver(void *ctx, const struct dxpu_tlp *t)
 
 static void go_down(struct dxpu_hostpath *hp, uint8_t reason)
 {
+	unsigned int ended;
 	int cls;
 
 	if (hp->down)
@@ -215,10 +216,11 @@ static void go_down(struct dxpu_hostpath *hp, uint8_t reason)
 	/* Every request waiting ends now (UR, all-ones), not at its deadline. What was queued
 	 * and never sent goes too: the requests among it end with the rest.
 	 */
+	ended = hp->host.outstanding;
 	for (cls = dxpu_txq_oldest(&hp->txq); cls >= 0; cls = dxpu_txq_oldest(&hp->txq))
 		dxpu_txq_pop(&hp->txq, cls);
 	dxpu_host_fail_all(&hp->host, DXPU_TLP_CPL_UR);
-	ev_push(hp, DXPU_HP_EV_DOWN, reason, 0, 0, 0);
+	ev_push(hp, DXPU_HP_EV_DOWN, reason, 0, ended, 0);
 }
 
 static void on_link_down(void *ctx, enum dxfp_down_reason reason, const struct dxpu_tlp *unanswered,

@@ -64,16 +64,25 @@ struct dxpu_hostpath_config {
  */
 void dxpu_hostpath_config_defaults(struct dxpu_hostpath_config *cfg);
 
+/*
+ * What happened, in the order it happened:
+ *   COMPLETE      a request ended: cookie, status, value = data bytes received
+ *   INTERRUPT     a device wrote the MSI range: device, cookie = the address, value = the data
+ *   DMA_WRITTEN   a device wrote host memory (one per run of writes): device
+ *   DMA_REFUSED   a device's DMA outside its windows: device, cookie = the address, value = its
+ *                 Length in DW, status = the request's kind (an MRd was answered UR)
+ *   ESTABLISHED   the session is up: requests may be issued
+ *   DOWN          the session went down (status = enum dxfp_down_reason, value = the requests it
+ *                 ended: each ended with UR, as a COMPLETE before this event); the path is final
+ */
 enum dxpu_hostpath_event_kind {
 	DXPU_HP_EV_NONE = 0,
-	DXPU_HP_EV_COMPLETE,	/* a request ended: cookie, status, value = data bytes received */
-	DXPU_HP_EV_INTERRUPT,	/* a device wrote the MSI range: device, addr, value = data */
-	DXPU_HP_EV_DMA_WRITTEN, /* a device wrote host memory (one per run of writes): device */
-	DXPU_HP_EV_DMA_REFUSED, /* a device's DMA outside its windows: device, addr, value =
-				  * Length in DW, status = the request's kind (MRd: UR sent) */
-	DXPU_HP_EV_ESTABLISHED, /* the session is up: requests may be issued */
-	DXPU_HP_EV_DOWN,	/* the session went down (status = enum dxfp_down_reason): every
-				  * request ended with UR before this event; the path is final */
+	DXPU_HP_EV_COMPLETE,
+	DXPU_HP_EV_INTERRUPT,
+	DXPU_HP_EV_DMA_WRITTEN,
+	DXPU_HP_EV_DMA_REFUSED,
+	DXPU_HP_EV_ESTABLISHED,
+	DXPU_HP_EV_DOWN,
 	DXPU_HP_EV_COUNT
 };
 
@@ -190,7 +199,10 @@ void dxpu_hostpath_tlp_pop(struct dxpu_hostpath *hp);
 void dxpu_hostpath_set_peers(struct dxpu_hostpath *hp, const struct dxpu_peer *table, size_t n);
 const struct dxpu_tlp *dxpu_hostpath_peer_front(const struct dxpu_hostpath *hp, int *target);
 void dxpu_hostpath_peer_pop(struct dxpu_hostpath *hp);
-/* A TLP from another path's device for a device on this one: queued in order. False: full. */
+/*
+ * A TLP from another path's device for a device on this one: queued in order. False when the
+ * path is not up (dxpu_hostpath_is_up) or its queue is full (try again once it moved).
+ */
 bool dxpu_hostpath_forward(struct dxpu_hostpath *hp, const struct dxpu_tlp *t, uint64_t now);
 
 /* DMA windows, as dxpu_host_add_window / _remove_window / _remove_device. */
@@ -223,6 +235,18 @@ static inline const struct dxpu_host_counters *
 dxpu_hostpath_host_counters(const struct dxpu_hostpath *hp)
 {
 	return &hp->host.counters;
+}
+
+static inline const struct dxpu_hostpath_counters *
+dxpu_hostpath_get_counters(const struct dxpu_hostpath *hp)
+{
+	return &hp->counters;
+}
+
+static inline const struct dxfp_session_counters *
+dxpu_hostpath_session_counters(const struct dxpu_hostpath *hp)
+{
+	return &hp->session.counters;
 }
 
 DXPU_EXTERN_C_END

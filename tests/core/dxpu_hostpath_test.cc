@@ -239,6 +239,7 @@ TEST(HostPath, LinkDownEndsEveryRequestThenReportsDown) {
   EXPECT_EQ(ev[1].kind, DXPU_HP_EV_COMPLETE);
   EXPECT_EQ(ev[2].kind, DXPU_HP_EV_DOWN);
   EXPECT_EQ(ev[2].status, DXFP_DOWN_LOCAL_CLOSE);
+  EXPECT_EQ(ev[2].value, 2u);  // the requests it ended
   EXPECT_EQ(a, (std::array<uint8_t, 4>{0xff, 0xff, 0xff, 0xff}));
   EXPECT_TRUE(dxpu_hostpath_is_down(w.host.get()));
   dxpu_tlp r3 = ReadRequest(0x3000, 4);
