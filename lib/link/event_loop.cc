@@ -12,6 +12,7 @@
 #include <string>
 
 #include "link/os_error.h"
+#include "link/spin.h"
 
 namespace dxpu::link {
 
@@ -99,6 +100,11 @@ void EventLoop::RunDueTimers() {
 }
 
 std::error_code EventLoop::RunOnce(std::chrono::milliseconds max_wait) {
+  bool handled = false;
+  return Wait(max_wait, &handled);
+}
+
+std::error_code EventLoop::Wait(std::chrono::milliseconds max_wait, bool* handled) {
   std::array<epoll_event, 64> events{};
   const int n = epoll_wait(epoll_.get(), events.data(), static_cast<int>(events.size()),
                            WaitMillis(max_wait));
@@ -118,6 +124,7 @@ std::error_code EventLoop::RunOnce(std::chrono::milliseconds max_wait) {
     auto it = fds_.find(fd);
     if (it == fds_.end()) continue;                   // removed by an earlier callback
     const std::shared_ptr<Callback> cb = it->second;  // survives RemoveFd inside the call
+    *handled = true;
     (*cb)();
   }
   RunDueTimers();
@@ -126,12 +133,51 @@ std::error_code EventLoop::RunOnce(std::chrono::milliseconds max_wait) {
 
 std::error_code EventLoop::Run() {
   std::error_code ec;
-  while (!stop_.load(std::memory_order_acquire)) {
-    ec = RunOnce(std::chrono::milliseconds(INT_MAX));
-    if (ec) break;
+  if (busy_poll_) {
+    ec = RunSpinning();
+  } else {
+    while (!stop_.load(std::memory_order_acquire)) {
+      ec = RunOnce(std::chrono::milliseconds(INT_MAX));
+      if (ec) break;
+    }
   }
   stop_.store(false, std::memory_order_release);
   return ec;
+}
+
+void EventLoop::SetBusyPoll(BusyPoll poll, std::chrono::nanoseconds window) {
+  busy_poll_ = std::move(poll);
+  busy_window_ = window;
+}
+
+std::error_code EventLoop::RunSpinning() {
+  // Descriptors and timers are looked at (an epoll_wait that does not wait) once every this
+  // many polls: often enough for a timer's microseconds, rarely enough to cost little.
+  constexpr uint32_t kPollsPerLook = 16;
+  auto last_work = Clock::now();
+  uint32_t polls = 0;
+  Spinner spinner;
+  while (!stop_.load(std::memory_order_acquire)) {
+    const auto now = Clock::now();
+    if (now - last_work < busy_window_) {
+      if (busy_poll_(false)) last_work = now;
+      spinner.Pause();
+      if (++polls % kPollsPerLook != 0) continue;
+      bool handled = false;
+      if (std::error_code ec = Wait(std::chrono::milliseconds(0), &handled)) return ec;
+      if (handled) last_work = now;
+      continue;
+    }
+    // Idle for the window: make sure the sources can wake the loop, then sleep.
+    if (busy_poll_(true)) {
+      last_work = now;
+      continue;
+    }
+    bool handled = false;
+    if (std::error_code ec = Wait(std::chrono::milliseconds(INT_MAX), &handled)) return ec;
+    if (handled) last_work = Clock::now();
+  }
+  return {};
 }
 
 void EventLoop::Stop() {

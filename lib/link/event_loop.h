@@ -1,6 +1,7 @@
 // event_loop.h - a single-threaded epoll loop: callbacks for readable descriptors and for
 // timers at absolute deadlines (std::chrono::steady_clock). It sleeps in epoll_wait until
-// a descriptor is ready, the next timer is due, or Stop() is called; it never spins.
+// a descriptor is ready, the next timer is due, or Stop() is called; it spins only when told
+// to (SetBusyPoll).
 #ifndef DXPU_LIB_LINK_EVENT_LOOP_H_
 #define DXPU_LIB_LINK_EVENT_LOOP_H_
 
@@ -48,6 +49,14 @@ class EventLoop {
   std::error_code RunOnce(std::chrono::milliseconds max_wait);
   // Runs until Stop(); returns at once if Stop() came first. Clears the stop request.
   std::error_code Run();
+
+  // Busy polling: Run() calls poll(false) over and over instead of sleeping while it found
+  // work (returned true) or a descriptor woke the loop within the last `window`, looking at
+  // the descriptors and timers without waiting every few calls. Before it sleeps it calls
+  // poll(true), which must leave the polled sources able to wake it (receive until a link is
+  // empty: Link::StartSpinning); if that found work, it spins on. Call before Run().
+  using BusyPoll = std::function<bool(bool before_sleep)>;
+  void SetBusyPoll(BusyPoll poll, std::chrono::nanoseconds window);
   // Asks Run() to return; safe from any thread and from callbacks.
   void Stop();
 
@@ -67,6 +76,9 @@ class EventLoop {
   // How long epoll_wait may sleep: max_wait, cut short by the next live timer.
   int WaitMillis(std::chrono::milliseconds max_wait);
   void RunDueTimers();
+  // RunOnce, and whether a descriptor's callback ran.
+  std::error_code Wait(std::chrono::milliseconds max_wait, bool* handled);
+  std::error_code RunSpinning();
 
   UniqueFd epoll_;
   UniqueFd wake_;  // eventfd written by Stop()
@@ -75,6 +87,8 @@ class EventLoop {
   std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<>> timers_;
   std::unordered_map<TimerId, Callback> timer_callbacks_;  // live timers only
   TimerId next_timer_ = 1;
+  BusyPoll busy_poll_;
+  std::chrono::nanoseconds busy_window_{0};
 };
 
 }  // namespace dxpu::link

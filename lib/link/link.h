@@ -107,6 +107,16 @@ class Link {
   // A descriptor that polls readable while Receive() may have a frame.
   virtual int fd() const = 0;
 
+  // Busy polling: a receiver that spins on the link instead of sleeping on fd().
+  // Whether a frame may wait now: false only when none does. Without a system call where the
+  // link can tell (MemoryLink); the others say true, and the spinner calls Receive.
+  virtual bool MayHaveFrame() { return true; }
+  // The receiver spins from now on: a link that makes fd() readable only for a receiver that
+  // found it empty (MemoryLink) stops doing so, and its senders make no system call per frame,
+  // until a Receive finds the link empty again (which a receiver about to sleep must do, so
+  // that the next frame wakes it). The other links: nothing.
+  virtual void StartSpinning() {}
+
   // The largest DxFP frame this link carries (the MTU less encapsulation).
   virtual size_t max_frame() const = 0;
 

@@ -143,4 +143,15 @@ LinkResult MemoryLink::ReceiveInPlace(std::span<uint8_t> /*scratch*/, const Fram
 
 int MemoryLink::fd() const { return rx_->event.get(); }
 
+bool MemoryLink::MayHaveFrame() {
+  const std::lock_guard lock(rx_->receive_mu);
+  return !rx_->frames.Empty();
+}
+
+void MemoryLink::StartSpinning() {
+  // A sender that finds the receiver disarmed does not write the eventfd; the next Receive
+  // that finds the queue empty arms it again (PopFrame).
+  rx_->armed.store(false, std::memory_order_seq_cst);
+}
+
 }  // namespace dxpu::link

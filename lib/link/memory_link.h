@@ -24,6 +24,8 @@ namespace dxpu::link {
 // written only by a send that finds the receiver armed, that is, after a Receive that found
 // the queue empty (which clears it): a receiver that keeps up costs no system call per frame,
 // and after a Receive that returns would_block the fd is not readable until the next send.
+// A receiver that busy-polls (StartSpinning, then MayHaveFrame before each Receive) disarms it:
+// its senders make no system call at all until a Receive finds the queue empty again.
 // The address passed to Send is ignored; Receive reports the empty address.
 class MemoryLink final : public Link {
  public:
@@ -43,6 +45,8 @@ class MemoryLink final : public Link {
   LinkResult Receive(std::span<uint8_t> buf, LinkAddress* from) override;
   LinkResult ReceiveInPlace(std::span<uint8_t> scratch, const FrameUse& use) override;
   int fd() const override;
+  bool MayHaveFrame() override;
+  void StartSpinning() override;
   size_t max_frame() const override { return max_frame_; }
 
   struct Queue;  // defined in memory_link.cc

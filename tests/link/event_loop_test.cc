@@ -1,15 +1,21 @@
-// Tests for EventLoop: readiness callbacks, timer order, cancellation, Stop from a thread.
+// Tests for EventLoop: readiness callbacks, timer order, cancellation, Stop from a thread, busy
+// polling; and for LinkWaiter, the epoll set a thread sleeps on until frames arrive.
 #include "link/event_loop.h"
 
 #include <gtest/gtest.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "link/link_waiter.h"
 #include "link/memory_link.h"
 #include "link/unique_fd.h"
 
@@ -128,6 +134,117 @@ TEST(EventLoop, StopBeforeRunReturnsAtOnce) {
   });
   ASSERT_FALSE(loop->Run());
   EXPECT_TRUE(fired);
+}
+
+TEST(EventLoop, BusyPollSpinsWhileFramesComeThenArmsTheLinksAndSleeps) {
+  auto loop = MakeLoop();
+  ASSERT_NE(loop, nullptr);
+  auto pair = MemoryLink::Pair(64);
+  ASSERT_TRUE(pair.ok());
+  std::atomic<uint32_t> frames{0};
+  std::atomic<uint32_t> spins{0};
+  std::atomic<uint32_t> sleeps{0};
+  bool spinning = false;  // the loop's thread's
+  const auto receive = [&](bool while_spinning) {
+    std::array<uint8_t, 64> buf{};
+    bool any = false;
+    while ((!while_spinning || pair.b->MayHaveFrame()) && pair.b->Receive(buf, nullptr).ok()) {
+      frames.fetch_add(1);
+      any = true;
+    }
+    return any;
+  };
+  ASSERT_FALSE(loop->AddFd(pair.b->fd(), [&] { receive(false); }));
+  loop->SetBusyPoll(
+      [&](bool before_sleep) {
+        if (!before_sleep && !spinning) pair.b->StartSpinning();
+        spinning = !before_sleep;
+        (before_sleep ? sleeps : spins).fetch_add(1);
+        return receive(!before_sleep);
+      },
+      std::chrono::microseconds(200));
+  std::thread t([&] { EXPECT_FALSE(loop->Run()); });
+  const std::array<uint8_t, 16> f{};
+  constexpr uint32_t kFrames = 200;
+  for (uint32_t i = 0; i < kFrames; ++i) {
+    while (pair.a->Send(LinkAddress(), f)) std::this_thread::yield();  // full: let it drain
+    // Every tenth frame after a pause longer than the window: the loop sleeps in between, and
+    // the frame must wake it.
+    if (i % 10 == 9) std::this_thread::sleep_for(milliseconds(2));
+  }
+  for (int i = 0; i < 5000 && frames.load() < kFrames; ++i)
+    std::this_thread::sleep_for(milliseconds(1));
+  loop->Stop();
+  t.join();
+  EXPECT_EQ(frames.load(), kFrames);
+  EXPECT_GT(spins.load(), 0u);
+  EXPECT_GT(sleeps.load(), 0u);  // it went to sleep (and woke for the next frame)
+}
+
+TEST(LinkWaiter, WakesForAFrameOrItsEventFd) {
+  auto w = LinkWaiter::Create();
+  ASSERT_TRUE(w.ok()) << w.error.message();
+  auto pair = MemoryLink::Pair(4);
+  ASSERT_TRUE(pair.ok());
+  UniqueFd efd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  ASSERT_FALSE(w.link->AddLink(*pair.b));
+  ASSERT_FALSE(w.link->AddFd(efd.get()));
+  EXPECT_FALSE(w.link->Wait(0));
+  EXPECT_FALSE(w.link->Wait(1'000'000));  // 1 ms: nothing comes
+  const std::array<uint8_t, 8> f{};
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), f));
+  EXPECT_TRUE(w.link->Wait(1'000'000'000));
+  std::array<uint8_t, 16> buf{};
+  ASSERT_TRUE(pair.b->Receive(buf, nullptr).ok());
+  EXPECT_TRUE(pair.b->Receive(buf, nullptr).would_block);
+  EXPECT_FALSE(w.link->Wait(0));
+  const uint64_t one = 1;
+  ASSERT_EQ(::write(efd.get(), &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
+  EXPECT_TRUE(w.link->Wait(1'000'000'000));
+}
+
+// The thread's state letter in /proc ('S': asleep).
+char ThreadState(pid_t tid) {
+  std::ifstream stat("/proc/self/task/" + std::to_string(tid) + "/stat");
+  std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t paren = all.rfind(')');
+  return paren == std::string::npos || paren + 2 >= all.size() ? '?' : all[paren + 2];
+}
+
+TEST(LinkWaiter, AFrameWakesOnlyTheFirstWaiterAsleep) {
+  auto first = LinkWaiter::Create();
+  auto second = LinkWaiter::Create();
+  ASSERT_TRUE(first.ok() && second.ok());
+  auto pair = MemoryLink::Pair(4);
+  ASSERT_TRUE(pair.ok());
+  ASSERT_FALSE(first.link->AddLink(*pair.b));
+  ASSERT_FALSE(second.link->AddLink(*pair.b));
+  const std::array<uint8_t, 8> f{};
+  std::array<uint8_t, 16> buf{};
+
+  // Nobody asleep: both hear of the frame.
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), f));
+  EXPECT_TRUE(first.link->Wait(0));
+  EXPECT_TRUE(second.link->Wait(0));
+  ASSERT_TRUE(pair.b->Receive(buf, nullptr).ok());
+  EXPECT_TRUE(pair.b->Receive(buf, nullptr).would_block);  // armed again
+  EXPECT_FALSE(first.link->Wait(0));
+  EXPECT_FALSE(second.link->Wait(0));
+
+  // A thread asleep in the first: the frame wakes it, and the second hears nothing.
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> woke{false};
+  std::thread sleeper([&] {
+    tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
+    woke.store(first.link->Wait(10'000'000'000));
+  });
+  while (tid.load() == 0) std::this_thread::yield();
+  for (int i = 0; i < 10000 && ThreadState(tid.load()) != 'S'; ++i)
+    std::this_thread::sleep_for(milliseconds(1));
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), f));
+  sleeper.join();
+  EXPECT_TRUE(woke.load());
+  EXPECT_FALSE(second.link->Wait(0));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Tests for MemoryLink: round trips, drops when full, eventfd readiness, two threads.
+// Tests for MemoryLink: round trips, drops when full, eventfd readiness, a spinning receiver,
+// two threads.
 #include "link/memory_link.h"
 
 #include <gtest/gtest.h>
@@ -139,6 +140,29 @@ TEST(MemoryLink, FramesLeftAfterABatchKeepTheFdReadable) {
   }
   EXPECT_TRUE(pair.b->Receive(buf, nullptr).would_block);
   EXPECT_FALSE(Readable(pair.b->fd()));
+}
+
+TEST(MemoryLink, ASpinningReceiverIsNotSignalledUntilAnEmptyReceive) {
+  auto pair = MemoryLink::Pair(4);
+  ASSERT_TRUE(pair.ok());
+  const std::array<uint8_t, 8> f{};
+  std::array<uint8_t, 16> buf{};
+  EXPECT_FALSE(pair.b->MayHaveFrame());
+  pair.b->StartSpinning();
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), f));
+  // Disarmed: the frame is there, the eventfd says nothing (the sender made no system call).
+  EXPECT_FALSE(Readable(pair.b->fd()));
+  EXPECT_TRUE(pair.b->MayHaveFrame());
+  ASSERT_TRUE(pair.b->Receive(buf, nullptr).ok());
+  EXPECT_FALSE(pair.b->MayHaveFrame());
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), f));
+  EXPECT_FALSE(Readable(pair.b->fd()));
+  ASSERT_TRUE(pair.b->Receive(buf, nullptr).ok());
+  // A receiver about to sleep receives until the link is empty: that arms it again.
+  EXPECT_TRUE(pair.b->Receive(buf, nullptr).would_block);
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), f));
+  EXPECT_TRUE(Readable(pair.b->fd()));
+  EXPECT_EQ(pair.b->counters().frames_received, 2u);
 }
 
 TEST(MemoryLink, ProducerAndConsumerThreadsDeliverInOrder) {
