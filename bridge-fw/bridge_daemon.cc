@@ -170,6 +170,10 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
     self->RunBox();  // a release may have answered requests with UR
   });
   if (d->signals_.valid()) d->loop_->AddFd(d->signals_.get(), [self] { self->OnSignal(); });
+  if (embedding.busy_poll_ns != 0) {
+    d->loop_->SetBusyPoll([self](bool before_sleep) { return self->BusyPoll(before_sleep); },
+                          std::chrono::nanoseconds(embedding.busy_poll_ns));
+  }
   return d;
 }
 
@@ -211,7 +215,7 @@ void BridgeDaemon::OnHealthCheck() {
                   firmware::SlotName(firmware_->running()), r.error().name, r.error().message);
 }
 
-void BridgeDaemon::OnLinkReadable(uint32_t index) {
+bool BridgeDaemon::OnLinkReadable(uint32_t index, bool spinning) {
   link::Link& l = *links_[index];
   const auto tx = [this](const Peer& to, link::FramePieces f) { Transmit(to, f); };
   const link::Link::FrameUse use = [&](std::span<const uint8_t> frame,
@@ -220,9 +224,23 @@ void BridgeDaemon::OnLinkReadable(uint32_t index) {
     // frame may have taken a while.
     box_->ReceiveFrame(fabric::MonotonicNanos(), Peer{index, address}, frame, tx);
   };
-  for (int i = 0; i < kFramesPerWake && l.ReceiveInPlace(rx_, use).ok(); ++i) {
+  int frames = 0;
+  while (frames < kFramesPerWake && (!spinning || l.MayHaveFrame()) &&
+         l.ReceiveInPlace(rx_, use).ok())
+    ++frames;
+  if (frames != 0 || !spinning) RunBox();
+  return frames != 0;
+}
+
+bool BridgeDaemon::BusyPoll(bool before_sleep) {
+  if (!before_sleep && !spinning_) {
+    for (const std::unique_ptr<link::Link>& l : links_) l->StartSpinning();
   }
-  RunBox();
+  spinning_ = !before_sleep;
+  bool work = false;
+  // Before sleeping, each link is read until it is empty, which arms it again.
+  for (uint32_t i = 0; i < links_.size(); ++i) work |= OnLinkReadable(i, !before_sleep);
+  return work;
 }
 
 void BridgeDaemon::Transmit(const Peer& to, link::FramePieces frame) {

@@ -26,7 +26,7 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenProxyPort(ProxyPortOptions opt
   HostProxyOptions po;
   po.node_id = options.node_id;
   po.request_timeout_ns = options.request_timeout_ns;
-  std::unique_ptr<RealTimeHost> host = RealTimeHost::Create(po, &error);
+  std::unique_ptr<RealTimeHost> host = RealTimeHost::Create(po, &error, options.realtime);
   if (host == nullptr) return Status{ErrorCode::kInternal, error};
 
   dxfp_session_config session = options.session;

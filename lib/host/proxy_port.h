@@ -13,6 +13,7 @@
 
 #include "core/dxfp_session.h"
 #include "dxgpu/port.h"
+#include "host/realtime_host.h"
 #include "link/link.h"
 
 namespace dxpu::host {
@@ -31,6 +32,8 @@ struct ProxyPortOptions {
   dxfp_session_config session{};
   uint64_t connect_timeout_ns = 3'000'000'000;
   uint64_t request_timeout_ns = 1'000'000'000;  // configuration and MMIO reads
+  // How the proxy's threads wait for frames (busy polling, who receives).
+  RealTimeOptions realtime{};
 };
 
 // A DMA window a controller grants every device it gives this host: [base, base + size)

@@ -11,17 +11,57 @@
 #include <chrono>
 
 #include "fabric/link_driver.h"
+#include "link/spin.h"
 
 namespace dxpu::host {
+namespace {
+
+// Frames taken from one link in one pass, so that a busy link cannot hold the lock for long.
+constexpr int kFramesPerPass = 256;
+// Every sleep is bounded, so that a missed notification costs at most this long.
+constexpr uint64_t kMaxSleepNs = 50'000'000;
+// A spinning worker looks at its stop flag and the proxy's deadlines at least this often.
+constexpr uint64_t kSpinSliceNs = 50'000;
+
+link::UniqueFd MakeEventFd(std::string* error) {
+  link::UniqueFd fd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!fd.valid() && error != nullptr) *error = "eventfd: " + std::system_category().message(errno);
+  return fd;
+}
+
+void Signal(const link::UniqueFd& fd) {
+  const uint64_t one = 1;
+  // A full counter still wakes the reader; nothing to handle.
+  (void)!write(fd.get(), &one, sizeof one);
+}
+
+void Drain(const link::UniqueFd& fd) {
+  uint64_t count = 0;
+  (void)!read(fd.get(), &count, sizeof count);
+}
+
+}  // namespace
 
 std::unique_ptr<RealTimeHost> RealTimeHost::Create(const HostProxyOptions& options,
-                                                   std::string* error) {
-  link::UniqueFd wake(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  if (!wake.valid()) {
-    if (error != nullptr) *error = "eventfd: " + std::system_category().message(errno);
+                                                   std::string* error,
+                                                   const RealTimeOptions& realtime) {
+  std::unique_ptr<RealTimeHost> h(new RealTimeHost(options, realtime));
+  h->wake_ = MakeEventFd(error);
+  if (!h->wake_.valid()) return nullptr;
+  h->receiver_wake_ = MakeEventFd(error);
+  if (!h->receiver_wake_.valid()) return nullptr;
+  auto receiver = link::LinkWaiter::Create();
+  auto worker = link::LinkWaiter::Create();
+  std::error_code ec = receiver.ok() ? worker.error : receiver.error;
+  if (!ec) ec = receiver.link->AddFd(h->receiver_wake_.get());
+  if (!ec) ec = worker.link->AddFd(h->wake_.get());
+  if (ec) {
+    if (error != nullptr) *error = ec.message();
     return nullptr;
   }
-  return std::unique_ptr<RealTimeHost>(new RealTimeHost(options, std::move(wake)));
+  h->receiver_waiter_ = std::move(receiver.link);
+  h->worker_waiter_ = std::move(worker.link);
+  return h;
 }
 
 RealTimeHost::~RealTimeHost() { Stop(); }
@@ -35,6 +75,13 @@ std::optional<PathId> RealTimeHost::AddBridge(std::string name, std::unique_ptr<
   dxfp_session_config sc = session;
   sc.max_frame = static_cast<uint32_t>(std::min<size_t>(sc.max_frame, link->max_frame()));
   const std::lock_guard lock(mu_);
+  // The receiving caller's set first: a frame wakes it, not the worker, while it waits.
+  std::error_code ec = receiver_waiter_->AddLink(*link);
+  if (!ec) ec = worker_waiter_->AddLink(*link);
+  if (ec) {
+    if (error != nullptr) *error = ec.message();
+    return std::nullopt;
+  }
   std::optional<PathId> id = proxy_.AddBridgePath(std::move(name), sc, error);
   if (!id) return std::nullopt;
   rx_.resize(std::max(rx_.size(), link->max_frame()));
@@ -76,10 +123,14 @@ void RealTimeHost::FlushLocked(uint64_t now) {
   proxy_.Flush(now, [this](PathId path, link::FramePieces frame) { Transmit(path, frame); });
 }
 
-void RealTimeHost::WakeWorker() {
-  const uint64_t one = 1;
-  // A full counter still wakes the worker; nothing to handle.
-  (void)!write(wake_.get(), &one, sizeof one);
+void RealTimeHost::WakeWorker() { Signal(wake_); }
+
+void RealTimeHost::WakeReceiver() { Signal(receiver_wake_); }
+
+void RealTimeHost::NotifyLocked() {
+  notified_.fetch_add(1, std::memory_order_release);
+  if (cv_waiters_ != 0) cv_.notify_all();
+  if (receiver_asleep_) WakeReceiver();
 }
 
 void RealTimeHost::Run(const std::function<void(HostProxy& proxy, uint64_t now)>& fn) {
@@ -92,70 +143,179 @@ void RealTimeHost::Run(const std::function<void(HostProxy& proxy, uint64_t now)>
     // The worker sleeps until worker_deadline_: wake it if something is due sooner now.
     wake = proxy_.NextDeadline() < worker_deadline_;
     // Device writes to host memory (semaphores) do not move the generation: always notify.
-    cv_.notify_all();
+    NotifyLocked();
   }
   if (wake) WakeWorker();
 }
 
-bool RealTimeHost::WaitUntil(const std::function<bool(const HostProxy& proxy)>& ready,
-                             uint64_t deadline) {
-  std::unique_lock lock(mu_);
+RealTimeHost::PassResult RealTimeHost::ReceiveLocked(bool spinning) {
+  PassResult r;
+  for (LinkEntry& l : links_) {
+    const link::Link::FrameUse use = [&](std::span<const uint8_t> frame,
+                                         const link::LinkAddress& /*from*/) {
+      proxy_.ReceiveFrame(l.path, Now(), frame);
+    };
+    int n = 0;
+    while (n < kFramesPerPass && (!spinning || l.link->MayHaveFrame()) &&
+           l.link->ReceiveInPlace(rx_, use).ok())
+      ++n;
+    if (n == kFramesPerPass) r.drained = false;
+    r.frames += static_cast<uint32_t>(n);
+  }
+  FlushLocked(Now());
+  return r;
+}
+
+void RealTimeHost::StartSpinning() {
+  for (LinkEntry& l : links_) l.link->StartSpinning();
+}
+
+bool RealTimeHost::SpinUntil(const uint64_t* seen, uint64_t until) {
+  link::Spinner spinner;
+  for (;;) {
+    if (seen != nullptr && notified_.load(std::memory_order_acquire) != *seen) return true;
+    for (LinkEntry& l : links_) {
+      if (l.link->MayHaveFrame()) return true;
+    }
+    if (Now() >= until) return false;
+    spinner.Pause();
+  }
+}
+
+bool RealTimeHost::WaitUntil(const Ready& ready, uint64_t deadline) {
+  Lock lock(mu_);
   for (;;) {
     if (ready(proxy_)) return true;
     const uint64_t now = Now();
     if (now >= deadline) return false;
-    // Also bounded, so a missed notification costs at most that long.
-    const uint64_t wait = std::min<uint64_t>(deadline - now, 50'000'000);
-    cv_.wait_for(lock, std::chrono::nanoseconds(wait));
+    if (!receiver_ && realtime_.waiter_receives) break;
+    // Another caller receives (or the worker alone does): it wakes this one when the proxy
+    // moved. Busy polling: watch for that a while first.
+    if (realtime_.busy_poll_ns != 0) {
+      const uint64_t seen = notified_.load(std::memory_order_acquire);
+      lock.unlock();
+      const uint64_t until = std::min(deadline, now + realtime_.busy_poll_ns);
+      link::Spinner spinner;
+      while (notified_.load(std::memory_order_acquire) == seen && Now() < until) spinner.Pause();
+      lock.lock();
+      if (notified_.load(std::memory_order_acquire) != seen) continue;
+    }
+    ++cv_waiters_;
+    cv_.wait_for(lock, std::chrono::nanoseconds(std::min(deadline - now, kMaxSleepNs)));
+    --cv_waiters_;
   }
+  receiver_ = true;
+  const bool done = Receive(lock, ready, deadline);
+  receiver_ = false;
+  if (realtime_.busy_poll_ns != 0) receiver_spun_at_ = Now();
+  // Another waiter may receive now.
+  if (cv_waiters_ != 0) cv_.notify_all();
+  return done;
+}
+
+bool RealTimeHost::Receive(Lock& lock, const Ready& ready, uint64_t deadline) {
+  const uint64_t busy = realtime_.busy_poll_ns;
+  bool spinning = false;
+  bool done = false;
+  uint64_t last_work = Now();
+  PassResult pass;
+  for (;;) {
+    const uint64_t before = proxy_.progress();
+    pass = ReceiveLocked(spinning);
+    if (pass.frames != 0) last_work = Now();
+    if (proxy_.progress() != before) NotifyLocked();
+    if (ready(proxy_)) {
+      done = true;
+      break;
+    }
+    const uint64_t now = Now();
+    if (now >= deadline) break;
+    if (!pass.drained) continue;
+    if (busy != 0 && now - last_work < busy) {
+      if (!spinning) StartSpinning();
+      spinning = true;
+      const uint64_t seen = notified_.load(std::memory_order_acquire);
+      lock.unlock();
+      SpinUntil(&seen, std::min(deadline, last_work + busy));
+      lock.lock();
+      continue;
+    }
+    if (spinning) {
+      // A pass that is not spinning first: it leaves every link able to wake this thread.
+      spinning = false;
+      continue;
+    }
+    receiver_asleep_ = true;
+    lock.unlock();
+    receiver_waiter_->Wait(std::min(deadline - now, kMaxSleepNs));
+    Drain(receiver_wake_);
+    lock.lock();
+    receiver_asleep_ = false;
+    last_work = Now();
+  }
+  if (spinning) {
+    // Leave every link able to wake a sleeper (the worker) again.
+    const uint64_t before = proxy_.progress();
+    pass = ReceiveLocked(false);
+    if (proxy_.progress() != before) NotifyLocked();
+  }
+  // Frames left behind: the worker hears of them only from this.
+  if (!pass.drained) WakeWorker();
+  return done;
 }
 
 void RealTimeHost::Worker() {
-  std::vector<pollfd> fds;
-  for (;;) {
-    uint64_t sleep_ns = 0;
-    {
-      const std::lock_guard lock(mu_);
-      if (stop_) break;
-      const uint64_t now = Now();
-      const uint64_t next = proxy_.NextDeadline();
+  const uint64_t busy = realtime_.busy_poll_ns;
+  Lock lock(mu_);
+  bool spinning = false;
+  bool more = false;  // the last pass left frames behind
+  uint64_t last_work = 0;
+  while (!stop_) {
+    const uint64_t now = Now();
+    const uint64_t next = proxy_.NextDeadline();
+    // Sleep to the next deadline (at most a second: Stop() also wakes it).
+    const uint64_t sleep_ns =
+        more || next <= now ? 0 : std::min<uint64_t>(next - now, 1'000'000'000);
+    // Busy polling: the links are a receiving caller's while it waits, and for `busy` after.
+    const bool park = busy != 0 && (receiver_ || now - receiver_spun_at_ < busy);
+    if (busy != 0 && !park && last_work != 0 && now - last_work < busy) {
+      if (!spinning) StartSpinning();
+      spinning = true;
+      lock.unlock();
+      SpinUntil(nullptr, std::min({now + sleep_ns, now + kSpinSliceNs, last_work + busy}));
+      lock.lock();
+    } else if (spinning) {
+      spinning = false;  // the pass below leaves every link able to wake this thread
+    } else if (sleep_ns > 0) {
       worker_deadline_ = next;
-      // Sleep to the next deadline (at most a second: Stop() also wakes it).
-      if (next > now) sleep_ns = std::min<uint64_t>(next - now, 1'000'000'000);
-      fds.clear();
-      fds.push_back({wake_.get(), POLLIN, 0});
-      for (const LinkEntry& l : links_) fds.push_back({l.link->fd(), POLLIN, 0});
-    }
-    if (sleep_ns > 0) {
-      const timespec timeout{static_cast<time_t>(sleep_ns / 1'000'000'000),
-                             static_cast<long>(sleep_ns % 1'000'000'000)};
-      ppoll(fds.data(), fds.size(), &timeout, nullptr);
-    }
-    uint64_t drained = 0;
-    (void)!read(wake_.get(), &drained, sizeof drained);
-
-    const std::lock_guard lock(mu_);
-    worker_deadline_ = 0;  // awake: callers need not wake it
-    const uint64_t progress = proxy_.progress();
-    for (LinkEntry& l : links_) {
-      const link::Link::FrameUse use = [&](std::span<const uint8_t> frame,
-                                           const link::LinkAddress& /*from*/) {
-        proxy_.ReceiveFrame(l.path, Now(), frame);
-      };
-      for (int i = 0; i < 256 && l.link->ReceiveInPlace(rx_, use).ok(); ++i) {
+      lock.unlock();
+      if (park) {
+        pollfd fd{wake_.get(), POLLIN, 0};
+        const uint64_t ns = std::min(sleep_ns, busy);
+        const timespec timeout{static_cast<time_t>(ns / 1'000'000'000),
+                               static_cast<long>(ns % 1'000'000'000)};
+        ppoll(&fd, 1, &timeout, nullptr);
+      } else {
+        worker_waiter_->Wait(sleep_ns);
       }
+      Drain(wake_);
+      lock.lock();
+      worker_deadline_ = 0;  // awake: callers need not wake it
+      if (stop_) break;
     }
-    FlushLocked(Now());
+    const uint64_t before = proxy_.progress();
+    const PassResult pass = ReceiveLocked(spinning);
+    more = !pass.drained;
+    if (pass.frames != 0) last_work = Now();
     // Waiters wake only for something they may wait for: a wake-up costs them a context
     // switch and this thread the lock, thousands of times a second under a stream of frames.
-    if (proxy_.progress() != progress) cv_.notify_all();
+    if (proxy_.progress() != before) NotifyLocked();
   }
   // Close every session so the bridges hear it.
-  const std::lock_guard lock(mu_);
   const uint64_t now = Now();
   for (const LinkEntry& l : links_) proxy_.Close(l.path, now);
   FlushLocked(now);
-  cv_.notify_all();
+  NotifyLocked();
 }
 
 }  // namespace dxpu::host

@@ -57,7 +57,7 @@ SharedBridge& Bridge() {
   return b;
 }
 
-Expected<std::unique_ptr<Port>> OpenThroughBridge() {
+Expected<std::unique_ptr<Port>> OpenThroughBridge(const host::RealTimeOptions& realtime) {
   SharedBridge& b = Bridge();
   if (!b.error.empty()) return Status{ErrorCode::kUnavailable, b.error};
   static int opened = 0;
@@ -69,6 +69,7 @@ Expected<std::unique_ptr<Port>> OpenThroughBridge() {
   // GPU's DMA reads of host memory, up to a 4 MiB copy's worth: under a sanitizer on two busy
   // cores that took over the default second once in CI (a read answered UR after the timeout).
   o.request_timeout_ns = 10'000'000'000;
+  o.realtime = realtime;
   host::BridgeAttachment a;
   a.name = "udp:127.0.0.1:" + std::to_string(b.port);
   a.link = link::UdpLink::Open("127.0.0.1", 0).link;
@@ -78,9 +79,21 @@ Expected<std::unique_ptr<Port>> OpenThroughBridge() {
   return host::OpenProxyPort(std::move(o));
 }
 
-PortFactory DxpuPortFactory() { return {.name = "dxpu", .open = OpenThroughBridge, .options = {}}; }
+PortFactory DxpuPortFactory() {
+  return {.name = "dxpu", .open = [] { return OpenThroughBridge({}); }, .options = {}};
+}
+
+// The host proxy's threads busy-polling (realtime_host.h): the waiting caller spins on the link
+// and receives, the worker keeps off it meanwhile and spins when no caller waits.
+PortFactory DxpuBusyPollPortFactory() {
+  return {.name = "dxpu_busy_poll",
+          .open = [] { return OpenThroughBridge({.busy_poll_ns = 200'000}); },
+          .options = {}};
+}
 
 INSTANTIATE_TEST_SUITE_P(Dxpu, RuntimeTest, ::testing::Values(DxpuPortFactory()), PortFactoryName);
+INSTANTIATE_TEST_SUITE_P(DxpuBusyPoll, RuntimeTest, ::testing::Values(DxpuBusyPollPortFactory()),
+                         PortFactoryName);
 
 }  // namespace
 }  // namespace dxpu::dxgpu::test

@@ -53,6 +53,7 @@ Result<std::unique_ptr<DemoBridge>> DemoBridge::Start(const DemoBridgeOptions& o
   bridge::DaemonEmbedding embedding;
   embedding.handle_signals = false;
   embedding.plane = options.plane;
+  embedding.busy_poll_ns = options.busy_poll_ns;
   if (options.link == "udp") {
     const uint16_t port = FreeUdpPort();
     if (port == 0) return Error{"socket", "no free UDP port on loopback"};
@@ -107,7 +108,8 @@ void DemoBridge::Stop() {
   thread_.join();
 }
 
-dxgpu::Expected<std::unique_ptr<dxgpu::Port>> DemoBridge::OpenHostPort(size_t n, uint64_t node) {
+dxgpu::Expected<std::unique_ptr<dxgpu::Port>> DemoBridge::OpenHostPort(
+    size_t n, uint64_t node, const host::RealTimeOptions& realtime) {
   Result<host::BridgeAttachment> lent = Lend(n, node);
   if (!lent.ok()) return dxgpu::Status{dxgpu::ErrorCode::kUnavailable, lent.error().message};
   host::ProxyPortOptions po;
@@ -116,6 +118,7 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> DemoBridge::OpenHostPort(size_t n,
   po.session.link_down_ns = options_.link_down_ns;
   // The host waits for a read at least as long as the bridge waits for its device.
   po.request_timeout_ns = std::max(po.request_timeout_ns, options_.completion_timeout_ns);
+  po.realtime = realtime;
   po.bridges.push_back(std::move(lent.value()));
   return host::OpenProxyPort(std::move(po));
 }

@@ -27,6 +27,8 @@ struct DemoBridgeOptions {
   uint64_t completion_timeout_ns = 50'000'000;  // the bridge's, for a host's requests
   // The bridge's data plane (rtl-sim/datapath_choice.h); default: the golden model.
   bridge::DataPlane plane;
+  // Busy polling in the bridge's loop (DaemonEmbedding::busy_poll_ns); 0: it sleeps.
+  uint64_t busy_poll_ns = 0;
 };
 
 class DemoBridge {
@@ -40,8 +42,9 @@ class DemoBridge {
   // MSI ranges; the attachment a host opens its dxpu port with.
   Result<host::BridgeAttachment> Lend(size_t n, uint64_t node);
   // Lends GPUs [0, n) to `node` and opens that host's dxpu port on them (sessions with the
-  // bridge's link-down time).
-  dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenHostPort(size_t n, uint64_t node);
+  // bridge's link-down time; the host proxy's threads as `realtime` says).
+  dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenHostPort(
+      size_t n, uint64_t node, const host::RealTimeOptions& realtime = {});
   // "udp 127.0.0.1:40123", "unix /tmp/...", "mem".
   const std::string& where() const { return where_; }
   // Its management socket ("unix:PATH") and, over UDP, where hosts reach it ("udp:IP:PORT"),
