@@ -235,6 +235,17 @@ if run "bench gpu" 0 "$DXPU" bench gpu --json --size 4096 --size 1048576 --min-b
     --mmio-reads 50 --doorbells 500; then
   json_check "bench gpu json" 'd["link"] == "mem" and len(d["results"]) == 6 and
     all("error" not in r and r["direct"] > 0 and r["dxpu"] > 0 and r["ratio"] > 0 for r in d["results"])'
+  # The MMIO read against the bare link's ping-pong, on both links, each path measured.
+  json_check "bench gpu round trips" 'd["busy_poll"] is False and
+    [(r["link"], r["path"]) for r in d["round_trips"]] == [(l, p) for l in ("mem", "udp")
+      for p in ("ping-pong", "mmio-read", "mmio-read-worker")] and
+    all("error" not in r and r["median_ns"] > 0 and r["cpu"] > 0 and r["vs_ping_pong"] > 0
+        for r in d["round_trips"]) and d["round_trip_frames"] == {"request": 80, "completion": 84}'
+fi
+if run "bench gpu busy poll" 0 "$DXPU" bench gpu --json --busy-poll --direction h2d --size 4096 \
+    --min-bytes 8192 --mmio-reads 20 --doorbells 10; then
+  json_check "bench gpu busy poll" 'd["busy_poll"] is True and len(d["round_trips"]) == 6 and
+    all("error" not in r for r in d["results"] + d["round_trips"])'
 fi
 if run "bench gpu one direction" 0 "$DXPU" bench gpu --json --direction d2h --size 65536 \
     --min-bytes 1048576 --mmio-reads 10 --doorbells 10; then
