@@ -261,12 +261,10 @@ static void dxpu_bridge_dispatch(struct dxpu_bridge *b)
 	struct dxpu_fabric *f = b->fabric;
 	struct dxpu_hostpath_event ev;
 	struct dxpu_fabric_client *c;
-	unsigned int failed = 0;
 
 	while (dxpu_hostpath_poll_event(&b->hp, &ev)) {
 		switch (ev.kind) {
 		case DXPU_HP_EV_COMPLETE:
-			failed += ev.status == DXPU_TLP_CPL_UR;
 			dxpu_bridge_complete(b, &ev);
 			break;
 		case DXPU_HP_EV_INTERRUPT:
@@ -294,7 +292,7 @@ static void dxpu_bridge_dispatch(struct dxpu_bridge *b)
 			/* The requests it ended came just before, as COMPLETE events with UR. */
 			netdev_info(b->dev,
 				    "dxpu: session to %pM down: %s (%u requests unanswered)\n",
-				    b->mac, dxfp_down_reason_name(ev.status), failed);
+				    b->mac, dxfp_down_reason_name(ev.status), ev.value);
 			rcu_read_lock();
 			list_for_each_entry_rcu(c, &f->clients, node)
 				if (c->ops->link_down)
@@ -760,10 +758,11 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 				   c->dma_refused_reads, c->dma_refused_writes);
 		n += sysfs_emit_at(buf, n, " interrupts %llu", c->interrupts);
 		spin_lock(&b->peer_lock);
-		peer_dropped = b->peer_dropped + b->hp.counters.peer_dropped;
+		peer_dropped = b->peer_dropped + dxpu_hostpath_get_counters(&b->hp)->peer_dropped;
 		spin_unlock(&b->peer_lock);
 		n += sysfs_emit_at(buf, n, " peer_sent %llu peer_dropped %llu\n",
-				   b->hp.counters.peer_forwarded, peer_dropped);
+				   dxpu_hostpath_get_counters(&b->hp)->peer_forwarded,
+				   peer_dropped);
 		spin_unlock_bh(&b->lock);
 	}
 	mutex_unlock(&f->lock);
