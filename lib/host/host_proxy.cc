@@ -78,7 +78,7 @@ std::optional<PathId> HostProxy::AddDirectPath(const gpu::DeviceProfile& profile
                                                gpu::GpuOptions options, uint16_t host_bdf,
                                                std::string* error, DirectWire wire) {
   options.requester_id = host_bdf;
-  std::unique_ptr<gpu::GpuDevice> device = gpu::GpuDevice::Create(profile, options, error);
+  std::unique_ptr<pcie::Function> device = gpu::GpuDevice::Create(profile, options, error);
   if (device == nullptr) return std::nullopt;
   std::unique_ptr<Path> path = MakePath(nullptr, error);
   if (path == nullptr) return std::nullopt;
@@ -218,7 +218,7 @@ void HostProxy::SetMemoryWindow(DeviceId dev, uint64_t base, uint64_t size) {
 
 bool HostProxy::PumpDirect(PathId id, uint64_t now) {
   Path& path = *paths_[id];
-  gpu::GpuDevice& device = *path.device;
+  pcie::Function& device = *path.device;
   bool moved = false;
   for (const dxpu_tlp* t = dxpu_hostpath_tlp_front(&path.hp); t != nullptr;
        t = dxpu_hostpath_tlp_front(&path.hp)) {
@@ -245,7 +245,7 @@ bool HostProxy::PumpDirect(PathId id, uint64_t now) {
   path.to_host.clear();
   device.Poll(now, [&](const dxpu_tlp& t) {
     if (path.to_host.size() == kBatch) return false;
-    gpu::OwnedTlp owned;
+    pcie::OwnedTlp owned;
     owned.header = t;
     owned.header.payload = nullptr;
     if (t.payload != nullptr) owned.payload.assign(t.payload, t.payload + dxpu_tlp_payload_len(&t));
@@ -254,8 +254,8 @@ bool HostProxy::PumpDirect(PathId id, uint64_t now) {
   });
   if (path.to_host.empty()) return moved;
   // The device is out of Poll: the host path may answer into it (device reads of host memory).
-  std::vector<gpu::OwnedTlp> batch = std::move(path.to_host);
-  for (const gpu::OwnedTlp& t : batch) {
+  std::vector<pcie::OwnedTlp> batch = std::move(path.to_host);
+  for (const pcie::OwnedTlp& t : batch) {
     const dxpu_tlp view = t.View();
     dxpu_hostpath_receive_tlp(&path.hp, now, &view);
   }

@@ -32,6 +32,8 @@
 #include "core/dxpu_peer.h"
 #include "gpu/gpu_device.h"
 #include "link/link.h"
+#include "pcie/function.h"
+#include "pcie/owned_tlp.h"
 
 namespace dxpu::host {
 
@@ -118,7 +120,6 @@ class HostProxy {
   size_t path_count() const { return paths_.size(); }
   // The path's lib/core state: its session, transaction layer and queues, with their counters.
   const dxpu_hostpath& core(PathId id) const { return paths_.at(id)->hp; }
-  gpu::GpuDevice* direct_device(PathId id) { return paths_.at(id)->device.get(); }
 
   // ---- running ----
   void ReceiveFrame(PathId path, uint64_t now, std::span<const uint8_t> frame);
@@ -178,8 +179,8 @@ class HostProxy {
   struct Path {
     PathState state;
     std::vector<uint64_t> memory;            // the host path's, 8-byte aligned
-    std::unique_ptr<gpu::GpuDevice> device;  // direct path
-    std::vector<gpu::OwnedTlp> to_host;      // direct: what the device emitted
+    std::unique_ptr<pcie::Function> device;  // direct path: the device on its ideal link
+    std::vector<pcie::OwnedTlp> to_host;     // direct: what the device emitted
     DirectWire wire;                         // direct: how TLPs travel
     dxpu_hostpath hp{};
   };
