@@ -33,27 +33,39 @@ Status HostAccess::Lost(DeviceId dev) {
   return {ErrorCode::kDeviceLost, why};
 }
 
-Expected<RequestResult> HostAccess::Request(
-    DeviceId dev, const std::function<std::optional<RequestId>(HostProxy&, uint64_t)>& issue) {
+Status HostAccess::Queue(DeviceId dev, const char* what,
+                         const std::function<bool(HostProxy&, uint64_t)>& try_queue) {
   const uint64_t give_up = driver_.Now() + kQueueWaitNs;
-  std::optional<RequestId> id;
-  bool lost = false;
   for (;;) {
+    bool lost = false;
+    bool queued = false;
+    uint64_t seen = 0;
     driver_.Run([&](HostProxy& proxy, uint64_t now) {
       lost = proxy.device(dev).lost;
-      if (!lost) id = issue(proxy, now);
+      if (!lost) queued = try_queue(proxy, now);
+      seen = proxy.generation();
     });
     if (lost) return Lost(dev);
-    if (id) break;
-    // The session's queue is full: wait for it to move, then try again.
-    uint64_t seen = 0;
-    driver_.Run([&](HostProxy& proxy, uint64_t) { seen = proxy.generation(); });
+    if (queued) return {};
+    // No tag or no room in the path's queue: wait for it to move, then try again.
     const uint64_t now = driver_.Now();
     if (now >= give_up)
-      return Status{ErrorCode::kTimeout, "the request could not be queued: the session is full"};
+      return {ErrorCode::kTimeout,
+              fmt::format("{} could not be queued: the session is full", what)};
     driver_.WaitUntil([&](const HostProxy& proxy) { return proxy.generation() != seen; },
                       std::min(give_up, now + 1'000'000));
   }
+}
+
+Expected<RequestResult> HostAccess::Request(
+    DeviceId dev, const std::function<std::optional<RequestId>(HostProxy&, uint64_t)>& issue) {
+  std::optional<RequestId> id;
+  Status queued = Queue(dev, "the request", [&](HostProxy& proxy, uint64_t now) {
+    id = issue(proxy, now);
+    return id.has_value();
+  });
+  if (!queued.ok()) return queued;
+  bool lost = false;
   // The proxy ends every request by its timeout or when the path goes down.
   std::optional<RequestResult> result;
   driver_.WaitUntil([&](const HostProxy& proxy) { return proxy.Done(*id); }, UINT64_MAX);
@@ -110,25 +122,12 @@ Expected<uint32_t> HostAccess::MemRead32(DeviceId dev, uint64_t addr) {
 }
 
 Status HostAccess::MemWrite(DeviceId dev, uint64_t addr, std::span<const uint8_t> bytes) {
-  const uint64_t give_up = driver_.Now() + kQueueWaitNs;
   size_t done = 0;
-  for (;;) {
-    bool lost = false;
-    uint64_t seen = 0;
-    driver_.Run([&](HostProxy& proxy, uint64_t) {
-      lost = proxy.device(dev).lost;
-      // Whole writes are queued in order; what did not fit is written once the path moved.
-      if (!lost) done += proxy.MemWrite(dev, addr + done, bytes.subspan(done));
-      seen = proxy.generation();
-    });
-    if (lost) return Lost(dev);
-    if (done == bytes.size()) return {};
-    const uint64_t now = driver_.Now();
-    if (now >= give_up)
-      return {ErrorCode::kTimeout, "a posted write could not be queued: the session is full"};
-    driver_.WaitUntil([&](const HostProxy& proxy) { return proxy.generation() != seen; },
-                      std::min(give_up, now + 1'000'000));
-  }
+  // Whole writes are queued in order; what did not fit is written once the path moved.
+  return Queue(dev, "a posted write", [&](HostProxy& proxy, uint64_t) {
+    done += proxy.MemWrite(dev, addr + done, bytes.subspan(done));
+    return done == bytes.size();
+  });
 }
 
 Status HostAccess::MemWrite32(DeviceId dev, uint64_t addr, uint32_t value) {

@@ -52,6 +52,11 @@ class HostAccess {
   static constexpr uint64_t kQueueWaitNs = DXPU_HOSTPATH_ISSUE_PATIENCE_NS;
 
  private:
+  // Calls try_queue under the driver until it says queued, waiting for the path to move in
+  // between, for at most kQueueWaitNs (then kTimeout, naming `what`); kDeviceLost once the
+  // device is lost. The one retry loop every request and write goes through.
+  dxgpu::Status Queue(DeviceId dev, const char* what,
+                      const std::function<bool(HostProxy&, uint64_t)>& try_queue);
   // Issues with retries while the queue is full; the result once the request ended.
   dxgpu::Expected<RequestResult> Request(
       DeviceId dev, const std::function<std::optional<RequestId>(HostProxy&, uint64_t)>& issue);
