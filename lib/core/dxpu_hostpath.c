@@ -86,7 +86,7 @@ static void ev_push(struct dxpu_hostpath *hp, uint8_t kind, uint8_t status, uint
 {
 	struct dxpu_hostpath_event *e;
 
-	if (hp->ev_count == hp->ev_cap) {
+	if (!hp->ev || hp->ev_count == hp->ev_cap) { /* no ring before init lays it out */
 		hp->counters.events_lost++;
 		return;
 	}
