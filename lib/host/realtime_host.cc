@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,11 +51,17 @@ std::unique_ptr<RealTimeHost> RealTimeHost::Create(const HostProxyOptions& optio
   if (!h->wake_.valid()) return nullptr;
   h->receiver_wake_ = MakeEventFd(error);
   if (!h->receiver_wake_.valid()) return nullptr;
+  h->timer_.Reset(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
+  if (!h->timer_.valid()) {
+    if (error != nullptr) *error = "timerfd: " + std::system_category().message(errno);
+    return nullptr;
+  }
   auto receiver = link::LinkWaiter::Create();
   auto worker = link::LinkWaiter::Create();
   std::error_code ec = receiver.ok() ? worker.error : receiver.error;
   if (!ec) ec = receiver.link->AddFd(h->receiver_wake_.get());
   if (!ec) ec = worker.link->AddFd(h->wake_.get());
+  if (!ec) ec = worker.link->AddFd(h->timer_.get());
   if (ec) {
     if (error != nullptr) *error = ec.message();
     return nullptr;
@@ -125,7 +132,36 @@ void RealTimeHost::FlushLocked(uint64_t now) {
 
 void RealTimeHost::WakeWorker() { Signal(wake_); }
 
-void RealTimeHost::WakeReceiver() { Signal(receiver_wake_); }
+void RealTimeHost::WorkerWatchesLinks(bool watch) {
+  if (watch == worker_watches_links_) return;
+  worker_watches_links_ = watch;
+  for (const LinkEntry& l : links_) {
+    // Added again, a link that holds a frame makes the worker's next Wait return at once.
+    const std::error_code ec =
+        watch ? worker_waiter_->AddLink(*l.link) : worker_waiter_->RemoveLink(*l.link);
+    // Cannot fail for a descriptor that is open and was (or was not) in the set; if it did,
+    // the worker would miss frames, so it is woken to look at the links each time.
+    if (ec) WakeWorker();
+  }
+}
+
+void RealTimeHost::ArmTimerLocked() {
+  const uint64_t next = proxy_.NextDeadline();
+  if (next == timer_at_) return;
+  timer_at_ = next;
+  itimerspec when{};  // zero: disarmed
+  if (next != UINT64_MAX) {
+    const uint64_t at = std::max<uint64_t>(next, 1);  // a zero time would disarm it
+    when.it_value = {static_cast<time_t>(at / 1'000'000'000),
+                     static_cast<long>(at % 1'000'000'000)};
+  }
+  (void)timerfd_settime(timer_.get(), TFD_TIMER_ABSTIME, &when, nullptr);
+}
+
+void RealTimeHost::WakeReceiver() {
+  // Once until the receiver drained it: the receiver reads the eventfd only when signalled.
+  if (!receiver_signalled_.exchange(true, std::memory_order_acq_rel)) Signal(receiver_wake_);
+}
 
 void RealTimeHost::NotifyLocked() {
   notified_.fetch_add(1, std::memory_order_release);
@@ -134,18 +170,14 @@ void RealTimeHost::NotifyLocked() {
 }
 
 void RealTimeHost::Run(const std::function<void(HostProxy& proxy, uint64_t now)>& fn) {
-  bool wake = false;
-  {
-    const std::lock_guard lock(mu_);
-    const uint64_t now = Now();
-    fn(proxy_, now);
-    FlushLocked(now);
-    // The worker sleeps until worker_deadline_: wake it if something is due sooner now.
-    wake = proxy_.NextDeadline() < worker_deadline_;
-    // Device writes to host memory (semaphores) do not move the generation: always notify.
-    NotifyLocked();
-  }
-  if (wake) WakeWorker();
+  const std::lock_guard lock(mu_);
+  const uint64_t now = Now();
+  fn(proxy_, now);
+  FlushLocked(now);
+  // The worker's timer follows the proxy's next deadline (a system call, not a wake-up).
+  ArmTimerLocked();
+  // Device writes to host memory (semaphores) do not move the generation: always notify.
+  NotifyLocked();
 }
 
 RealTimeHost::PassResult RealTimeHost::ReceiveLocked(bool spinning) {
@@ -174,6 +206,8 @@ bool RealTimeHost::SpinUntil(const uint64_t* seen, uint64_t until) {
   link::Spinner spinner;
   for (;;) {
     if (seen != nullptr && notified_.load(std::memory_order_acquire) != *seen) return true;
+    // The worker's spin: a caller receives now.
+    if (seen == nullptr && receiving_.load(std::memory_order_acquire)) return false;
     for (LinkEntry& l : links_) {
       if (l.link->MayHaveFrame()) return true;
     }
@@ -205,9 +239,17 @@ bool RealTimeHost::WaitUntil(const Ready& ready, uint64_t deadline) {
     --cv_waiters_;
   }
   receiver_ = true;
+  receiving_.store(true, std::memory_order_release);
+  // Busy polling, the links are this thread's until it returns: the worker stops watching them,
+  // so that the frames that come while this thread spins (not asleep in its own set, which
+  // would keep them from the worker) do not wake the worker (two system calls, no wake-up). A
+  // spinning worker sees receiving_.
+  const bool take_links = realtime_.busy_poll_ns != 0;
+  if (take_links) WorkerWatchesLinks(false);
   const bool done = Receive(lock, ready, deadline);
+  if (take_links) WorkerWatchesLinks(true);
+  receiving_.store(false, std::memory_order_release);
   receiver_ = false;
-  if (realtime_.busy_poll_ns != 0) receiver_spun_at_ = Now();
   // Another waiter may receive now.
   if (cv_waiters_ != 0) cv_.notify_all();
   return done;
@@ -245,10 +287,12 @@ bool RealTimeHost::Receive(Lock& lock, const Ready& ready, uint64_t deadline) {
       spinning = false;
       continue;
     }
+    // The worker keeps the proxy's timers meanwhile.
+    ArmTimerLocked();
     receiver_asleep_ = true;
     lock.unlock();
     receiver_waiter_->Wait(std::min(deadline - now, kMaxSleepNs));
-    Drain(receiver_wake_);
+    if (receiver_signalled_.exchange(false, std::memory_order_acq_rel)) Drain(receiver_wake_);
     lock.lock();
     receiver_asleep_ = false;
     last_work = Now();
@@ -259,6 +303,7 @@ bool RealTimeHost::Receive(Lock& lock, const Ready& ready, uint64_t deadline) {
     pass = ReceiveLocked(false);
     if (proxy_.progress() != before) NotifyLocked();
   }
+  ArmTimerLocked();
   // Frames left behind: the worker hears of them only from this.
   if (!pass.drained) WakeWorker();
   return done;
@@ -273,34 +318,25 @@ void RealTimeHost::Worker() {
   while (!stop_) {
     const uint64_t now = Now();
     const uint64_t next = proxy_.NextDeadline();
-    // Sleep to the next deadline (at most a second: Stop() also wakes it).
-    const uint64_t sleep_ns =
-        more || next <= now ? 0 : std::min<uint64_t>(next - now, 1'000'000'000);
-    // Busy polling: the links are a receiving caller's while it waits, and for `busy` after.
-    const bool park = busy != 0 && (receiver_ || now - receiver_spun_at_ < busy);
-    if (busy != 0 && !park && last_work != 0 && now - last_work < busy) {
+    // While a caller receives, the links are its own (WaitUntil).
+    if (busy != 0 && !receiver_ && last_work != 0 && now - last_work < busy) {
       if (!spinning) StartSpinning();
       spinning = true;
       lock.unlock();
-      SpinUntil(nullptr, std::min({now + sleep_ns, now + kSpinSliceNs, last_work + busy}));
+      SpinUntil(nullptr, std::min({next, now + kSpinSliceNs, last_work + busy}));
       lock.lock();
     } else if (spinning) {
       spinning = false;  // the pass below leaves every link able to wake this thread
-    } else if (sleep_ns > 0) {
-      worker_deadline_ = next;
+    } else if (!more && next > now) {
+      // Asleep until a frame (unless a caller receives), the timer (the proxy's next deadline)
+      // or a wake.
+      ArmTimerLocked();
       lock.unlock();
-      if (park) {
-        pollfd fd{wake_.get(), POLLIN, 0};
-        const uint64_t ns = std::min(sleep_ns, busy);
-        const timespec timeout{static_cast<time_t>(ns / 1'000'000'000),
-                               static_cast<long>(ns % 1'000'000'000)};
-        ppoll(&fd, 1, &timeout, nullptr);
-      } else {
-        worker_waiter_->Wait(sleep_ns);
-      }
+      worker_waiter_->Wait(1'000'000'000);
       Drain(wake_);
+      Drain(timer_);
       lock.lock();
-      worker_deadline_ = 0;  // awake: callers need not wake it
+      timer_at_ = 0;  // fired, perhaps: set it again before the next sleep
       if (stop_) break;
     }
     const uint64_t before = proxy_.progress();

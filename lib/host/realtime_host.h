@@ -6,16 +6,20 @@
 //     caller at a time does (the receiver), the others wait on a condition variable;
 //   - a worker thread receives whatever arrives while no caller waits (device DMA, interrupts,
 //     the sessions' acknowledgements) and runs the proxy's timers. It sleeps in epoll on the
-//     links and an eventfd until a frame arrives or the proxy's next deadline.
-// Both sleep on the links' descriptors, the receiver's registered first and exclusively
-// (link::LinkWaiter), so a frame wakes the receiver alone while one waits, the worker
-// otherwise.
+//     links, an eventfd and a timerfd set to the proxy's next deadline: whoever moves that
+//     deadline (a request's retransmission timer, say) sets the timer, a system call but no
+//     wake-up, so a stream of MMIO reads whose timers never fall due does not wake it at all.
+// Both sleep on the links' descriptors, the receiver's set holding them first and exclusively
+// (link::LinkWaiter), so a frame wakes the receiver alone while it sleeps; one that comes
+// before it sleeps wakes the worker, which receives it and wakes the receiver (on a machine
+// with fewer cores than busy threads, where the bridge's wake-up often preempts the caller
+// right after it sent its request, that is most of the worker's wake-ups).
 //
 // Busy polling (RealTimeOptions::busy_poll_ns), off by default: the receiver spins on the
 // links for up to that long after the last frame before it sleeps, and the worker spins on
-// them while frames arrived within that long and no caller receives. While a caller receives,
-// and for busy_poll_ns after one stopped, the worker stays off the links (a frame nobody
-// waits for may then wait that long).
+// them while frames arrived within that long and no caller receives. While a caller receives
+// the worker's set does not hold the links (taken out and put back by the caller: system
+// calls, no wake-ups), so a frame that comes while the caller spins does not wake it.
 #ifndef DXPU_LIB_HOST_REALTIME_HOST_H_
 #define DXPU_LIB_HOST_REALTIME_HOST_H_
 
@@ -86,6 +90,10 @@ class RealTimeHost final : public HostDriver {
   void FlushLocked(uint64_t now);
   void Transmit(PathId path, link::FramePieces frame);
   void WakeWorker();
+  // Whether the worker's set holds the links (not while a caller receives).
+  void WorkerWatchesLinks(bool watch);
+  // Sets the worker's timer to the proxy's next deadline (if it moved).
+  void ArmTimerLocked();
   void WakeReceiver();
   struct PassResult {
     uint32_t frames = 0;
@@ -109,15 +117,18 @@ class RealTimeHost final : public HostDriver {
   HostProxy proxy_;
   std::vector<LinkEntry> links_;
   link::UniqueFd wake_;                                // the worker's eventfd
+  link::UniqueFd timer_;                               // the worker's timerfd
   link::UniqueFd receiver_wake_;                       // the receiving caller's eventfd
   std::unique_ptr<link::LinkWaiter> receiver_waiter_;  // links (first) and receiver_wake_
-  std::unique_ptr<link::LinkWaiter> worker_waiter_;    // links and wake_
+  std::unique_ptr<link::LinkWaiter> worker_waiter_;    // links, wake_ and timer_
   std::thread worker_;
   bool stop_ = false;
-  uint64_t worker_deadline_ = 0;   // when the sleeping worker means to wake
-  bool receiver_ = false;          // a caller in WaitUntil receives from the links
-  bool receiver_asleep_ = false;   // ... and sleeps in receiver_waiter_
-  uint64_t receiver_spun_at_ = 0;  // busy polling: when a receiver last spun (UINT64_MAX: now)
+  uint64_t timer_at_ = 0;         // what timer_ is set to (UINT64_MAX: nothing)
+  bool receiver_ = false;         // a caller in WaitUntil receives from the links
+  bool receiver_asleep_ = false;  // ... and sleeps in receiver_waiter_
+  bool worker_watches_links_ = true;
+  std::atomic<bool> receiving_{false};           // receiver_, for the spinning worker
+  std::atomic<bool> receiver_signalled_{false};  // receiver_wake_ written, not yet drained
   uint32_t cv_waiters_ = 0;
   std::atomic<uint64_t> notified_{0};  // moves at every notification: what spinners watch
   std::vector<uint8_t> rx_;

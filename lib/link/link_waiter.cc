@@ -38,6 +38,12 @@ std::error_code LinkWaiter::AddLink(const Link& link) {
   return Add(link.fd(), EPOLLIN | EPOLLEXCLUSIVE);
 }
 
+std::error_code LinkWaiter::RemoveLink(const Link& link) {
+  if (epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, link.fd(), nullptr) != 0)
+    return LastOsError("link waiter: epoll_ctl del " + std::to_string(link.fd()));
+  return {};
+}
+
 std::error_code LinkWaiter::AddFd(int fd) { return Add(fd, EPOLLIN); }
 
 bool LinkWaiter::Wait(uint64_t timeout_ns) {

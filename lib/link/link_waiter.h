@@ -30,8 +30,11 @@ class LinkWaiter {
   LinkWaiter& operator=(LinkWaiter&&) = delete;
   ~LinkWaiter() = default;
 
-  // A link's descriptor, registered exclusively (see above).
+  // A link's descriptor, registered exclusively (see above). Added again after RemoveLink, it
+  // comes after the waiters that have it now; if a frame waits, the next Wait sees it.
   std::error_code AddLink(const Link& link);
+  // Stops watching a link (a thread asleep in Wait is not woken by its frames any more).
+  std::error_code RemoveLink(const Link& link);
   // Any other descriptor that ends a Wait while readable (an eventfd someone writes to wake
   // this thread); every thread waiting on it wakes.
   std::error_code AddFd(int fd);

@@ -201,6 +201,15 @@ TEST(LinkWaiter, WakesForAFrameOrItsEventFd) {
   const uint64_t one = 1;
   ASSERT_EQ(::write(efd.get(), &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
   EXPECT_TRUE(w.link->Wait(1'000'000'000));
+  uint64_t count = 0;
+  ASSERT_EQ(::read(efd.get(), &count, sizeof(count)), static_cast<ssize_t>(sizeof(count)));
+
+  // Removed, the link's frames do not end a Wait; added again with a frame waiting, they do.
+  ASSERT_FALSE(w.link->RemoveLink(*pair.b));
+  ASSERT_FALSE(pair.a->Send(LinkAddress(), f));
+  EXPECT_FALSE(w.link->Wait(0));
+  ASSERT_FALSE(w.link->AddLink(*pair.b));
+  EXPECT_TRUE(w.link->Wait(0));
 }
 
 // The thread's state letter in /proc ('S': asleep).
