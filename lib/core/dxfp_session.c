@@ -757,7 +757,8 @@ static enum dxfp_rx_result deliver_tlps(struct dxfp_session *s, uint64_t now,
 			continue;
 		}
 		n++;
-		(void)dxpu_tlp_decode(r.body, r.len, &t); /* the one full decode, for delivery */
+		/* The frame's parse checked every TLP of it: fields only, no rules again. */
+		dxpu_tlp_decode_valid(r.body, r.len, &t);
 		(void)dxfp_rx_credits_accept(&s->rx_credits, (int)dxpu_tlp_kind_class(t.kind),
 					     dxpu_tlp_payload_len(&t));
 		if (dxpu_tlp_kind_is_cpl(t.kind))

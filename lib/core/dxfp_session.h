@@ -328,7 +328,10 @@ enum dxfp_rx_result dxfp_session_accept(struct dxfp_session *s, uint64_t now,
 /* Read the identity of a HELLO frame (for a responder's demultiplexer). */
 bool dxfp_hello_identity(const struct dxfp_frame *f, struct dxfp_hello *hello);
 
-/* A received frame, raw (parsed and checked here) or already parsed. */
+/*
+ * A received frame, raw (parsed and checked here) or already parsed by dxfp_frame_parse (which
+ * checked every TLP in it: they are not checked again before delivery).
+ */
 enum dxfp_rx_result dxfp_session_receive(struct dxfp_session *s, uint64_t now, const uint8_t *buf,
 					 size_t len);
 enum dxfp_rx_result dxfp_session_receive_frame(struct dxfp_session *s, uint64_t now,

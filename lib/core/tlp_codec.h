@@ -223,6 +223,11 @@ enum dxpu_tlp_err dxpu_tlp_peek_kind(const uint8_t *buf, size_t len, uint8_t *ki
  * reserved statuses (nothing here sends one).
  */
 enum dxpu_tlp_err dxpu_tlp_decode(const uint8_t *buf, size_t len, struct dxpu_tlp *out);
+/*
+ * The fields of bytes dxpu_tlp_decode already accepted (a TLP record of a frame
+ * dxfp_frame_parse accepted), without checking the rules again.
+ */
+void dxpu_tlp_decode_valid(const uint8_t *buf, size_t len, struct dxpu_tlp *out);
 
 /* Check a TLP struct against every rule of its kind (decode and encode use it). */
 enum dxpu_tlp_err dxpu_tlp_validate(const struct dxpu_tlp *t);
