@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,17 +50,11 @@ std::unique_ptr<RealTimeHost> RealTimeHost::Create(const HostProxyOptions& optio
   if (!h->wake_.valid()) return nullptr;
   h->receiver_wake_ = MakeEventFd(error);
   if (!h->receiver_wake_.valid()) return nullptr;
-  h->timer_.Reset(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
-  if (!h->timer_.valid()) {
-    if (error != nullptr) *error = "timerfd: " + std::system_category().message(errno);
-    return nullptr;
-  }
   auto receiver = link::LinkWaiter::Create();
   auto worker = link::LinkWaiter::Create();
   std::error_code ec = receiver.ok() ? worker.error : receiver.error;
   if (!ec) ec = receiver.link->AddFd(h->receiver_wake_.get());
   if (!ec) ec = worker.link->AddFd(h->wake_.get());
-  if (!ec) ec = worker.link->AddFd(h->timer_.get());
   if (ec) {
     if (error != nullptr) *error = ec.message();
     return nullptr;
@@ -145,17 +138,8 @@ void RealTimeHost::WorkerWatchesLinks(bool watch) {
   }
 }
 
-void RealTimeHost::ArmTimerLocked() {
-  const uint64_t next = proxy_.NextDeadline();
-  if (next == timer_at_) return;
-  timer_at_ = next;
-  itimerspec when{};  // zero: disarmed
-  if (next != UINT64_MAX) {
-    const uint64_t at = std::max<uint64_t>(next, 1);  // a zero time would disarm it
-    when.it_value = {static_cast<time_t>(at / 1'000'000'000),
-                     static_cast<long>(at % 1'000'000'000)};
-  }
-  (void)timerfd_settime(timer_.get(), TFD_TIMER_ABSTIME, &when, nullptr);
+bool RealTimeHost::WorkerSleepsTooLongLocked() const {
+  return proxy_.NextDeadline() < worker_deadline_;
 }
 
 void RealTimeHost::WakeReceiver() {
@@ -174,10 +158,10 @@ void RealTimeHost::Run(const std::function<void(HostProxy& proxy, uint64_t now)>
   const uint64_t now = Now();
   fn(proxy_, now);
   FlushLocked(now);
-  // The worker's timer follows the proxy's next deadline (a system call, not a wake-up).
-  ArmTimerLocked();
   // Device writes to host memory (semaphores) do not move the generation: always notify.
   NotifyLocked();
+  // The worker sleeps until worker_deadline_: wake it if something is due sooner now.
+  if (WorkerSleepsTooLongLocked()) WakeWorker();
 }
 
 RealTimeHost::PassResult RealTimeHost::ReceiveLocked(bool spinning) {
@@ -288,7 +272,7 @@ bool RealTimeHost::Receive(Lock& lock, const Ready& ready, uint64_t deadline) {
       continue;
     }
     // The worker keeps the proxy's timers meanwhile.
-    ArmTimerLocked();
+    if (WorkerSleepsTooLongLocked()) WakeWorker();
     receiver_asleep_ = true;
     lock.unlock();
     receiver_waiter_->Wait(std::min(deadline - now, kMaxSleepNs));
@@ -303,9 +287,9 @@ bool RealTimeHost::Receive(Lock& lock, const Ready& ready, uint64_t deadline) {
     pass = ReceiveLocked(false);
     if (proxy_.progress() != before) NotifyLocked();
   }
-  ArmTimerLocked();
-  // Frames left behind: the worker hears of them only from this.
-  if (!pass.drained) WakeWorker();
+  // Frames left behind (the worker hears of them only from this), or a timer due before the
+  // worker means to wake (an acknowledgement owed, if no request follows to carry it).
+  if (!pass.drained || WorkerSleepsTooLongLocked()) WakeWorker();
   return done;
 }
 
@@ -328,15 +312,14 @@ void RealTimeHost::Worker() {
     } else if (spinning) {
       spinning = false;  // the pass below leaves every link able to wake this thread
     } else if (!more && next > now) {
-      // Asleep until a frame (unless a caller receives), the timer (the proxy's next deadline)
-      // or a wake.
-      ArmTimerLocked();
+      // Asleep until a frame (unless a caller receives), the proxy's next deadline (at most a
+      // second: Stop() also wakes it) or a wake.
+      worker_deadline_ = next;
       lock.unlock();
-      worker_waiter_->Wait(1'000'000'000);
+      worker_waiter_->Wait(std::min<uint64_t>(next - now, 1'000'000'000));
       Drain(wake_);
-      Drain(timer_);
       lock.lock();
-      timer_at_ = 0;  // fired, perhaps: set it again before the next sleep
+      worker_deadline_ = 0;  // awake: callers need not wake it
       if (stop_) break;
     }
     const uint64_t before = proxy_.progress();

@@ -6,9 +6,9 @@
 //     caller at a time does (the receiver), the others wait on a condition variable;
 //   - a worker thread receives whatever arrives while no caller waits (device DMA, interrupts,
 //     the sessions' acknowledgements) and runs the proxy's timers. It sleeps in epoll on the
-//     links, an eventfd and a timerfd set to the proxy's next deadline: whoever moves that
-//     deadline (a request's retransmission timer, say) sets the timer, a system call but no
-//     wake-up, so a stream of MMIO reads whose timers never fall due does not wake it at all.
+//     links and an eventfd until a frame arrives or the proxy's next deadline; a caller that
+//     brings a deadline nearer wakes it. (A timerfd that callers set instead cost two system
+//     calls per MMIO read, more than the wake-ups it saved on the development VM.)
 // Both sleep on the links' descriptors, the receiver's set holding them first and exclusively
 // (link::LinkWaiter), so a frame wakes the receiver alone while it sleeps; one that comes
 // before it sleeps wakes the worker, which receives it and wakes the receiver (on a machine
@@ -92,8 +92,8 @@ class RealTimeHost final : public HostDriver {
   void WakeWorker();
   // Whether the worker's set holds the links (not while a caller receives).
   void WorkerWatchesLinks(bool watch);
-  // Sets the worker's timer to the proxy's next deadline (if it moved).
-  void ArmTimerLocked();
+  // Whether the proxy has something due before the worker means to wake.
+  bool WorkerSleepsTooLongLocked() const;
   void WakeReceiver();
   struct PassResult {
     uint32_t frames = 0;
@@ -117,13 +117,12 @@ class RealTimeHost final : public HostDriver {
   HostProxy proxy_;
   std::vector<LinkEntry> links_;
   link::UniqueFd wake_;                                // the worker's eventfd
-  link::UniqueFd timer_;                               // the worker's timerfd
   link::UniqueFd receiver_wake_;                       // the receiving caller's eventfd
   std::unique_ptr<link::LinkWaiter> receiver_waiter_;  // links (first) and receiver_wake_
-  std::unique_ptr<link::LinkWaiter> worker_waiter_;    // links, wake_ and timer_
+  std::unique_ptr<link::LinkWaiter> worker_waiter_;    // links and wake_
   std::thread worker_;
   bool stop_ = false;
-  uint64_t timer_at_ = 0;         // what timer_ is set to (UINT64_MAX: nothing)
+  uint64_t worker_deadline_ = 0;  // when the sleeping worker means to wake
   bool receiver_ = false;         // a caller in WaitUntil receives from the links
   bool receiver_asleep_ = false;  // ... and sleeps in receiver_waiter_
   bool worker_watches_links_ = true;
