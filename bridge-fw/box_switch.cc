@@ -24,10 +24,7 @@ void BoxSwitch::Send(DeviceIndex from, DeviceIndex to, const dxpu_tlp& tlp, uint
   down_free_[to] = down_done;
   InFlight f;
   f.due = down_done + link_.latency_ns;
-  f.tlp.header = tlp;
-  f.tlp.header.payload = nullptr;
-  if (tlp.payload != nullptr)
-    f.tlp.payload.assign(tlp.payload, tlp.payload + dxpu_tlp_payload_len(&tlp));
+  f.tlp = pcie::OwnedTlp::Copy(tlp);
   queues_[to].push_back(std::move(f));
 }
 

@@ -385,24 +385,18 @@ static void refuse_read(struct dxpu_host *h, const struct dxpu_tlp *t)
 static void serve_read(struct dxpu_host *h, const struct dxpu_tlp *t)
 {
 	const struct dxpu_host_window *w = NULL;
-	struct dxpu_tlp_cpl_split split;
-	struct dxpu_tlp_cpl_piece piece;
+	struct dxpu_tlp_cpld_split split;
 	struct dxpu_tlp c;
-	const uint8_t *src;
 
 	if (t->at == DXPU_TLP_AT_UNTRANSLATED)
 		w = find_window(h, t->requester_id, t->addr, (uint64_t)t->length_dw * 4u,
 				DXPU_HOST_WIN_READ);
-	if (!w || dxpu_tlp_cpl_split_init(&split, t->addr, t->length_dw, t->first_be, t->last_be,
-					  h->cfg.rcb, h->cfg.max_payload) != DXPU_TLP_OK) {
+	if (!w || dxpu_tlp_cpld_split_init(&split, t, h->cfg.requester_id, h->cfg.rcb,
+					   h->cfg.max_payload) != DXPU_TLP_OK) {
 		refuse_read(h, t);
 		return;
 	}
-	src = w->mem + (t->addr - w->iova);
-	dxpu_tlp_completion_for(t, h->cfg.requester_id, DXPU_TLP_CPL_SC, &c);
-	while (dxpu_tlp_cpl_split_next(&split, &piece)) {
-		dxpu_tlp_completion_piece(&c, &piece);
-		c.payload = src + (size_t)piece.offset_dw * 4u;
+	while (dxpu_tlp_cpld_split_next(&split, w->mem + (t->addr - w->iova), &c)) {
 		if (!h->ops.send(h->ctx, &c)) {
 			h->counters.send_failed++;
 			return;

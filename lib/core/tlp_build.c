@@ -43,6 +43,30 @@ void dxpu_tlp_completion_piece(struct dxpu_tlp *cpl, const struct dxpu_tlp_cpl_p
 	cpl->lower_addr = p->lower_addr;
 }
 
+enum dxpu_tlp_err dxpu_tlp_cpld_split_init(struct dxpu_tlp_cpld_split *s,
+					   const struct dxpu_tlp *mrd, uint16_t completer_id,
+					   uint32_t rcb, uint32_t max_payload)
+{
+	if (mrd->kind != DXPU_TLP_MRD)
+		return DXPU_TLP_ERR_BAD_PARAM;
+	dxpu_tlp_completion_for(mrd, completer_id, DXPU_TLP_CPL_SC, &s->whole);
+	return dxpu_tlp_cpl_split_init(&s->split, mrd->addr, mrd->length_dw, mrd->first_be,
+				       mrd->last_be, rcb, max_payload);
+}
+
+bool dxpu_tlp_cpld_split_next(struct dxpu_tlp_cpld_split *s, const uint8_t *data,
+			      struct dxpu_tlp *out)
+{
+	struct dxpu_tlp_cpl_piece piece;
+
+	if (!dxpu_tlp_cpl_split_next(&s->split, &piece))
+		return false;
+	*out = s->whole;
+	dxpu_tlp_completion_piece(out, &piece);
+	out->payload = data + (size_t)piece.offset_dw * 4u;
+	return true;
+}
+
 void dxpu_tlp_config_request(uint8_t kind, uint16_t target_bdf, uint16_t reg, uint8_t first_be,
 			     struct dxpu_tlp *out)
 {

@@ -31,6 +31,29 @@ void dxpu_tlp_completion_for(const struct dxpu_tlp *req, uint16_t completer_id, 
 void dxpu_tlp_completion_piece(struct dxpu_tlp *cpl, const struct dxpu_tlp_cpl_piece *p);
 
 /*
+ * A memory read answered with data, as a completer sends it: the CplDs of request mrd from
+ * completer_id, cut at the Read Completion Boundary rcb and at max_payload
+ * (dxpu_tlp_cpl_split), each carrying its piece of data (mrd's Length in DWs, DW-aligned as
+ * the request addresses them).
+ *
+ *	struct dxpu_tlp_cpld_split s;
+ *	if (dxpu_tlp_cpld_split_init(&s, &mrd, my_id, 64, 256) == DXPU_TLP_OK)
+ *		while (dxpu_tlp_cpld_split_next(&s, data, &t))
+ *			send(&t);	// t.payload points into data
+ */
+struct dxpu_tlp_cpld_split {
+	struct dxpu_tlp_cpl_split split;
+	struct dxpu_tlp whole; /* the completion for the whole request */
+};
+
+/* BAD_PARAM (or the request's error) unless mrd is a valid MRd and rcb/max_payload valid. */
+enum dxpu_tlp_err dxpu_tlp_cpld_split_init(struct dxpu_tlp_cpld_split *s,
+					   const struct dxpu_tlp *mrd, uint16_t completer_id,
+					   uint32_t rcb, uint32_t max_payload);
+bool dxpu_tlp_cpld_split_next(struct dxpu_tlp_cpld_split *s, const uint8_t *data,
+			      struct dxpu_tlp *out);
+
+/*
  * A configuration request: kind DXPU_TLP_CFGRD0/CFGWR0/CFGRD1/CFGWR1 to the function at
  * target_bdf, register reg (its DW: reg & 0xffc, up to 4 KiB of extended space), byte enables
  * first_be, Length 1. Requester ID and Tag zero (the issuer sets them); payload NULL.

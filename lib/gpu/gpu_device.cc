@@ -354,23 +354,15 @@ dxpu_tlp GpuDevice::Completion(const dxpu_tlp& request, uint8_t status) const {
 }
 
 void GpuDevice::CompleteWithData(const dxpu_tlp& request, const std::vector<uint8_t>& data) {
-  dxpu_tlp_cpl_split split{};
-  if (dxpu_tlp_cpl_split_init(&split, request.addr, request.length_dw, request.first_be,
-                              request.last_be, options_.read_completion_boundary,
-                              config_.max_payload_size()) != DXPU_TLP_OK) {
+  dxpu_tlp_cpld_split split{};
+  if (dxpu_tlp_cpld_split_init(&split, &request, options_.requester_id,
+                               options_.read_completion_boundary,
+                               config_.max_payload_size()) != DXPU_TLP_OK) {
     CompleteWithoutData(request, DXPU_TLP_CPL_CA);  // not reached for a validated request
     return;
   }
-  const dxpu_tlp whole = Completion(request, DXPU_TLP_CPL_SC);
-  dxpu_tlp_cpl_piece piece{};
-  while (dxpu_tlp_cpl_split_next(&split, &piece)) {
-    OwnedTlp t;
-    t.header = whole;
-    dxpu_tlp_completion_piece(&t.header, &piece);
-    const auto first = data.begin() + ptrdiff_t{piece.offset_dw} * 4;
-    t.payload.assign(first, first + ptrdiff_t{piece.length_dw} * 4);
-    out_.push_back(std::move(t));
-  }
+  dxpu_tlp c{};
+  while (dxpu_tlp_cpld_split_next(&split, data.data(), &c)) out_.push_back(OwnedTlp::Copy(c));
 }
 
 void GpuDevice::CompleteWithoutData(const dxpu_tlp& request, uint8_t status) {

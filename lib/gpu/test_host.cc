@@ -16,14 +16,6 @@ uint32_t Le32(const uint8_t* p) {
   return p[0] | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
 }
 
-OwnedTlp Own(const dxpu_tlp& t) {
-  OwnedTlp o;
-  o.header = t;
-  o.header.payload = nullptr;
-  if (t.payload != nullptr) o.payload.assign(t.payload, t.payload + dxpu_tlp_payload_len(&t));
-  return o;
-}
-
 uint8_t DwByteEnables(const dxpu_tlp& t, uint32_t i) {
   if (i == 0) return t.first_be;
   if (i + 1 == t.length_dw) return t.last_be;
@@ -94,7 +86,7 @@ void TestHost::OnDeviceTlp(const dxpu_tlp& t) {
       break;
     case DXPU_TLP_CPL:
     case DXPU_TLP_CPLD:
-      completions_[t.tag].push_back(Own(t));
+      completions_[t.tag].push_back(OwnedTlp::Copy(t));
       if (dxpu_tlp_cpl_is_final(&t)) completed_[t.tag] = true;
       break;
     default:
@@ -132,7 +124,7 @@ void TestHost::Answer(const dxpu_tlp& mrd, ReadAnswer answer) {
   }
   switch (answer) {
     case ReadAnswer::kHold:
-      held_.push_back(Own(mrd));
+      held_.push_back(OwnedTlp::Copy(mrd));
       return;
     case ReadAnswer::kIgnore:
       return;
@@ -142,7 +134,7 @@ void TestHost::Answer(const dxpu_tlp& mrd, ReadAnswer answer) {
       dxpu_tlp_completion_for(
           &mrd, options_.requester_id,
           answer == ReadAnswer::kUnsupported ? DXPU_TLP_CPL_UR : DXPU_TLP_CPL_CA, &c);
-      Deliver(Own(c));
+      Deliver(OwnedTlp::Copy(c));
       return;
     }
     case ReadAnswer::kComplete:
@@ -150,23 +142,14 @@ void TestHost::Answer(const dxpu_tlp& mrd, ReadAnswer answer) {
   }
   std::vector<uint8_t> data(length);
   memory_.Read(mrd.addr, data);
-  dxpu_tlp_cpl_split split{};
-  if (dxpu_tlp_cpl_split_init(&split, mrd.addr, mrd.length_dw, mrd.first_be, mrd.last_be,
-                              options_.read_completion_boundary,
-                              options_.max_payload) != DXPU_TLP_OK) {
+  dxpu_tlp_cpld_split split{};
+  if (dxpu_tlp_cpld_split_init(&split, &mrd, options_.requester_id,
+                               options_.read_completion_boundary,
+                               options_.max_payload) != DXPU_TLP_OK) {
     return;  // not a valid read: no answer
   }
-  dxpu_tlp whole{};
-  dxpu_tlp_completion_for(&mrd, options_.requester_id, DXPU_TLP_CPL_SC, &whole);
-  dxpu_tlp_cpl_piece piece{};
-  while (dxpu_tlp_cpl_split_next(&split, &piece)) {
-    OwnedTlp t;
-    t.header = whole;
-    dxpu_tlp_completion_piece(&t.header, &piece);
-    const auto first = data.begin() + ptrdiff_t{piece.offset_dw} * 4;
-    t.payload.assign(first, first + ptrdiff_t{piece.length_dw} * 4);
-    Deliver(std::move(t));
-  }
+  dxpu_tlp c{};
+  while (dxpu_tlp_cpld_split_next(&split, data.data(), &c)) Deliver(OwnedTlp::Copy(c));
 }
 
 void TestHost::Deliver(OwnedTlp answer) {

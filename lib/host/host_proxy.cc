@@ -245,11 +245,7 @@ bool HostProxy::PumpDirect(PathId id, uint64_t now) {
   path.to_host.clear();
   device.Poll(now, [&](const dxpu_tlp& t) {
     if (path.to_host.size() == kBatch) return false;
-    pcie::OwnedTlp owned;
-    owned.header = t;
-    owned.header.payload = nullptr;
-    if (t.payload != nullptr) owned.payload.assign(t.payload, t.payload + dxpu_tlp_payload_len(&t));
-    path.to_host.push_back(std::move(owned));
+    path.to_host.push_back(pcie::OwnedTlp::Copy(t));
     return true;
   });
   if (path.to_host.empty()) return moved;

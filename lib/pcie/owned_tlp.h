@@ -24,6 +24,16 @@ struct OwnedTlp {
   std::vector<uint8_t> payload;
   TlpOrigin origin = TlpOrigin::kCompletion;
 
+  // A copy of t and of its payload (dxpu_tlp_payload_len bytes when t.payload is set).
+  static OwnedTlp Copy(const dxpu_tlp& t, TlpOrigin origin = TlpOrigin::kCompletion) {
+    OwnedTlp o;
+    o.header = t;
+    o.header.payload = nullptr;
+    if (t.payload != nullptr) o.payload.assign(t.payload, t.payload + dxpu_tlp_payload_len(&t));
+    o.origin = origin;
+    return o;
+  }
+
   // The TLP with its payload pointer set; valid while this OwnedTlp lives unchanged.
   dxpu_tlp View() const {
     dxpu_tlp t = header;

@@ -124,6 +124,34 @@ TEST(TlpBuild, SplitReadCompletionPieces) {
   EXPECT_EQ(n, 2);  // [0x10f9, 0x1140): the last RCB boundary MPS reaches; [0x1140, 0x1198)
 }
 
+// The same read answered through the CplD split: the same pieces, each carrying its own DWs of
+// the data, in order and whole.
+TEST(TlpBuild, CplDSplitCarriesEachPiecesData) {
+  const dxpu_tlp req = Read(0x10f8, 40, 0xe, 0xf);
+  std::array<uint8_t, 160> data{};
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i);
+  dxpu_tlp_cpld_split split{};
+  ASSERT_EQ(dxpu_tlp_cpld_split_init(&split, &req, 0x0100, 64, 128), DXPU_TLP_OK);
+  std::vector<uint8_t> carried;
+  dxpu_tlp c{};
+  int n = 0;
+  while (dxpu_tlp_cpld_split_next(&split, data.data(), &c)) {
+    EXPECT_EQ(c.kind, DXPU_TLP_CPLD);
+    EXPECT_EQ(c.requester_id, req.requester_id);
+    EXPECT_EQ(c.tag, req.tag);
+    EXPECT_EQ(c.completer_id, 0x0100);
+    ExpectWireOk(c);
+    carried.insert(carried.end(), c.payload, c.payload + size_t{c.length_dw} * 4);
+    ++n;
+  }
+  EXPECT_EQ(n, 2);
+  EXPECT_EQ(carried, std::vector<uint8_t>(data.begin(), data.end()));
+  dxpu_tlp w = req;
+  w.kind = DXPU_TLP_MWR;  // not a read
+  EXPECT_NE(dxpu_tlp_cpld_split_init(&split, &w, 0x0100, 64, 128), DXPU_TLP_OK);
+  EXPECT_NE(dxpu_tlp_cpld_split_init(&split, &req, 0x0100, 64, 100), DXPU_TLP_OK);
+}
+
 TEST(TlpBuild, ConfigReadIsAnsweredWithOneDwCplD) {
   dxpu_tlp req{};
   dxpu_tlp_config_request(DXPU_TLP_CFGRD0, 0x0300, 0x10, 0xf, &req);
