@@ -49,7 +49,7 @@ struct ModelArgs {
   bool replay = false;
 };
 
-std::string Bytes(uint64_t b) {
+std::string ByteSize(uint64_t b) {
   if (b >= (uint64_t{1} << 30))
     return fmt::format("{:.1f} GiB", static_cast<double>(b) / (1 << 30));
   if (b >= (uint64_t{1} << 20))
@@ -76,8 +76,8 @@ void PrintPrediction(const std::string& workload, const ModelParams& p, const Pr
              "  launches {} (queue dry at {}), syncs {}, kernels {}, H2D {} copies {}, D2H "
              "{} copies {}, other {}\n",
              c.launches == 0 ? std::string("-") : std::to_string(c.launches), c.dry_launches,
-             c.syncs, c.kernels, c.h2d_copies, Bytes(c.h2d_bytes), c.d2h_copies, Bytes(c.d2h_bytes),
-             c.other_ops)
+             c.syncs, c.kernels, c.h2d_copies, ByteSize(c.h2d_bytes), c.d2h_copies,
+             ByteSize(c.d2h_bytes), c.other_ops)
       << fmt::format(
              "fabric: +{:g} us one way, {:g} Gb/s, box PCIe {:g} ns (native PCIe: {:g} ns, {:g} "
              "Gb/s; MPS {}, MRRS {}, {} read tags, {:g}-byte TLP overhead, {})\n",
