@@ -958,7 +958,8 @@ TEST(DxfpSession, ReservedCompletionStatusEndsTheRequestAsUnsupported) {
     if (!from_a) RewriteCplStatus(f, {{5, 3}});
     return true;
   };
-  const dxpu_tlp cpld = MakeCpld(0x0100, 5, Pattern(4, 9), 4);
+  const std::vector<uint8_t> data = Pattern(4, 9);  // outlives the TLP that points at it
+  const dxpu_tlp cpld = MakeCpld(0x0100, 5, data, 4);
   ASSERT_EQ(dxfp_session_send(p.b.s(), p.now, &cpld), DXFP_SEND_OK);
   p.Pump();
   EXPECT_EQ(p.a.delivered.size(), 4u);

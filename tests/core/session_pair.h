@@ -81,11 +81,14 @@ class SessionPair {
   bool PollOne(SessionNode& from, bool from_a);
 };
 
-// TLP builders.
+// TLP builders. The TLP points at `payload`, which must outlive it: a temporary does not compile.
 dxpu_tlp MakeMwr(uint64_t addr, const std::vector<uint8_t>& payload);
+dxpu_tlp MakeMwr(uint64_t addr, std::vector<uint8_t>&& payload) = delete;
 dxpu_tlp MakeMrd(uint16_t requester, uint16_t tag, uint64_t addr, uint16_t length_dw);
 // A completion with data for (requester, tag): length_dw DWs, byte_count bytes remaining.
 dxpu_tlp MakeCpld(uint16_t requester, uint16_t tag, const std::vector<uint8_t>& payload,
                   uint16_t byte_count);
+dxpu_tlp MakeCpld(uint16_t requester, uint16_t tag, std::vector<uint8_t>&& payload,
+                  uint16_t byte_count) = delete;
 
 }  // namespace dxpu::test
