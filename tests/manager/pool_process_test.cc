@@ -306,6 +306,15 @@ class ProcessPool {
         60);
   }
 
+  // Waits until the manager counts every box healthy again (a restarted bridge is healthy once
+  // the manager has heard from it, which may come after an allocation it served was released).
+  bool WaitBoxesHealthy() {
+    return WaitFor([&] {
+      std::optional<Answer> s = Call("GET", "/v1/status");
+      return s && s->body["boxes_healthy"] == s->body["boxes"];
+    });
+  }
+
   // The invariants, against the bridges and the agents themselves (manager/pool_audit.h).
   void Check(const std::string& when) {
     SCOPED_TRACE(when);
@@ -757,6 +766,7 @@ TEST(PoolProcessTest, ReleaseSaysWhatItWaitsFor) {
   EXPECT_NE(log.find("still releasing after 7s"), std::string::npos) << log;
   ASSERT_TRUE(pool.box(0).process->Start());
   ASSERT_TRUE(pool.WaitState(a, "released"));
+  ASSERT_TRUE(pool.WaitBoxesHealthy());
   pool.Check("released once box-a was back");
 }
 
