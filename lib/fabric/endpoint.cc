@@ -27,13 +27,14 @@ Endpoint::Endpoint(const dxfp_session_config& config, EndpointCallbacks callback
                    const EndpointOptions& options)
     : callbacks_(std::move(callbacks)),
       auto_release_(options.auto_release),
-      memory_((dxfp_session_mem_size(&config) + 7) / 8),
+      memory_(std::make_unique_for_overwrite<uint64_t[]>((dxfp_session_mem_size(&config) + 7) / 8)),
       queue_(options.queue),
       framing_factory_(config.role == DXFP_ROLE_RESPONDER ? options.framing
                                                           : DataFramingFactory{}) {
   static constexpr dxfp_session_ops kOps = {&OnDeliver, &OnLinkDown, &OnEstablished};
   // Cannot fail: the configuration was checked and the memory sized from it.
-  (void)dxfp_session_init(&session_, &config, memory_.data(), memory_.size() * 8, &kOps, this);
+  (void)dxfp_session_init(&session_, &config, memory_.get(),
+                          (dxfp_session_mem_size(&config) + 7) / 8 * 8, &kOps, this);
 }
 
 dxfp_rx_result Endpoint::Receive(uint64_t now, std::span<const uint8_t> frame) {

@@ -118,7 +118,9 @@ class Endpoint {
 
   EndpointCallbacks callbacks_;
   bool auto_release_;
-  std::vector<uint64_t> memory_;  // the session's buffers, 8-byte aligned
+  // The session's buffers, 8-byte aligned; not zeroed (the session clears what it reads before
+  // writing it: a 2 MiB replay buffer is touched only as it fills).
+  std::unique_ptr<uint64_t[]> memory_;
   dxfp_session session_{};
   TxQueue queue_;
   uint64_t now_ = 0;  // the time of the call in progress, for the queue's try_send

@@ -14,9 +14,10 @@ TxQueue::TxQueue(const TxQueueOptions& options) {
   const uint32_t tlps = Clamp32(std::max<size_t>(options.max_tlps_per_class, 1));
   const uint32_t bytes = Clamp32(options.max_payload_bytes_per_class);
   const size_t size = dxpu_txq_mem_size(tlps, bytes);
-  memory_.assign((size + 7) / 8, 0);
+  // Not zeroed: the queue writes every entry and payload byte before it reads it.
+  memory_ = std::make_unique_for_overwrite<uint64_t[]>((size + 7) / 8);
   // Cannot fail: the memory is sized for it and tlps is at least 1.
-  (void)dxpu_txq_init(&q_, tlps, bytes, memory_.data(), memory_.size() * 8);
+  (void)dxpu_txq_init(&q_, tlps, bytes, memory_.get(), (size + 7) / 8 * 8);
 }
 
 bool TxQueue::Push(const dxpu_tlp& tlp) { return dxpu_txq_push(&q_, &tlp); }

@@ -21,7 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <vector>
+#include <memory>
 
 #include "core/dxfp_session.h"
 #include "core/dxpu_txq.h"
@@ -95,7 +95,7 @@ class TxQueue {
   const DrainReport& last_drain() const { return last_drain_; }
 
  private:
-  std::vector<uint64_t> memory_;  // the queue's FIFOs, 8-byte aligned
+  std::unique_ptr<uint64_t[]> memory_;  // the queue's FIFOs, 8-byte aligned, not zeroed
   dxpu_txq q_{};
   DrainReport last_drain_;
 };

@@ -56,8 +56,8 @@ std::unique_ptr<HostProxy::Path> HostProxy::MakePath(const dxfp_session_config* 
     return nullptr;
   }
   auto path = std::make_unique<Path>();
-  path->memory.assign((size + 7) / 8, 0);
-  if (!dxpu_hostpath_init(&path->hp, &cfg, path->memory.data(), path->memory.size() * 8)) {
+  path->memory = std::make_unique_for_overwrite<uint64_t[]>((size + 7) / 8);
+  if (!dxpu_hostpath_init(&path->hp, &cfg, path->memory.get(), (size + 7) / 8 * 8)) {
     if (error != nullptr) *error = "the host path refused the options";
     return nullptr;
   }

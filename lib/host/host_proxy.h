@@ -178,7 +178,9 @@ class HostProxy {
  private:
   struct Path {
     PathState state;
-    std::vector<uint64_t> memory;            // the host path's, 8-byte aligned
+    // The host path's, 8-byte aligned; not zeroed (lib/core clears what it reads before writing:
+    // tens of MiB of queues are touched only as they fill).
+    std::unique_ptr<uint64_t[]> memory;
     std::unique_ptr<pcie::Function> device;  // direct path: the device on its ideal link
     std::vector<pcie::OwnedTlp> to_host;     // direct: what the device emitted
     DirectWire wire;                         // direct: how TLPs travel
