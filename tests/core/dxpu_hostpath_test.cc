@@ -57,6 +57,12 @@ dxpu_hostpath_config SessionConfig() {
   return c;
 }
 
+dxpu_tlp ReadRequest(uint64_t addr, uint32_t len) {
+  dxpu_tlp t{};
+  EXPECT_TRUE(dxpu_tlp_mem_request(DXPU_TLP_MRD, addr, len, &t));
+  return t;
+}
+
 // A host path and the bridge's end of its session, joined by a synchronous wire.
 struct World {
   explicit World(const dxpu_hostpath_config& host_cfg = SessionConfig(),
@@ -97,6 +103,12 @@ struct World {
   }
 
   // The bridge answers a delivered request as a device would.
+  // A 4-byte memory read at addr into buf, ending with the event that carries cookie.
+  dxpu_host_err Read(uint64_t addr, std::array<uint8_t, 4>& buf, uint64_t cookie) {
+    dxpu_tlp t = ReadRequest(addr, 4);
+    return dxpu_hostpath_issue(host.get(), &t, buf.data(), 4, cookie, now, nullptr);
+  }
+
   void Answer(const DeliveredTlp& req, uint8_t status, const std::vector<uint8_t>& data = {}) {
     dxpu_tlp c{};
     dxpu_tlp_completion_for(&req.hdr, kDevice, status, &c);
@@ -108,12 +120,6 @@ struct World {
   SessionNode bridge;
   uint64_t now = 1000;
 };
-
-dxpu_tlp ReadRequest(uint64_t addr, uint32_t len) {
-  dxpu_tlp t{};
-  EXPECT_TRUE(dxpu_tlp_mem_request(DXPU_TLP_MRD, addr, len, &t));
-  return t;
-}
 
 TEST(HostPath, ReadCompletesThroughThePullApi) {
   World w;
@@ -139,10 +145,8 @@ TEST(HostPath, ReadCompletesThroughThePullApi) {
 
 TEST(HostPath, NothingIsIssuedBeforeTheSessionIsUp) {
   World w;
-  dxpu_tlp t = ReadRequest(0x1000, 4);
   std::array<uint8_t, 4> buf{};
-  EXPECT_EQ(dxpu_hostpath_issue(w.host.get(), &t, buf.data(), 4, 1, w.now, nullptr),
-            DXPU_HOST_SEND_FAILED);
+  EXPECT_EQ(w.Read(0x1000, buf, 1), DXPU_HOST_SEND_FAILED);
   EXPECT_FALSE(dxpu_hostpath_retryable(w.host.get(), DXPU_HOST_SEND_FAILED));
   w.Establish();
   EXPECT_TRUE(dxpu_hostpath_retryable(w.host.get(), DXPU_HOST_SEND_FAILED));
@@ -157,10 +161,8 @@ TEST(HostPath, PostedWritePassesARequestWaitingForCredit) {
   w.Establish();
   std::array<uint8_t, 4> a{};
   std::array<uint8_t, 4> b{};
-  dxpu_tlp r1 = ReadRequest(0x1000, 4);
-  dxpu_tlp r2 = ReadRequest(0x2000, 4);
-  ASSERT_EQ(dxpu_hostpath_issue(w.host.get(), &r1, a.data(), 4, 1, w.now, nullptr), DXPU_HOST_OK);
-  ASSERT_EQ(dxpu_hostpath_issue(w.host.get(), &r2, b.data(), 4, 2, w.now, nullptr), DXPU_HOST_OK);
+  ASSERT_EQ(w.Read(0x1000, a, 1), DXPU_HOST_OK);
+  ASSERT_EQ(w.Read(0x2000, b, 2), DXPU_HOST_OK);
   const std::array<uint8_t, 4> value{0xde, 0xad, 0xbe, 0xef};
   ASSERT_EQ(dxpu_hostpath_write(w.host.get(), 0x3000, value.data(), 4, w.now, nullptr),
             DXPU_HOST_OK);
@@ -227,10 +229,8 @@ TEST(HostPath, LinkDownEndsEveryRequestThenReportsDown) {
   w.Establish();
   std::array<uint8_t, 4> a{};
   std::array<uint8_t, 4> b{};
-  dxpu_tlp r1 = ReadRequest(0x1000, 4);
-  dxpu_tlp r2 = ReadRequest(0x2000, 4);
-  ASSERT_EQ(dxpu_hostpath_issue(w.host.get(), &r1, a.data(), 4, 1, w.now, nullptr), DXPU_HOST_OK);
-  ASSERT_EQ(dxpu_hostpath_issue(w.host.get(), &r2, b.data(), 4, 2, w.now, nullptr), DXPU_HOST_OK);
+  ASSERT_EQ(w.Read(0x1000, a, 1), DXPU_HOST_OK);
+  ASSERT_EQ(w.Read(0x2000, b, 2), DXPU_HOST_OK);
   dxpu_hostpath_close(w.host.get(), w.now, DXFP_CLOSE_SHUTDOWN);
   const std::vector<dxpu_hostpath_event>& ev = w.host.Events();
   ASSERT_EQ(ev.size(), 3u);
@@ -242,9 +242,7 @@ TEST(HostPath, LinkDownEndsEveryRequestThenReportsDown) {
   EXPECT_EQ(ev[2].value, 2u);  // the requests it ended
   EXPECT_EQ(a, (std::array<uint8_t, 4>{0xff, 0xff, 0xff, 0xff}));
   EXPECT_TRUE(dxpu_hostpath_is_down(w.host.get()));
-  dxpu_tlp r3 = ReadRequest(0x3000, 4);
-  EXPECT_EQ(dxpu_hostpath_issue(w.host.get(), &r3, a.data(), 4, 3, w.now, nullptr),
-            DXPU_HOST_SEND_FAILED);
+  EXPECT_EQ(w.Read(0x3000, a, 3), DXPU_HOST_SEND_FAILED);
   w.Pump();  // the CLOSE reaches the bridge
   EXPECT_TRUE(w.bridge.down);
   EXPECT_EQ(w.bridge.down_reason, DXFP_DOWN_PEER_CLOSED);
@@ -256,8 +254,7 @@ TEST(HostPath, TimeoutsEndRequestsAtTheirDeadline) {
   World w(cfg);
   w.Establish();
   std::array<uint8_t, 4> a{};
-  dxpu_tlp r = ReadRequest(0x1000, 4);
-  ASSERT_EQ(dxpu_hostpath_issue(w.host.get(), &r, a.data(), 4, 9, w.now, nullptr), DXPU_HOST_OK);
+  ASSERT_EQ(w.Read(0x1000, a, 9), DXPU_HOST_OK);
   w.Pump();
   EXPECT_LE(dxpu_hostpath_next_deadline(w.host.get()), w.now + 5'000'000);
   dxpu_hostpath_on_timeout(w.host.get(), w.now + 5'000'000);
@@ -274,17 +271,14 @@ TEST(HostPath, CompletionEventsHoldTheirTagsUntilPolled) {
   w.Establish();
   std::array<uint8_t, 4> a{};
   for (uint64_t i = 0; i < 2; ++i) {
-    dxpu_tlp r = ReadRequest(0x1000, 4);
-    ASSERT_EQ(dxpu_hostpath_issue(w.host.get(), &r, a.data(), 4, i, w.now, nullptr), DXPU_HOST_OK);
+    ASSERT_EQ(w.Read(0x1000, a, i), DXPU_HOST_OK);
   }
   w.Pump();
   for (const DeliveredTlp& d : w.bridge.delivered) w.Answer(d, DXPU_TLP_CPL_UR);
   w.Pump();
-  dxpu_tlp r = ReadRequest(0x1000, 4);
-  EXPECT_EQ(dxpu_hostpath_issue(w.host.get(), &r, a.data(), 4, 5, w.now, nullptr),
-            DXPU_HOST_NO_TAG);  // both ended, neither event polled yet
+  EXPECT_EQ(w.Read(0x1000, a, 5), DXPU_HOST_NO_TAG);  // both ended, neither event polled yet
   ASSERT_EQ(w.host.Events().size(), 2u);
-  EXPECT_EQ(dxpu_hostpath_issue(w.host.get(), &r, a.data(), 4, 5, w.now, nullptr), DXPU_HOST_OK);
+  EXPECT_EQ(w.Read(0x1000, a, 5), DXPU_HOST_OK);
 }
 
 // ---- direct paths ----
