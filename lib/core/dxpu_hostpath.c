@@ -353,7 +353,6 @@ enum dxpu_host_err dxpu_hostpath_write(struct dxpu_hostpath *hp, uint64_t addr, 
 	struct dxpu_tlp_mwr_split split;
 	enum dxpu_host_err err;
 	struct dxpu_tlp t;
-	uint32_t queued = 0;
 
 	if (done)
 		*done = 0;
@@ -366,9 +365,8 @@ enum dxpu_host_err dxpu_hostpath_write(struct dxpu_hostpath *hp, uint64_t addr, 
 		err = dxpu_hostpath_post(hp, &t, now);
 		if (err != DXPU_HOST_OK)
 			return err;
-		queued = (uint32_t)split.req.next - (uint32_t)split.req.start;
-		if (done)
-			*done = queued;
+		if (done) /* whole writes: up to the first byte not yet cut */
+			*done = (uint32_t)(split.req.next - split.req.start);
 	}
 	return DXPU_HOST_OK;
 }

@@ -242,15 +242,14 @@ bool HostProxy::PumpDirect(PathId id, uint64_t now) {
   // over a few hundred at a time keeps the bytes in cache on their way to host memory (and
   // bounds what waits for a peer at once).
   constexpr size_t kBatch = 256;
-  path.to_host.clear();
+  std::vector<pcie::OwnedTlp> batch;
   device.Poll(now, [&](const dxpu_tlp& t) {
-    if (path.to_host.size() == kBatch) return false;
-    path.to_host.push_back(pcie::OwnedTlp::Copy(t));
+    if (batch.size() == kBatch) return false;
+    batch.push_back(pcie::OwnedTlp::Copy(t));
     return true;
   });
-  if (path.to_host.empty()) return moved;
+  if (batch.empty()) return moved;
   // The device is out of Poll: the host path may answer into it (device reads of host memory).
-  std::vector<pcie::OwnedTlp> batch = std::move(path.to_host);
   for (const pcie::OwnedTlp& t : batch) {
     const dxpu_tlp view = t.View();
     dxpu_hostpath_receive_tlp(&path.hp, now, &view);

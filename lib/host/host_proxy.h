@@ -182,7 +182,6 @@ class HostProxy {
     // tens of MiB of queues are touched only as they fill).
     std::unique_ptr<uint64_t[]> memory;
     std::unique_ptr<pcie::Function> device;  // direct path: the device on its ideal link
-    std::vector<pcie::OwnedTlp> to_host;     // direct: what the device emitted
     DirectWire wire;                         // direct: how TLPs travel
     dxpu_hostpath hp{};
   };
