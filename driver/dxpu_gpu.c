@@ -56,7 +56,10 @@ static void dxpu_gpu_peer_add(struct dxpu_gpu *gpu)
 
 static void dxpu_gpu_release(struct kref *ref)
 {
-	kfree(container_of(ref, struct dxpu_gpu, ref));
+	struct dxpu_gpu *gpu = container_of(ref, struct dxpu_gpu, ref);
+
+	pci_dev_put(gpu->pdev);
+	kfree(gpu);
 }
 
 static void dxpu_gpu_put(struct dxpu_gpu *gpu)
@@ -528,7 +531,7 @@ static int dxpu_gpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	kref_init(&gpu->ref);
 	mutex_init(&gpu->lock);
 	init_waitqueue_head(&gpu->wq);
-	gpu->pdev = pdev;
+	gpu->pdev = pci_dev_get(pdev); /* INFO reads it until the last file closes */
 	gpu->bridge = slot->bridge;
 	dxpu_bridge_get(gpu->bridge);
 	ether_addr_copy(gpu->bridge_mac, slot->mac);

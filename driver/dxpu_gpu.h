@@ -32,8 +32,8 @@ struct dxpu_bridge;
 struct dxpu_fabric;
 
 struct dxpu_gpu {
-	struct kref ref; /* the driver's binding and each open file */
-	struct pci_dev *pdev;
+	struct kref ref;	    /* the driver's binding and each open file */
+	struct pci_dev *pdev;	    /* a reference, until the last file closes */
 	struct dxpu_bridge *bridge; /* a reference until removal */
 	u8 bridge_mac[ETH_ALEN];
 	u16 remote_bdf;

@@ -1,8 +1,10 @@
 // chardev_lost.c - runs in the guest: opens /dev/dxpuN, then powers its slot off while the file
 // is open (writes 0 to the slot's power file) and while a second process hammers the device
 // with MMIO writes and reads, and checks the file reports the device lost: POLLHUP, read()
-// says lost, ioctls answer ENODEV, DXPU_IOC_INFO still works and says lost; the racing process
-// ends with ENODEV, not a hang or a crash.
+// says lost, ioctls answer ENODEV, DXPU_IOC_INFO still works, says lost and describes the same
+// device as before (the pci_dev it reads is gone from the bus: the driver holds a reference;
+// the test boots with slub_debug=P, so freed memory would read 0x6b); the racing process ends
+// with ENODEV, not a hang or a crash.
 //   chardev_lost /dev/dxpuN /sys/bus/pci/slots/dxpuN/power
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +25,9 @@ int main(int argc, char** argv) {
   int fd = open(argv[1], O_RDWR);
   check(fd >= 0, "open before power off");
   if (fd < 0) return 1;
+  struct dxpu_device_info before;
+  check(ioctl(fd, DXPU_IOC_INFO, &before) == 0 && !(before.flags & DXPU_INFO_F_LOST),
+        "INFO before power off");
   // The racing process: MMIO writes and reads until the device goes; its exit status says how.
   pid_t child = fork();
   if (child == 0) {
@@ -55,6 +60,11 @@ int main(int argc, char** argv) {
   check(ioctl(fd, DXPU_IOC_DMA_ALLOC, &a) == -1 && errno == ENODEV, "DMA alloc answers ENODEV");
   struct dxpu_device_info info;
   check(ioctl(fd, DXPU_IOC_INFO, &info) == 0 && (info.flags & DXPU_INFO_F_LOST), "INFO says lost");
+  char line[200];
+  snprintf(line, sizeof(line), "INFO after removal describes the device as before: %04x:%04x %s",
+           info.vendor_id, info.device_id, info.pci_name);
+  info.flags = before.flags;
+  check(memcmp(&info, &before, sizeof(info)) == 0, line);
   check(close(fd) == 0, "close");
   int wstatus = 0;
   check(waitpid(child, &wstatus, 0) == child && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0,

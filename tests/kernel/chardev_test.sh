@@ -2,7 +2,8 @@
 # dxpu.ko's character device against a real dxpu-bridge: the bridge assigns its GPU to the
 # guest's node at 01:00.0 and grants it DMA to the host's DMA and MSI ranges (as a controller
 # does: lib/host/proxy_port.h HostDmaGrants); in the guest, statically linked programs drive
-# /dev/dxpu0 (scenario_chardev.sh).
+# /dev/dxpu0 (scenario_chardev.sh). The guest boots with slub_debug=P: memory the kernel
+# frees is poisoned, so a read of a freed object (the pci_dev after removal) shows.
 #   chardev_test.sh DXPU_BRIDGE DXPU [WORKDIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,7 +18,7 @@ lend_gpu "$dxpu_bin" "unix:$work/mgmt.sock" 01:00.0
 status=0
 bash "$here/guest.sh" --name chardev --script "$here/scenario_chardev.sh" --nic "$work/bridge.sock" \
   --ko "$ko_dir/dxpu.ko" --file "$chardev_check:/bin/chardev_check" \
-  --file "$chardev_lost:/bin/chardev_lost" --out "$work/guest" \
+  --file "$chardev_lost:/bin/chardev_lost" --out "$work/guest" --append slub_debug=P \
   --expect "chardev_check: 0 failures" || status=1
 stop_bridge
 exit $status
