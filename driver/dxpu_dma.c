@@ -6,7 +6,9 @@
  * which serves the devices' reads and writes there and refuses them anywhere else.
  *
  * A buffer lives while it is allocated or mapped: freeing it removes its windows at once (the
- * devices can no longer reach it), and the memory goes when the last mapping does.
+ * devices can no longer reach it), and the memory goes when the last mapping does. Its IOVA is
+ * free again at once: buffers take the lowest IOVA with room for them (first fit, the list
+ * kept in IOVA order), so the space is reused however much is allocated over time.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -17,8 +19,8 @@
 
 /* The host's DMA range (docs/host-proxy.md, "The host's address map"). */
 #define DXPU_DMA_BASE 0x100000000ull
-#define DXPU_DMA_END 0x4000000000ull
-#define DXPU_DMA_GUARD PAGE_SIZE /* unmapped between buffers: an overrun is refused */
+#define DXPU_DMA_END 0x4000000000ull /* the most dxpu_dma_init takes */
+#define DXPU_DMA_GUARD PAGE_SIZE     /* unmapped between buffers: an overrun is refused */
 #define DXPU_DMA_MAX_SHARES 32
 
 struct dxpu_dma_buf {
@@ -32,9 +34,17 @@ struct dxpu_dma_buf {
 	struct dxpu_gpu *gpus[DXPU_DMA_MAX_SHARES]; /* windows (no reference: removal forgets) */
 };
 
-static DEFINE_MUTEX(dxpu_dma_lock); /* the list, each buffer's gpus, the next IOVA */
+static DEFINE_MUTEX(dxpu_dma_lock); /* the list (in IOVA order), each buffer's gpus */
 static LIST_HEAD(dxpu_dma_bufs);
-static u64 dxpu_dma_next = DXPU_DMA_BASE;
+static u64 dxpu_dma_end = DXPU_DMA_END; /* buffers lie in [DXPU_DMA_BASE, dxpu_dma_end) */
+
+int dxpu_dma_init(u64 dma_space)
+{
+	if (dma_space < PAGE_SIZE || dma_space > DXPU_DMA_END - DXPU_DMA_BASE)
+		return -EINVAL;
+	dxpu_dma_end = DXPU_DMA_BASE + dma_space;
+	return 0;
+}
 
 static void dxpu_dma_release(struct kref *ref)
 {
@@ -73,6 +83,45 @@ static void dxpu_dma_window_remove(struct dxpu_gpu *gpu, struct dxpu_dma_buf *bu
 	dxpu_bridge_remove_window(gpu->bridge, gpu->remote_bdf, buf->iova);
 }
 
+/*
+ * The lowest IOVA with size bytes free, a guard page from the buffer before and after it:
+ * *iova, and in *next the list entry to insert the buffer before. Caller holds the lock.
+ */
+static int dxpu_dma_place(u64 size, u64 *iova, struct list_head **next)
+{
+	struct list_head *before = &dxpu_dma_bufs; /* the list's end, unless a gap is found */
+	struct dxpu_dma_buf *buf;
+	u64 at = DXPU_DMA_BASE;
+
+	lockdep_assert_held(&dxpu_dma_lock);
+	list_for_each_entry(buf, &dxpu_dma_bufs, node) {
+		if (at + size + DXPU_DMA_GUARD <= buf->iova) {
+			before = &buf->node;
+			break;
+		}
+		at = buf->iova + buf->size + DXPU_DMA_GUARD;
+	}
+	if (at + size > dxpu_dma_end)
+		return -ENOSPC;
+	*iova = at;
+	*next = before;
+	return 0;
+}
+
+/* buf at the lowest free IOVA, a window of gpu, on the list. Caller holds the lock. */
+static int dxpu_dma_insert(struct dxpu_gpu *gpu, struct dxpu_dma_buf *buf)
+{
+	struct list_head *next;
+	int err;
+
+	err = dxpu_dma_place(buf->size, &buf->iova, &next);
+	if (!err)
+		err = dxpu_dma_window_add(gpu, buf);
+	if (!err)
+		list_add_tail(&buf->node, next);
+	return err;
+}
+
 int dxpu_dma_alloc(struct dxpu_gpu *gpu, const void *owner, u64 size, u64 *iova)
 {
 	struct dxpu_dma_buf *buf;
@@ -93,22 +142,11 @@ int dxpu_dma_alloc(struct dxpu_gpu *gpu, const void *owner, u64 size, u64 *iova)
 	buf->owner = owner;
 	buf->size = size;
 	mutex_lock(&dxpu_dma_lock);
-	if (dxpu_dma_next + size > DXPU_DMA_END) {
-		err = -ENOSPC;
-		goto fail;
-	}
-	buf->iova = dxpu_dma_next;
-	err = dxpu_dma_window_add(gpu, buf);
-	if (err)
-		goto fail;
-	dxpu_dma_next += size + DXPU_DMA_GUARD;
-	list_add_tail(&buf->node, &dxpu_dma_bufs);
+	err = dxpu_dma_insert(gpu, buf);
 	*iova = buf->iova;
 	mutex_unlock(&dxpu_dma_lock);
-	return 0;
-fail:
-	mutex_unlock(&dxpu_dma_lock);
-	kref_put(&buf->ref, dxpu_dma_release);
+	if (err)
+		kref_put(&buf->ref, dxpu_dma_release);
 	return err;
 }
 

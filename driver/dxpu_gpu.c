@@ -598,10 +598,13 @@ static struct pci_driver dxpu_gpu_driver = {
 	.remove = dxpu_gpu_remove,
 };
 
-int dxpu_gpu_driver_register(struct dxpu_fabric *f)
+int dxpu_gpu_driver_register(struct dxpu_fabric *f, u64 dma_space)
 {
 	int err;
 
+	err = dxpu_dma_init(dma_space);
+	if (err)
+		return err;
 	dxpu_gpu_fabric = f;
 	dxpu_fabric_register_client(f, &dxpu_gpu_client);
 	err = pci_register_driver(&dxpu_gpu_driver);

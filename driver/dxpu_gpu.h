@@ -51,13 +51,16 @@ struct dxpu_gpu {
 };
 
 /* The PCI driver, a client of f: registered at load, before any slot can be powered. */
-int dxpu_gpu_driver_register(struct dxpu_fabric *f);
+int dxpu_gpu_driver_register(struct dxpu_fabric *f, u64 dma_space);
 void dxpu_gpu_driver_unregister(void);
 
 /* ---- DMA buffers (dxpu_dma.c) ---- */
 
-/* Allocates a buffer of size bytes and makes it a DMA window of gpu; owner identifies who may
- * free it (a file).
+/* The IOVA space buffers are placed in: dma_space bytes of the host's DMA range. */
+int dxpu_dma_init(u64 dma_space);
+/*
+ * Allocates a buffer of size bytes at the lowest free IOVA and makes it a DMA window of gpu;
+ * owner identifies who may free it (a file). -ENOSPC when no space of that size is free.
  */
 int dxpu_dma_alloc(struct dxpu_gpu *gpu, const void *owner, u64 size, u64 *iova);
 /* The buffer at iova also a window of gpu. */

@@ -38,6 +38,14 @@ static unsigned int link_down_ms = 2000;
 module_param(link_down_ms, uint, 0444);
 MODULE_PARM_DESC(link_down_ms, "session down, devices removed after ms without progress (2000)");
 
+/* The host's DMA range runs from 4 GiB to 256 GiB (docs/host-proxy.md): 252 GiB of IOVAs. */
+#define DXPU_DMA_MIB_MAX (252u << 10)
+
+static unsigned int dma_mib = DXPU_DMA_MIB_MAX;
+module_param(dma_mib, uint, 0444);
+MODULE_PARM_DESC(dma_mib,
+		 "MiB of IOVA space for DMA buffers, from 4 GiB (at most and default 258048)");
+
 static struct device *dxpu_root;
 static struct dxpu_domain dxpu_domain;
 static struct dxpu_fabric dxpu_fabric;
@@ -134,6 +142,10 @@ static int __init dxpu_init(void)
 		pr_err("dxpu: link_down_ms=%u: 100..60000\n", link_down_ms);
 		return -EINVAL;
 	}
+	if (!dma_mib || dma_mib > DXPU_DMA_MIB_MAX) {
+		pr_err("dxpu: dma_mib=%u: 1..%u\n", dma_mib, DXPU_DMA_MIB_MAX);
+		return -EINVAL;
+	}
 	dxpu_root = root_device_register("dxpu");
 	if (IS_ERR(dxpu_root))
 		return PTR_ERR(dxpu_root);
@@ -152,7 +164,7 @@ static int __init dxpu_init(void)
 				 (u64)mmio64_gib << 30);
 	if (err)
 		goto exit_fabric;
-	err = dxpu_gpu_driver_register(&dxpu_fabric);
+	err = dxpu_gpu_driver_register(&dxpu_fabric, (u64)dma_mib << 20);
 	if (err)
 		goto destroy_domain;
 	err = dxpu_slots_create(&dxpu_domain, &dxpu_fabric, slots);

@@ -2,7 +2,8 @@
 # Guest side: the GPU attached through slot dxpu0 is bound to dxpu's PCI driver and gets
 # /dev/dxpu0; chardev_check drives it (registers, a DMA buffer, MSI-X, refusals, bad
 # arguments); the bridge's counters show the refused DMA; power off with the file open makes
-# it lost (ENODEV, POLLHUP), and rmmod works after.
+# it lost (ENODEV, POLLHUP), and rmmod works after. Loaded again with a 16 MiB IOVA space, DMA
+# buffers reuse it (dma_reuse_check).
 ok() { echo "DXPU-TEST: PASS $1"; }
 bad() { echo "DXPU-TEST: FAIL $1"; }
 bridge=02:00:00:00:b0:01
@@ -22,3 +23,10 @@ if dmesg | grep -q "DMA read of .* at 0x3f00000000 by 01:00.0 refused"; then ok 
 /bin/chardev_lost /dev/dxpu0 /sys/bus/pci/slots/dxpu0/power
 if [ -e /dev/dxpu0 ]; then bad "/dev/dxpu0 left after power off"; else ok "/dev/dxpu0 gone after power off"; fi
 if rmmod dxpu; then ok "rmmod dxpu"; else bad "rmmod dxpu"; fi
+# A small IOVA space for DMA buffers, allocated and freed through many times over.
+if insmod /lib/dxpu/dxpu.ko ifname=eth0 slots=2 dma_mib=16; then ok "insmod dxpu dma_mib=16"; else bad "insmod dxpu dma_mib=16"; exit 0; fi
+echo "dxpu0 $bridge 01:00.0" > /sys/devices/dxpu/bind
+if echo 1 > /sys/bus/pci/slots/dxpu0/power; then ok "power on dxpu0 again"; else bad "power on dxpu0 again"; exit 0; fi
+/bin/dma_reuse_check /dev/dxpu0 16
+if echo 0 > /sys/bus/pci/slots/dxpu0/power; then ok "power off dxpu0"; else bad "power off dxpu0"; fi
+if rmmod dxpu; then ok "rmmod dxpu again"; else bad "rmmod dxpu again"; fi
