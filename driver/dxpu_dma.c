@@ -9,6 +9,11 @@
  * devices can no longer reach it), and the memory goes when the last mapping does. Its IOVA is
  * free again at once: buffers take the lowest IOVA with room for them (first fit, the list
  * kept in IOVA order), so the space is reused however much is allocated over time.
+ *
+ * Locking: dxpu_dma_lock is a leaf, held for no copy to or from user memory; mmap takes it
+ * under mmap_lock. A device's removal sets its lost flag before it forgets the device's
+ * windows under this lock, so a call that finds the device not lost under the lock adds its
+ * window before they are forgotten.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -114,6 +119,8 @@ static int dxpu_dma_insert(struct dxpu_gpu *gpu, struct dxpu_dma_buf *buf)
 	struct list_head *next;
 	int err;
 
+	if (READ_ONCE(gpu->lost))
+		return -ENODEV;
 	err = dxpu_dma_place(buf->size, &buf->iova, &next);
 	if (!err)
 		err = dxpu_dma_window_add(gpu, buf);
@@ -159,7 +166,9 @@ int dxpu_dma_share(struct dxpu_gpu *gpu, u64 iova)
 	mutex_lock(&dxpu_dma_lock);
 	buf = dxpu_dma_find(iova);
 	err = buf ? 0 : -ENOENT;
-	for (i = 0; buf && i < buf->nr_gpus; i++)
+	if (READ_ONCE(gpu->lost))
+		err = -ENODEV;
+	for (i = 0; !err && i < buf->nr_gpus; i++)
 		if (buf->gpus[i] == gpu)
 			err = -EEXIST;
 	if (!err)
@@ -255,7 +264,9 @@ int dxpu_dma_mmap(struct dxpu_gpu *gpu, struct vm_area_struct *vma)
 	buf = dxpu_dma_find(iova);
 	for (i = 0; buf && i < buf->nr_gpus; i++)
 		shared |= buf->gpus[i] == gpu;
-	if (!shared) {
+	if (READ_ONCE(gpu->lost)) {
+		err = -ENODEV;
+	} else if (!shared) {
 		err = -ENOENT;
 	} else if (vma->vm_end - vma->vm_start > buf->size) {
 		err = -EINVAL;

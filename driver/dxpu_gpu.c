@@ -151,6 +151,17 @@ static void dxpu_gpu_list(struct dxpu_gpu *gpu, bool add)
 
 /* ---- MMIO ---- */
 
+/* Takes gpu->lock for MMIO on the device; -ENODEV, unlocked, once it is lost. */
+static int dxpu_gpu_mmio_lock(struct dxpu_gpu *gpu)
+{
+	mutex_lock(&gpu->lock);
+	if (READ_ONCE(gpu->lost)) {
+		mutex_unlock(&gpu->lock);
+		return -ENODEV;
+	}
+	return 0;
+}
+
 /* The bus address of [offset, offset + len) in a memory BAR, or 0 when it is not inside one. */
 static u64 dxpu_bar_addr(struct pci_dev *pdev, int bar, u64 offset, u32 len)
 {
@@ -195,8 +206,10 @@ int dxpu_mmio_read(struct pci_dev *pdev, int bar, u64 offset, void *buf, u32 len
 
 	if (!gpu || !addr)
 		return -EINVAL;
-	mutex_lock(&gpu->lock);
-	err = gpu->lost ? -ENODEV : dxpu_bridge_mem_read(gpu->bridge, addr, buf, len, &status);
+	err = dxpu_gpu_mmio_lock(gpu);
+	if (err)
+		return err;
+	err = dxpu_bridge_mem_read(gpu->bridge, addr, buf, len, &status);
 	mutex_unlock(&gpu->lock);
 	if (!err && status != DXPU_TLP_CPL_SC)
 		err = -EIO;
@@ -224,14 +237,16 @@ int dxpu_mmio_write(struct pci_dev *pdev, int bar, u64 offset, const void *buf, 
 
 	if (!gpu || !addr)
 		return -EINVAL;
-	mutex_lock(&gpu->lock);
-	err = gpu->lost ? -ENODEV : dxpu_bridge_mem_write(gpu->bridge, addr, buf, len);
+	err = dxpu_gpu_mmio_lock(gpu);
+	if (err)
+		return err;
+	err = dxpu_bridge_mem_write(gpu->bridge, addr, buf, len);
 	mutex_unlock(&gpu->lock);
 	return err;
 }
 EXPORT_SYMBOL_GPL(dxpu_mmio_write);
 
-/* One op of a batch. Caller holds gpu->lock, the device is not lost. */
+/* One op of a batch. Caller holds gpu->lock (dxpu_gpu_mmio_lock). */
 static int dxpu_mmio_op(struct dxpu_gpu *gpu, struct dxpu_mmio_op *op)
 {
 	u64 addr = dxpu_bar_addr(gpu->pdev, op->bar, op->offset, op->width);
@@ -258,12 +273,34 @@ static int dxpu_mmio_op(struct dxpu_gpu *gpu, struct dxpu_mmio_op *op)
 	return op->status == DXPU_MMIO_OK ? 0 : -EIO;
 }
 
+/*
+ * The ops in order until one fails; *done: how many completed. A device lost on the way stops
+ * the batch at its next op. Takes gpu->lock.
+ */
+static int dxpu_gpu_run_batch(struct dxpu_gpu *gpu, struct dxpu_mmio_op *ops, u32 count, u32 *done)
+{
+	int err = dxpu_gpu_mmio_lock(gpu);
+	u32 i;
+
+	*done = 0;
+	if (err)
+		return err;
+	for (i = 0; i < count; i++) {
+		err = READ_ONCE(gpu->lost) ? -ENODEV : dxpu_mmio_op(gpu, &ops[i]);
+		if (err)
+			break;
+	}
+	mutex_unlock(&gpu->lock);
+	*done = i;
+	return err;
+}
+
+/* The batch is copied in and out with no lock held: a fault there may take mmap_lock. */
 static long dxpu_ioctl_mmio(struct dxpu_gpu *gpu, struct dxpu_mmio_batch __user *ubatch)
 {
 	struct dxpu_mmio_batch batch;
 	struct dxpu_mmio_op *ops;
-	u32 i;
-	int err = 0;
+	int err;
 
 	if (copy_from_user(&batch, ubatch, sizeof(batch)))
 		return -EFAULT;
@@ -272,9 +309,7 @@ static long dxpu_ioctl_mmio(struct dxpu_gpu *gpu, struct dxpu_mmio_batch __user 
 	ops = memdup_user(u64_to_user_ptr(batch.ops), sizeof(*ops) * batch.count);
 	if (IS_ERR(ops))
 		return PTR_ERR(ops);
-	for (i = 0; i < batch.count && !err; i++)
-		err = dxpu_mmio_op(gpu, &ops[i]);
-	batch.done = err ? i - 1 : i;
+	err = dxpu_gpu_run_batch(gpu, ops, batch.count, &batch.done);
 	if (copy_to_user(u64_to_user_ptr(batch.ops), ops, sizeof(*ops) * batch.count) ||
 	    put_user(batch.done, &ubatch->done))
 		err = -EFAULT;
@@ -295,7 +330,7 @@ static long dxpu_ioctl_info(struct dxpu_gpu *gpu, void __user *arg)
 	info.subsystem_vendor_id = pdev->subsystem_vendor;
 	info.subsystem_id = pdev->subsystem_device;
 	info.class_code = pdev->class;
-	info.flags = gpu->lost ? DXPU_INFO_F_LOST : 0;
+	info.flags = READ_ONCE(gpu->lost) ? DXPU_INFO_F_LOST : 0;
 	for (i = 0; i < DXPU_BARS; i++) {
 		if (!(pci_resource_flags(pdev, i) & IORESOURCE_MEM))
 			continue;
@@ -338,36 +373,31 @@ static long dxpu_ioctl_dma(struct file *file, unsigned int cmd, void __user *arg
 	return dxpu_dma_free(df, ref.iova);
 }
 
+/*
+ * No lock is held across a copy to or from user memory (a fault takes mmap_lock, under which
+ * mmap runs): MMIO takes gpu->lock inside, the DMA calls their own mutex; INFO reads what
+ * probe set (the pci_dev is referenced until the last file closes).
+ */
 static long dxpu_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct dxpu_file *df = file->private_data;
 	struct dxpu_gpu *gpu = df->gpu;
 	void __user *uarg = (void __user *)arg;
-	long err;
 
-	mutex_lock(&gpu->lock);
-	if (gpu->lost && cmd != DXPU_IOC_INFO && cmd != DXPU_IOC_DMA_FREE) {
-		err = -ENODEV;
-		goto unlock;
-	}
+	if (READ_ONCE(gpu->lost) && cmd != DXPU_IOC_INFO && cmd != DXPU_IOC_DMA_FREE)
+		return -ENODEV;
 	switch (cmd) {
 	case DXPU_IOC_INFO:
-		err = dxpu_ioctl_info(gpu, uarg);
-		break;
+		return dxpu_ioctl_info(gpu, uarg);
 	case DXPU_IOC_MMIO:
-		err = dxpu_ioctl_mmio(gpu, uarg);
-		break;
+		return dxpu_ioctl_mmio(gpu, uarg);
 	case DXPU_IOC_DMA_ALLOC:
 	case DXPU_IOC_DMA_SHARE:
 	case DXPU_IOC_DMA_FREE:
-		err = dxpu_ioctl_dma(file, cmd, uarg);
-		break;
+		return dxpu_ioctl_dma(file, cmd, uarg);
 	default:
-		err = -ENOTTY;
+		return -ENOTTY;
 	}
-unlock:
-	mutex_unlock(&gpu->lock);
-	return err;
 }
 
 /* Whether something happened since this file last read. */
@@ -424,15 +454,12 @@ static __poll_t dxpu_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
+/* Under mmap_lock: takes no lock of the device's (dxpu_dma_mmap checks lost under its own). */
 static int dxpu_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct dxpu_file *df = file->private_data;
-	int err;
 
-	mutex_lock(&df->gpu->lock);
-	err = df->gpu->lost ? -ENODEV : dxpu_dma_mmap(df->gpu, vma);
-	mutex_unlock(&df->gpu->lock);
-	return err;
+	return dxpu_dma_mmap(df->gpu, vma);
 }
 
 static int dxpu_open(struct inode *inode, struct file *file)
@@ -443,14 +470,12 @@ static int dxpu_open(struct inode *inode, struct file *file)
 
 	if (!df)
 		return -ENOMEM;
-	mutex_lock(&gpu->lock);
-	if (gpu->lost) {
-		mutex_unlock(&gpu->lock);
+	/* The driver's reference stands: removal deregisters the file before it lets go. */
+	if (READ_ONCE(gpu->lost)) {
 		kfree(df);
 		return -ENODEV;
 	}
 	kref_get(&gpu->ref);
-	mutex_unlock(&gpu->lock);
 	df->gpu = gpu;
 	df->seen_interrupts = atomic64_read(&gpu->interrupts);
 	df->seen_dma_writes = atomic64_read(&gpu->dma_writes);

@@ -8,11 +8,13 @@
  * (dxpu.h); the fabric calls it back only through the client operations it registers
  * (interrupts, DMA written, a session down), and it fills the fabric's peer table.
  *
- * Locking: gpu->lock (a mutex) is held by every file operation that uses the device and by
- * its removal, so removal waits for calls in flight and none starts after it (they see
- * lost). The list of bound devices changes under dxpu_gpus_lock (a spinlock), which the
- * client operations take inside a bridge's lock to find a device. dxpu_dma's buffers have
- * their own mutex, taken inside gpu->lock.
+ * Locking (docs/kernel-module.md, "Lock order"): gpu->lock (a mutex) is held while a call
+ * issues MMIO to the device, never while copying to or from user memory, and never taken under
+ * mmap_lock; removal takes it, so the MMIO in flight ends first, and sets lost, so none starts
+ * after. DMA buffers have their own mutex (dxpu_dma.c), a leaf taken under mmap_lock by mmap
+ * and alone elsewhere; they check lost under it. The list of bound devices changes under
+ * dxpu_gpus_lock (a spinlock), which the client operations take inside a bridge's lock to find
+ * a device.
  */
 #ifndef DXPU_DRIVER_DXPU_GPU_H
 #define DXPU_DRIVER_DXPU_GPU_H
@@ -60,10 +62,11 @@ void dxpu_gpu_driver_unregister(void);
 int dxpu_dma_init(u64 dma_space);
 /*
  * Allocates a buffer of size bytes at the lowest free IOVA and makes it a DMA window of gpu;
- * owner identifies who may free it (a file). -ENOSPC when no space of that size is free.
+ * owner identifies who may free it (a file). -ENODEV once gpu is lost, -ENOSPC when no space
+ * of that size is free.
  */
 int dxpu_dma_alloc(struct dxpu_gpu *gpu, const void *owner, u64 size, u64 *iova);
-/* The buffer at iova also a window of gpu. */
+/* The buffer at iova also a window of gpu (-ENODEV once gpu is lost). */
 int dxpu_dma_share(struct dxpu_gpu *gpu, u64 iova);
 /* The buffer at iova, if owner allocated it: its windows removed, freed once unmapped. */
 int dxpu_dma_free(const void *owner, u64 iova);
@@ -71,7 +74,9 @@ int dxpu_dma_free(const void *owner, u64 iova);
 void dxpu_dma_free_owner(const void *owner);
 /* Every window on gpu removed (it goes away). */
 void dxpu_dma_forget_gpu(struct dxpu_gpu *gpu);
-/* Maps the buffer whose IOVA is the vma's offset, if gpu has a window on it. */
+/* Maps the buffer whose IOVA is the vma's offset, if gpu has a window on it. Takes only the
+ * buffers' mutex (the caller holds mmap_lock).
+ */
 int dxpu_dma_mmap(struct dxpu_gpu *gpu, struct vm_area_struct *vma);
 void dxpu_dma_exit(void);
 

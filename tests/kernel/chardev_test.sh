@@ -14,13 +14,15 @@ source "$here/bridge_env.sh"
 start_bridge "$bridge_bin" "$work"
 chardev_check=$(guest_program chardev_check "$work")
 chardev_lost=$(guest_program chardev_lost "$work")
+lock_order_check=$(guest_program lock_order_check "$work")
 dma_reuse_check=$(guest_program dma_reuse_check "$work")
 lend_gpu "$dxpu_bin" "unix:$work/mgmt.sock" 01:00.0
 status=0
 bash "$here/guest.sh" --name chardev --script "$here/scenario_chardev.sh" --nic "$work/bridge.sock" \
   --ko "$ko_dir/dxpu.ko" --file "$chardev_check:/bin/chardev_check" \
-  --file "$chardev_lost:/bin/chardev_lost" --file "$dma_reuse_check:/bin/dma_reuse_check" \
-  --out "$work/guest" --append slub_debug=P --expect "chardev_check: 0 failures" \
+  --file "$chardev_lost:/bin/chardev_lost" --file "$lock_order_check:/bin/lock_order_check" \
+  --file "$dma_reuse_check:/bin/dma_reuse_check" --out "$work/guest" --append slub_debug=P \
+  --expect "chardev_check: 0 failures" --expect "lock_order_check: 0 failures" \
   --expect "dma_reuse_check: 0 failures" || status=1
 stop_bridge
 exit $status
