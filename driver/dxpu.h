@@ -8,11 +8,14 @@
  * through the client operations the slots register (a bridge's session went down). The PCI
  * driver (dxpu_gpu.h) sits above both.
  *
- * Locking: a slot's mutex guards its binding and its state (process context: sysfs, the
- * hotplug core, the slot's work, unload). domain->cfg_lock (a spinlock, interrupts off: pci_ops
- * run under the PCI core's raw pci_lock) guards what pci_ops read of an attached slot: its
- * shadow, its bridge and remote BDF; it is taken inside a slot's mutex, never the other way
- * round, and a bridge's lock is taken inside it.
+ * Locking (docs/kernel-module.md, "Lock order"): a slot's mutex guards its binding and its state
+ * (process context: sysfs, the hotplug core, the slot's work, unload); power on and off hold it
+ * throughout, and take pci_lock_rescan_remove() only around the PCI core's scan and removal, never
+ * while waiting for the network. domain->cfg_lock (a raw spinlock, interrupts off: pci_ops run
+ * under the PCI core's raw pci_lock, where no spinlock_t may be taken) guards what pci_ops use of a
+ * slot: its shadow, its queue of writes, which DWs were written; nothing is taken inside it. A
+ * slot's issue_lock (a spinlock, interrupts off) lets one caller at a time hand the queued writes
+ * to the bridge, whose lock is taken inside it.
  */
 #ifndef DXPU_DRIVER_DXPU_H
 #define DXPU_DRIVER_DXPU_H
@@ -43,6 +46,20 @@ enum dxpu_slot_state {
 	DXPU_SLOT_POWERING_OFF, /* the PCI core removes the device, its last writes drain */
 };
 
+/*
+ * Configuration writes pci_ops queue for the device (they may not take the bridge's lock, a
+ * spinlock_t): handed to the bridge in order by the slot's issue work, or by whoever must
+ * order a request after them (dxpu_slot_cfg_flush). A power of two.
+ */
+#define DXPU_CFG_QUEUE 512
+#define DXPU_CFG_DWS (DXPU_CFG_SPACE_SIZE / 4)
+
+struct dxpu_cfg_write {
+	u16 reg; /* the DW's offset */
+	u8 be;	 /* byte enables */
+	u32 val; /* the DW, shifted to the enabled bytes */
+};
+
 /* Events queued to a slot from any context (bits of pending), handled by its work. */
 enum {
 	DXPU_SLOT_EV_LINK_DOWN, /* a bridge's session went down: its devices are gone */
@@ -62,8 +79,16 @@ struct dxpu_slot {
 	struct dxpu_bridge *bridge; /* a reference while not off */
 	unsigned long pending;	    /* DXPU_SLOT_EV_* queued for the work */
 	struct work_struct work;    /* handles them in process context */
-	/* What pci_ops use, under domain->cfg_lock; set while powered. */
-	struct dxpu_cfg_shadow *shadow;
+	/* What pci_ops use, under domain->cfg_lock. */
+	struct dxpu_cfg_shadow *shadow; /* while the device may be on the bus */
+	bool bindable;			/* a driver may bind it: on (or powering on), not going */
+	struct dxpu_cfg_write *queue;	/* DXPU_CFG_QUEUE writes on their way to the device */
+	u32 q_head, q_tail;		/* free-running: queue[q_head % N] is the oldest */
+	DECLARE_BITMAP(dirty, DXPU_CFG_DWS); /* DWs written since read back from the device */
+	/* The queue's one consumer at a time; the works run while the shadow is set. */
+	spinlock_t issue_lock;
+	struct work_struct issue_work; /* hands the queue to the bridge */
+	struct work_struct sync_work;  /* reads written DWs back from the device into the shadow */
 };
 
 /* The virtual PCI domain: a root bus of our own, numbered above any firmware's. */
@@ -75,7 +100,7 @@ struct dxpu_domain {
 	struct resource mem32;	      /* the window 32-bit BARs are placed in (below 4 GiB) */
 	struct resource mem64;	      /* the window 64-bit prefetchable BARs are placed in */
 	struct notifier_block pci_nb; /* devices added to our bus: driver_override */
-	spinlock_t cfg_lock;
+	raw_spinlock_t cfg_lock;
 	struct mutex bind_lock; /* bindings change one at a time: no remote device bound twice */
 	struct dxpu_fabric_client client; /* the slots hear of sessions going down */
 	struct dxpu_fabric *fabric;
@@ -87,9 +112,23 @@ struct dxpu_domain {
 int dxpu_domain_create(struct dxpu_domain *d, struct device *parent, u64 mem32_size,
 		       u64 mem64_size);
 void dxpu_domain_destroy(struct dxpu_domain *d);
-/* The slot a device of dxpu's bus sits in, while it has a bridge; else NULL. */
-struct dxpu_slot *dxpu_slot_of(struct pci_dev *pdev);
-
+/*
+ * The slot a device of dxpu's bus sits in, while a driver may bind it (on or powering on, not
+ * powering off); *bridge then holds a reference to its bridge. NULL otherwise. Any context.
+ */
+struct dxpu_slot *dxpu_slot_get(struct pci_dev *pdev, struct dxpu_bridge **bridge);
+/* The shadow pci_ops serve (NULL: none) and whether a driver may bind the device. */
+void dxpu_slot_set_shadow(struct dxpu_slot *s, struct dxpu_cfg_shadow *sh, bool bindable);
+/*
+ * Every configuration write queued so far handed to the slot's bridge, in order, so that a
+ * request issued next comes after them: before every MMIO. Process context.
+ */
+void dxpu_slot_cfg_flush(struct dxpu_slot *s);
+/* After the shadow is cleared: the queue handed over, the slot's works ended. */
+void dxpu_slot_cfg_stop(struct dxpu_slot *s);
+/* The queue (at slot creation) and its works; dxpu_slot_cfg_free undoes it. */
+int dxpu_slot_cfg_init(struct dxpu_slot *s);
+void dxpu_slot_cfg_free(struct dxpu_slot *s);
 /* ---- slots (dxpu_slot.c) ---- */
 
 /* nr_slots hot-plug slots on the root bus, registered with the PCI hotplug core. */

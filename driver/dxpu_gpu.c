@@ -151,7 +151,10 @@ static void dxpu_gpu_list(struct dxpu_gpu *gpu, bool add)
 
 /* ---- MMIO ---- */
 
-/* Takes gpu->lock for MMIO on the device; -ENODEV, unlocked, once it is lost. */
+/*
+ * Takes gpu->lock for MMIO on the device, after its configuration writes (a request does not
+ * pass them); -ENODEV, unlocked, once it is lost.
+ */
 static int dxpu_gpu_mmio_lock(struct dxpu_gpu *gpu)
 {
 	mutex_lock(&gpu->lock);
@@ -159,6 +162,7 @@ static int dxpu_gpu_mmio_lock(struct dxpu_gpu *gpu)
 		mutex_unlock(&gpu->lock);
 		return -ENODEV;
 	}
+	dxpu_slot_cfg_flush(gpu->slot);
 	return 0;
 }
 
@@ -274,8 +278,8 @@ static int dxpu_mmio_op(struct dxpu_gpu *gpu, struct dxpu_mmio_op *op)
 }
 
 /*
- * The ops in order until one fails; *done: how many completed. A device lost on the way stops
- * the batch at its next op. Takes gpu->lock.
+ * The ops in order until one fails; *done: how many completed. The device lost on the way
+ * stops the batch at its next op (removal waits only for the op in flight). Takes gpu->lock.
  */
 static int dxpu_gpu_run_batch(struct dxpu_gpu *gpu, struct dxpu_mmio_op *ops, u32 count, u32 *done)
 {
@@ -542,43 +546,61 @@ static int dxpu_gpu_setup_msix(struct dxpu_gpu *gpu)
 	return 0;
 }
 
-static int dxpu_gpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/* What the device's slot says of it: where it is behind which bridge. */
+static void dxpu_gpu_set_slot(struct dxpu_gpu *gpu, struct dxpu_slot *slot, struct dxpu_bridge *b)
 {
-	struct dxpu_slot *slot = dxpu_slot_of(pdev);
-	struct dxpu_gpu *gpu;
-	int err, i;
-
-	if (!slot)
-		return -ENODEV;
-	gpu = kzalloc(sizeof(*gpu), GFP_KERNEL);
-	if (!gpu)
-		return -ENOMEM;
-	kref_init(&gpu->ref);
-	mutex_init(&gpu->lock);
-	init_waitqueue_head(&gpu->wq);
-	gpu->pdev = pci_dev_get(pdev); /* INFO reads it until the last file closes */
-	gpu->bridge = slot->bridge;
-	dxpu_bridge_get(gpu->bridge);
+	gpu->slot = slot;
+	gpu->bridge = b;
 	ether_addr_copy(gpu->bridge_mac, slot->mac);
 	gpu->remote_bdf = slot->remote_bdf;
 	gpu->slot_nr = slot->nr;
-	for (i = 0; i < DXPU_MAX_VECTORS; i++)
-		atomic64_set(&gpu->vector_count[i], 0);
-	err = pci_enable_device_mem(pdev);
-	if (err)
-		goto put;
-	pci_set_master(pdev);
-	err = dxpu_gpu_setup_msix(gpu);
-	if (err)
-		goto disable;
-	dxpu_gpu_list(gpu, true);
+}
+
+/* /dev/dxpuN */
+static int dxpu_gpu_register_file(struct dxpu_gpu *gpu)
+{
 	snprintf(gpu->name, sizeof(gpu->name), "dxpu%u", gpu->slot_nr);
 	gpu->misc.minor = MISC_DYNAMIC_MINOR;
 	gpu->misc.name = gpu->name;
 	gpu->misc.fops = &dxpu_fops;
-	gpu->misc.parent = &pdev->dev;
+	gpu->misc.parent = &gpu->pdev->dev;
 	gpu->misc.mode = 0600;
-	err = misc_register(&gpu->misc);
+	return misc_register(&gpu->misc);
+}
+
+/*
+ * The slot is read under cfg_lock (dxpu_slot_get): a device a rescan found while its slot
+ * powers off is not bound. The gpu holds the pci_dev and the bridge.
+ */
+static int dxpu_gpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct dxpu_bridge *bridge;
+	struct dxpu_slot *slot = dxpu_slot_get(pdev, &bridge);
+	struct dxpu_gpu *gpu;
+	int err;
+
+	if (!slot)
+		return -ENODEV;
+	gpu = kzalloc(sizeof(*gpu), GFP_KERNEL);
+	if (!gpu) {
+		dxpu_bridge_put(bridge);
+		return -ENOMEM;
+	}
+	kref_init(&gpu->ref);
+	mutex_init(&gpu->lock);
+	init_waitqueue_head(&gpu->wq);
+	gpu->pdev = pci_dev_get(pdev);
+	dxpu_gpu_set_slot(gpu, slot, bridge);
+	err = pci_enable_device_mem(pdev);
+	if (err)
+		goto put;
+	pci_set_master(pdev);
+	dxpu_slot_cfg_flush(slot); /* memory decoding on before the MSI-X table is written */
+	err = dxpu_gpu_setup_msix(gpu);
+	if (err)
+		goto disable;
+	dxpu_gpu_list(gpu, true);
+	err = dxpu_gpu_register_file(gpu);
 	if (err)
 		goto unlist;
 	pci_set_drvdata(pdev, gpu);
@@ -596,18 +618,23 @@ put:
 	return err;
 }
 
+/*
+ * The device is lost first: every call on it answers ENODEV from now, a batch in flight stops
+ * at its next op, and the op in flight is waited for (bounded by its request's deadline). The
+ * slot's power-off runs this outside pci_lock_rescan_remove() (dxpu_slot.c).
+ */
 static void dxpu_gpu_remove(struct pci_dev *pdev)
 {
 	struct dxpu_gpu *gpu = pci_get_drvdata(pdev);
 
+	WRITE_ONCE(gpu->lost, true);
+	wake_up_interruptible(&gpu->wq);
 	dxpu_fabric_clear_peer(dxpu_gpu_fabric, gpu->slot_nr);
 	misc_deregister(&gpu->misc);
-	mutex_lock(&gpu->lock); /* calls in flight end first */
-	WRITE_ONCE(gpu->lost, true);
+	mutex_lock(&gpu->lock); /* the op in flight ends; none starts after */
+	mutex_unlock(&gpu->lock);
 	dxpu_gpu_list(gpu, false);
 	dxpu_dma_forget_gpu(gpu);
-	mutex_unlock(&gpu->lock);
-	wake_up_interruptible(&gpu->wq);
 	pci_clear_master(pdev);
 	pci_disable_device(pdev);
 	pci_set_drvdata(pdev, NULL);

@@ -8,13 +8,13 @@
  * (dxpu.h); the fabric calls it back only through the client operations it registers
  * (interrupts, DMA written, a session down), and it fills the fabric's peer table.
  *
- * Locking (docs/kernel-module.md, "Lock order"): gpu->lock (a mutex) is held while a call
- * issues MMIO to the device, never while copying to or from user memory, and never taken under
- * mmap_lock; removal takes it, so the MMIO in flight ends first, and sets lost, so none starts
- * after. DMA buffers have their own mutex (dxpu_dma.c), a leaf taken under mmap_lock by mmap
- * and alone elsewhere; they check lost under it. The list of bound devices changes under
- * dxpu_gpus_lock (a spinlock), which the client operations take inside a bridge's lock to find
- * a device.
+ * Locking (docs/kernel-module.md, "Lock order"): gpu->lock (a mutex) is held while a call issues
+ * MMIO to the device, never while copying to or from user memory, and never taken under mmap_lock;
+ * removal sets lost first (a batch stops at its next op) and then takes it once, so the op in
+ * flight ends before removal goes on and none starts after. DMA buffers have their own mutex
+ * (dxpu_dma.c), a leaf taken under mmap_lock by mmap and alone elsewhere; they check lost under it.
+ * The list of bound devices changes under dxpu_gpus_lock (a spinlock), which the client operations
+ * take inside a bridge's lock to find a device.
  */
 #ifndef DXPU_DRIVER_DXPU_GPU_H
 #define DXPU_DRIVER_DXPU_GPU_H
@@ -31,11 +31,13 @@
 #include <dxpu/dxpu_kapi.h>
 
 struct dxpu_bridge;
+struct dxpu_slot;
 struct dxpu_fabric;
 
 struct dxpu_gpu {
 	struct kref ref;	    /* the driver's binding and each open file */
 	struct pci_dev *pdev;	    /* a reference, until the last file closes */
+	struct dxpu_slot *slot;	    /* its configuration writes are flushed before its MMIO */
 	struct dxpu_bridge *bridge; /* a reference until removal */
 	u8 bridge_mac[ETH_ALEN];
 	u16 remote_bdf;
@@ -43,7 +45,7 @@ struct dxpu_gpu {
 	struct list_head node; /* in the list of bound devices, under dxpu_gpus_lock */
 	struct miscdevice misc;
 	char name[16];
-	struct mutex lock; /* file operations against removal */
+	struct mutex lock; /* MMIO against removal */
 	bool lost;
 	u16 msix_vectors;
 	wait_queue_head_t wq;  /* events: interrupts, DMA writes, loss */

@@ -10,8 +10,11 @@
  * Remote devices appear on the bus as their slots are powered (dxpu_slot.c); configuration
  * reads come from each device's shadow, writes go to the device and into the shadow.
  */
+#include <asm/unaligned.h>
+#include <linux/delay.h>
 #include <linux/ioport.h>
 #include <linux/pci.h>
+#include <linux/slab.h>
 
 #include "dxpu.h"
 
@@ -61,22 +64,40 @@ static int dxpu_cfg_read(struct pci_bus *bus, unsigned int devfn, int where, int
 	s = dxpu_cfg_slot(bus, devfn, where, size, &ret);
 	if (!s)
 		return ret;
-	spin_lock_irqsave(&s->domain->cfg_lock, flags);
+	raw_spin_lock_irqsave(&s->domain->cfg_lock, flags);
 	if (s->shadow)
 		*val = dxpu_cfg_shadow_read(s->shadow, where, size);
 	else
 		ret = PCIBIOS_DEVICE_NOT_FOUND;
-	spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
+	raw_spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
 	return ret;
 }
 
 /*
- * Writes are queued to the device, in order, without waiting (interrupts may be off here),
- * and applied to the shadow as the device applies them.
+ * A write is applied to the shadow as the device applies it, and queued for the device: the
+ * bridge's lock is a spinlock_t, which pci_ops (under the raw pci_lock) may not take, so the
+ * slot's issue work hands it over. Its DW is read back from the device after (sync_work): a
+ * write the device refuses or ignores does not leave the shadow diverged. Caller holds
+ * cfg_lock. False when the queue is full.
  */
+static bool dxpu_cfg_queue_write(struct dxpu_slot *s, int where, int size, u32 val)
+{
+	struct dxpu_cfg_write *w;
+
+	if (s->q_tail - s->q_head >= DXPU_CFG_QUEUE)
+		return false;
+	w = &s->queue[s->q_tail++ % DXPU_CFG_QUEUE];
+	w->reg = where & ~3;
+	w->be = ((1u << size) - 1) << (where & 3);
+	w->val = val << (8 * (where & 3));
+	dxpu_cfg_shadow_write(s->shadow, where, size, val);
+	if (where < s->shadow->size)
+		__set_bit(where / 4, s->dirty);
+	return true;
+}
+
 static int dxpu_cfg_write(struct pci_bus *bus, unsigned int devfn, int where, int size, u32 val)
 {
-	unsigned int shift = 8 * (where & 3);
 	struct dxpu_slot *s;
 	unsigned long flags;
 	int ret;
@@ -84,15 +105,14 @@ static int dxpu_cfg_write(struct pci_bus *bus, unsigned int devfn, int where, in
 	s = dxpu_cfg_slot(bus, devfn, where, size, &ret);
 	if (!s)
 		return ret;
-	spin_lock_irqsave(&s->domain->cfg_lock, flags);
+	raw_spin_lock_irqsave(&s->domain->cfg_lock, flags);
 	if (!s->shadow)
 		ret = PCIBIOS_DEVICE_NOT_FOUND;
-	else if (dxpu_bridge_cfg_write_nowait(s->bridge, s->remote_bdf, where & ~3,
-					      ((1u << size) - 1) << (where & 3), val << shift))
+	else if (!dxpu_cfg_queue_write(s, where, size, val))
 		ret = PCIBIOS_SET_FAILED;
-	else
-		dxpu_cfg_shadow_write(s->shadow, where, size, val);
-	spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
+	raw_spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
+	if (ret == PCIBIOS_SUCCESSFUL)
+		schedule_work(&s->issue_work); /* queue_work takes only raw locks: any context */
 	return ret;
 }
 
@@ -101,15 +121,205 @@ static struct pci_ops dxpu_pci_ops = {
 	.write = dxpu_cfg_write,
 };
 
-struct dxpu_slot *dxpu_slot_of(struct pci_dev *pdev)
+struct dxpu_slot *dxpu_slot_get(struct pci_dev *pdev, struct dxpu_bridge **bridge)
 {
 	struct dxpu_slot *s;
+	unsigned long flags;
+	bool bindable;
 	int ret;
 
 	if (pdev->bus->ops != &dxpu_pci_ops)
 		return NULL;
 	s = dxpu_cfg_slot(pdev->bus, pdev->devfn, 0, 4, &ret);
-	return s && s->bridge ? s : NULL;
+	if (!s)
+		return NULL;
+	raw_spin_lock_irqsave(&s->domain->cfg_lock, flags);
+	bindable = s->bindable;
+	if (bindable) {
+		*bridge = s->bridge; /* set before bindable, cleared after it */
+		dxpu_bridge_get(*bridge);
+	}
+	raw_spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
+	return bindable ? s : NULL;
+}
+
+void dxpu_slot_set_shadow(struct dxpu_slot *s, struct dxpu_cfg_shadow *sh, bool bindable)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&s->domain->cfg_lock, flags);
+	if (sh && !s->shadow)
+		bitmap_zero(s->dirty, DXPU_CFG_DWS);
+	s->shadow = sh;
+	s->bindable = bindable;
+	raw_spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
+}
+
+/* ---- the queue of configuration writes, handed to the bridge outside pci_ops ---- */
+
+/* The oldest write queued before until, if any. */
+static bool dxpu_cfg_peek(struct dxpu_slot *s, u32 until, struct dxpu_cfg_write *w)
+{
+	unsigned long flags;
+	bool any;
+
+	raw_spin_lock_irqsave(&s->domain->cfg_lock, flags);
+	any = (s32)(until - s->q_head) > 0;
+	if (any)
+		*w = s->queue[s->q_head % DXPU_CFG_QUEUE];
+	raw_spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
+	return any;
+}
+
+/* The oldest write is gone; failed: it did not reach the device, so its DW is read back. */
+static void dxpu_cfg_pop(struct dxpu_slot *s, bool failed)
+{
+	struct dxpu_cfg_write *w;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&s->domain->cfg_lock, flags);
+	w = &s->queue[s->q_head++ % DXPU_CFG_QUEUE];
+	if (failed && s->shadow && w->reg < s->shadow->size)
+		__set_bit(w->reg / 4, s->dirty);
+	raw_spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
+}
+
+/*
+ * Hands the writes queued before until to the bridge, oldest first: 0 once none is left, or
+ * -EBUSY when the bridge has no room for the oldest now (it stays first in the queue). A
+ * write the session refuses (it is down) is dropped. *sent: whether any went. Any context.
+ */
+static int dxpu_cfg_issue(struct dxpu_slot *s, u32 until, bool *sent)
+{
+	struct dxpu_cfg_write w;
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&s->issue_lock, flags);
+	while (dxpu_cfg_peek(s, until, &w)) {
+		err = dxpu_bridge_cfg_write_nowait(s->bridge, s->remote_bdf, w.reg, w.be, w.val);
+		if (err == -EBUSY)
+			break;
+		if (err && err != -ENOLINK) /* not when the session is down: all is lost then */
+			pr_warn_ratelimited("dxpu: %s: configuration write to 0x%x lost: %d\n",
+					    s->name, w.reg, err);
+		dxpu_cfg_pop(s, err != 0);
+		*sent = true;
+		err = 0;
+	}
+	spin_unlock_irqrestore(&s->issue_lock, flags);
+	return err;
+}
+
+/* Writes before until that found no room in time: dropped, their DWs read back later. */
+static void dxpu_cfg_drop(struct dxpu_slot *s, u32 until)
+{
+	struct dxpu_cfg_write w;
+	unsigned long flags;
+
+	spin_lock_irqsave(&s->issue_lock, flags);
+	while (dxpu_cfg_peek(s, until, &w)) {
+		pr_warn_ratelimited("dxpu: %s: a configuration write to 0x%x found no room\n",
+				    s->name, w.reg);
+		dxpu_cfg_pop(s, true);
+	}
+	spin_unlock_irqrestore(&s->issue_lock, flags);
+}
+
+/* Waits for room as requests do (dxpu_txn.c): up to DXPU_HOSTPATH_ISSUE_PATIENCE_NS. */
+void dxpu_slot_cfg_flush(struct dxpu_slot *s)
+{
+	u64 give_up = ktime_get_ns() + DXPU_HOSTPATH_ISSUE_PATIENCE_NS;
+	unsigned long flags;
+	bool sent = false;
+	u32 until;
+
+	might_sleep();
+	raw_spin_lock_irqsave(&s->domain->cfg_lock, flags);
+	until = s->q_tail;
+	raw_spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
+	while (dxpu_cfg_issue(s, until, &sent) == -EBUSY) {
+		if (ktime_get_ns() >= give_up) {
+			dxpu_cfg_drop(s, until);
+			sent = true; /* their DWs are read back */
+			break;
+		}
+		usleep_range(200, 1000);
+	}
+	if (sent)
+		schedule_work(&s->sync_work);
+}
+
+static void dxpu_slot_issue_work(struct work_struct *work)
+{
+	dxpu_slot_cfg_flush(container_of(work, struct dxpu_slot, issue_work));
+}
+
+/*
+ * The DW at dw read from the device becomes the shadow's, unless it was written again since
+ * (then it is read again later). False once the slot has no shadow.
+ */
+static bool dxpu_cfg_sync_dw(struct dxpu_slot *s, unsigned int dw)
+{
+	unsigned long flags;
+	bool live;
+	u32 val;
+	int err;
+
+	err = dxpu_bridge_cfg_read(s->bridge, s->remote_bdf, dw * 4, &val);
+	raw_spin_lock_irqsave(&s->domain->cfg_lock, flags);
+	live = s->shadow;
+	if (live && !err && !test_bit(dw, s->dirty))
+		put_unaligned_le32(val, &s->shadow->space[dw * 4]);
+	raw_spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
+	return live;
+}
+
+/*
+ * The DWs written since they were last read back are read from the device, after the writes
+ * (configuration requests reach the device in the order they are issued): the shadow holds
+ * what the device holds, also where it refused a write or ignored part of it.
+ */
+static void dxpu_slot_sync_work(struct work_struct *work)
+{
+	struct dxpu_slot *s = container_of(work, struct dxpu_slot, sync_work);
+	DECLARE_BITMAP(todo, DXPU_CFG_DWS);
+	unsigned long flags;
+	unsigned int dw;
+
+	raw_spin_lock_irqsave(&s->domain->cfg_lock, flags);
+	bitmap_copy(todo, s->dirty, DXPU_CFG_DWS);
+	bitmap_zero(s->dirty, DXPU_CFG_DWS);
+	raw_spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
+	dxpu_slot_cfg_flush(s); /* every write to these DWs issued before they are read */
+	for (dw = find_first_bit(todo, DXPU_CFG_DWS); dw < DXPU_CFG_DWS;
+	     dw = find_next_bit(todo, DXPU_CFG_DWS, dw + 1))
+		if (!dxpu_cfg_sync_dw(s, dw))
+			return;
+}
+
+void dxpu_slot_cfg_stop(struct dxpu_slot *s)
+{
+	dxpu_slot_cfg_flush(s); /* nothing is queued after this: the shadow is gone */
+	cancel_work_sync(&s->issue_work);
+	cancel_work_sync(&s->sync_work);
+}
+
+int dxpu_slot_cfg_init(struct dxpu_slot *s)
+{
+	s->queue = kcalloc(DXPU_CFG_QUEUE, sizeof(*s->queue), GFP_KERNEL);
+	if (!s->queue)
+		return -ENOMEM;
+	spin_lock_init(&s->issue_lock);
+	INIT_WORK(&s->issue_work, dxpu_slot_issue_work);
+	INIT_WORK(&s->sync_work, dxpu_slot_sync_work);
+	return 0;
+}
+
+void dxpu_slot_cfg_free(struct dxpu_slot *s)
+{
+	kfree(s->queue);
+	s->queue = NULL;
 }
 
 /*
@@ -178,7 +388,7 @@ int dxpu_domain_create(struct dxpu_domain *d, struct device *parent, u64 mem32_s
 	int err;
 
 	d->parent = parent;
-	spin_lock_init(&d->cfg_lock);
+	raw_spin_lock_init(&d->cfg_lock);
 	err = dxpu_window_alloc(&d->mem64, "dxpu 64-bit BARs",
 				IORESOURCE_MEM | IORESOURCE_MEM_64 | IORESOURCE_PREFETCH,
 				mem64_size, SZ_4G, iomem_resource.end);

@@ -166,7 +166,8 @@ static int dxpu_slot_enumerate(struct dxpu_slot *s)
 		return -ENODEV;
 	}
 	pci_assign_unassigned_bus_resources(bus);
-	pci_bus_add_device(pdev); /* only dxpu's own driver binds it: dxpu_pci.c */
+	/* A rescan since the shadow was set may have added it: the bus's, not the device's call. */
+	pci_bus_add_devices(bus); /* only dxpu's own driver binds it: dxpu_pci.c */
 	for (i = 0; i < PCI_STD_NUM_BARS; i++) {
 		struct resource *r = &pdev->resource[i];
 
@@ -180,11 +181,29 @@ static int dxpu_slot_enumerate(struct dxpu_slot *s)
 }
 
 /*
- * Removes whatever pci_dev the slot has now: the one attach enumerated may have been removed
- * through sysfs and a rescan made another from the shadow.
+ * The device's driver lets go of it, outside pci_lock_rescan_remove(): its remove waits for
+ * the calls in flight on the device, which may wait for the network (each bounded by its
+ * request's deadline). Nothing binds it again: the slot is no longer bindable.
  */
-static void dxpu_slot_remove_device(struct dxpu_slot *s)
+static void dxpu_slot_release_driver(struct dxpu_slot *s)
 {
+	struct pci_dev *pdev = pci_get_slot(s->domain->root, PCI_DEVFN(s->nr, 0));
+
+	if (pdev) {
+		device_release_driver(&pdev->dev);
+		pci_dev_put(pdev);
+	}
+}
+
+/*
+ * Removes whatever pci_dev the slot has now (the one attach enumerated may have been removed
+ * through sysfs and a rescan made another from the shadow) and takes the shadow away in the
+ * same hold of pci_lock_rescan_remove(), so that no rescan finds the device again. Returns the
+ * shadow.
+ */
+static struct dxpu_cfg_shadow *dxpu_slot_remove_device(struct dxpu_slot *s)
+{
+	struct dxpu_cfg_shadow *sh = s->shadow;
 	struct pci_dev *pdev;
 
 	pci_lock_rescan_remove();
@@ -193,16 +212,23 @@ static void dxpu_slot_remove_device(struct dxpu_slot *s)
 		pci_stop_and_remove_bus_device(pdev);
 		pci_dev_put(pdev);
 	}
+	dxpu_slot_set_shadow(s, NULL, false);
 	pci_unlock_rescan_remove();
+	return sh;
 }
 
-static void dxpu_slot_set_shadow(struct dxpu_slot *s, struct dxpu_cfg_shadow *sh)
+/*
+ * With the device off the bus and its shadow gone: its last configuration writes reach it
+ * (the device's removal wrote some), then the bridge reference goes.
+ */
+static void dxpu_slot_detach(struct dxpu_slot *s, struct dxpu_cfg_shadow *sh)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&s->domain->cfg_lock, flags);
-	s->shadow = sh;
-	spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
+	dxpu_slot_cfg_stop(s);
+	dxpu_bridge_drain(s->bridge);
+	kfree(sh);
+	dxpu_bridge_put(s->bridge);
+	s->bridge = NULL;
+	s->state = DXPU_SLOT_OFF;
 }
 
 /* OFF -> POWERING_ON -> ON, or back to OFF with the errno. */
@@ -231,13 +257,12 @@ static int dxpu_slot_power_on(struct dxpu_slot *s)
 		goto put;
 	}
 	s->bridge = b;
-	dxpu_slot_set_shadow(s, sh);
+	dxpu_slot_set_shadow(s, sh, true);
 	err = dxpu_slot_enumerate(s);
 	if (err) {
-		dxpu_slot_set_shadow(s, NULL);
-		s->bridge = NULL;
-		kfree(sh);
-		goto put;
+		dxpu_slot_set_shadow(s, NULL, false);
+		dxpu_slot_detach(s, sh);
+		return err;
 	}
 	s->state = DXPU_SLOT_ON;
 	return 0;
@@ -248,20 +273,18 @@ off:
 	return err;
 }
 
-/* ON -> POWERING_OFF -> OFF. */
+/*
+ * ON -> POWERING_OFF -> OFF, as pciehp's slot state machine: the slot's mutex is held
+ * throughout; pci_lock_rescan_remove() only while the PCI core removes the device (whose
+ * driver has let go of it already) and the shadow goes with it, never while waiting for the
+ * network.
+ */
 static void dxpu_slot_power_off(struct dxpu_slot *s)
 {
-	struct dxpu_cfg_shadow *sh = s->shadow;
-
 	s->state = DXPU_SLOT_POWERING_OFF;
-	dxpu_slot_remove_device(s);
-	/* The configuration writes of the device's removal reach it before the bridge goes. */
-	dxpu_bridge_drain(s->bridge);
-	dxpu_slot_set_shadow(s, NULL);
-	kfree(sh);
-	dxpu_bridge_put(s->bridge);
-	s->bridge = NULL;
-	s->state = DXPU_SLOT_OFF;
+	dxpu_slot_set_shadow(s, s->shadow, false); /* no driver binds it from now on */
+	dxpu_slot_release_driver(s);
+	dxpu_slot_detach(s, dxpu_slot_remove_device(s));
 	pr_info("dxpu: %s: powered off\n", s->name);
 }
 
@@ -391,28 +414,44 @@ void dxpu_slots_quiesce(struct dxpu_domain *d)
 {
 	unsigned int i;
 
-	if (!d->fabric) /* dxpu_slots_create never ran */
+	if (!d->fabric) /* dxpu_slots_create never ran, or failed before the slots existed */
 		return;
 	dxpu_fabric_unregister_client(d->fabric, &d->client);
-	for (i = 0; i < d->nr_slots; i++)
+	for (i = 0; i < d->nr_slots; i++) {
 		cancel_work_sync(&d->slots[i].work);
+		dxpu_slot_cfg_free(&d->slots[i]);
+	}
+}
+
+/* Slot nr's locks, works and queue: everything dxpu_slots_destroy and _quiesce touch. */
+static int dxpu_slot_init(struct dxpu_domain *d, unsigned int nr)
+{
+	struct dxpu_slot *s = &d->slots[nr];
+
+	s->domain = d;
+	s->nr = nr;
+	snprintf(s->name, sizeof(s->name), "dxpu%u", nr);
+	mutex_init(&s->lock);
+	INIT_WORK(&s->work, dxpu_slot_work);
+	return dxpu_slot_cfg_init(s);
 }
 
 int dxpu_slots_create(struct dxpu_domain *d, struct dxpu_fabric *f, unsigned int nr_slots)
 {
-	unsigned int i;
+	unsigned int i, n = min_t(unsigned int, nr_slots, DXPU_MAX_SLOTS);
 	int err;
 
 	mutex_init(&d->bind_lock);
-	d->nr_slots = min_t(unsigned int, nr_slots, DXPU_MAX_SLOTS);
-	for (i = 0; i < d->nr_slots; i++) {
-		struct dxpu_slot *s = &d->slots[i];
-
-		s->domain = d;
-		s->nr = i;
-		mutex_init(&s->lock);
-		INIT_WORK(&s->work, dxpu_slot_work);
+	for (i = 0; i < n; i++) {
+		err = dxpu_slot_init(d, i);
+		if (err) {
+			while (i--)
+				dxpu_slot_cfg_free(&d->slots[i]);
+			return err;
+		}
 	}
+	/* Only slots initialised in full are ever seen, by the error path below and by unload. */
+	d->nr_slots = n;
 	d->fabric = f;
 	d->client.ops = &dxpu_slots_client_ops;
 	d->client.ctx = d;
@@ -420,7 +459,6 @@ int dxpu_slots_create(struct dxpu_domain *d, struct dxpu_fabric *f, unsigned int
 	for (i = 0; i < d->nr_slots; i++) {
 		struct dxpu_slot *s = &d->slots[i];
 
-		snprintf(s->name, sizeof(s->name), "dxpu%u", i);
 		s->hp.ops = &dxpu_slot_ops;
 		err = pci_hp_register(&s->hp, d->root, i, s->name);
 		if (err) {

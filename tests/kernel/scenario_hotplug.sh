@@ -3,7 +3,8 @@
 # (02:00:00:00:b0:01) assigned to this host at 01:00.0 is powered on through the PCI hotplug
 # core: the GPU appears in the virtual domain with its IDs, class and BAR sizes, read over the
 # fabric; powering off removes it. A slot bound to a device the bridge did not assign to us
-# refuses to power on; a slot powered twice, unbound while on, or bound to garbage refuses.
+# refuses to power on; a slot powered twice, unbound while on, or bound to garbage refuses. A
+# configuration write the device does not take leaves the shadow as the device is.
 ok() { echo "DXPU-TEST: PASS $1"; }
 bad() { echo "DXPU-TEST: FAIL $1"; }
 check() { if [ "$2" = "$3" ]; then ok "$1: $2"; else bad "$1: '$2', expected '$3'"; fi; }
@@ -61,6 +62,21 @@ while [ "$exp" -ne 0 ] && [ "$(cfg_at $exp)" != 10 ]; do exp=$((0x$(cfg_at $((ex
 check "PCI Express capability found" "$([ "$exp" -ne 0 ] && echo yes)" yes
 printf '\120' | dd of=$dev/config bs=1 seek=$((exp + 9)) conv=notrunc 2>/dev/null
 check "Device Control upper byte written (shadow)" "$(cfg_at $((exp + 9)))" 50
+# A write the device does not take: the bridge keeps the Resizable BAR controls to itself (it
+# completes a host's write to them and drops it). The shadow takes the write at once (capability
+# bytes take what is written) and then reads the DW back from the device: it reads what the
+# device has again within 2 s, not what was written.
+cfg_dw() { hexdump -s "$1" -n 4 -e '1/4 "%08x"' $dev/config; }
+rebar=256
+while [ "$rebar" -ne 0 ] && [ $((0x$(cfg_dw $rebar) & 0xffff)) -ne 21 ]; do rebar=$((0x$(cfg_dw $rebar) >> 20)); done
+check "Resizable BAR capability found" "$([ "$rebar" -ne 0 ] && echo yes)" yes
+size_at=$((rebar + 9)) # BAR Size (bits 13:8) of its first control register
+before=$(cfg_at $size_at)
+written=$(printf %02x $((0x$before ^ 1)))
+printf "\\$(printf %03o 0x$written)" | dd of=$dev/config bs=1 seek=$size_at conv=notrunc 2>/dev/null
+i=0
+while [ "$(cfg_at $size_at)" != "$before" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+check "a write the device dropped (Resizable BAR size $written) reads back the device's value" "$(cfg_at $size_at)" "$before"
 if echo 1 > $dev/remove; then ok "remove through sysfs"; else bad "remove through sysfs"; fi
 echo 1 > /sys/bus/pci/rescan
 if [ -e $dev ]; then ok "rescan finds the device again (from its shadow)"; else bad "rescan lost the device"; fi
