@@ -124,6 +124,11 @@ void dxpu_slot_set_shadow(struct dxpu_slot *s, struct dxpu_cfg_shadow *sh, bool 
  * request issued next comes after them: before every MMIO. Process context.
  */
 void dxpu_slot_cfg_flush(struct dxpu_slot *s);
+/*
+ * The same with interrupts off (a CPU's load or store, dxpu_mmio.c), while s's bridge is set
+ * (s bindable, read under domain->cfg_lock); the caller stays in an RCU read-side section.
+ */
+void dxpu_slot_cfg_flush_atomic(struct dxpu_slot *s);
 /* After the shadow is cleared: the queue handed over, the slot's works ended. */
 void dxpu_slot_cfg_stop(struct dxpu_slot *s);
 /* The queue (at slot creation) and its works; dxpu_slot_cfg_free undoes it. */

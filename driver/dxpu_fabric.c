@@ -8,9 +8,11 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/jiffies.h>
+#include <linux/netpoll.h>
 #include <linux/pci.h>
 #include <linux/random.h>
 #include <linux/rculist.h>
+#include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 
@@ -19,6 +21,43 @@
 static u64 dxpu_now(void)
 {
 	return ktime_get_ns();
+}
+
+/*
+ * A frame out with interrupts off (the fault path of a CPU's load or store, dxpu_mmio.c):
+ * straight to the driver, as netpoll sends, but without netpoll's queue (its work item cannot
+ * run while this CPU waits with interrupts off) and without its waits: a frame that finds the
+ * device's queue taken or full is dropped, and the session retransmits it.
+ */
+/* The device's queue txq is ours (its _xmit_lock held, as __netif_tx_trylock() takes it). */
+static netdev_tx_t dxpu_xmit_locked(struct net_device *dev, struct sk_buff *skb,
+				    struct netdev_queue *txq)
+{
+	netdev_tx_t rc = NETDEV_TX_BUSY;
+
+	WRITE_ONCE(txq->xmit_lock_owner, smp_processor_id());
+	if (!netif_xmit_frozen_or_stopped(txq))
+		rc = netdev_start_xmit(skb, dev, txq, false);
+	WRITE_ONCE(txq->xmit_lock_owner, -1);
+	return rc;
+}
+
+static bool dxpu_xmit_irqs_off(struct net_device *dev, struct sk_buff *skb)
+{
+	u16 q = netdev_pick_tx(dev, skb, NULL);
+	struct netdev_queue *txq = netdev_get_tx_queue(dev, q);
+	netdev_tx_t rc;
+
+	skb_set_queue_mapping(skb, q);
+	if (!spin_trylock(&txq->_xmit_lock))
+		goto drop;
+	rc = dxpu_xmit_locked(dev, skb, txq);
+	spin_unlock(&txq->_xmit_lock);
+	if (dev_xmit_complete(rc))
+		return true;
+drop:
+	kfree_skb(skb);
+	return false;
 }
 
 /* One frame to the bridge; counted, never fatal (the session retransmits what is lost). */
@@ -41,6 +80,13 @@ static void dxpu_bridge_xmit(struct dxpu_bridge *b, const u8 *frame, size_t len)
 	if (dev_hard_header(skb, dev, ETH_P_DXFP, b->mac, dev->dev_addr, skb->len) < 0) {
 		kfree_skb(skb);
 		b->tx_errors++;
+		return;
+	}
+	if (irqs_disabled()) {
+		if (b->fabric->np_ready && dxpu_xmit_irqs_off(dev, skb))
+			b->tx_frames++;
+		else
+			b->tx_errors++;
 		return;
 	}
 	if (dev_queue_xmit(skb) == NET_XMIT_SUCCESS)
@@ -316,12 +362,21 @@ static void dxpu_bridge_arm(struct dxpu_bridge *b, u64 now)
 	mod_timer(&b->timer, jiffies + 1 + nsecs_to_jiffies(next > now ? next - now : 0));
 }
 
+/*
+ * Whether this CPU is inside dxpu_fabric_poll()'s NAPI poll: netpoll would only queue what is
+ * sent from there (for a work item that cannot run while this CPU waits with interrupts off),
+ * so frames stay in the host path until the poll ends.
+ */
+static DEFINE_PER_CPU(bool, dxpu_in_poll);
+
 void dxpu_bridge_pump_locked(struct dxpu_bridge *b, u64 now)
 {
 	size_t len;
 
 	lockdep_assert_held(&b->lock);
-	while (dxpu_hostpath_poll(&b->hp, now, b->frame, sizeof(b->frame), &len))
+	b->xmit_deferred = this_cpu_read(dxpu_in_poll);
+	while (!b->xmit_deferred &&
+	       dxpu_hostpath_poll(&b->hp, now, b->frame, sizeof(b->frame), &len))
 		dxpu_bridge_xmit(b, b->frame, len);
 	dxpu_bridge_route_peers(b);
 	dxpu_bridge_dispatch(b);
@@ -350,6 +405,115 @@ static void dxpu_bridge_tx_work(struct work_struct *work)
 	if (!b->closing)
 		dxpu_bridge_pump_locked(b, dxpu_now());
 	spin_unlock_bh(&b->lock);
+}
+
+/* ---- receiving with interrupts off ---- */
+
+#define DXPU_POLL_BUDGET 64
+
+/*
+ * A NIC driver's poll is written for softirq context with interrupts on, and may turn them on
+ * (virtio-net's does, seen on Debian's 6.1): they go off again here, so that nothing after it
+ * runs with them on. Softirqs cannot run in that moment (bottom halves are off); a hard
+ * interrupt handler can. Counted (/sys/devices/dxpu/counters, irqs_reenabled).
+ */
+static atomic64_t dxpu_irqs_reenabled = ATOMIC64_INIT(0);
+
+static void dxpu_irqs_off_again(void)
+{
+	if (irqs_disabled())
+		return;
+	local_irq_disable();
+	atomic64_inc(&dxpu_irqs_reenabled);
+}
+
+/* What NAPI's GRO layer batched for the stack (its rx_list), delivered now. */
+static void dxpu_napi_flush(struct napi_struct *napi)
+{
+	LIST_HEAD(list);
+
+	if (!napi->rx_count)
+		return;
+	list_splice_init(&napi->rx_list, &list);
+	napi->rx_count = 0;
+	netif_receive_skb_list(&list);
+}
+
+/*
+ * One NAPI instance polled here, as netpoll polls it (the poll_owner lock, which every poller
+ * takes while netpoll is set up on the interface, and NPSVC, so the driver does not complete
+ * it from here), with a budget, as busy polling does. An instance nobody had scheduled is
+ * claimed first and handed to the softirq afterwards, which completes it and re-arms the
+ * device's interrupt.
+ */
+static void dxpu_poll_napi(struct napi_struct *napi)
+{
+	unsigned long val;
+	bool claimed = false;
+
+	if (cmpxchg(&napi->poll_owner, -1, smp_processor_id()) != -1)
+		return; /* another CPU polls it: it delivers what we wait for */
+	val = READ_ONCE(napi->state);
+	if (val & (NAPIF_STATE_DISABLE | NAPIF_STATE_NPSVC | NAPIF_STATE_IN_BUSY_POLL))
+		goto out;
+	if (!(val & NAPIF_STATE_SCHED)) {
+		if (cmpxchg(&napi->state, val, val | NAPIF_STATE_SCHED) != val)
+			goto out;
+		claimed = true;
+	}
+	set_bit(NAPI_STATE_NPSVC, &napi->state);
+	napi->poll(napi, DXPU_POLL_BUDGET);
+	dxpu_irqs_off_again();
+	clear_bit(NAPI_STATE_NPSVC, &napi->state);
+	dxpu_napi_flush(napi);
+	dxpu_irqs_off_again();
+	if (claimed)
+		__napi_schedule(napi);
+out:
+	/* Releases poll_owner after our poll's stores, as netpoll_poll_unlock() does. */
+	smp_store_release(&napi->poll_owner, -1);
+}
+
+void dxpu_fabric_poll(struct dxpu_fabric *f)
+{
+	struct napi_struct *napi;
+	struct net_device *dev;
+	struct dxpu_bridge *b;
+
+	lockdep_assert_irqs_disabled();
+	rcu_read_lock();
+	dev = rcu_dereference(f->poll_dev);
+	if (dev) {
+		local_bh_disable();
+		this_cpu_write(dxpu_in_poll, true);
+		list_for_each_entry_rcu(napi, &dev->napi_list, dev_list)
+			dxpu_poll_napi(napi);
+		this_cpu_write(dxpu_in_poll, false);
+		_local_bh_enable(); /* pending softirqs run at the next chance, not here */
+	}
+	list_for_each_entry_rcu(b, &f->bridges, node) {
+		if (!READ_ONCE(b->xmit_deferred))
+			continue;
+		spin_lock(&b->lock);
+		if (!b->closing)
+			dxpu_bridge_pump_locked(b, dxpu_now());
+		spin_unlock(&b->lock);
+	}
+	rcu_read_unlock();
+}
+
+void dxpu_bridge_service(struct dxpu_bridge *b)
+{
+	u64 now;
+
+	dxpu_fabric_poll(b->fabric);
+	now = dxpu_now();
+	spin_lock(&b->lock);
+	if (!b->closing && dxpu_hostpath_next_deadline(&b->hp) <= now) {
+		dxpu_hostpath_on_timeout(&b->hp, now);
+		dxpu_bridge_pump_locked(b, now);
+	}
+	spin_unlock(&b->lock);
 }
 
 /* ---- receiving ---- */
@@ -485,12 +649,20 @@ static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *ma
 	return b;
 }
 
+static void dxpu_bridge_free(struct rcu_head *rcu)
+{
+	struct dxpu_bridge *b = container_of(rcu, struct dxpu_bridge, rcu);
+
+	kvfree(b->mem);
+	kvfree(b);
+}
+
+/* Freed a grace period later: a CPU's load that found b under RCU may still be using it. */
 static void dxpu_bridge_release(struct kref *ref)
 {
 	struct dxpu_bridge *b = container_of(ref, struct dxpu_bridge, ref);
 
-	kvfree(b->mem);
-	kvfree(b);
+	call_rcu(&b->rcu, dxpu_bridge_free);
 }
 
 void dxpu_bridge_get(struct dxpu_bridge *b)
@@ -524,19 +696,26 @@ static void dxpu_bridge_close(struct dxpu_bridge *b)
 	dxpu_bridge_peer_close(b);
 }
 
-/* Every session closed, the handler removed, the interface let go. Caller holds f->lock. */
+/*
+ * Every session closed, the handler removed, the interface let go. Caller holds RTNL (netpoll's
+ * cleanup needs it) and f->lock.
+ */
 static void dxpu_fabric_stop(struct dxpu_fabric *f)
 {
 	struct dxpu_bridge *b, *tmp;
 
 	if (!f->dev)
 		return;
-	dev_remove_pack(&f->pt); /* waits for receivers in flight */
+	RCU_INIT_POINTER(f->poll_dev, NULL);
+	dev_remove_pack(&f->pt); /* waits for receivers in flight, pollers too */
 	list_for_each_entry_safe(b, tmp, &f->bridges, node) {
 		list_del_rcu(&b->node);
 		dxpu_bridge_close(b); /* no reader left: the packet handler is gone */
 		dxpu_bridge_put(b);
 	}
+	if (f->np_ready)
+		__netpoll_cleanup(&f->np);
+	f->np_ready = false;
 	netdev_info(f->dev, "dxpu: DxFP on %s stopped\n", netdev_name(f->dev));
 	dev_put(f->dev);
 	f->dev = NULL;
@@ -571,9 +750,12 @@ int dxpu_fabric_init(struct dxpu_fabric *f)
 void dxpu_fabric_exit(struct dxpu_fabric *f)
 {
 	unregister_netdevice_notifier(&f->netdev_nb);
+	rtnl_lock();
 	mutex_lock(&f->lock);
 	dxpu_fabric_stop(f);
 	mutex_unlock(&f->lock);
+	rtnl_unlock();
+	rcu_barrier(); /* every bridge freed (dxpu_bridge_release) before the module goes */
 }
 
 void dxpu_fabric_register_client(struct dxpu_fabric *f, struct dxpu_fabric_client *c)
@@ -591,19 +773,38 @@ void dxpu_fabric_unregister_client(struct dxpu_fabric *f, struct dxpu_fabric_cli
 	synchronize_rcu(); /* no operation of c still running */
 }
 
+/*
+ * netpoll on dev, so that frames can go out with interrupts off (a CPU's load from a BAR); the
+ * interface is polled from there too (poll_dev). Without it, transparent MMIO cannot work on
+ * this interface (dxpu_mmio.c says so). Caller holds RTNL and f->lock.
+ */
+static void dxpu_fabric_netpoll(struct dxpu_fabric *f, struct net_device *dev)
+{
+	memset(&f->np, 0, sizeof(f->np));
+	f->np.name = "dxpu";
+	f->np_ready = !__netpoll_setup(&f->np, dev);
+	if (!f->np_ready)
+		netdev_warn(dev, "dxpu: %s cannot be polled (netpoll): no transparent MMIO\n",
+			    netdev_name(dev));
+	rcu_assign_pointer(f->poll_dev, dev);
+}
+
 int dxpu_fabric_open(struct dxpu_fabric *f, const char *ifname, u64 node_id)
 {
 	struct net_device *dev = dev_get_by_name(&init_net, ifname);
 
 	if (!dev)
 		return -ENODEV;
+	rtnl_lock(); /* before f->lock, as the netdevice notifier takes them */
 	mutex_lock(&f->lock);
 	if (f->dev) {
 		mutex_unlock(&f->lock);
+		rtnl_unlock();
 		dev_put(dev);
 		return -EBUSY;
 	}
 	f->dev = dev;
+	dxpu_fabric_netpoll(f, dev);
 	/* By default the node ID is the interface's MAC: stable across loads. */
 	f->node_id = node_id ? node_id : ether_addr_to_u64(dev->dev_addr);
 	f->pt.type = htons(ETH_P_DXFP);
@@ -611,6 +812,7 @@ int dxpu_fabric_open(struct dxpu_fabric *f, const char *ifname, u64 node_id)
 	f->pt.func = dxpu_fabric_rcv;
 	dev_add_pack(&f->pt);
 	mutex_unlock(&f->lock);
+	rtnl_unlock();
 	netdev_info(dev, "dxpu: DxFP on %s, node %016llx\n", ifname, f->node_id);
 	return 0;
 }
@@ -732,8 +934,9 @@ ssize_t dxpu_fabric_show_interface(struct dxpu_fabric *f, char *buf)
 
 ssize_t dxpu_fabric_show_counters(struct dxpu_fabric *f, char *buf)
 {
-	return sysfs_emit(buf, "rx_unknown %lld rx_dropped %lld\n", atomic64_read(&f->rx_unknown),
-			  atomic64_read(&f->rx_dropped));
+	return sysfs_emit(buf, "rx_unknown %lld rx_dropped %lld irqs_reenabled %lld\n",
+			  atomic64_read(&f->rx_unknown), atomic64_read(&f->rx_dropped),
+			  atomic64_read(&dxpu_irqs_reenabled));
 }
 
 ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)

@@ -29,6 +29,8 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/netpoll.h>
+#include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/wait.h>
@@ -72,9 +74,11 @@ struct dxpu_bridge {
 	u64 peer_dropped;
 	struct work_struct peer_work;
 	u64 rx_frames, tx_frames, tx_errors;
+	bool xmit_deferred;	     /* frames due while this CPU polled the interface */
 	u64 cfg_write_errors;	     /* configuration writes not waited for that failed */
 	atomic_t cfg_writes_pending; /* ... and not ended yet */
 	u8 frame[DXFP_MAX_FRAME];    /* a frame being built for sending */
+	struct rcu_head rcu;	     /* freed a grace period after the last reference */
 };
 
 /* A request issued and waited for: its cookie in the host path is the waiter's address. */
@@ -117,6 +121,14 @@ struct dxpu_fabric {
 	struct dxpu_peer peers[DXPU_FABRIC_MAX_PEERS];
 	struct dxpu_bridge *peer_bridge[DXPU_FABRIC_MAX_PEERS];
 	u64 link_down_ns;      /* a session is down after this long without progress */
+	/*
+	 * With interrupts off (a CPU's load from a BAR, dxpu_mmio.c) frames go straight to the
+	 * driver and come in by polling the interface's NAPI instances (poll_dev, under RCU);
+	 * netpoll set up on the interface makes every other poller take NAPI's poll_owner lock.
+	 */
+	struct netpoll np;
+	bool np_ready;
+	struct net_device __rcu *poll_dev;
 	atomic64_t rx_unknown; /* frames from no bridge of ours */
 	atomic64_t rx_dropped; /* frames the session refused, or unreadable */
 };
@@ -159,6 +171,15 @@ void dxpu_fabric_clear_peer(struct dxpu_fabric *f, unsigned int idx);
 /* Sends every frame due, dispatches the host path's events, re-arms the timer. Holds b->lock. */
 void dxpu_bridge_pump_locked(struct dxpu_bridge *b, u64 now);
 
+/*
+ * Interrupts off, not in hard interrupt context (the fault path of transparent MMIO): receives
+ * what the interface holds by polling its NAPI instances here, as netpoll does, so that a
+ * completion arrives without this CPU taking an interrupt; then sends what that made due.
+ */
+void dxpu_fabric_poll(struct dxpu_fabric *f);
+/* The same, then what b's timer would do now if it is due. */
+void dxpu_bridge_service(struct dxpu_bridge *b);
+
 /* ---- transactions (dxpu_txn.c) ---- */
 
 /*
@@ -194,6 +215,15 @@ int dxpu_bridge_cfg_write_nowait(struct dxpu_bridge *b, u16 bdf, u16 reg, u8 be,
 int dxpu_bridge_mem_read(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8 *status);
 /* Posted memory writes of len bytes at addr (cut at the Max Payload Size, DW-aligned). */
 int dxpu_bridge_mem_write(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len);
+/*
+ * The two above with interrupts off and without sleeping (a CPU's load or store that
+ * faulted, dxpu_mmio.c): the caller's CPU receives by polling (dxpu_bridge_service) while it
+ * waits for a completion or for room. Not in hard interrupt context. The caller keeps b from
+ * being freed by staying in an RCU read-side critical section (bridges are freed after a
+ * grace period).
+ */
+int dxpu_bridge_mem_read_atomic(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8 *status);
+int dxpu_bridge_mem_write_atomic(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len);
 /* Waits (up to 2 s) until every write queued without waiting has ended. Process context. */
 void dxpu_bridge_drain(struct dxpu_bridge *b);
 /* The device at bdf behind b may DMA [iova, iova + size) of host memory mem (read and write). */

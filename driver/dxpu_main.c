@@ -13,6 +13,7 @@
 #include "dxpu.h"
 #include "dxpu_fabric.h"
 #include "dxpu_gpu.h"
+#include "dxpu_mmio.h"
 
 static char *ifname;
 module_param(ifname, charp, 0444);
@@ -45,6 +46,11 @@ static unsigned int dma_mib = DXPU_DMA_MIB_MAX;
 module_param(dma_mib, uint, 0444);
 MODULE_PARM_DESC(dma_mib,
 		 "MiB of IOVA space for DMA buffers, from 4 GiB (at most and default 258048)");
+
+static bool transparent_mmio = true;
+module_param(transparent_mmio, bool, 0444);
+MODULE_PARM_DESC(transparent_mmio,
+		 "the CPU's loads and stores to mappings of the devices' BARs reach them (on)");
 
 static struct device *dxpu_root;
 static struct dxpu_domain dxpu_domain;
@@ -115,6 +121,12 @@ static ssize_t unbind_store(struct device *dev, struct device_attribute *attr, c
 }
 static DEVICE_ATTR_WO(unbind);
 
+static ssize_t mmio_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return dxpu_mmio_show_counters(buf);
+}
+static DEVICE_ATTR_RO(mmio);
+
 static ssize_t slots_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	return dxpu_slots_show(&dxpu_domain, buf);
@@ -122,10 +134,9 @@ static ssize_t slots_show(struct device *dev, struct device_attribute *attr, cha
 static DEVICE_ATTR_RO(slots);
 
 static struct attribute *dxpu_attrs[] = {
-	&dev_attr_interface.attr, &dev_attr_connect.attr,
-	&dev_attr_bridges.attr,	  &dev_attr_counters.attr,
-	&dev_attr_bind.attr,	  &dev_attr_unbind.attr,
-	&dev_attr_slots.attr,	  NULL,
+	&dev_attr_interface.attr, &dev_attr_connect.attr, &dev_attr_bridges.attr,
+	&dev_attr_counters.attr,  &dev_attr_bind.attr,	  &dev_attr_unbind.attr,
+	&dev_attr_slots.attr,	  &dev_attr_mmio.attr,	  NULL,
 };
 
 static const struct attribute_group dxpu_group = { .attrs = dxpu_attrs };
@@ -164,9 +175,16 @@ static int __init dxpu_init(void)
 				 (u64)mmio64_gib << 30);
 	if (err)
 		goto exit_fabric;
+	if (transparent_mmio) {
+		err = dxpu_mmio_init(&dxpu_domain);
+		if (err) {
+			pr_err("dxpu: transparent MMIO unavailable (load with transparent_mmio=0 to go without: drivers' BAR mappings then reach nothing)\n");
+			goto destroy_domain;
+		}
+	}
 	err = dxpu_gpu_driver_register(&dxpu_fabric, (u64)dma_mib << 20);
 	if (err)
-		goto destroy_domain;
+		goto exit_mmio;
 	err = dxpu_slots_create(&dxpu_domain, &dxpu_fabric, slots);
 	if (err)
 		goto unregister_driver;
@@ -179,6 +197,9 @@ destroy_slots:
 	dxpu_slots_destroy(&dxpu_domain);
 unregister_driver:
 	dxpu_gpu_driver_unregister();
+exit_mmio:
+	if (transparent_mmio)
+		dxpu_mmio_exit();
 destroy_domain:
 	dxpu_domain_destroy(&dxpu_domain);
 exit_fabric:
@@ -194,6 +215,8 @@ static void __exit dxpu_exit(void)
 	sysfs_remove_group(&dxpu_root->kobj, &dxpu_group);
 	dxpu_slots_destroy(&dxpu_domain);
 	dxpu_gpu_driver_unregister();
+	if (transparent_mmio)
+		dxpu_mmio_exit();
 	dxpu_domain_destroy(&dxpu_domain);
 	dxpu_fabric_exit(&dxpu_fabric);
 	dxpu_slots_quiesce(&dxpu_domain);

@@ -226,15 +226,21 @@ static void dxpu_cfg_drop(struct dxpu_slot *s, u32 until)
 	spin_unlock_irqrestore(&s->issue_lock, flags);
 }
 
-/* Waits for room as requests do (dxpu_txn.c): up to DXPU_HOSTPATH_ISSUE_PATIENCE_NS. */
-void dxpu_slot_cfg_flush(struct dxpu_slot *s)
+/*
+ * Waits for room as requests do (dxpu_txn.c): up to DXPU_HOSTPATH_ISSUE_PATIENCE_NS, sleeping,
+ * or with interrupts off (atomic) receiving by polling meanwhile.
+ */
+static void dxpu_slot_cfg_flush_as(struct dxpu_slot *s, bool atomic)
 {
 	u64 give_up = ktime_get_ns() + DXPU_HOSTPATH_ISSUE_PATIENCE_NS;
 	unsigned long flags;
 	bool sent = false;
 	u32 until;
 
-	might_sleep();
+	if (atomic)
+		lockdep_assert_irqs_disabled();
+	else
+		might_sleep();
 	raw_spin_lock_irqsave(&s->domain->cfg_lock, flags);
 	until = s->q_tail;
 	raw_spin_unlock_irqrestore(&s->domain->cfg_lock, flags);
@@ -244,10 +250,23 @@ void dxpu_slot_cfg_flush(struct dxpu_slot *s)
 			sent = true; /* their DWs are read back */
 			break;
 		}
-		usleep_range(200, 1000);
+		if (atomic)
+			dxpu_bridge_service(s->bridge);
+		else
+			usleep_range(200, 1000);
 	}
 	if (sent)
 		schedule_work(&s->sync_work);
+}
+
+void dxpu_slot_cfg_flush(struct dxpu_slot *s)
+{
+	dxpu_slot_cfg_flush_as(s, false);
+}
+
+void dxpu_slot_cfg_flush_atomic(struct dxpu_slot *s)
+{
+	dxpu_slot_cfg_flush_as(s, true);
 }
 
 static void dxpu_slot_issue_work(struct work_struct *work)

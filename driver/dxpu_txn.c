@@ -34,46 +34,90 @@ static int dxpu_issue_verdict(struct dxpu_bridge *b, enum dxpu_host_err err, u64
 	return ktime_get_ns() < give_up ? 1 : -EBUSY;
 }
 
+/*
+ * How a caller takes b->lock and waits: in process context with bottom halves off, sleeping;
+ * with interrupts off (a CPU's load or store, dxpu_mmio.c) by spinning, receiving by polling.
+ */
+static void dxpu_bridge_lock(struct dxpu_bridge *b, bool atomic) __acquires(&b->lock)
+{
+	if (atomic)
+		spin_lock(&b->lock);
+	else
+		spin_lock_bh(&b->lock);
+}
+
+static void dxpu_bridge_unlock(struct dxpu_bridge *b, bool atomic) __releases(&b->lock)
+{
+	if (atomic)
+		spin_unlock(&b->lock);
+	else
+		spin_unlock_bh(&b->lock);
+}
+
+/* No tag, or no room: room comes as completions and acknowledgements arrive. */
+static void dxpu_bridge_backoff(struct dxpu_bridge *b, bool atomic)
+{
+	if (atomic)
+		dxpu_bridge_service(b);
+	else
+		usleep_range(200, 1000);
+}
+
 /* Issues t; w is completed when it ends (bounded: its deadline, the session or the bridge). */
 static int dxpu_bridge_issue(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32 len,
-			     struct dxpu_waiter *w)
+			     struct dxpu_waiter *w, bool atomic)
 {
 	u64 give_up = ktime_get_ns() + DXPU_HOSTPATH_ISSUE_PATIENCE_NS;
 	enum dxpu_host_err err;
 	int ret;
 
-	might_sleep();
+	if (atomic)
+		lockdep_assert_irqs_disabled();
+	else
+		might_sleep();
 	init_completion(&w->done);
 	for (;;) {
 		u64 now = ktime_get_ns();
 
-		spin_lock_bh(&b->lock);
+		dxpu_bridge_lock(b, atomic);
 		if (!dxpu_bridge_up(b)) {
-			spin_unlock_bh(&b->lock);
+			dxpu_bridge_unlock(b, atomic);
 			return -ENOLINK;
 		}
 		err = dxpu_hostpath_issue(&b->hp, t, buf, len, (u64)(uintptr_t)w, now, NULL);
 		ret = dxpu_issue_verdict(b, err, give_up);
 		if (!ret)
 			dxpu_bridge_pump_locked(b, now); /* now, not at the next timer tick */
-		spin_unlock_bh(&b->lock);
+		dxpu_bridge_unlock(b, atomic);
 		if (ret <= 0)
 			return ret;
-		/* No tag, or no room: room comes as completions and acknowledgements arrive. */
-		usleep_range(200, 1000);
+		dxpu_bridge_backoff(b, atomic);
 	}
+}
+
+/* Issues t and waits until it ends (its deadline bounds that); *status its completion status. */
+static int dxpu_bridge_transact_as(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32 len,
+				   u8 *status, bool atomic)
+{
+	struct dxpu_waiter w;
+	int err = dxpu_bridge_issue(b, t, buf, len, &w, atomic);
+
+	if (err)
+		return err;
+	if (atomic) {
+		/* The bridge's timer cannot run here: its deadlines are served in the loop. */
+		while (!try_wait_for_completion(&w.done))
+			dxpu_bridge_service(b);
+	} else {
+		wait_for_completion(&w.done);
+	}
+	*status = w.status;
+	return 0;
 }
 
 int dxpu_bridge_transact(struct dxpu_bridge *b, struct dxpu_tlp *t, u8 *buf, u32 len, u8 *status)
 {
-	struct dxpu_waiter w;
-	int err = dxpu_bridge_issue(b, t, buf, len, &w);
-
-	if (err)
-		return err;
-	wait_for_completion(&w.done);
-	*status = w.status;
-	return 0;
+	return dxpu_bridge_transact_as(b, t, buf, len, status, false);
 }
 
 int dxpu_bridge_cfg_read(struct dxpu_bridge *b, u16 bdf, u16 reg, u32 *val)
@@ -109,7 +153,8 @@ int dxpu_bridge_cfg_read_block(struct dxpu_bridge *b, u16 bdf, u16 reg, unsigned
 
 			out[base + i] = cpu_to_le32(~0u);
 			dxpu_tlp_config_request(DXPU_TLP_CFGRD0, bdf, at, 0xf, &t);
-			err = dxpu_bridge_issue(b, &t, (u8 *)&out[base + i], sizeof(out[0]), &w[i]);
+			err = dxpu_bridge_issue(b, &t, (u8 *)&out[base + i], sizeof(out[0]), &w[i],
+						false);
 			if (err) {
 				first = first ?: err;
 				n = i; /* wait for those issued, then stop */
@@ -174,17 +219,29 @@ void dxpu_bridge_drain(struct dxpu_bridge *b)
 			   nsecs_to_jiffies(DXPU_HOSTPATH_ISSUE_PATIENCE_NS));
 }
 
-int dxpu_bridge_mem_read(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8 *status)
+static int dxpu_bridge_mem_read_as(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8 *status,
+				   bool atomic)
 {
 	struct dxpu_tlp t;
 
 	if (!dxpu_tlp_mem_request(DXPU_TLP_MRD, addr, len, &t))
 		return -EINVAL;
 	memset(buf, 0xff, len);
-	return dxpu_bridge_transact(b, &t, buf, len, status);
+	return dxpu_bridge_transact_as(b, &t, buf, len, status, atomic);
 }
 
-int dxpu_bridge_mem_write(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len)
+int dxpu_bridge_mem_read(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8 *status)
+{
+	return dxpu_bridge_mem_read_as(b, addr, buf, len, status, false);
+}
+
+int dxpu_bridge_mem_read_atomic(struct dxpu_bridge *b, u64 addr, void *buf, u32 len, u8 *status)
+{
+	return dxpu_bridge_mem_read_as(b, addr, buf, len, status, true);
+}
+
+static int dxpu_bridge_mem_write_as(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len,
+				    bool atomic)
 {
 	u64 give_up = ktime_get_ns() + DXPU_HOSTPATH_ISSUE_PATIENCE_NS;
 	const u8 *src = buf;
@@ -194,13 +251,16 @@ int dxpu_bridge_mem_write(struct dxpu_bridge *b, u64 addr, const void *buf, u32 
 
 	if (!len)
 		return -EINVAL;
-	might_sleep();
+	if (atomic)
+		lockdep_assert_irqs_disabled();
+	else
+		might_sleep();
 	for (;;) {
 		u64 now = ktime_get_ns();
 
-		spin_lock_bh(&b->lock);
+		dxpu_bridge_lock(b, atomic);
 		if (!dxpu_bridge_up(b)) {
-			spin_unlock_bh(&b->lock);
+			dxpu_bridge_unlock(b, atomic);
 			return -ENOLINK;
 		}
 		/* Cut at the Max Payload Size, DW-aligned; done: the bytes queued, whole writes. */
@@ -208,15 +268,25 @@ int dxpu_bridge_mem_write(struct dxpu_bridge *b, u64 addr, const void *buf, u32 
 		ret = dxpu_issue_verdict(b, err, give_up);
 		if (done || !ret)
 			dxpu_bridge_pump_locked(b, now);
-		spin_unlock_bh(&b->lock);
+		dxpu_bridge_unlock(b, atomic);
 		if (ret <= 0)
 			return ret;
 		/* Continue after what was queued: a retry never repeats a write. */
 		addr += done;
 		src += done;
 		len -= done;
-		usleep_range(200, 1000);
+		dxpu_bridge_backoff(b, atomic);
 	}
+}
+
+int dxpu_bridge_mem_write(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len)
+{
+	return dxpu_bridge_mem_write_as(b, addr, buf, len, false);
+}
+
+int dxpu_bridge_mem_write_atomic(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len)
+{
+	return dxpu_bridge_mem_write_as(b, addr, buf, len, true);
 }
 
 int dxpu_bridge_add_window(struct dxpu_bridge *b, u16 bdf, u64 iova, u64 size, u8 *mem)
