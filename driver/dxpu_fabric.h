@@ -120,7 +120,7 @@ struct dxpu_fabric {
 	 */
 	struct dxpu_peer peers[DXPU_FABRIC_MAX_PEERS];
 	struct dxpu_bridge *peer_bridge[DXPU_FABRIC_MAX_PEERS];
-	u64 link_down_ns;      /* a session is down after this long without progress */
+	u64 link_down_ns; /* a session is down after this long without progress */
 	/*
 	 * With interrupts off (a CPU's load from a BAR, dxpu_mmio.c) frames go straight to the
 	 * driver and come in by polling the interface's NAPI instances (poll_dev, under RCU);

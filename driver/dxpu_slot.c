@@ -152,6 +152,33 @@ out:
 
 /* ---- power ---- */
 
+/*
+ * A userspace mapping of a BAR (its resourceN file in sysfs) would reach the window's bare
+ * physical range, not the device: transparent MMIO serves the kernel's mappings only
+ * (dxpu_mmio.c). Refused, and said so, instead of reading all ones.
+ */
+static int dxpu_slot_refuse_mmap(struct file *file, struct kobject *kobj,
+				 struct bin_attribute *attr, struct vm_area_struct *vma)
+{
+	struct pci_dev *pdev = to_pci_dev(kobj_to_dev(kobj));
+
+	pci_info_ratelimited(pdev, "%s: a remote device's BAR cannot be mapped from userspace\n",
+			     attr->attr.name);
+	return -EOPNOTSUPP;
+}
+
+static void dxpu_slot_refuse_user_maps(struct pci_dev *pdev)
+{
+	int i;
+
+	for (i = 0; i < PCI_STD_NUM_BARS; i++) {
+		if (pdev->res_attr[i])
+			pdev->res_attr[i]->mmap = dxpu_slot_refuse_mmap;
+		if (pdev->res_attr_wc[i])
+			pdev->res_attr_wc[i]->mmap = dxpu_slot_refuse_mmap;
+	}
+}
+
 /* The PCI core enumerates the device the shadow now describes and places its BARs. */
 static int dxpu_slot_enumerate(struct dxpu_slot *s)
 {
@@ -168,6 +195,7 @@ static int dxpu_slot_enumerate(struct dxpu_slot *s)
 	pci_assign_unassigned_bus_resources(bus);
 	/* A rescan since the shadow was set may have added it: the bus's, not the device's call. */
 	pci_bus_add_devices(bus); /* only dxpu's own driver binds it: dxpu_pci.c */
+	dxpu_slot_refuse_user_maps(pdev);
 	for (i = 0; i < PCI_STD_NUM_BARS; i++) {
 		struct resource *r = &pdev->resource[i];
 

@@ -16,5 +16,8 @@ echo "mmio counters after: $after"
 echo "fabric counters: $(cat /sys/devices/dxpu/counters)"
 reads=$(echo "$after" | sed -n 's/^reads \([0-9]*\) .*/\1/p')
 if [ "${reads:-0}" -gt 250 ]; then ok "the faults were dxpu's ($after)"; else bad "too few reads counted: $after"; fi
+# A userspace mapping of a BAR is refused, with a clear error.
+/bin/resource_mmap_check "$(ls -d /sys/bus/pci/devices/1*:00:00.0)/resource0"
+/bin/resource_mmap_check "$(ls -d /sys/bus/pci/devices/1*:00:00.0)/resource2_wc"
 if echo 0 > /sys/bus/pci/slots/dxpu0/power; then ok "power off dxpu0"; else bad "power off dxpu0"; fi
 if rmmod dxpu; then ok "rmmod dxpu"; else bad "rmmod dxpu"; fi
