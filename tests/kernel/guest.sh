@@ -5,7 +5,7 @@
 #   tests/kernel/guest.sh --name NAME --script SCENARIO.sh [--ko FILE.ko]... [--file SRC:DST]...
 #                         [--bin PATH[:DST]]... [--expect TEXT]... [--timeout SECONDS]
 #                         [--out DIR] [--nic PEER] [--user-net HOST_PORT:GUEST_PORT]
-#                         [--append KERNEL_ARGS]
+#                         [--append KERNEL_ARGS] [--smp CPUS]
 #
 # The scenario runs as root in the guest after /proc, /sys and /dev are mounted, with the
 # modules under /lib/dxpu/. It reports with lines "DXPU-TEST: PASS <what>" or
@@ -26,7 +26,7 @@
 # /usr/share/misc/pci.ids:/usr/share/misc/pci.ids). The kernel image comes from Debian's
 # linux-image package of the version whose headers tools/bootstrap installed (downloaded once,
 # cached under $DXPU_KERNEL_CACHE). --append adds to the kernel's command line (slub_debug=U:
-# allocation tracking, for a leak check).
+# allocation tracking, for a leak check). --smp sets the guest's vCPUs (2 by default).
 set -euo pipefail
 
 name=guest
@@ -40,6 +40,7 @@ expects=()
 nic=
 user_net=
 append=
+smp=2
 while [ $# -gt 0 ]; do
   case "$1" in
     --name) name=$2; shift 2 ;;
@@ -53,6 +54,7 @@ while [ $# -gt 0 ]; do
     --nic) nic=$2; shift 2 ;;
     --user-net) user_net=$2; shift 2 ;;
     --append) append=$2; shift 2 ;;
+    --smp) smp=$2; shift 2 ;;
     *) echo "guest.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -205,7 +207,7 @@ console="$out/console.log"
 # a loaded host); one that never did in 400 s was seen once, in CI, with no console kept.
 boot() {
   local limit=$1 boot_limit=${2:-} pid waited=0
-  timeout "$limit" qemu-system-x86_64 -accel tcg -smp 2 -m 1G -nographic -no-reboot \
+  timeout "$limit" qemu-system-x86_64 -accel tcg -smp "$smp" -m 1G -nographic -no-reboot \
     -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" "${qemu_nic[@]}" \
     -append "console=ttyS0 panic=-1 ipv6.disable=1 ignore_loglevel${append:+ $append}" \
     </dev/null >"$console" 2>&1 &
