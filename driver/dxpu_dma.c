@@ -1,19 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dxpu_dma.c - host memory the remote devices may DMA: buffers the module allocates
- * (vmalloc_user: zeroed, mappable), each at an IOVA of its own in the host's DMA range and
- * registered as a DMA window of one or more devices in their bridge's host transaction layer,
- * which serves the devices' reads and writes there and refuses them anywhere else.
+ * dxpu_dma.c - the host's IOVA space and the host memory the remote devices may DMA through the
+ * character device: buffers the module allocates (vmalloc_user: zeroed, mappable), each at an
+ * IOVA of its own in the host's DMA range and registered as a DMA window of one or more devices
+ * in their bridge's host transaction layer, which serves the devices' reads and writes there and
+ * refuses them anywhere else.
+ *
+ * The IOVA space is one for every user: these buffers and the DMA API's mappings
+ * (dxpu_dma_ops.c) take their ranges from the same allocator, so no two windows of a device
+ * ever overlap. A range is the lowest with room for it (first fit, the list kept in IOVA
+ * order), a guard page from the ranges beside it, so freed space is used again however much is
+ * allocated over time, and a device's overrun past a buffer lands where nothing is mapped.
  *
  * A buffer lives while it is allocated or mapped: freeing it removes its windows at once (the
  * devices can no longer reach it), and the memory goes when the last mapping does. Its IOVA is
- * free again at once: buffers take the lowest IOVA with room for them (first fit, the list
- * kept in IOVA order), so the space is reused however much is allocated over time.
+ * free again at once.
  *
- * Locking: dxpu_dma_lock is a leaf, held for no copy to or from user memory; mmap takes it
- * under mmap_lock. A device's removal sets its lost flag before it forgets the device's
- * windows under this lock, so a call that finds the device not lost under the lock adds its
- * window before they are forgotten.
+ * Locking: dxpu_iova_lock (a spinlock, interrupts off) guards the IOVA list only and is a leaf:
+ * the DMA API allocates in any context. dxpu_dma_lock is a mutex over the buffers, held for no
+ * copy to or from user memory; mmap takes it under mmap_lock. A device's removal sets its lost
+ * flag before it forgets the device's windows under this lock, so a call that finds the device
+ * not lost under the lock adds its window before they are forgotten.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -29,19 +36,21 @@
 #define DXPU_DMA_MAX_SHARES 32
 
 struct dxpu_dma_buf {
-	struct kref ref; /* allocated, and each mapping */
-	struct list_head node;
+	struct kref ref;       /* allocated, and each mapping */
+	struct list_head node; /* in dxpu_dma_bufs */
 	const void *owner;
-	u64 iova;
+	struct dxpu_iova range;
 	u64 size;
 	void *mem;
 	unsigned int nr_gpus;
 	struct dxpu_gpu *gpus[DXPU_DMA_MAX_SHARES]; /* windows (no reference: removal forgets) */
 };
 
-static DEFINE_MUTEX(dxpu_dma_lock); /* the list (in IOVA order), each buffer's gpus */
+static DEFINE_MUTEX(dxpu_dma_lock); /* the buffer list, each buffer's gpus */
 static LIST_HEAD(dxpu_dma_bufs);
-static u64 dxpu_dma_end = DXPU_DMA_END; /* buffers lie in [DXPU_DMA_BASE, dxpu_dma_end) */
+static DEFINE_SPINLOCK(dxpu_iova_lock); /* the ranges taken, in IOVA order */
+static LIST_HEAD(dxpu_iova_ranges);
+static u64 dxpu_dma_end = DXPU_DMA_END; /* IOVAs lie in [DXPU_DMA_BASE, dxpu_dma_end) */
 
 int dxpu_dma_init(u64 dma_space)
 {
@@ -49,6 +58,64 @@ int dxpu_dma_init(u64 dma_space)
 		return -EINVAL;
 	dxpu_dma_end = DXPU_DMA_BASE + dma_space;
 	return 0;
+}
+
+u64 dxpu_iova_last(void)
+{
+	return dxpu_dma_end - 1;
+}
+
+/*
+ * The lowest IOVA at or below limit with size bytes free, a guard page from the ranges before
+ * and after it: r->start, and in *next the list entry to insert r before. Caller holds
+ * dxpu_iova_lock.
+ */
+static int dxpu_iova_place(struct dxpu_iova *r, u64 limit, struct list_head **next)
+{
+	struct list_head *before = &dxpu_iova_ranges; /* the list's end, unless a gap is found */
+	struct dxpu_iova *cur;
+	u64 at = DXPU_DMA_BASE;
+	u64 end = min(dxpu_dma_end - 1, limit); /* the last usable byte */
+
+	lockdep_assert_held(&dxpu_iova_lock);
+	list_for_each_entry(cur, &dxpu_iova_ranges, node) {
+		if (at + r->size + DXPU_DMA_GUARD <= cur->start) {
+			before = &cur->node;
+			break;
+		}
+		at = cur->start + cur->size + DXPU_DMA_GUARD;
+	}
+	if (end < DXPU_DMA_BASE || at > end || r->size - 1 > end - at)
+		return -ENOSPC;
+	r->start = at;
+	*next = before;
+	return 0;
+}
+
+int dxpu_iova_alloc(struct dxpu_iova *r, u64 size, u64 limit)
+{
+	struct list_head *next;
+	unsigned long flags;
+	int err;
+
+	if (!size || size > DXPU_DMA_END - DXPU_DMA_BASE)
+		return -EINVAL;
+	r->size = PAGE_ALIGN(size);
+	spin_lock_irqsave(&dxpu_iova_lock, flags);
+	err = dxpu_iova_place(r, limit, &next);
+	if (!err)
+		list_add_tail(&r->node, next);
+	spin_unlock_irqrestore(&dxpu_iova_lock, flags);
+	return err;
+}
+
+void dxpu_iova_free(struct dxpu_iova *r)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&dxpu_iova_lock, flags);
+	list_del(&r->node);
+	spin_unlock_irqrestore(&dxpu_iova_lock, flags);
 }
 
 static void dxpu_dma_release(struct kref *ref)
@@ -65,7 +132,7 @@ static struct dxpu_dma_buf *dxpu_dma_find(u64 iova)
 
 	lockdep_assert_held(&dxpu_dma_lock);
 	list_for_each_entry(buf, &dxpu_dma_bufs, node)
-		if (buf->iova == iova)
+		if (buf->range.start == iova)
 			return buf;
 	return NULL;
 }
@@ -76,7 +143,8 @@ static int dxpu_dma_window_add(struct dxpu_gpu *gpu, struct dxpu_dma_buf *buf)
 
 	if (buf->nr_gpus == DXPU_DMA_MAX_SHARES)
 		return -ENOSPC;
-	err = dxpu_bridge_add_window(gpu->bridge, gpu->remote_bdf, buf->iova, buf->size, buf->mem);
+	err = dxpu_bridge_add_window(gpu->bridge, gpu->remote_bdf, buf->range.start, buf->size,
+				     buf->mem, DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE);
 	if (err)
 		return err;
 	buf->gpus[buf->nr_gpus++] = gpu;
@@ -85,48 +153,26 @@ static int dxpu_dma_window_add(struct dxpu_gpu *gpu, struct dxpu_dma_buf *buf)
 
 static void dxpu_dma_window_remove(struct dxpu_gpu *gpu, struct dxpu_dma_buf *buf)
 {
-	dxpu_bridge_remove_window(gpu->bridge, gpu->remote_bdf, buf->iova);
-}
-
-/*
- * The lowest IOVA with size bytes free, a guard page from the buffer before and after it:
- * *iova, and in *next the list entry to insert the buffer before. Caller holds the lock.
- */
-static int dxpu_dma_place(u64 size, u64 *iova, struct list_head **next)
-{
-	struct list_head *before = &dxpu_dma_bufs; /* the list's end, unless a gap is found */
-	struct dxpu_dma_buf *buf;
-	u64 at = DXPU_DMA_BASE;
-
-	lockdep_assert_held(&dxpu_dma_lock);
-	list_for_each_entry(buf, &dxpu_dma_bufs, node) {
-		if (at + size + DXPU_DMA_GUARD <= buf->iova) {
-			before = &buf->node;
-			break;
-		}
-		at = buf->iova + buf->size + DXPU_DMA_GUARD;
-	}
-	if (at + size > dxpu_dma_end)
-		return -ENOSPC;
-	*iova = at;
-	*next = before;
-	return 0;
+	dxpu_bridge_remove_window(gpu->bridge, gpu->remote_bdf, buf->range.start);
 }
 
 /* buf at the lowest free IOVA, a window of gpu, on the list. Caller holds the lock. */
 static int dxpu_dma_insert(struct dxpu_gpu *gpu, struct dxpu_dma_buf *buf)
 {
-	struct list_head *next;
 	int err;
 
 	if (READ_ONCE(gpu->lost))
 		return -ENODEV;
-	err = dxpu_dma_place(buf->size, &buf->iova, &next);
-	if (!err)
-		err = dxpu_dma_window_add(gpu, buf);
-	if (!err)
-		list_add_tail(&buf->node, next);
-	return err;
+	err = dxpu_iova_alloc(&buf->range, buf->size, U64_MAX);
+	if (err)
+		return err;
+	err = dxpu_dma_window_add(gpu, buf);
+	if (err) {
+		dxpu_iova_free(&buf->range);
+		return err;
+	}
+	list_add_tail(&buf->node, &dxpu_dma_bufs);
+	return 0;
 }
 
 int dxpu_dma_alloc(struct dxpu_gpu *gpu, const void *owner, u64 size, u64 *iova)
@@ -150,7 +196,7 @@ int dxpu_dma_alloc(struct dxpu_gpu *gpu, const void *owner, u64 size, u64 *iova)
 	buf->size = size;
 	mutex_lock(&dxpu_dma_lock);
 	err = dxpu_dma_insert(gpu, buf);
-	*iova = buf->iova;
+	*iova = buf->range.start;
 	mutex_unlock(&dxpu_dma_lock);
 	if (err)
 		kref_put(&buf->ref, dxpu_dma_release);
@@ -186,6 +232,7 @@ static void dxpu_dma_destroy(struct dxpu_dma_buf *buf)
 		dxpu_dma_window_remove(buf->gpus[i], buf);
 	buf->nr_gpus = 0;
 	list_del(&buf->node);
+	dxpu_iova_free(&buf->range);
 	kref_put(&buf->ref, dxpu_dma_release);
 }
 
@@ -285,4 +332,5 @@ int dxpu_dma_mmap(struct dxpu_gpu *gpu, struct vm_area_struct *vma)
 void dxpu_dma_exit(void)
 {
 	WARN_ON(!list_empty(&dxpu_dma_bufs));
+	WARN_ON(!list_empty(&dxpu_iova_ranges));
 }

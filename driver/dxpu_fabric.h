@@ -226,8 +226,14 @@ int dxpu_bridge_mem_read_atomic(struct dxpu_bridge *b, u64 addr, void *buf, u32 
 int dxpu_bridge_mem_write_atomic(struct dxpu_bridge *b, u64 addr, const void *buf, u32 len);
 /* Waits (up to 2 s) until every write queued without waiting has ended. Process context. */
 void dxpu_bridge_drain(struct dxpu_bridge *b);
-/* The device at bdf behind b may DMA [iova, iova + size) of host memory mem (read and write). */
-int dxpu_bridge_add_window(struct dxpu_bridge *b, u16 bdf, u64 iova, u64 size, u8 *mem);
-void dxpu_bridge_remove_window(struct dxpu_bridge *b, u16 bdf, u64 iova);
+/*
+ * The device at bdf behind b may DMA [iova, iova + size) of host memory mem, as flags let it
+ * (DXPU_HOST_WIN_READ, _WRITE). Any context but NMI (the DMA API's): in hard interrupt context
+ * only when the lock is free, else -EBUSY. -ENOSPC: the bridge's table is full; -EEXIST: it
+ * overlaps a window of that device.
+ */
+int dxpu_bridge_add_window(struct dxpu_bridge *b, u16 bdf, u64 iova, u64 size, u8 *mem, u16 flags);
+/* The same contexts; -EBUSY as above (nothing removed), else 0. */
+int dxpu_bridge_remove_window(struct dxpu_bridge *b, u16 bdf, u64 iova);
 
 #endif /* DXPU_DRIVER_DXPU_FABRIC_H */

@@ -58,10 +58,26 @@ struct dxpu_gpu {
 int dxpu_gpu_driver_register(struct dxpu_fabric *f, u64 dma_space);
 void dxpu_gpu_driver_unregister(void);
 
-/* ---- DMA buffers (dxpu_dma.c) ---- */
+/* ---- the IOVA space and DMA buffers (dxpu_dma.c) ---- */
 
-/* The IOVA space buffers are placed in: dma_space bytes of the host's DMA range. */
+/* A range of the IOVA space: the character device's buffers and the DMA API's mappings. */
+struct dxpu_iova {
+	struct list_head node; /* in the space's list, in IOVA order */
+	u64 start;	       /* page-aligned */
+	u64 size;	       /* a multiple of the page size */
+};
+
+/* The IOVA space: dma_space bytes of the host's DMA range. */
 int dxpu_dma_init(u64 dma_space);
+/* The space's last IOVA: a DMA mask must reach it. */
+u64 dxpu_iova_last(void);
+/*
+ * r at the lowest free IOVA with room for size bytes (rounded up to pages) whose last byte is
+ * at most limit (a DMA mask), a guard page from its neighbours. -ENOSPC: no such room. Any
+ * context but NMI (a spinlock, interrupts off).
+ */
+int dxpu_iova_alloc(struct dxpu_iova *r, u64 size, u64 limit);
+void dxpu_iova_free(struct dxpu_iova *r);
 /*
  * Allocates a buffer of size bytes at the lowest free IOVA and makes it a DMA window of gpu;
  * owner identifies who may free it (a file). -ENODEV once gpu is lost, -ENOSPC when no space
@@ -81,5 +97,15 @@ void dxpu_dma_forget_gpu(struct dxpu_gpu *gpu);
  */
 int dxpu_dma_mmap(struct dxpu_gpu *gpu, struct vm_area_struct *vma);
 void dxpu_dma_exit(void);
+
+/* ---- the DMA API for the devices on dxpu's bus (dxpu_dma_ops.c) ---- */
+
+/*
+ * A device added to dxpu's bus (BUS_NOTIFY_ADD_DEVICE, before any driver can probe it) gets
+ * dxpu's dma_map_ops, serving it in its slot's bridge; at its deletion (BUS_NOTIFY_DEL_DEVICE,
+ * after its driver let go) what it left mapped goes, windows first. Process context.
+ */
+void dxpu_dma_ops_attach(struct pci_dev *pdev);
+void dxpu_dma_ops_detach(struct pci_dev *pdev);
 
 #endif /* DXPU_DRIVER_DXPU_GPU_H */

@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 
 #include "dxpu.h"
+#include "dxpu_gpu.h"
 
 #define DXPU_FIRST_DOMAIN 0x10000
 
@@ -344,14 +345,26 @@ void dxpu_slot_cfg_free(struct dxpu_slot *s)
 /*
  * Every device added to our root bus, by attach or by a rescan, is bound only by dxpu's own
  * driver (driver_override): no other driver may bind a device whose BARs the CPU cannot reach.
+ * It gets dxpu's DMA API here too: BUS_NOTIFY_ADD_DEVICE comes from device_add(), before
+ * pci_bus_add_device() lets any driver probe it, and BUS_NOTIFY_DEL_DEVICE from device_del(),
+ * after its driver's remove (the earliest and the latest a driver can map anything).
  */
 static int dxpu_pci_notify(struct notifier_block *nb, unsigned long action, void *data)
 {
 	struct dxpu_domain *d = container_of(nb, struct dxpu_domain, pci_nb);
 	struct pci_dev *pdev = to_pci_dev(data);
 
-	if (action != BUS_NOTIFY_ADD_DEVICE || pdev->bus != d->root || pdev->driver_override)
+	if (pdev->bus != d->root)
 		return NOTIFY_DONE;
+	if (action == BUS_NOTIFY_DEL_DEVICE) {
+		dxpu_dma_ops_detach(pdev);
+		return NOTIFY_OK;
+	}
+	if (action != BUS_NOTIFY_ADD_DEVICE)
+		return NOTIFY_DONE;
+	dxpu_dma_ops_attach(pdev);
+	if (pdev->driver_override)
+		return NOTIFY_OK;
 	pdev->driver_override = kstrdup(KBUILD_MODNAME, GFP_KERNEL);
 	return NOTIFY_OK;
 }

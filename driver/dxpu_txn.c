@@ -8,6 +8,7 @@
  * host path's ordering queue, where later posted writes pass it (PCIe's ordering rules).
  */
 #include <linux/delay.h>
+#include <linux/hardirq.h>
 #include <linux/slab.h>
 
 #include "dxpu_fabric.h"
@@ -289,14 +290,30 @@ int dxpu_bridge_mem_write_atomic(struct dxpu_bridge *b, u64 addr, const void *bu
 	return dxpu_bridge_mem_write_as(b, addr, buf, len, true);
 }
 
-int dxpu_bridge_add_window(struct dxpu_bridge *b, u16 bdf, u64 iova, u64 size, u8 *mem)
+/*
+ * DMA windows change from any context but NMI (the DMA API maps and unmaps wherever a driver
+ * calls it): under the bridge's lock with interrupts off, which keeps out the softirqs that
+ * take it too. In hard interrupt context the code interrupted may hold this very lock: only a
+ * try, and the caller fails (a mapping) or retries later (an unmapping) rather than spin on its
+ * own CPU's lock. Adds the window when size is not 0, else removes the one at iova.
+ */
+static int dxpu_bridge_change_window(struct dxpu_bridge *b, u16 bdf, u64 iova, u64 size, u8 *mem,
+				     u16 flags)
 {
-	enum dxpu_host_err err;
+	enum dxpu_host_err err = DXPU_HOST_OK;
+	unsigned long irqflags;
 
-	spin_lock_bh(&b->lock);
-	err = dxpu_hostpath_add_window(&b->hp, bdf, iova, size, mem,
-				       DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE);
-	spin_unlock_bh(&b->lock);
+	if (in_hardirq()) {
+		if (!spin_trylock_irqsave(&b->lock, irqflags))
+			return -EBUSY;
+	} else {
+		spin_lock_irqsave(&b->lock, irqflags);
+	}
+	if (size)
+		err = dxpu_hostpath_add_window(&b->hp, bdf, iova, size, mem, flags);
+	else
+		dxpu_hostpath_remove_window(&b->hp, bdf, iova);
+	spin_unlock_irqrestore(&b->lock, irqflags);
 	if (err == DXPU_HOST_TABLE_FULL)
 		return -ENOSPC;
 	if (err == DXPU_HOST_OVERLAP)
@@ -304,9 +321,12 @@ int dxpu_bridge_add_window(struct dxpu_bridge *b, u16 bdf, u64 iova, u64 size, u
 	return err ? -EINVAL : 0;
 }
 
-void dxpu_bridge_remove_window(struct dxpu_bridge *b, u16 bdf, u64 iova)
+int dxpu_bridge_add_window(struct dxpu_bridge *b, u16 bdf, u64 iova, u64 size, u8 *mem, u16 flags)
 {
-	spin_lock_bh(&b->lock);
-	dxpu_hostpath_remove_window(&b->hp, bdf, iova);
-	spin_unlock_bh(&b->lock);
+	return size ? dxpu_bridge_change_window(b, bdf, iova, size, mem, flags) : -EINVAL;
+}
+
+int dxpu_bridge_remove_window(struct dxpu_bridge *b, u16 bdf, u64 iova)
+{
+	return dxpu_bridge_change_window(b, bdf, iova, 0, NULL, 0);
 }

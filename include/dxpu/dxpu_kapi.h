@@ -14,4 +14,16 @@
 int dxpu_mmio_read(struct pci_dev *pdev, int bar, u64 offset, void *buf, u32 len);
 int dxpu_mmio_write(struct pci_dev *pdev, int bar, u64 offset, const void *buf, u32 len);
 
+/*
+ * A device on dxpu's bus (any driver): its DMA API mappings (windows now, made and removed
+ * since it was added, refused), and its bridge's DMA served and refused (UR reads, dropped
+ * writes) for all the bridge's devices. -ENODEV for a device dxpu does not serve.
+ */
+struct dxpu_dma_stats {
+	u64 windows, mapped, unmapped, map_errors;
+	u64 dma_reads, dma_writes, refused_reads, refused_writes;
+};
+
+int dxpu_dma_stats(struct pci_dev *pdev, struct dxpu_dma_stats *st);
+
 #endif /* DXPU_KAPI_H */
