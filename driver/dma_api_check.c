@@ -371,7 +371,7 @@ static void check_refused(struct gpu *g, struct bufs *b)
 static void check_exhaustion(struct gpu *g)
 {
 	enum {
-		MAX_TRY = 1024
+		MAX_TRY = 2048
 	};
 	dma_addr_t *addrs = kcalloc(MAX_TRY, sizeof(*addrs), GFP_KERNEL);
 	struct page *page = alloc_page(GFP_KERNEL);

@@ -341,24 +341,48 @@ void dxpu_host_fail_all(struct dxpu_host *h, uint8_t status)
 
 /* ---- requests the devices issue ---- */
 
-/* The window of device with right need holding [addr, addr + len) whole; NULL if none. */
-static const struct dxpu_host_window *find_window(const struct dxpu_host *h, uint16_t device,
-						  uint64_t addr, uint64_t len, uint16_t need)
+/* Whether window w sorts before (device, iova): by device, then by IOVA. */
+static bool win_before(const struct dxpu_host_window *w, uint16_t device, uint64_t iova)
+{
+	return w->device < device || (w->device == device && w->iova < iova);
+}
+
+/* The first position of win_order whose window does not sort before (device, iova). */
+static uint32_t win_lower_bound(const struct dxpu_host *h, uint16_t device, uint64_t iova)
+{
+	uint32_t lo = 0, hi = h->win_count, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2u;
+		if (win_before(&h->win[h->win_order[mid]], device, iova))
+			lo = mid + 1u;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct dxpu_host_window *dxpu_host_find_window(const struct dxpu_host *h, uint16_t device,
+						     uint64_t addr, uint64_t len, uint16_t need)
 {
 	const struct dxpu_host_window *w;
-	uint32_t i;
+	uint32_t pos = win_lower_bound(h, device, addr);
 	uint64_t off;
 
-	for (i = 0; i < DXPU_HOST_MAX_WINDOWS; i++) {
-		w = &h->win[i];
-		if (!w->flags || w->device != device || addr < w->iova)
-			continue;
-		off = addr - w->iova;
-		if (off >= w->size || len > w->size - off)
-			continue;
-		return (w->flags & need) ? w : NULL; /* windows of a device never overlap */
-	}
-	return NULL;
+	/* The window starting at addr, or else the last one of device starting below it. */
+	if (pos < h->win_count && h->win[h->win_order[pos]].device == device &&
+	    h->win[h->win_order[pos]].iova == addr)
+		w = &h->win[h->win_order[pos]];
+	else if (pos > 0)
+		w = &h->win[h->win_order[pos - 1u]];
+	else
+		return NULL;
+	if (w->device != device || addr < w->iova)
+		return NULL;
+	off = addr - w->iova;
+	if (off >= w->size || len > w->size - off)
+		return NULL;
+	return (w->flags & need) ? w : NULL; /* windows of a device never overlap */
 }
 
 static void send_completion(struct dxpu_host *h, const struct dxpu_tlp *c)
@@ -389,8 +413,8 @@ static void serve_read(struct dxpu_host *h, const struct dxpu_tlp *t)
 	struct dxpu_tlp c;
 
 	if (t->at == DXPU_TLP_AT_UNTRANSLATED)
-		w = find_window(h, t->requester_id, t->addr, (uint64_t)t->length_dw * 4u,
-				DXPU_HOST_WIN_READ);
+		w = dxpu_host_find_window(h, t->requester_id, t->addr, (uint64_t)t->length_dw * 4u,
+					  DXPU_HOST_WIN_READ);
 	if (!w || dxpu_tlp_cpld_split_init(&split, t, h->cfg.requester_id, h->cfg.rcb,
 					   h->cfg.max_payload) != DXPU_TLP_OK) {
 		refuse_read(h, t);
@@ -424,7 +448,7 @@ static void apply_write(struct dxpu_host *h, const struct dxpu_tlp *t)
 							 ((uint32_t)t->payload[3] << 24));
 			return;
 		}
-		w = find_window(h, t->requester_id, t->addr, len, DXPU_HOST_WIN_WRITE);
+		w = dxpu_host_find_window(h, t->requester_id, t->addr, len, DXPU_HOST_WIN_WRITE);
 	}
 	if (!w) { /* outside the device's windows, poisoned, or not an untranslated address */
 		h->counters.dma_refused_writes++;
@@ -485,61 +509,99 @@ void dxpu_host_receive_decoded(struct dxpu_host *h, const struct dxpu_tlp *t, ui
 
 /* ---- DMA windows ---- */
 
+/*
+ * The windows in use fill win[0 .. win_count) (a removal moves the last one into its slot);
+ * win_order holds their slots sorted by (device, iova), so a lookup, an insertion's overlap
+ * check and a removal's search are binary searches, and only the order array (2 bytes an
+ * entry) moves.
+ */
+
+/* Whether window w of the same device overlaps [iova, last]. */
+static bool win_overlaps(const struct dxpu_host_window *w, uint64_t iova, uint64_t last)
+{
+	return iova <= w->iova + (w->size - 1u) && w->iova <= last;
+}
+
 enum dxpu_host_err dxpu_host_add_window(struct dxpu_host *h, uint16_t device, uint64_t iova,
 					uint64_t size, uint8_t *mem, uint16_t flags)
 {
 	const struct dxpu_host_window *w;
-	int free_slot = -1;
+	struct dxpu_host_window *slot;
 	uint64_t last;
-	uint32_t i;
+	uint32_t pos;
 
 	if (!mem || !size || !flags || (flags & ~HOST_WIN_FLAGS) ||
 	    size - 1u > HOST_NO_DEADLINE - iova)
 		return DXPU_HOST_BAD_ARGUMENT;
 	last = iova + (size - 1u);
-	for (i = 0; i < DXPU_HOST_MAX_WINDOWS; i++) {
-		w = &h->win[i];
-		if (!w->flags) {
-			if (free_slot < 0)
-				free_slot = (int)i;
-			continue;
-		}
-		if (w->device == device && iova <= w->iova + (w->size - 1u) && w->iova <= last)
+	/* Windows of a device do not overlap: only the neighbours in order can overlap this one. */
+	pos = win_lower_bound(h, device, iova);
+	if (pos > 0) {
+		w = &h->win[h->win_order[pos - 1u]];
+		if (w->device == device && win_overlaps(w, iova, last))
 			return DXPU_HOST_OVERLAP;
 	}
-	if (free_slot < 0)
+	if (pos < h->win_count) {
+		w = &h->win[h->win_order[pos]];
+		if (w->device == device && win_overlaps(w, iova, last))
+			return DXPU_HOST_OVERLAP;
+	}
+	if (h->win_count == DXPU_HOST_MAX_WINDOWS)
 		return DXPU_HOST_TABLE_FULL;
-	h->win[free_slot].device = device;
-	h->win[free_slot].flags = flags;
-	h->win[free_slot].iova = iova;
-	h->win[free_slot].size = size;
-	h->win[free_slot].mem = mem;
+	slot = &h->win[h->win_count];
+	slot->device = device;
+	slot->flags = flags;
+	slot->iova = iova;
+	slot->size = size;
+	slot->mem = mem;
+	memmove(&h->win_order[pos + 1u], &h->win_order[pos],
+		(h->win_count - pos) * sizeof(h->win_order[0]));
+	h->win_order[pos] = h->win_count;
+	h->win_count++;
 	return DXPU_HOST_OK;
+}
+
+/* Removes the window at position pos of win_order; the last slot moves into its slot. */
+static void win_remove_at(struct dxpu_host *h, uint32_t pos)
+{
+	uint16_t slot = h->win_order[pos], moved = (uint16_t)(h->win_count - 1u);
+	const struct dxpu_host_window *m;
+	uint32_t at;
+
+	memmove(&h->win_order[pos], &h->win_order[pos + 1u],
+		(h->win_count - 1u - pos) * sizeof(h->win_order[0]));
+	h->win_count--;
+	if (slot != moved) {
+		m = &h->win[moved];
+		at = win_lower_bound(h, m->device, m->iova); /* (device, iova) is unique */
+		h->win_order[at] = slot;
+		h->win[slot] = *m;
+	}
+	memset(&h->win[moved], 0, sizeof(h->win[moved]));
 }
 
 enum dxpu_host_err dxpu_host_remove_window(struct dxpu_host *h, uint16_t device, uint64_t iova)
 {
-	uint32_t i;
+	uint32_t pos = win_lower_bound(h, device, iova);
+	const struct dxpu_host_window *w;
 
-	for (i = 0; i < DXPU_HOST_MAX_WINDOWS; i++) {
-		if (h->win[i].flags && h->win[i].device == device && h->win[i].iova == iova) {
-			memset(&h->win[i], 0, sizeof(h->win[i]));
-			return DXPU_HOST_OK;
-		}
-	}
-	return DXPU_HOST_NOT_FOUND;
+	if (pos == h->win_count)
+		return DXPU_HOST_NOT_FOUND;
+	w = &h->win[h->win_order[pos]];
+	if (w->device != device || w->iova != iova)
+		return DXPU_HOST_NOT_FOUND;
+	win_remove_at(h, pos);
+	return DXPU_HOST_OK;
 }
 
 unsigned int dxpu_host_remove_device(struct dxpu_host *h, uint16_t device)
 {
+	uint32_t pos = win_lower_bound(h, device, 0);
 	unsigned int n = 0;
-	uint32_t i;
 
-	for (i = 0; i < DXPU_HOST_MAX_WINDOWS; i++) {
-		if (h->win[i].flags && h->win[i].device == device) {
-			memset(&h->win[i], 0, sizeof(h->win[i]));
-			n++;
-		}
+	while (pos < h->win_count && h->win[h->win_order[pos]].device == device) {
+		win_remove_at(h, pos);
+		n++;
 	}
 	return n;
 }

@@ -26,7 +26,12 @@
 DXPU_EXTERN_C_BEGIN
 
 #define DXPU_HOST_MAX_TAGS 256u
-#define DXPU_HOST_MAX_WINDOWS 128u
+/*
+ * DMA windows per host (a path to one bridge, for all its devices): one per buffer a DMA API
+ * maps (docs/kernel-module.md, "The DMA API"). Kept sorted, so finding a TLP's window is a
+ * binary search.
+ */
+#define DXPU_HOST_MAX_WINDOWS 1024u
 
 enum dxpu_host_err {
 	DXPU_HOST_OK = 0,
@@ -123,6 +128,9 @@ struct dxpu_host {
 	uint16_t next_tag;
 	uint16_t outstanding;
 	struct dxpu_host_request req[DXPU_HOST_MAX_TAGS];
+	/* The windows in use are win[0 .. win_count); win_order lists them by (device, iova). */
+	uint16_t win_count;
+	uint16_t win_order[DXPU_HOST_MAX_WINDOWS];
 	struct dxpu_host_window win[DXPU_HOST_MAX_WINDOWS];
 };
 
@@ -172,6 +180,12 @@ enum dxpu_host_err dxpu_host_add_window(struct dxpu_host *h, uint16_t device, ui
 enum dxpu_host_err dxpu_host_remove_window(struct dxpu_host *h, uint16_t device, uint64_t iova);
 /* Remove every window of a device; returns how many. */
 unsigned int dxpu_host_remove_device(struct dxpu_host *h, uint16_t device);
+/*
+ * The window of device holding [addr, addr + len) whole, if it grants every right in need;
+ * NULL otherwise. What a device's DMA is served against (O(log n)).
+ */
+const struct dxpu_host_window *dxpu_host_find_window(const struct dxpu_host *h, uint16_t device,
+						     uint64_t addr, uint64_t len, uint16_t need);
 
 static inline const struct dxpu_host_counters *dxpu_host_get_counters(const struct dxpu_host *h)
 {

@@ -1143,6 +1143,77 @@ TEST(HostCore, WindowTable) {
   EXPECT_EQ(dxpu_host_add_window(h, kNic, 0x1000, 0x100, p, kRw), DXPU_HOST_TABLE_FULL);
 }
 
+// The sorted table against a plain list: random adds and removals of windows of three devices
+// (overlapping across devices, never within one), every window and every gap looked up after
+// each step, and the table filled to DXPU_HOST_MAX_WINDOWS in a random order.
+TEST(HostCore, WindowTableMatchesAList) {
+  struct Ref {
+    uint16_t device;
+    uint64_t iova, size;
+    uint16_t flags;
+  };
+  const uint16_t devices[] = {kGpu, kNic, DXPU_BDF(9, 0, 0)};
+  Host host;
+  dxpu_host* h = host.get();
+  std::vector<uint8_t> mem(0x100, 0);
+  std::vector<Ref> ref;
+  std::mt19937_64 rng(7);
+  auto overlaps = [&](uint16_t dev, uint64_t iova, uint64_t size) {
+    return std::any_of(ref.begin(), ref.end(), [&](const Ref& r) {
+      return r.device == dev && iova < r.iova + r.size && r.iova < iova + size;
+    });
+  };
+  auto check_all = [&]() {
+    for (const Ref& r : ref) {
+      const dxpu_host_window* w = dxpu_host_find_window(h, r.device, r.iova + r.size - 1, 1,
+                                                        DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE);
+      ASSERT_NE(w, nullptr);
+      EXPECT_EQ(w->iova, r.iova);
+      EXPECT_EQ(w->device, r.device);
+      EXPECT_EQ(dxpu_host_find_window(h, r.device, r.iova, r.size + 1, r.flags), nullptr);
+      if (!overlaps(r.device, r.iova + r.size, 1)) {  // the byte after it, a gap
+        EXPECT_EQ(dxpu_host_find_window(h, r.device, r.iova + r.size, 1, 3), nullptr);
+      }
+    }
+  };
+  for (int step = 0; step < 3000; ++step) {
+    const uint16_t dev = devices[rng() % 3];
+    const uint64_t iova = (rng() % 4096) * 0x40, size = 0x40 * (1 + rng() % 3);
+    const uint16_t flags = static_cast<uint16_t>(1 + rng() % 3);
+    if (rng() % 3 != 0 || ref.empty()) {
+      const dxpu_host_err want = overlaps(dev, iova, size)             ? DXPU_HOST_OVERLAP
+                                 : ref.size() == DXPU_HOST_MAX_WINDOWS ? DXPU_HOST_TABLE_FULL
+                                                                       : DXPU_HOST_OK;
+      ASSERT_EQ(dxpu_host_add_window(h, dev, iova, size, mem.data(), flags), want);
+      if (want == DXPU_HOST_OK) ref.push_back({dev, iova, size, flags});
+    } else {
+      const size_t i = rng() % ref.size();
+      ASSERT_EQ(dxpu_host_remove_window(h, ref[i].device, ref[i].iova), DXPU_HOST_OK);
+      ref.erase(ref.begin() + static_cast<long>(i));
+    }
+    if (step % 100 == 0) check_all();
+  }
+  check_all();
+  // Full: every device's windows removed at once, in any order.
+  const auto nic = static_cast<unsigned>(
+      std::count_if(ref.begin(), ref.end(), [](const Ref& r) { return r.device == kNic; }));
+  EXPECT_EQ(dxpu_host_remove_device(h, kNic), nic);
+  std::erase_if(ref, [](const Ref& r) { return r.device == kNic; });
+  check_all();
+  for (const uint16_t dev : devices) dxpu_host_remove_device(h, dev);
+  ref.clear();
+  std::vector<uint32_t> order(DXPU_HOST_MAX_WINDOWS);
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  for (const uint32_t i : order) {
+    ASSERT_EQ(dxpu_host_add_window(h, kGpu, 0x1000 * i, 0x800, mem.data(), 3), DXPU_HOST_OK);
+    ref.push_back({kGpu, 0x1000 * i, 0x800, 3});
+  }
+  EXPECT_EQ(dxpu_host_add_window(h, kNic, 0, 0x10, mem.data(), 3), DXPU_HOST_TABLE_FULL);
+  check_all();
+  EXPECT_EQ(dxpu_host_remove_device(h, kGpu), DXPU_HOST_MAX_WINDOWS);
+}
+
 // ------------------------------------------------------------------ random TLPs
 
 class Fuzz {
