@@ -34,6 +34,7 @@
 #define DXPU_MAX_SLOTS 32
 
 struct dxpu_domain;
+struct dxpu_msi;
 
 /*
  * A slot's state, as pciehp keeps its own: it changes only in dxpu_slot_handle_event(), under
@@ -101,6 +102,7 @@ struct dxpu_domain {
 	struct resource mem64;	      /* the window 64-bit prefetchable BARs are placed in */
 	struct notifier_block pci_nb; /* devices added to our bus: driver_override */
 	raw_spinlock_t cfg_lock;
+	struct dxpu_msi *msi;	/* the root bus's MSI irq domain (dxpu_msi.c) */
 	struct mutex bind_lock; /* bindings change one at a time: no remote device bound twice */
 	struct dxpu_fabric_client client; /* the slots hear of sessions going down */
 	struct dxpu_fabric *fabric;

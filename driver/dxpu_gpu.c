@@ -16,8 +16,7 @@
 #include "dxpu.h"
 #include "dxpu_fabric.h"
 #include "dxpu_gpu.h"
-
-#define DXPU_MSI_ADDRESS 0xfee00000u /* the host layer's MSI range (dxpu_host_config) */
+#include "dxpu_msi.h"
 
 struct dxpu_file {
 	struct dxpu_gpu *gpu;

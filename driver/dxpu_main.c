@@ -14,6 +14,7 @@
 #include "dxpu_fabric.h"
 #include "dxpu_gpu.h"
 #include "dxpu_mmio.h"
+#include "dxpu_msi.h"
 
 static char *ifname;
 module_param(ifname, charp, 0444);
@@ -127,6 +128,12 @@ static ssize_t mmio_show(struct device *dev, struct device_attribute *attr, char
 }
 static DEVICE_ATTR_RO(mmio);
 
+static ssize_t msi_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return dxpu_msi_show_counters(&dxpu_domain, buf);
+}
+static DEVICE_ATTR_RO(msi);
+
 static ssize_t slots_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	return dxpu_slots_show(&dxpu_domain, buf);
@@ -134,9 +141,11 @@ static ssize_t slots_show(struct device *dev, struct device_attribute *attr, cha
 static DEVICE_ATTR_RO(slots);
 
 static struct attribute *dxpu_attrs[] = {
-	&dev_attr_interface.attr, &dev_attr_connect.attr, &dev_attr_bridges.attr,
-	&dev_attr_counters.attr,  &dev_attr_bind.attr,	  &dev_attr_unbind.attr,
-	&dev_attr_slots.attr,	  &dev_attr_mmio.attr,	  NULL,
+	&dev_attr_interface.attr, &dev_attr_connect.attr,
+	&dev_attr_bridges.attr,	  &dev_attr_counters.attr,
+	&dev_attr_bind.attr,	  &dev_attr_unbind.attr,
+	&dev_attr_slots.attr,	  &dev_attr_mmio.attr,
+	&dev_attr_msi.attr,	  NULL,
 };
 
 static const struct attribute_group dxpu_group = { .attrs = dxpu_attrs };
@@ -175,6 +184,7 @@ static int __init dxpu_init(void)
 				 (u64)mmio64_gib << 30);
 	if (err)
 		goto exit_fabric;
+	dxpu_msi_start(&dxpu_domain, &dxpu_fabric);
 	if (transparent_mmio) {
 		err = dxpu_mmio_init(&dxpu_domain);
 		if (err) {

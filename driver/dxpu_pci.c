@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 
 #include "dxpu.h"
+#include "dxpu_msi.h"
 #include "dxpu_gpu.h"
 
 #define DXPU_FIRST_DOMAIN 0x10000
@@ -441,10 +442,13 @@ int dxpu_domain_create(struct dxpu_domain *d, struct device *parent, u64 mem32_s
 	pci_add_resource(&resources, &d->mem32);
 	pci_add_resource(&resources, &d->mem64);
 
+	err = dxpu_msi_create(d);
+	if (err)
+		goto free_mem32;
 	d->pci_nb.notifier_call = dxpu_pci_notify;
 	err = bus_register_notifier(&pci_bus_type, &d->pci_nb);
 	if (err)
-		goto free_mem32;
+		goto destroy_msi;
 	pci_lock_rescan_remove();
 	d->sysdata.domain = dxpu_free_domain();
 	d->sysdata.node = NUMA_NO_NODE;
@@ -455,6 +459,7 @@ int dxpu_domain_create(struct dxpu_domain *d, struct device *parent, u64 mem32_s
 		err = -ENODEV;
 		goto unregister_nb;
 	}
+	dxpu_msi_set_bus(d);
 	pci_scan_child_bus(d->root);
 	pci_bus_add_devices(d->root);
 	pci_unlock_rescan_remove();
@@ -464,6 +469,8 @@ int dxpu_domain_create(struct dxpu_domain *d, struct device *parent, u64 mem32_s
 
 unregister_nb:
 	bus_unregister_notifier(&pci_bus_type, &d->pci_nb);
+destroy_msi:
+	dxpu_msi_destroy(d);
 free_mem32:
 	dxpu_window_free(&d->mem32);
 free_mem64:
@@ -489,6 +496,7 @@ void dxpu_domain_destroy(struct dxpu_domain *d)
 	put_device(&bridge->dev);
 	d->root = NULL;
 	bus_unregister_notifier(&pci_bus_type, &d->pci_nb);
+	dxpu_msi_destroy(d);
 	dxpu_window_free(&d->mem32);
 	dxpu_window_free(&d->mem64);
 }
