@@ -431,9 +431,19 @@ static DEVICE_ATTR_RO(dxpu_dma);
 void dxpu_dma_ops_attach(struct pci_dev *pdev)
 {
 	struct dxpu_bridge *bridge;
-	struct dxpu_slot *slot = dxpu_slot_get(pdev, &bridge);
+	struct dxpu_slot *slot;
 	struct dxpu_dma_dev *d;
 
+	/*
+	 * Without CONFIG_DMA_OPS (Debian's kernel has it) a device's dma_ops cannot be set: its
+	 * driver's mappings go to dma-direct, whose physical addresses are in no window, so the
+	 * host path refuses every DMA of the device. Said once.
+	 */
+	if (!IS_ENABLED(CONFIG_DMA_OPS)) {
+		pci_warn_once(pdev, "dxpu: no CONFIG_DMA_OPS: DMA API not served, DMA refused\n");
+		return;
+	}
+	slot = dxpu_slot_get(pdev, &bridge);
 	/* A device found while its slot powers off: no driver binds it; refuse its DMA. */
 	set_dma_ops(&pdev->dev, &dxpu_dma_gone_ops);
 	if (!slot)
@@ -463,6 +473,7 @@ void dxpu_dma_ops_attach(struct pci_dev *pdev)
  */
 void dxpu_dma_ops_detach(struct pci_dev *pdev)
 {
+	const struct dma_map_ops *ops = get_dma_ops(&pdev->dev);
 	struct dxpu_dma_map *m;
 	struct dxpu_dma_dev *d;
 	unsigned int left = 0;
@@ -470,9 +481,9 @@ void dxpu_dma_ops_detach(struct pci_dev *pdev)
 	struct rb_root maps;
 	unsigned long flags;
 
-	if (get_dma_ops(&pdev->dev) == &dxpu_dma_gone_ops)
+	if (!ops || ops->alloc != dxpu_dma_api_alloc) /* never served, or already gone */
 		return;
-	d = dxpu_dma_dev(&pdev->dev);
+	d = container_of(ops, struct dxpu_dma_dev, ops);
 	device_remove_file(&pdev->dev, &dev_attr_dxpu_dma);
 	set_dma_ops(&pdev->dev, &dxpu_dma_gone_ops);
 	spin_lock_irqsave(&d->lock, flags);
