@@ -3,7 +3,8 @@
 # linux-source package of the headers' version: fetched once with apt-get download, only
 # checkpatch.pl and its data files kept, cached under ~/.cache/dxpu) on everything dxpu.ko is
 # built from. Any error or warning fails the check.
-#   driver/ and the kernel-only headers (dxpu_ioctl.h, dxpu_kapi.h): every rule, --strict.
+#   driver/ (dxgpu/ too) and the kernel-only headers (dxpu_ioctl.h, dxpu_kapi.h, dxgpu_ioctl.h):
+#   every rule, --strict.
 #   lib/core and the headers it shares with userspace C and C++ (compat.h, dxfp.h, mgmt.h,
 #   tlp.h): every rule but three the shared code cannot follow, since the kernel's macros do
 #   not exist in userspace: ARRAY_SIZE, PREFER_DEFINED_ATTRIBUTE_MACRO (__always_inline,
@@ -39,7 +40,7 @@ checkpatch=("$cache/scripts/checkpatch.pl" --no-tree --terse --show-types -f)
 cd "$cache"
 status=0
 "${checkpatch[@]}" --strict "$src"/driver/*.c "$src"/driver/*.h "$src"/include/dxpu/dxpu_ioctl.h \
-  "$src"/include/dxpu/dxpu_kapi.h \
+  "$src"/include/dxpu/dxpu_kapi.h "$src"/driver/dxgpu/*.c "$src"/include/dxgpu/dxgpu_ioctl.h \
   >/tmp/checkpatch.$$ 2>&1 || true
 "${checkpatch[@]}" --ignore ARRAY_SIZE,PREFER_DEFINED_ATTRIBUTE_MACRO,COMPLEX_MACRO \
   "$src"/lib/core/*.c "$src"/lib/core/*.h "$src"/include/dxpu/{compat,dxfp,mgmt,tlp}.h \

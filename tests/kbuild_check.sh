@@ -25,6 +25,12 @@ if [ "$cmake_srcs" != "$kbuild_srcs" ]; then
   exit 1
 fi
 
+# dxgpu.ko is an ordinary PCI driver: it may not reach into dxpu.ko (no dxpu header).
+if grep -n '#include.*dxpu' "$src"/driver/dxgpu/*.c "$src"/include/dxgpu/*.h >&2; then
+  echo "FAIL: driver/dxgpu includes a dxpu header (above): it must use the kernel's APIs only" >&2
+  exit 1
+fi
+
 rm -rf "$out"
 mkdir -p "$out/lib"
 cp -r "$src/include" "$out/include"
@@ -39,8 +45,8 @@ if grep -E 'warning:|error:' "$out/build.log" >&2; then
   echo "FAIL: W=1 or sparse warnings (above)" >&2
   exit 1
 fi
-for ko in "$out/driver/dxpu_core_check.ko" "$out/driver/dxpu.ko"; do
+for ko in "$out/driver/dxpu_core_check.ko" "$out/driver/dxpu.ko" "$out/driver/dxgpu/dxgpu.ko"; do
   test -f "$ko"
   modinfo "$ko" | grep -E '^(description|vermagic):'
 done
-echo "PASS: lib/core and dxpu.ko build as kernel modules, clean under W=1 and sparse ($(basename "$kdir"))"
+echo "PASS: lib/core, dxpu.ko and dxgpu.ko build as kernel modules, clean under W=1 and sparse ($(basename "$kdir"))"

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# dxgpu.ko, the model GPU's ordinary PCI driver, on a GPU dxpu.ko attached from a real
+# dxpu-bridge: its character device driven by tests/kernel/dxgpu_check.c (registers, DMA
+# buffers, the GPU's copies, interrupts, refusals), then the slot powered off under an open
+# file (scenario_dxgpu.sh).
+#   dxgpu_test.sh DXPU_BRIDGE DXPU [WORKDIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bridge_bin=${1:?usage: dxgpu_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
+dxpu_bin=${2:?usage: dxgpu_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
+work=${3:-$(mktemp -d /tmp/dxpu-kernel-dxgpu.XXXXXX)}
+source "$here/bridge_env.sh"
+start_bridge "$bridge_bin" "$work"
+dxgpu_check=$(guest_program dxgpu_check "$work")
+lend_gpu "$dxpu_bin" "unix:$work/mgmt.sock" 01:00.0
+status=0
+bash "$here/guest.sh" --name dxgpu --script "$here/scenario_dxgpu.sh" --nic "$work/bridge.sock" \
+  --ko "$ko_dir/dxpu.ko" --ko "$ko_dir/dxgpu/dxgpu.ko" --file "$dxgpu_check:/bin/dxgpu_check" \
+  --out "$work/guest" --timeout 240 --expect "dxgpu_check: 0 failures" || status=1
+stop_bridge
+exit $status

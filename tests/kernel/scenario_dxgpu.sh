@@ -1,0 +1,25 @@
+#!/bin/sh
+# Guest side of dxgpu_test.sh: the GPU in slot dxpu0 handed from dxpu's own driver to dxgpu.ko
+# (driver_override), the model GPU's ordinary PCI driver; dxgpu_check drives /dev/dxgpu0 as a
+# runtime would; then the slot powered off under an open file; rmmod of both modules.
+ok() { echo "DXPU-TEST: PASS $1"; }
+bad() { echo "DXPU-TEST: FAIL $1"; }
+bridge=02:00:00:00:b0:01
+if insmod /lib/dxpu/dxpu.ko ifname=eth0 slots=2; then ok "insmod dxpu"; else bad "insmod dxpu"; exit 0; fi
+echo "dxpu0 $bridge 01:00.0" > /sys/devices/dxpu/bind
+if echo 1 > /sys/bus/pci/slots/dxpu0/power; then ok "power on dxpu0"; else bad "power on dxpu0"; exit 0; fi
+dev=$(ls -d /sys/bus/pci/devices/1*:00:00.0)
+echo "$(basename "$dev")" > /sys/bus/pci/drivers/dxpu/unbind
+echo dxgpu > "$dev/driver_override"
+if insmod /lib/dxpu/dxgpu.ko; then ok "insmod dxgpu"; else bad "insmod dxgpu"; exit 0; fi
+[ "$(basename "$(readlink "$dev/driver")")" = dxgpu ] && ok "dxgpu bound the GPU" || bad "dxgpu not bound"
+[ -c /dev/dxgpu0 ] && ok "/dev/dxgpu0" || { bad "/dev/dxgpu0 missing"; exit 0; }
+grep dxgpu /proc/interrupts | head -3
+/bin/dxgpu_check /dev/dxgpu0 $((64 << 20))
+echo "msi: $(cat /sys/devices/dxpu/msi)"
+grep -q " dxgpu0" /proc/interrupts && ok "dxgpu0's vectors in /proc/interrupts" || bad "no dxgpu0 irqs"
+/bin/dxgpu_check --lost /dev/dxgpu0 /sys/bus/pci/slots/dxpu0/power
+[ -e /dev/dxgpu0 ] && bad "/dev/dxgpu0 left after power off" || ok "/dev/dxgpu0 gone after power off"
+grep -q " dxgpu0" /proc/interrupts && bad "irqs left after power off" || ok "power-off freed the irqs"
+if rmmod dxgpu; then ok "rmmod dxgpu"; else bad "rmmod dxgpu"; fi
+if rmmod dxpu; then ok "rmmod dxpu"; else bad "rmmod dxpu"; fi
