@@ -25,8 +25,11 @@
 # host's own /usr/bin/lspci, runs there (lspci's names need --file
 # /usr/share/misc/pci.ids:/usr/share/misc/pci.ids). The kernel image comes from Debian's
 # linux-image package of the version whose headers tools/bootstrap installed (downloaded once,
-# cached under $DXPU_KERNEL_CACHE). --append adds to the kernel's command line (slub_debug=U:
-# allocation tracking, for a leak check). --smp sets the guest's vCPUs (2 by default).
+# cached under $DXPU_KERNEL_CACHE); with DXPU_KDIR a built kernel tree (the debug lane's,
+# tests/kernel/debug_kernel.sh), that tree's bzImage and modules, and with
+# DXPU_GUEST_TIME_FACTOR=N every time limit N times as long. --append adds to the kernel's
+# command line (slub_debug=U: allocation tracking, for a leak check). --smp sets the guest's
+# vCPUs (2 by default).
 set -euo pipefail
 
 name=guest
@@ -59,54 +62,76 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$script" ] || { echo "guest.sh: --script is required" >&2; exit 2; }
+# A slower kernel (the debug lane's, lockdep and KASAN under TCG: debug_lane.sh) has every time
+# limit here multiplied by DXPU_GUEST_TIME_FACTOR (default 1).
+factor=${DXPU_GUEST_TIME_FACTOR:-1}
+if ! [[ "$factor" =~ ^[1-9][0-9]*$ ]]; then
+  echo "guest.sh: DXPU_GUEST_TIME_FACTOR must be a positive whole number, not '$factor'" >&2
+  exit 2
+fi
+timeout_s=$((timeout_s * factor))
 out=${out:-$(mktemp -d "/tmp/dxpu-guest-$name.XXXXXX")}
 mkdir -p "$out"
 
 kdir=${DXPU_KDIR:-$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1 || true)}
 [ -f "$kdir/Makefile" ] || { echo "FAIL: no kernel headers (run tools/bootstrap)" >&2; exit 1; }
-kver=${kdir##*/linux-headers-}
-cache=${DXPU_KERNEL_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dxpu}/kernel-$kver
+# A built kernel tree (the debug kernel, tests/kernel/debug_kernel.sh) boots its own bzImage,
+# with its modules installed under modroot/ in the tree; a Debian header tree boots Debian's
+# image of its version.
+built=
+if [ -f "$kdir/arch/x86/boot/bzImage" ] && [ -f "$kdir/include/config/kernel.release" ]; then
+  built=$kdir
+  kver=$(cat "$kdir/include/config/kernel.release")
+  cache=$kdir/modroot
+else
+  kver=${kdir##*/linux-headers-}
+  cache=${DXPU_KERNEL_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dxpu}/kernel-$kver
+fi
 tools=(qemu-system-x86_64 busybox cpio)
 [ ${#bins[@]} -eq 0 ] || tools+=(ldd objcopy)
 for tool in "${tools[@]}"; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool missing (run tools/bootstrap)" >&2; exit 1; }
 done
 
-# The kernel image, once: apt-get download and unpack (installing it would run initramfs hooks).
-# Under a lock: ctest runs several guests at once, and the first one fetches for all.
-mkdir -p "$(dirname "$cache")"
-exec 9>"$cache.lock"
-flock 9
-if [ ! -f "$cache/boot/vmlinuz-$kver" ]; then
-  rm -rf "$cache.tmp"
-  mkdir -p "$cache.tmp"
-  (cd "$cache.tmp" && apt-get download -q "linux-image-$kver" >/dev/null 2>&1) ||
-    { echo "FAIL: cannot download linux-image-$kver" >&2; exit 1; }
-  dpkg-deb -x "$cache.tmp"/linux-image-"$kver"_*.deb "$cache.tmp/root"
-  rm -rf "$cache"
-  mv "$cache.tmp/root" "$cache"
-  rm -rf "$cache.tmp"
-fi
-# The NIC's modules (virtio_net and virtio_pci are modules in Debian's kernel), in load order.
-[ -f "$cache/lib/modules/$kver/modules.dep" ] || depmod -b "$cache" "$kver"
-# The kernel uncompressed, once: Debian's bzImage holds it XZ-compressed, and its decompressor
-# took about 2.5 s of every TCG boot. QEMU starts the ELF image through its PVH entry point
-# (CONFIG_PVH); an image without one (or no XZ stream found) boots as the bzImage.
-kernel="$cache/boot/vmlinuz-$kver"
-if [ ! -f "$cache/boot/vmlinux-$kver.pvh" ] && [ ! -f "$cache/boot/vmlinux-$kver.none" ]; then
-  xz_at=$(LC_ALL=C grep -obUaP '\xFD7zXZ\x00' "$kernel" | head -n 1 | cut -d: -f1 || true)
-  # (xz stops reading at the end of the stream: tail's SIGPIPE is no failure.)
-  if [ -n "$xz_at" ] && xz -dc --single-stream < <(tail -c +$((xz_at + 1)) "$kernel") \
-       >"$cache/boot/vmlinux-$kver.tmp" 2>/dev/null &&
-     [[ "$(readelf -n "$cache/boot/vmlinux-$kver.tmp" 2>/dev/null)" == *"Unknown note type: (0x00000012)"* ]]; then
-    mv "$cache/boot/vmlinux-$kver.tmp" "$cache/boot/vmlinux-$kver.pvh"
-  else
-    rm -f "$cache/boot/vmlinux-$kver.tmp"
-    : >"$cache/boot/vmlinux-$kver.none"
+if [ -n "$built" ]; then
+  kernel=$built/arch/x86/boot/bzImage
+else
+  # The kernel image, once: apt-get download and unpack (installing it would run initramfs hooks).
+  # Under a lock: ctest runs several guests at once, and the first one fetches for all.
+  mkdir -p "$(dirname "$cache")"
+  exec 9>"$cache.lock"
+  flock 9
+  if [ ! -f "$cache/boot/vmlinuz-$kver" ]; then
+    rm -rf "$cache.tmp"
+    mkdir -p "$cache.tmp"
+    (cd "$cache.tmp" && apt-get download -q "linux-image-$kver" >/dev/null 2>&1) ||
+      { echo "FAIL: cannot download linux-image-$kver" >&2; exit 1; }
+    dpkg-deb -x "$cache.tmp"/linux-image-"$kver"_*.deb "$cache.tmp/root"
+    rm -rf "$cache"
+    mv "$cache.tmp/root" "$cache"
+    rm -rf "$cache.tmp"
   fi
+  # The NIC's modules (virtio_net and virtio_pci are modules in Debian's kernel), in load order.
+  [ -f "$cache/lib/modules/$kver/modules.dep" ] || depmod -b "$cache" "$kver"
+  # The kernel uncompressed, once: Debian's bzImage holds it XZ-compressed, and its decompressor
+  # took about 2.5 s of every TCG boot. QEMU starts the ELF image through its PVH entry point
+  # (CONFIG_PVH); an image without one (or no XZ stream found) boots as the bzImage.
+  kernel="$cache/boot/vmlinuz-$kver"
+  if [ ! -f "$cache/boot/vmlinux-$kver.pvh" ] && [ ! -f "$cache/boot/vmlinux-$kver.none" ]; then
+    xz_at=$(LC_ALL=C grep -obUaP '\xFD7zXZ\x00' "$kernel" | head -n 1 | cut -d: -f1 || true)
+    # (xz stops reading at the end of the stream: tail's SIGPIPE is no failure.)
+    if [ -n "$xz_at" ] && xz -dc --single-stream < <(tail -c +$((xz_at + 1)) "$kernel") \
+         >"$cache/boot/vmlinux-$kver.tmp" 2>/dev/null &&
+       [[ "$(readelf -n "$cache/boot/vmlinux-$kver.tmp" 2>/dev/null)" == *"Unknown note type: (0x00000012)"* ]]; then
+      mv "$cache/boot/vmlinux-$kver.tmp" "$cache/boot/vmlinux-$kver.pvh"
+    else
+      rm -f "$cache/boot/vmlinux-$kver.tmp"
+      : >"$cache/boot/vmlinux-$kver.none"
+    fi
+  fi
+  [ ! -f "$cache/boot/vmlinux-$kver.pvh" ] || kernel="$cache/boot/vmlinux-$kver.pvh"
+  flock -u 9
 fi
-[ ! -f "$cache/boot/vmlinux-$kver.pvh" ] || kernel="$cache/boot/vmlinux-$kver.pvh"
-flock -u 9
 
 # The initramfs: busybox, the modules, the files, the scenario, and /init.
 root="$out/initramfs"
@@ -121,6 +146,9 @@ qemu_nic=()
 if [ -n "$nic" ] || [ -n "$user_net" ]; then
   mkdir -p "$root/lib/nic"
   n=0
+  [ -f "$cache/lib/modules/$kver/modules.dep" ] ||
+    { echo "FAIL: no modules installed in $cache (tests/kernel/debug_kernel.sh)" >&2; exit 1; }
+  # (A module built in, as virtio_pci is in the debug kernel, is a "builtin" line: skipped.)
   while read -r _ path; do
     n=$((n + 1))
     cp "$path" "$root/lib/nic/$(printf %02d $n)-$(basename "$path")"
@@ -168,7 +196,10 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 echo "DXPU-GUEST: up"
 if [ -d /lib/nic ]; then
-  for ko in /lib/nic/*.ko; do insmod "$ko" || echo "DXPU-TEST: FAIL insmod $ko"; done
+  for ko in /lib/nic/*.ko; do
+    [ -e "$ko" ] || continue # none: the drivers are built in
+    insmod "$ko" || echo "DXPU-TEST: FAIL insmod $ko"
+  done
   # The fabric NIC and the user-networking NIC, told apart by their MACs.
   : >/etc/dxpu-net
   for n in /sys/class/net/eth*; do
@@ -206,22 +237,25 @@ console="$out/console.log"
 # (rc 125). A guest here reaches /init in 2 - 5 s of its own time (under TCG, tens of seconds on
 # a loaded host); one that never did in 400 s was seen once, in CI, with no console kept.
 boot() {
-  local limit=$1 boot_limit=${2:-} pid waited=0
+  local limit=$1 boot_limit=${2:-} pid deadline
+  : >"$console"
   timeout "$limit" qemu-system-x86_64 -accel tcg -smp "$smp" -m 1G -nographic -no-reboot \
     -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" "${qemu_nic[@]}" \
     -append "console=ttyS0 panic=-1 ipv6.disable=1 ignore_loglevel${append:+ $append}" \
     </dev/null >"$console" 2>&1 &
   pid=$!
   if [ -n "$boot_limit" ]; then
+    # By the clock, not by counting sleeps: on a loaded host each turn of this loop takes far
+    # longer than its 0.1 s sleep (timeout's limit came first once, 30 s into a 10 s wait).
+    deadline=$((SECONDS + boot_limit))
     while kill -0 "$pid" 2>/dev/null && ! grep -q "DXPU-GUEST: up" "$console"; do
-      if [ $waited -ge $((boot_limit * 10)) ]; then
+      if [ $SECONDS -ge $deadline ]; then
         kill -TERM "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
         rc=125
         return
       fi
       sleep 0.1
-      waited=$((waited + 1))
     done
   fi
   set +e
