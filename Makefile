@@ -3,10 +3,13 @@
 #   make test   set up, build (release and ASan/UBSan), and run every test
 #   make check  the inner loop: the release build and its unit, simulation and RTL tests (no
 #               QEMU guests, source checks or RTL regression; under 5 minutes warm)
+#   make test-kernel-debug  the kernel tests on a lockdep+KASAN kernel built from Debian's
+#               source (the first run builds it: about 29 core-minutes; not in make test)
 #   make lint   clang-format and clang-tidy over everything (before a commit)
 JOBS ?= $(shell nproc)
 
-.PHONY: all demo test check bench bootstrap release asan debug format tidy lint clean module
+.PHONY: all demo test test-kernel-debug check bench bootstrap release asan debug format tidy lint \
+  clean module
 
 all: release
 
@@ -21,8 +24,13 @@ demo: release
 	build/release/tools/dxpu demo --out build/demo
 
 test: release asan
-	ctest --preset release -j $(JOBS)
+	ctest --preset release -j $(JOBS) -LE '^kernel-debug$$'
 	ctest --preset asan -j $(JOBS)
+
+# The debug-kernel lane (docs/development.md, "The debug-kernel lane"): its own target, as its
+# kernel build does not fit make test's time budget on a fresh machine.
+test-kernel-debug: release
+	ctest --preset release -j $(JOBS) -L '^kernel-debug$$'
 
 check: release
 	ctest --preset release -j $(JOBS) -L '^(unit|sim|rtl|rtl-bridge)$$'
