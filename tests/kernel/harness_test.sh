@@ -5,6 +5,11 @@
 # that never reaches /init (here its initramfs starts cat on the console instead, which waits
 # forever) is stopped at the boot limit, reported with its console's tail, booted once more,
 # and fails the run.
+# On a kernel with lockdep and KASAN (DXPU_KDIR a debug kernel tree, tests/kernel/debug_kernel.sh:
+# the debug lane), throwaway modules (tests/kernel/can_fail/) fail a guest whose scenario
+# passes, each with the report of one checker: two mutexes taken in both orders (lockdep), a
+# GFP_KERNEL allocation under a spinlock (DEBUG_ATOMIC_SLEEP), a pending timer freed
+# (DEBUG_OBJECTS), a read of a freed buffer (KASAN).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=${1:-$(mktemp -d /tmp/dxpu-kernel-harness.XXXXXX)}
@@ -34,8 +39,9 @@ elif ! grep -q "kernel reported trouble" "$work/oops.txt"; then
 else
   echo "PASS: a kernel crash fails the run"
 fi
-if bash "$here/guest.sh" --name stall --script "$work/fails.sh" --timeout 30 --append rdinit=/bin/cat \
-     --out "$work/stall" >"$work/stall.txt" 2>&1; then
+# Its time limits as given (no DXPU_GUEST_TIME_FACTOR): it never reaches /init, on any kernel.
+if DXPU_GUEST_TIME_FACTOR=1 bash "$here/guest.sh" --name stall --script "$work/fails.sh" \
+     --timeout 30 --append rdinit=/bin/cat --out "$work/stall" >"$work/stall.txt" 2>&1; then
   echo "FAIL: a guest that never reached /init passed"; status=1
 elif grep -q "did not reach /init within 10s" "$work/stall.txt" &&
      grep -q "booting once more" "$work/stall.txt" &&
@@ -45,5 +51,56 @@ elif grep -q "did not reach /init within 10s" "$work/stall.txt" &&
   echo "PASS: a boot that stalls before /init is retried once, reported, and fails the run"
 else
   echo "FAIL: the stalled boot was not handled as it should be"; cat "$work/stall.txt"; status=1
+fi
+kdir=${DXPU_KDIR:-$(ls -d /usr/src/linux-headers-*-amd64 2>/dev/null | sort -V | tail -n 1 || true)}
+if ! grep -qx CONFIG_PROVE_LOCKING=y "$kdir/.config" 2>/dev/null ||
+   ! grep -qx CONFIG_KASAN=y "$kdir/.config" 2>/dev/null; then
+  echo "(lockdep and KASAN: not in this kernel ($kdir); the debug lane, kernel-debug.*, checks them)"
+  exit $status
+fi
+rm -rf "$work/can_fail"
+cp -r "$here/can_fail" "$work/can_fail"
+if ! make -s -C "$kdir" M="$work/can_fail" modules >"$work/can_fail/build.log" 2>&1; then
+  echo "FAIL: the can-fail modules do not build against $kdir"; cat "$work/can_fail/build.log"
+  exit 1
+fi
+# The modules in one guest whose scenario passes (each loads: --expect), so only the kernel's reports can
+# fail the run. Each report must be among the console lines guest.sh counts as trouble. Lockdep
+# goes first: it turns itself off after a report of its own or KASAN's.
+mods=(dxpu_lockorder dxpu_atomic_sleep dxpu_odebug dxpu_uaf)
+{
+  echo '#!/bin/sh'
+  for mod in "${mods[@]}"; do
+    echo "insmod /lib/dxpu/$mod.ko && echo 'DXPU-TEST: PASS $mod loaded'"
+  done
+} >"$work/can-fail.sh"
+kos=()
+for mod in "${mods[@]}"; do
+  kos+=(--ko "$work/can_fail/$mod.ko" --expect "DXPU-TEST: PASS $mod loaded")
+done
+if bash "$here/guest.sh" --name can-fail --script "$work/can-fail.sh" "${kos[@]}" \
+     --out "$work/can-fail" >"$work/can-fail.txt" 2>&1; then
+  echo "FAIL: the can-fail modules' bugs passed"; cat "$work/can-fail.txt"; status=1
+elif ! grep -q "kernel reported trouble" "$work/can-fail.txt" ||
+     grep -qE "scenario reported|FAIL can-fail: the guest|no 'DXPU-TEST" "$work/can-fail.txt"; then
+  echo "FAIL: the can-fail guest did not fail on the kernel's reports alone"
+  cat "$work/can-fail.txt"; status=1
+else
+  # expect WHAT REGEX: a trouble line guest.sh printed matches REGEX
+  expect() {
+    local line
+    if line=$(grep -m 1 -E -- "$2" "$work/can-fail.txt"); then
+      echo "PASS: $1 fails the run (${line#*:})"
+    else
+      echo "FAIL: $1 was not reported (no line matching '$2'; console: $work/can-fail/console.log)"
+      status=1
+    fi
+  }
+  expect "two mutexes taken in both orders (lockdep)" \
+    "WARNING: possible circular locking dependency detected"
+  expect "a GFP_KERNEL allocation under a spinlock (DEBUG_ATOMIC_SLEEP)" \
+    "BUG: sleeping function called from invalid context"
+  expect "a pending timer freed (DEBUG_OBJECTS)" "WARNING: .* at .*lib/debugobjects.c"
+  expect "a read of a freed buffer (KASAN)" "BUG: KASAN: use-after-free in uaf_init"
 fi
 exit $status
