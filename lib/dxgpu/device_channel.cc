@@ -2,11 +2,12 @@
 #include "dxgpu/device_channel.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "dxgpu/pinned_memory.h"
 #include "dxgpu/text.h"
 #include "gpu/gpu_registers.h"
 
@@ -28,7 +29,11 @@ std::string StatusName(uint32_t status) {
 }  // namespace
 
 DeviceChannel::DeviceChannel(Port& port, size_t device, const ChannelOptions& options)
-    : port_(port), device_(device), options_(options), slots_(options.ring_entries) {}
+    : port_(port),
+      device_(device),
+      options_(options),
+      interrupts_(port.completion_interrupts()),
+      slots_(options.ring_entries) {}
 
 DeviceChannel::~DeviceChannel() { (void)Close(); }
 
@@ -84,27 +89,32 @@ Status DeviceChannel::Setup() {
             Prefix() + "pinned memory for the ring: " + memory.status().message()};
   }
   memory_ = *memory;
-  if (memory_.iova % 16 != 0 || reinterpret_cast<uintptr_t>(memory_.data) % 8 != 0) {
-    return {ErrorCode::kInternal, Prefix() + "the port's pinned memory at IOVA " +
-                                      Hex(memory_.iova) + " is not 16-byte aligned"};
+  if (Status fit = CheckHostBuffer(port_, memory_, kRingOffset + ring_bytes + arena_bytes, 16,
+                                   "the ring's memory");
+      !fit.ok()) {
+    return {fit.code(), Prefix() + fit.message()};
   }
   ring_ = memory_.data + kRingOffset;
   arena_ = ring_ + ring_bytes;
-  ring_iova_ = memory_.iova + kRingOffset;
+  progress_iova_ = memory_.IovaFor(device_);
+  ring_iova_ = progress_iova_ + kRingOffset;
   arena_iova_ = ring_iova_ + ring_bytes;
 
   // Stop whatever ran before, clear an old error, define the ring (GP_GET = GP_PUT = 0), no
-  // interrupts (the runtime polls), enable.
-  const std::array<std::pair<uint32_t, uint32_t>, 8> writes = {{
+  // interrupts (the runtime polls) unless the port wants them (then INTR_ENABLE and
+  // INTR_STATUS are the port's), enable.
+  std::vector<std::pair<uint32_t, uint32_t>> writes = {
       {regs::kControl, 0},
       {regs::kControl, regs::kControlRestart},
       {regs::kGpfifoBaseLo, static_cast<uint32_t>(ring_iova_)},
       {regs::kGpfifoBaseHi, static_cast<uint32_t>(ring_iova_ >> 32)},
       {regs::kGpfifoEntries, options_.ring_entries},
-      {regs::kIntrEnable, 0},
-      {regs::kIntrStatus, regs::kIntrMask},
-      {regs::kControl, regs::kControlEnable},
-  }};
+  };
+  if (!interrupts_) {
+    writes.emplace_back(regs::kIntrEnable, 0);
+    writes.emplace_back(regs::kIntrStatus, regs::kIntrMask);
+  }
+  writes.emplace_back(regs::kControl, regs::kControlEnable);
   for (const auto& [offset, value] : writes) {
     Status status = port_.WriteRegister(device_, offset, value);
     if (!status.ok()) {
@@ -151,7 +161,9 @@ Expected<uint64_t> DeviceChannel::Submit(gpu::PushbufferBuilder commands, uint64
     Status status = WaitFor(seq - (entries - 1), /*locked=*/true);
     if (!status.ok()) return status;
   }
-  commands.Semaphore({.address = memory_.iova, .payload = seq, .flags = gpu::kSemaphore64});
+  commands.Semaphore({.address = progress_iova_,
+                      .payload = seq,
+                      .flags = gpu::kSemaphore64 | (interrupts_ ? gpu::kSemaphoreInterrupt : 0)});
   const std::vector<uint8_t> bytes = commands.bytes();
   if (bytes.size() > options_.pushbuffer_bytes) {
     return Status(ErrorCode::kInternal, Prefix() + std::string(label) + ": pushbuffer of " +

@@ -4,7 +4,9 @@
 // ring entry), programs GPFIFO_BASE and GPFIFO_ENTRIES and enables the channel.
 //
 // Every submission is one pushbuffer (the caller's commands, then a 64-bit SEMAPHORE_RELEASE of
-// the submission's sequence number into the progress word), one GPFIFO entry and one doorbell.
+// the submission's sequence number into the progress word, asking for an interrupt when
+// Port::completion_interrupts()), one GPFIFO entry and one doorbell. The memory's addresses
+// in the device's registers and commands are this device's IOVAs (HostBuffer::IovaFor).
 // The channel runs entries in order, so submission `seq` is complete once progress >= seq; a
 // ring slot (and its pushbuffer slot) is reused once the submission that used it is complete.
 //
@@ -101,10 +103,12 @@ class DeviceChannel {
   Port& port_;
   const size_t device_;
   const ChannelOptions options_;
+  const bool interrupts_;  // Port::completion_interrupts()
   DeviceRegisters registers_;
   HostBuffer memory_;  // progress word at 0, ring at kRingOffset, then the pushbuffer arena
   uint8_t* ring_ = nullptr;
   uint8_t* arena_ = nullptr;
+  uint64_t progress_iova_ = 0;  // this device's IOVAs of memory_
   uint64_t ring_iova_ = 0;
   uint64_t arena_iova_ = 0;
 

@@ -4,6 +4,9 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <utility>
+
+#include "dxgpu/pinned_memory.h"
 
 namespace dxpu::dxgpu {
 
@@ -29,15 +32,15 @@ Expected<TimestampSlot> TimestampSlots::Acquire() {
   if (free_.empty()) {
     Expected<HostBuffer> page = port_.AllocHost(kPageBytes);
     if (!page.ok()) return page.status();
-    if (page->iova % kSlotBytes != 0 || reinterpret_cast<uintptr_t>(page->data) % kSlotBytes != 0 ||
-        page->size < kPageBytes) {
+    if (Status fit = CheckHostBuffer(port_, *page, kPageBytes, kSlotBytes, "a timestamp page");
+        !fit.ok()) {
       (void)port_.FreeHost(*page);
-      return Status(ErrorCode::kInternal,
-                    "the port's AllocHost returned a page that is not 16-byte aligned");
+      return fit;
     }
-    pages_.push_back(*page);
+    const HostBuffer& kept = pages_.emplace_back(std::move(page).value());
     for (uint64_t offset = kPageBytes; offset != 0; offset -= kSlotBytes) {
-      free_.push_back({page->data + offset - kSlotBytes, page->iova + offset - kSlotBytes});
+      free_.push_back(
+          {.data = kept.data + offset - kSlotBytes, .page = &kept, .offset = offset - kSlotBytes});
     }
   }
   const TimestampSlot slot = free_.back();
@@ -69,6 +72,11 @@ Expected<HostBuffer> StagingPool::Acquire() {
     Status status = buffer.status();
     return Status(status.code(), "staging buffer of " + std::to_string(buffer_bytes_) +
                                      " bytes: " + status.message());
+  }
+  if (Status fit = CheckHostBuffer(port_, *buffer, buffer_bytes_, 1, "a staging buffer");
+      !fit.ok()) {
+    (void)port_.FreeHost(*buffer);
+    return fit;
   }
   const std::lock_guard lock(mu_);
   all_.push_back(*buffer);

@@ -7,7 +7,9 @@
 #ifndef DXPU_LIB_DXGPU_HOST_POOLS_H_
 #define DXPU_LIB_DXGPU_HOST_POOLS_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -17,8 +19,12 @@
 namespace dxpu::dxgpu {
 
 struct TimestampSlot {
-  uint8_t* data = nullptr;  // 16-byte aligned: payload u64 at +0, device time u64 at +8
-  uint64_t iova = 0;
+  uint8_t* data = nullptr;           // 16-byte aligned: payload u64 at +0, device time u64 at +8
+  const HostBuffer* page = nullptr;  // the page it is in (owned by its TimestampSlots)
+  uint64_t offset = 0;               // where in the page
+
+  // Device `device`'s IOVA of the slot.
+  uint64_t IovaFor(size_t device) const { return page->IovaFor(device) + offset; }
 
   // What the device wrote last (read as atomics: the device writes them behind our back).
   uint64_t payload() const;
@@ -42,7 +48,7 @@ class TimestampSlots {
  private:
   Port& port_;
   std::mutex mu_;
-  std::vector<HostBuffer> pages_;
+  std::deque<HostBuffer> pages_;  // a deque: slots point at their page
   std::vector<TimestampSlot> free_;
 };
 
@@ -54,7 +60,8 @@ class StagingPool {
   ~StagingPool();
 
   uint64_t buffer_bytes() const { return buffer_bytes_; }
-  // A buffer of buffer_bytes() (a new one from the port when none is free).
+  // A buffer of buffer_bytes() (a new one from the port when none is free): IovaFor(device)
+  // is where a device reaches it.
   Expected<HostBuffer> Acquire();
   void Release(const HostBuffer& buffer);
 

@@ -15,16 +15,34 @@ uintptr_t Address(const void* p) { return reinterpret_cast<uintptr_t>(p); }
 
 }  // namespace
 
+Status CheckHostBuffer(const Port& port, const HostBuffer& buffer, uint64_t bytes,
+                       uint64_t alignment, const std::string& what) {
+  const auto fail = [&](const std::string& why) {
+    return Status(ErrorCode::kInternal, "the port's AllocHost returned " + what + " " + why);
+  };
+  if (buffer.data == nullptr || buffer.size < bytes) {
+    return fail("smaller than " + std::to_string(bytes) + " bytes");
+  }
+  if (!buffer.device_iovas.empty() && buffer.device_iovas.size() != port.device_count()) {
+    return fail("with " + std::to_string(buffer.device_iovas.size()) + " device IOVAs for " +
+                std::to_string(port.device_count()) + " devices");
+  }
+  bool aligned = Address(buffer.data) % alignment == 0;
+  for (size_t d = 0; d < port.device_count(); ++d)
+    aligned = aligned && buffer.IovaFor(d) % alignment == 0;
+  if (!aligned) return fail("that is not " + std::to_string(alignment) + "-byte aligned");
+  return Status::Ok();
+}
+
 PinnedRegistry::~PinnedRegistry() { (void)FreeAll(); }
 
 Expected<HostBuffer> PinnedRegistry::Allocate(uint64_t bytes) {
   if (bytes == 0) return Status(ErrorCode::kInvalidArgument, "pinned allocation of 0 bytes");
   Expected<HostBuffer> buffer = port_.AllocHost(bytes);
   if (!buffer.ok()) return buffer;
-  if (buffer->data == nullptr || buffer->size < bytes) {
+  if (Status fit = CheckHostBuffer(port_, *buffer, bytes, 1, "a buffer"); !fit.ok()) {
     (void)port_.FreeHost(*buffer);
-    return Status(ErrorCode::kInternal, "the port's AllocHost returned a buffer smaller than " +
-                                            std::to_string(bytes) + " bytes");
+    return fit;
   }
   const std::lock_guard lock(mu_);
   buffers_.emplace(Address(buffer->data), *buffer);
@@ -48,7 +66,8 @@ Status PinnedRegistry::Free(const void* data) {
   return port_.FreeHost(buffer);
 }
 
-Expected<uint64_t> PinnedRegistry::Translate(const void* data, uint64_t bytes) const {
+Expected<uint64_t> PinnedRegistry::Translate(const void* data, uint64_t bytes,
+                                             size_t device) const {
   const uintptr_t address = Address(data);
   const std::lock_guard lock(mu_);
   auto it = buffers_.upper_bound(address);
@@ -68,7 +87,7 @@ Expected<uint64_t> PinnedRegistry::Translate(const void* data, uint64_t bytes) c
                                                    " run past the end of its pinned buffer (" +
                                                    std::to_string(it->second.size) + " bytes)");
   }
-  return it->second.iova + offset;
+  return it->second.IovaFor(device) + offset;
 }
 
 Status PinnedRegistry::FreeAll() {

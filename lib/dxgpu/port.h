@@ -2,7 +2,7 @@
 //   direct  the GPU model on an ideal local PCIe link in this process: the native baseline
 //           (lib/host/direct_port.h);
 //   dxpu    the userspace host proxy, DxFP sessions to one or more bridges (lib/host/proxy_port.h);
-//   kernel  GPUs dxpu.ko attached, through its character devices /dev/dxpuN
+//   kernel  GPUs dxgpu.ko drives, through its character devices /dev/dxgpuN
 //           (lib/host/kernel_port.h).
 // A port attaches its devices before the runtime sees them: BARs placed, memory space and bus
 // mastering enabled, MSI-X programmed. The runtime then drives each device through its BAR0
@@ -17,6 +17,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dxgpu/status.h"
 
@@ -36,11 +37,20 @@ struct PortDeviceInfo {
 };
 
 // Pinned host memory that every device of the port may read and write by DMA: `data` for the
-// host, `iova` (the same bytes) for the device's commands.
+// host, IovaFor(device) (the same bytes) for that device's commands. Where every device reaches
+// the buffer at one address (the direct and dxpu ports) that is `iova` and `device_iovas` is
+// empty; where each device has its own (the kernel port: the DMA API maps a buffer for each
+// device), `device_iovas` holds one per device of the port and `iova` is not an address any
+// device is promised.
 struct HostBuffer {
   uint8_t* data = nullptr;
   uint64_t iova = 0;
   uint64_t size = 0;
+  std::vector<uint64_t> device_iovas;  // empty, or one per device of the port
+
+  uint64_t IovaFor(size_t device) const {
+    return device_iovas.empty() ? iova : device_iovas.at(device);
+  }
 };
 
 class Port {
@@ -75,6 +85,12 @@ class Port {
   virtual uint64_t Now() const = 0;
   // Ok while the device is usable; kDeviceLost, with why, once it is not.
   virtual Status Health(size_t device) const = 0;
+
+  // True when Wait wakes only on the device's interrupts (a kernel driver's poll()), not on
+  // its writes to host memory: the runtime's semaphore releases then ask for an interrupt
+  // (SEMAPHORE_RELEASE flag bit 1, docs/dxgpu.md "Interrupts"), and INTR_ENABLE and
+  // INTR_STATUS belong to the port (the runtime writes neither).
+  virtual bool completion_interrupts() const { return false; }
 };
 
 }  // namespace dxpu::dxgpu

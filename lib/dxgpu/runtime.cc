@@ -393,7 +393,7 @@ Status Runtime::MemcpyHtoDAsync(Stream stream, DevicePtr dst, const void* src, u
   if (bytes == 0) return Invalid("MemcpyHtoDAsync of 0 bytes");
   Status status = CheckDeviceRange(dst, bytes, (*s)->device, "MemcpyHtoDAsync destination");
   if (!status.ok()) return status;
-  Expected<uint64_t> iova = pinned_.Translate(src, bytes);
+  Expected<uint64_t> iova = pinned_.Translate(src, bytes, (*s)->device);
   if (!iova.ok()) return Invalid("MemcpyHtoDAsync source: " + iova.status().message());
   timed.set_bytes(bytes);
   return SubmitCopy(*devices_[(*s)->device], s->get(), 0, gpu::kCopySrcHost, *iova, dst.address,
@@ -409,7 +409,7 @@ Status Runtime::MemcpyDtoHAsync(Stream stream, void* dst, DevicePtr src, uint64_
   if (bytes == 0) return Invalid("MemcpyDtoHAsync of 0 bytes");
   Status status = CheckDeviceRange(src, bytes, (*s)->device, "MemcpyDtoHAsync source");
   if (!status.ok()) return status;
-  Expected<uint64_t> iova = pinned_.Translate(dst, bytes);
+  Expected<uint64_t> iova = pinned_.Translate(dst, bytes, (*s)->device);
   if (!iova.ok()) return Invalid("MemcpyDtoHAsync destination: " + iova.status().message());
   timed.set_bytes(bytes);
   return SubmitCopy(*devices_[(*s)->device], s->get(), 0, gpu::kCopyDstHost, src.address, *iova,
@@ -520,8 +520,8 @@ Status Runtime::StageHtoD(DeviceState& device, DevicePtr dst, const uint8_t* src
       if (!result.ok()) break;
     }
     std::memcpy(buffer->data, src + offset, n);
-    Expected<uint64_t> seq = SubmitCopy(device, nullptr, owner, gpu::kCopySrcHost, buffer->iova,
-                                        dst.address + offset, n);
+    Expected<uint64_t> seq = SubmitCopy(device, nullptr, owner, gpu::kCopySrcHost,
+                                        buffer->IovaFor(device.index), dst.address + offset, n);
     if (!seq.ok())
       result = seq.status();
     else
@@ -550,8 +550,8 @@ Status Runtime::StageDtoH(DeviceState& device, uint8_t* dst, DevicePtr src, uint
     if (!buffer.ok()) return buffer.status();
     const uint64_t offset = i * chunk;
     Expected<uint64_t> seq =
-        SubmitCopy(device, nullptr, owner, gpu::kCopyDstHost, src.address + offset, buffer->iova,
-                   std::min(chunk, bytes - offset));
+        SubmitCopy(device, nullptr, owner, gpu::kCopyDstHost, src.address + offset,
+                   buffer->IovaFor(device.index), std::min(chunk, bytes - offset));
     if (!seq.ok()) return seq.status();
     seqs[i % 2] = *seq;
     return Status::Ok();
@@ -584,7 +584,7 @@ Status Runtime::MemcpyHtoD(DevicePtr dst, const void* src, uint64_t bytes) {
   Status status = CheckDeviceRange(dst, bytes, SIZE_MAX, "MemcpyHtoD destination");
   if (!status.ok()) return status;
   timed.set_bytes(bytes);
-  if (Expected<uint64_t> iova = pinned_.Translate(src, bytes); iova.ok()) {
+  if (Expected<uint64_t> iova = pinned_.Translate(src, bytes, dst.device); iova.ok()) {
     return CopyPinned(HostSide::kSource, dst, *iova, bytes);
   }
   return StageHtoD(*devices_[dst.device], dst, static_cast<const uint8_t*>(src), bytes);
@@ -598,7 +598,7 @@ Status Runtime::MemcpyDtoH(void* dst, DevicePtr src, uint64_t bytes) {
   Status status = CheckDeviceRange(src, bytes, SIZE_MAX, "MemcpyDtoH source");
   if (!status.ok()) return status;
   timed.set_bytes(bytes);
-  if (Expected<uint64_t> iova = pinned_.Translate(dst, bytes); iova.ok()) {
+  if (Expected<uint64_t> iova = pinned_.Translate(dst, bytes, src.device); iova.ok()) {
     return CopyPinned(HostSide::kDestination, src, *iova, bytes);
   }
   return StageDtoH(*devices_[src.device], static_cast<uint8_t*>(dst), src, bytes);
@@ -756,7 +756,7 @@ Status Runtime::RecordEvent(Event event, Stream stream) {
   const std::lock_guard lock(state.mu);
   const uint64_t payload = state.payload + 1;
   gpu::PushbufferBuilder commands;
-  commands.Semaphore({.address = state.slot.iova,
+  commands.Semaphore({.address = state.slot.IovaFor((*s)->device),
                       .payload = payload,
                       .flags = gpu::kSemaphore64 | gpu::kSemaphoreTimestamp});
   Expected<uint64_t> seq =

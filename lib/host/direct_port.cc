@@ -1,6 +1,9 @@
 // direct_port.cc - GPU models on an ideal local link (direct_port.h).
 #include "host/direct_port.h"
 
+#include <cstdint>
+#include <memory>
+
 #include "gpu/device_profile.h"
 #include "host/host_port.h"
 #include "host/realtime_host.h"
@@ -9,6 +12,10 @@ namespace dxpu::host {
 
 using dxgpu::ErrorCode;
 using dxgpu::Status;
+
+namespace {
+constexpr uint64_t kSeparateIovaStride = uint64_t{32} << 30;  // DirectPortOptions
+}  // namespace
 
 dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenDirectPort(const DirectPortOptions& options) {
   std::string error;
@@ -32,8 +39,12 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenDirectPort(const DirectPortOpt
   dxgpu::Expected<std::vector<PortDevice>> attached = AttachAll(*host, devices, ao);
   if (!attached.ok()) return attached.status();
   for (PortDevice& d : *attached) d.info.location = "direct " + d.info.location.substr(7);
-  return std::unique_ptr<dxgpu::Port>(
-      new HostPort("direct", std::move(host), std::move(attached).value()));
+  auto port = std::make_unique<HostPort>("direct", std::move(host), std::move(attached).value());
+  if (options.separate_device_iovas) {
+    if (Status s = port->SeparateDeviceIovas(kSeparateIovaStride); !s.ok()) return s;
+  }
+  port->set_completion_interrupts(options.completion_interrupts);
+  return std::unique_ptr<dxgpu::Port>(std::move(port));
 }
 
 }  // namespace dxpu::host

@@ -14,6 +14,13 @@ namespace dxpu::host {
 
 struct DirectPortOptions {
   std::vector<std::string> profiles = {"dxgpu"};  // one model GPU per profile name
+  // Each device reaches pinned memory at an IOVA of its own, as with the kernel port (the DMA
+  // API): device d at the buffer's IOVA + (d + 1) x 32 GiB, and no device at another's
+  // (HostPort::SeparateDeviceIovas). For tests of the runtime's per-device addresses.
+  bool separate_device_iovas = false;
+  // Port::completion_interrupts() as the kernel port says it: the runtime's semaphores ask
+  // for interrupts and it leaves INTR_ENABLE and INTR_STATUS alone.
+  bool completion_interrupts = false;
 };
 
 // Opens the port with every device attached; an error names the profile or step that failed.

@@ -29,8 +29,7 @@ HostPort::HostPort(std::string kind, std::unique_ptr<HostDriver> driver,
 
 HostPort::~HostPort() {
   for (auto& [iova, p] : pinned_) {
-    const uint64_t at = iova;
-    driver_->Run([&](HostProxy& proxy, uint64_t) { proxy.RemoveWindow(at); });
+    MapWindows(iova, std::span<uint8_t>(p.data, p.size), /*add=*/false);
     munmap(p.data, p.size);
   }
   // The driver (its worker thread) stops before what it talks to goes.
@@ -51,34 +50,74 @@ Status HostPort::WriteRegister(size_t device, uint32_t offset, uint32_t value) {
   return access.MemWrite32(d.id, d.attached.bar0() + offset, value);
 }
 
+Status HostPort::SeparateDeviceIovas(uint64_t stride) {
+  const std::lock_guard lock(mu_);
+  if (stride == 0 || stride % kPage != 0 || stride > kDmaRangeSize / (devices_.size() + 1))
+    return {ErrorCode::kInvalidArgument,
+            fmt::format("{} devices' IOVA ranges of {} bytes do not fit the DMA range",
+                        devices_.size(), stride)};
+  if (!pinned_.empty())
+    return {ErrorCode::kInvalidArgument, "SeparateDeviceIovas after memory was pinned"};
+  device_iova_stride_ = stride;
+  return {};
+}
+
+bool HostPort::MapWindows(uint64_t iova, std::span<uint8_t> memory, bool add) {
+  bool ok = true;
+  driver_->Run([&](HostProxy& proxy, uint64_t) {
+    if (device_iova_stride_ == 0) {
+      if (add)
+        ok = proxy.AddWindow(iova, memory);
+      else
+        proxy.RemoveWindow(iova);
+      return;
+    }
+    const auto device_iova = [&](size_t d) { return iova + (d + 1) * device_iova_stride_; };
+    size_t mapped = devices_.size();  // removing: every device's window
+    if (add) {
+      mapped = 0;
+      while (mapped < devices_.size() &&
+             proxy.AddDeviceWindow(devices_[mapped].id, device_iova(mapped), memory))
+        ++mapped;
+      ok = mapped == devices_.size();
+      if (ok) return;
+    }
+    for (size_t d = 0; d < mapped; ++d) proxy.RemoveDeviceWindow(devices_[d].id, device_iova(d));
+  });
+  return ok;
+}
+
 Expected<dxgpu::HostBuffer> HostPort::AllocHost(uint64_t bytes) {
   if (bytes == 0 || bytes > kDmaRangeSize)
     return Status{ErrorCode::kInvalidArgument, fmt::format("cannot pin {} bytes", bytes)};
   const uint64_t size = (bytes + kPage - 1) & ~(kPage - 1);
   const std::lock_guard lock(mu_);
-  // First fit in the DMA range, between the buffers already there.
+  // First fit in the DMA range (its first stride bytes, with separate device IOVAs), between
+  // the buffers already there.
+  const uint64_t range = device_iova_stride_ != 0 ? device_iova_stride_ : kDmaRangeSize;
   uint64_t iova = kDmaRangeBase;
   for (const auto& [at, p] : pinned_) {
     if (at - iova >= size) break;
     iova = at + p.size + kPage;  // a guard page between buffers
   }
-  if (iova + size > kDmaRangeBase + kDmaRangeSize)
+  if (size > range || iova > kDmaRangeBase + range - size)
     return Status{ErrorCode::kOutOfMemory, "the host's DMA range is full"};
   void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED)
     return Status{ErrorCode::kOutOfMemory, fmt::format("pinning {} bytes: {}", bytes,
                                                        std::generic_category().message(errno))};
   auto* data = static_cast<uint8_t*>(mem);
-  bool added = false;
-  driver_->Run([&](HostProxy& proxy, uint64_t) {
-    added = proxy.AddWindow(iova, std::span<uint8_t>(data, size));
-  });
-  if (!added) {
+  if (!MapWindows(iova, std::span<uint8_t>(data, size), /*add=*/true)) {
     munmap(mem, size);
     return Status{ErrorCode::kOutOfMemory, "a device's DMA window table is full"};
   }
   pinned_.emplace(iova, Pinned{data, size});
-  return dxgpu::HostBuffer{data, iova, bytes};
+  dxgpu::HostBuffer buffer{.data = data, .iova = iova, .size = bytes, .device_iovas = {}};
+  if (device_iova_stride_ != 0) {
+    for (size_t d = 0; d < devices_.size(); ++d)
+      buffer.device_iovas.push_back(iova + (d + 1) * device_iova_stride_);
+  }
+  return buffer;
 }
 
 Status HostPort::FreeHost(const dxgpu::HostBuffer& buffer) {
@@ -86,8 +125,7 @@ Status HostPort::FreeHost(const dxgpu::HostBuffer& buffer) {
   auto it = pinned_.find(buffer.iova);
   if (it == pinned_.end() || it->second.data != buffer.data)
     return {ErrorCode::kInvalidArgument, "not a pinned buffer of this port"};
-  const uint64_t iova = buffer.iova;
-  driver_->Run([&](HostProxy& proxy, uint64_t) { proxy.RemoveWindow(iova); });
+  MapWindows(buffer.iova, std::span<uint8_t>(it->second.data, it->second.size), /*add=*/false);
   munmap(it->second.data, it->second.size);
   pinned_.erase(it);
   return {};

@@ -433,6 +433,18 @@ void HostProxy::RemoveWindow(uint64_t iova) {
     dxpu_hostpath_remove_window(&paths_[d.path]->hp, d.host_bdf, iova);
 }
 
+bool HostProxy::AddDeviceWindow(DeviceId dev, uint64_t iova, std::span<uint8_t> memory) {
+  const DeviceState& d = devices_.at(dev);
+  return dxpu_hostpath_add_window(&paths_[d.path]->hp, d.host_bdf, iova, memory.size(),
+                                  memory.data(),
+                                  DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE) == DXPU_HOST_OK;
+}
+
+void HostProxy::RemoveDeviceWindow(DeviceId dev, uint64_t iova) {
+  const DeviceState& d = devices_.at(dev);
+  dxpu_hostpath_remove_window(&paths_[d.path]->hp, d.host_bdf, iova);
+}
+
 dxpu_host_counters HostProxy::Counters() const {
   dxpu_host_counters sum{};
   constexpr size_t kFields = sizeof(dxpu_host_counters) / sizeof(uint64_t);

@@ -169,6 +169,10 @@ class HostProxy {
   // False (nothing added) if any device's path refuses it (overlap, table full).
   bool AddWindow(uint64_t iova, std::span<uint8_t> memory);
   void RemoveWindow(uint64_t iova);
+  // A window only device `dev` may reach (as an IOMMU maps a buffer for one device); false if
+  // its path refuses it. Not given to devices added later.
+  bool AddDeviceWindow(DeviceId dev, uint64_t iova, std::span<uint8_t> memory);
+  void RemoveDeviceWindow(DeviceId dev, uint64_t iova);
 
   // The device of a direct path.
   std::optional<DeviceId> device_of(PathId path) const;

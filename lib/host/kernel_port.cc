@@ -311,7 +311,7 @@ Expected<dxgpu::HostBuffer> KernelPort::AllocHost(uint64_t bytes) {
     pinned_.emplace(alloc.iova, pinned);
   }
   undo.port = nullptr;
-  return dxgpu::HostBuffer{pinned.data, alloc.iova, bytes};
+  return dxgpu::HostBuffer{pinned.data, alloc.iova, bytes, {}};
 }
 
 Status KernelPort::FreeHost(const dxgpu::HostBuffer& buffer) {

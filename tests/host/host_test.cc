@@ -286,7 +286,8 @@ TEST(DirectPort, RejectsBadArguments) {
   ASSERT_TRUE(port.ok());
   EXPECT_EQ((*port)->ReadRegister(5, 0).status().code(), ErrorCode::kNoDevice);
   EXPECT_EQ((*port)->AllocHost(0).status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ((*port)->FreeHost(HostBuffer{nullptr, 0x1234, 1}).code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ((*port)->FreeHost(HostBuffer{nullptr, 0x1234, 1, {}}).code(),
+            ErrorCode::kInvalidArgument);
   EXPECT_EQ(host::OpenDirectPort({{"no-such-gpu"}}).status().code(), ErrorCode::kInvalidArgument);
 }
 
