@@ -30,29 +30,6 @@ static struct dxpu_fabric *dxpu_gpu_fabric;
 static DEFINE_SPINLOCK(dxpu_gpus_lock);
 static LIST_HEAD(dxpu_gpus);
 
-/*
- * The memory window other devices reach this one's memory at: its largest 64-bit prefetchable
- * BAR but BAR0 (as the userspace proxy picks it), in the fabric's peer table at its slot.
- */
-static void dxpu_gpu_peer_add(struct dxpu_gpu *gpu)
-{
-	struct pci_dev *pdev = gpu->pdev;
-	u64 base = 0, size = 0;
-	int i;
-
-	for (i = 1; i < PCI_STD_NUM_BARS; i++) {
-		unsigned long f = pci_resource_flags(pdev, i);
-
-		if ((f & IORESOURCE_MEM) && (f & IORESOURCE_MEM_64) && (f & IORESOURCE_PREFETCH) &&
-		    pci_resource_len(pdev, i) > size) {
-			base = pci_bus_address(pdev, i);
-			size = pci_resource_len(pdev, i);
-		}
-	}
-	dxpu_fabric_set_peer(dxpu_gpu_fabric, gpu->slot_nr, gpu->bridge, gpu->remote_bdf, base,
-			     size);
-}
-
 static void dxpu_gpu_release(struct kref *ref)
 {
 	struct dxpu_gpu *gpu = container_of(ref, struct dxpu_gpu, ref);
@@ -603,7 +580,6 @@ static int dxpu_gpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (err)
 		goto unlist;
 	pci_set_drvdata(pdev, gpu);
-	dxpu_gpu_peer_add(gpu);
 	pci_info(pdev, "/dev/%s: %u MSI-X vectors\n", gpu->name, gpu->msix_vectors);
 	return 0;
 unlist:
@@ -628,7 +604,6 @@ static void dxpu_gpu_remove(struct pci_dev *pdev)
 
 	WRITE_ONCE(gpu->lost, true);
 	wake_up_interruptible(&gpu->wq);
-	dxpu_fabric_clear_peer(dxpu_gpu_fabric, gpu->slot_nr);
 	misc_deregister(&gpu->misc);
 	mutex_lock(&gpu->lock); /* the op in flight ends; none starts after */
 	mutex_unlock(&gpu->lock);

@@ -6,7 +6,7 @@
  *
  * This layer is the top of the module's: it calls the fabric (dxpu_fabric.h) and the slots
  * (dxpu.h); the fabric calls it back only through the client operations it registers
- * (interrupts, DMA written, a session down), and it fills the fabric's peer table.
+ * (interrupts, DMA written, a session down). The fabric's peer table is the slots' (dxpu_slot.c).
  *
  * Locking (docs/kernel-module.md, "Lock order"): gpu->lock (a mutex) is held while a call issues
  * MMIO to the device, never while copying to or from user memory, and never taken under mmap_lock;

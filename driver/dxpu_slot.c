@@ -179,6 +179,28 @@ static void dxpu_slot_refuse_user_maps(struct pci_dev *pdev)
 	}
 }
 
+/*
+ * Peer to peer: other devices reach this one's memory at its largest 64-bit prefetchable BAR
+ * but BAR0 (as the userspace proxy picks it), entry nr of the fabric's peer table. Transport:
+ * it holds whichever driver binds the device.
+ */
+static void dxpu_slot_peer_add(struct dxpu_slot *s, struct pci_dev *pdev)
+{
+	u64 base = 0, size = 0;
+	int i;
+
+	for (i = 1; i < PCI_STD_NUM_BARS; i++) {
+		unsigned long f = pci_resource_flags(pdev, i);
+
+		if ((f & IORESOURCE_MEM) && (f & IORESOURCE_MEM_64) && (f & IORESOURCE_PREFETCH) &&
+		    pci_resource_len(pdev, i) > size) {
+			base = pci_bus_address(pdev, i);
+			size = pci_resource_len(pdev, i);
+		}
+	}
+	dxpu_fabric_set_peer(s->domain->fabric, s->nr, s->bridge, s->remote_bdf, base, size);
+}
+
 /* The PCI core enumerates the device the shadow now describes and places its BARs. */
 static int dxpu_slot_enumerate(struct dxpu_slot *s)
 {
@@ -193,8 +215,9 @@ static int dxpu_slot_enumerate(struct dxpu_slot *s)
 		return -ENODEV;
 	}
 	pci_assign_unassigned_bus_resources(bus);
+	dxpu_slot_peer_add(s, pdev); /* before any driver can bind it */
 	/* A rescan since the shadow was set may have added it: the bus's, not the device's call. */
-	pci_bus_add_devices(bus); /* only dxpu's own driver binds it: dxpu_pci.c */
+	pci_bus_add_devices(bus); /* a driver may bind it from here on */
 	dxpu_slot_refuse_user_maps(pdev);
 	for (i = 0; i < PCI_STD_NUM_BARS; i++) {
 		struct resource *r = &pdev->resource[i];
@@ -251,6 +274,7 @@ static struct dxpu_cfg_shadow *dxpu_slot_remove_device(struct dxpu_slot *s)
  */
 static void dxpu_slot_detach(struct dxpu_slot *s, struct dxpu_cfg_shadow *sh)
 {
+	dxpu_fabric_clear_peer(s->domain->fabric, s->nr);
 	dxpu_slot_cfg_stop(s);
 	dxpu_bridge_drain(s->bridge);
 	kfree(sh);
