@@ -7,6 +7,10 @@
 //     imported there (its own IOVA) and that GPU copying through it too.
 //   dxgpu_check --lost /dev/dxgpuN POWER_FILE
 //     the slot powered off with the file open: POLLHUP, read() says lost, ENODEV, INFO lost.
+//   dxgpu_check --kill /dev/dxgpuN
+//     copies in flight, a second process reading registers and this one waiting for an
+//     interrupt when it prints "DXGPU-KILL: now" (the host then kills the bridge): the reads
+//     end (all ones, then ENODEV), the wait ends with POLLHUP, nothing hangs.
 #include <dxgpu/dxgpu_ioctl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +21,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int failures;
@@ -320,14 +326,70 @@ static int lost(const char* path, const char* power) {
   return 0;
 }
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int kill_bridge(const char* path) {
+  int fd = open(path, O_RDWR);
+  check(fd >= 0, "open before the bridge dies");
+  if (fd < 0) return 1;
+  struct dxgpu_buf_alloc a = {.size = kBufBytes};
+  check(ioctl(fd, DXGPU_IOC_BUF_ALLOC, &a) == 0, "a buffer before the bridge dies");
+  struct channel c = {.fd = fd, .mem = map_buf(fd, &a), .iova = a.iova};
+  if (!c.mem) return 1;
+  channel_start(&c);
+  // The racing process: register reads until the device is gone; exit 0 when that came as
+  // ENODEV, 1 if a read failed otherwise.
+  pid_t child = fork();
+  if (child == 0) {
+    for (;;) {
+      struct dxgpu_reg_op op = {.offset = kRegId};
+      if (regs(fd, &op, 1, NULL) != 0) _exit(errno == ENODEV ? 0 : 1);
+    }
+  }
+  // Copies in flight, their interrupts wanted: 8 rounds queued without waiting.
+  for (int i = 0; i < 8; i++) channel_copy_round(&c);
+  printf("DXGPU-KILL: now\n");
+  fflush(stdout);
+  double start = now_s();
+  struct dxgpu_event ev;
+  int hup = 0;
+  while (!hup && now_s() - start < 20) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, 500) == 1) {
+      if (p.revents & POLLHUP)
+        hup = 1;
+      else if (p.revents & POLLIN)
+        (void)read(fd, &ev, sizeof(ev));
+    }
+  }
+  double took = now_s() - start;
+  char line[96];
+  snprintf(line, sizeof(line), "the wait ends with POLLHUP when the bridge dies (%.1f s)", took);
+  check(hup, line);
+  int status = 0;
+  check(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "the racing register reads end with ENODEV");
+  check(reg_read(fd, kRegId) == 0xffffffffu && errno == ENODEV, "REGS: ENODEV after");
+  munmap(c.mem, kBufBytes);
+  close(fd);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   int rc;
   if (argc == 4 && strcmp(argv[1], "--lost") == 0) {
     rc = lost(argv[2], argv[3]);
+  } else if (argc == 3 && strcmp(argv[1], "--kill") == 0) {
+    rc = kill_bridge(argv[2]);
   } else if (argc == 3 || argc == 4) {
     rc = run(argv[1], strtoull(argv[2], NULL, 0), argc == 4 ? argv[3] : NULL);
   } else {
-    fprintf(stderr, "usage: dxgpu_check DEV MEMORY_BYTES [DEV2] | --lost DEV POWER_FILE\n");
+    fprintf(stderr,
+            "usage: dxgpu_check DEV MEMORY_BYTES [DEV2] | --lost DEV POWER_FILE | --kill DEV\n");
     return 2;
   }
   printf("dxgpu_check: %d failures\n", failures);
