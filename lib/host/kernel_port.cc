@@ -1,4 +1,4 @@
-// kernel_port.cc - the kernel port over dxpu.ko's character devices (kernel_port.h).
+// kernel_port.cc - the kernel port over dxgpu.ko's character devices (kernel_port.h).
 #include "host/kernel_port.h"
 
 #include <fcntl.h>
@@ -8,20 +8,21 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <span>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "dxgpu/text.h"
 #include "gpu/device_profile.h"
-#include "gpu/gpu_registers.h"
 #include "link/unique_fd.h"
 
 namespace dxpu::host {
@@ -32,7 +33,6 @@ using dxgpu::Expected;
 using dxgpu::Status;
 
 constexpr uint64_t kWaitSliceNs = 50'000'000;  // the longest poll() before ready() runs again
-constexpr uint64_t kFourGiB = uint64_t{1} << 32;
 
 std::string ErrnoText(int err) { return std::generic_category().message(err); }
 
@@ -51,20 +51,7 @@ uint64_t MonotonicNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-std::string_view MmioStatusText(uint8_t status) {
-  switch (status) {
-    case DXPU_MMIO_UR:
-      return "Unsupported Request";
-    case DXPU_MMIO_CA:
-      return "Completer Abort";
-    case DXPU_MMIO_TIMEOUT:
-      return "no completion within the request timeout";
-    default:
-      return "an unknown status";
-  }
-}
-
-// One device file and what DXPU_IOC_INFO said about it.
+// One device file and what DXGPU_IOC_INFO said about it.
 struct KernelDevice {
   std::string path;
   link::UniqueFd fd;
@@ -74,34 +61,34 @@ struct KernelDevice {
   std::mutex events_mu;             // one reader of the file's events at a time
   std::atomic<uint64_t> events{0};  // events read, by any thread
 
-  // "/dev/dxpu0 (10000:00:00.0)"
+  // "/dev/dxgpu0 (10000:00:00.0)"
   std::string Name() const { return pci_name.empty() ? path : path + " (" + pci_name + ")"; }
 
   Status Lost() {
     lost.store(true, std::memory_order_relaxed);
     return {ErrorCode::kDeviceLost,
-            fmt::format("{} is lost: its bridge's session went down or its slot was powered off",
-                        info.location)};
+            fmt::format("{} is gone: the device was removed (its bridge's session went down, "
+                        "its slot was powered off, or it was unbound from dxgpu.ko)",
+                        Name())};
   }
 
-  // Runs a batch of register accesses; what names them in an error.
-  Status Mmio(std::span<dxpu_mmio_op> ops, std::string_view what) {
-    dxpu_mmio_batch batch{};
+  // Runs a batch of register accesses in order; what names them in an error.
+  Status Regs(std::span<dxgpu_reg_op> ops, std::string_view what) {
+    dxgpu_regs batch{};
     batch.ops = reinterpret_cast<uintptr_t>(ops.data());
     batch.count = static_cast<uint32_t>(ops.size());
-    const int rc = Ioctl(fd.get(), DXPU_IOC_MMIO, &batch);
-    const int err = rc < 0 ? errno : 0;
-    if (err == ENODEV) return Lost();
-    for (const dxpu_mmio_op& op : ops) {
-      if (op.status != DXPU_MMIO_OK)
-        return {ErrorCode::kBusError,
-                fmt::format("{}: BAR{} {} at {}: {}", Name(), op.bar, what, dxgpu::Hex(op.offset),
-                            MmioStatusText(op.status))};
-    }
-    if (err != 0)
+    if (Ioctl(fd.get(), DXGPU_IOC_REGS, &batch) != 0) {
+      const int err = errno;
+      if (err == ENODEV) return Lost();
+      const std::string where =
+          fmt::format("{}: BAR0 {} at {}", Name(), what,
+                      dxgpu::Hex(ops[std::min<size_t>(batch.done, ops.size() - 1)].offset));
+      if (err == EPERM)
+        return {ErrorCode::kInvalidArgument,
+                where + ": refused, the register belongs to dxgpu.ko (INTR_ENABLE, INTR_STATUS)"};
       return {err == EINVAL ? ErrorCode::kInvalidArgument : ErrorCode::kBusError,
-              fmt::format("{}: BAR0 {} at {}: {}", Name(), what, dxgpu::Hex(ops.front().offset),
-                          ErrnoText(err))};
+              fmt::format("{}: {}", where, ErrnoText(err))};
+    }
     if (batch.done != batch.count)
       return {ErrorCode::kBusError,
               fmt::format("{}: BAR0 {} at {}: {} of {} accesses done", Name(), what,
@@ -121,83 +108,54 @@ struct KernelDevice {
       return;
     }
     if ((p.revents & POLLIN) == 0) return;
-    dxpu_event event{};
+    dxgpu_event event{};
     const ssize_t n = ::read(fd.get(), &event, sizeof event);
-    if ((n < 0 && errno == ENODEV) || (n == static_cast<ssize_t>(sizeof event) && event.lost != 0))
+    if ((n < 0 && errno == ENODEV) ||
+        (n == static_cast<ssize_t>(sizeof event) && (event.flags & DXGPU_INFO_F_LOST) != 0))
       lost.store(true, std::memory_order_relaxed);
     events.fetch_add(1, std::memory_order_release);
   }
 };
 
-dxpu_mmio_op ReadOp(uint32_t offset) {
-  dxpu_mmio_op op{};
-  op.bar = 0;
-  op.dir = DXPU_MMIO_READ;
-  op.width = 4;
+dxgpu_reg_op RegOp(uint32_t offset, uint32_t value, uint32_t flags) {
+  dxgpu_reg_op op{};
   op.offset = offset;
+  op.value = value;
+  op.flags = flags;
   return op;
 }
 
-// The six BAR registers from sysfs, or nothing when they cannot be read.
-std::optional<std::array<uint32_t, DXPU_BARS>> ReadBarRegisters(const std::string& sysfs_root,
-                                                                const std::string& pci_name) {
-  constexpr std::streamoff kBar0 = 0x10;
-  std::ifstream config(sysfs_root + "/bus/pci/devices/" + pci_name + "/config", std::ios::binary);
-  std::array<uint8_t, size_t{DXPU_BARS} * 4> bytes{};
-  if (!config.seekg(kBar0) || !config.read(reinterpret_cast<char*>(bytes.data()),
-                                           static_cast<std::streamsize>(bytes.size())))
-    return std::nullopt;
-  std::array<uint32_t, DXPU_BARS> regs{};
-  for (size_t i = 0; i < regs.size(); ++i) {
-    for (size_t b = 0; b < 4; ++b) regs[i] |= uint32_t{bytes[i * 4 + b]} << (8 * b);
-  }
-  return regs;
-}
-
-std::string Location(const std::string& path, const std::string& pci_name,
-                     const dxpu_device_info& info) {
-  const uint8_t* m = info.bridge_mac;
-  return fmt::format(
-      "kernel {} = {} via bridge {:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x} dev {:02x}:{:02x}.{}",
-      path, pci_name, m[0], m[1], m[2], m[3], m[4], m[5], info.remote_bdf >> 8,
-      (info.remote_bdf >> 3) & 0x1f, info.remote_bdf & 7);
-}
-
-Expected<std::unique_ptr<KernelDevice>> OpenDevice(const std::string& path,
-                                                   const std::string& sysfs_root) {
+Expected<std::unique_ptr<KernelDevice>> OpenDevice(const std::string& path) {
   auto d = std::make_unique<KernelDevice>();
   d->path = path;
   d->fd.Reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!d->fd.valid()) {
     const int err = errno;
     std::string hint;
-    if (err == ENOENT) hint = " (is dxpu.ko loaded and the device's slot powered on?)";
+    if (err == ENOENT) hint = " (is dxgpu.ko loaded and a GPU bound to it?)";
     if (err == EACCES || err == EPERM) hint = " (it needs root, or access to the file)";
-    return Status{ErrorCode::kUnavailable,
+    if (err == ENODEV || err == ENXIO) hint = " (the device is gone)";
+    return Status{err == ENODEV || err == ENXIO ? ErrorCode::kDeviceLost : ErrorCode::kUnavailable,
                   fmt::format("cannot open {}: {}{}", path, ErrnoText(err), hint)};
   }
-  dxpu_device_info info{};
-  if (Ioctl(d->fd.get(), DXPU_IOC_INFO, &info) != 0) {
+  dxgpu_info info{};
+  if (Ioctl(d->fd.get(), DXGPU_IOC_INFO, &info) != 0) {
     const int err = errno;
     if (err == ENODEV)
-      return Status{ErrorCode::kDeviceLost, fmt::format("{}: the device is lost", path)};
-    return Status{ErrorCode::kUnavailable,
-                  fmt::format("{} is not a dxpu device (DXPU_IOC_INFO: {})", path, ErrnoText(err))};
+      return Status{ErrorCode::kDeviceLost, fmt::format("{}: the device is gone", path)};
+    return Status{
+        ErrorCode::kUnavailable,
+        fmt::format("{} is not a dxgpu device (DXGPU_IOC_INFO: {})", path, ErrnoText(err))};
   }
   d->pci_name.assign(info.pci_name, strnlen(info.pci_name, sizeof info.pci_name));
-  d->info.location = Location(path, d->pci_name, info);
-  if ((info.flags & DXPU_INFO_F_LOST) != 0) return d->Lost();
+  d->info.location = fmt::format("kernel {} = {}", path, d->pci_name);
+  if ((info.flags & DXGPU_INFO_F_LOST) != 0) return d->Lost();
   d->info.profile = gpu::ProfileNameForIds(info.vendor_id, info.device_id);
   d->info.vendor_id = info.vendor_id;
   d->info.device_id = info.device_id;
   d->info.msix_vectors = info.msix_vectors;
-
-  std::array<dxpu_mmio_op, 2> mem_size = {ReadOp(gpu::regs::kMemSizeLo),
-                                          ReadOp(gpu::regs::kMemSizeHi)};
-  if (Status s = d->Mmio(mem_size, "read of MEM_SIZE"); !s.ok()) return s;
-  d->info.memory_bytes = (mem_size[0].value & 0xffff'ffff) | (mem_size[1].value << 32);
-
-  const KernelMemoryWindow window = MemoryWindowOf(info, ReadBarRegisters(sysfs_root, d->pci_name));
+  d->info.memory_bytes = info.memory_bytes;
+  const KernelMemoryWindow window = MemoryWindowOf(info);
   d->info.memory_window = window.address;
   d->info.memory_window_size = window.size;
   return d;
@@ -208,7 +166,7 @@ class KernelPort final : public dxgpu::Port {
   explicit KernelPort(std::vector<std::unique_ptr<KernelDevice>> devices)
       : devices_(std::move(devices)) {}
   ~KernelPort() override {
-    for (const auto& [iova, p] : pinned_) Unpin(iova, p);
+    for (const auto& [data, p] : pinned_) Unpin(p);
   }
   KernelPort(const KernelPort&) = delete;
   KernelPort& operator=(const KernelPort&) = delete;
@@ -223,20 +181,15 @@ class KernelPort final : public dxgpu::Port {
 
   Expected<uint32_t> ReadRegister(size_t device, uint32_t offset) override {
     if (device >= devices_.size()) return Status{ErrorCode::kNoDevice, "no such device"};
-    std::array<dxpu_mmio_op, 1> op = {ReadOp(offset)};
-    if (Status s = devices_[device]->Mmio(op, "read"); !s.ok()) return s;
-    return static_cast<uint32_t>(op[0].value);
+    std::array<dxgpu_reg_op, 1> op = {RegOp(offset, 0, 0)};
+    if (Status s = devices_[device]->Regs(op, "read"); !s.ok()) return s;
+    return op[0].value;
   }
 
   Status WriteRegister(size_t device, uint32_t offset, uint32_t value) override {
     if (device >= devices_.size()) return {ErrorCode::kNoDevice, "no such device"};
-    std::array<dxpu_mmio_op, 1> op{};
-    op[0].bar = 0;
-    op[0].dir = DXPU_MMIO_WRITE;
-    op[0].width = 4;
-    op[0].offset = offset;
-    op[0].value = value;
-    return devices_[device]->Mmio(op, "write");
+    std::array<dxgpu_reg_op, 1> op = {RegOp(offset, value, DXGPU_REG_WRITE)};
+    return devices_[device]->Regs(op, "write");
   }
 
   Expected<dxgpu::HostBuffer> AllocHost(uint64_t bytes) override;
@@ -244,50 +197,58 @@ class KernelPort final : public dxgpu::Port {
   Status Wait(size_t device, const std::function<bool()>& ready, uint64_t timeout_ns) override;
   uint64_t Now() const override { return MonotonicNs(); }
   Status Health(size_t device) const override;
+  bool completion_interrupts() const override { return true; }
 
  private:
   struct Pinned {
     uint8_t* data = nullptr;
-    uint64_t size = 0;  // mapped bytes (whole pages)
+    uint64_t size = 0;              // mapped bytes (whole pages)
+    std::vector<uint64_t> handles;  // on each device's file, in order; 0: none there
   };
 
-  // Unmaps and frees a buffer (the module frees it once unmapped); the windows of every
-  // device go with it.
-  void Unpin(uint64_t iova, const Pinned& p) const {
+  // Frees the buffer on every file that has it and unmaps it (the driver frees the memory once
+  // the last of them lets go).
+  void Unpin(const Pinned& p) const {
+    for (size_t i = 0; i < p.handles.size(); ++i) {
+      uint64_t handle = p.handles[i];
+      if (handle != 0) (void)Ioctl(devices_[i]->fd.get(), DXGPU_IOC_BUF_FREE, &handle);
+    }
     if (p.data != nullptr) munmap(p.data, p.size);
-    dxpu_dma_ref ref{iova};
-    (void)Ioctl(devices_[0]->fd.get(), DXPU_IOC_DMA_FREE, &ref);
+  }
+
+  // An error of a buffer ioctl on device d's file: the device gone, out of memory, or else.
+  static Status BufferError(KernelDevice& d, int err, const std::string& what) {
+    if (err == ENODEV) return d.Lost();
+    return {err == ENOMEM || err == ENOSPC ? ErrorCode::kOutOfMemory : ErrorCode::kInternal,
+            fmt::format("{}: {}: {}", d.Name(), what, ErrnoText(err))};
   }
 
   std::vector<std::unique_ptr<KernelDevice>> devices_;
-  std::mutex mu_;                      // pinned_
-  std::map<uint64_t, Pinned> pinned_;  // by IOVA
+  std::mutex mu_;                            // pinned_
+  std::map<const uint8_t*, Pinned> pinned_;  // by host address
 };
 
 Expected<dxgpu::HostBuffer> KernelPort::AllocHost(uint64_t bytes) {
-  if (bytes == 0 || bytes > DXPU_DMA_MAX_SIZE)
+  if (bytes == 0 || bytes > DXGPU_BUF_MAX_SIZE)
     return Status{ErrorCode::kInvalidArgument,
-                  fmt::format("cannot pin {} bytes (dxpu.ko: 1 byte to 1 GiB a buffer)", bytes)};
+                  fmt::format("cannot pin {} bytes (dxgpu.ko: 1 byte to {} MiB a buffer)", bytes,
+                              DXGPU_BUF_MAX_SIZE >> 20)};
   KernelDevice& first = *devices_[0];
-  dxpu_dma_alloc alloc{};
+  dxgpu_buf_alloc alloc{};
   alloc.size = bytes;
-  if (Ioctl(first.fd.get(), DXPU_IOC_DMA_ALLOC, &alloc) != 0) {
-    const int err = errno;
-    if (err == ENODEV) return first.Lost();
-    return Status{err == ENOMEM || err == ENOSPC ? ErrorCode::kOutOfMemory : ErrorCode::kInternal,
-                  fmt::format("{}: pinning {} bytes: {}", first.Name(), bytes, ErrnoText(err))};
-  }
+  if (Ioctl(first.fd.get(), DXGPU_IOC_BUF_ALLOC, &alloc) != 0)
+    return BufferError(first, errno, fmt::format("pinning {} bytes", bytes));
   // From here on, whatever fails frees what was done so far.
   const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  Pinned pinned{nullptr, (bytes + page - 1) / page * page};
+  Pinned pinned{nullptr, (bytes + page - 1) / page * page, std::vector<uint64_t>(devices_.size())};
+  pinned.handles[0] = alloc.handle;
   struct Undo {
     const KernelPort* port;
-    uint64_t iova;
     const Pinned* pinned;
     ~Undo() {
-      if (port != nullptr) port->Unpin(iova, *pinned);
+      if (port != nullptr) port->Unpin(*pinned);
     }
-  } undo{this, alloc.iova, &pinned};
+  } undo{this, &pinned};
 
   void* mem = mmap(nullptr, pinned.size, PROT_READ | PROT_WRITE, MAP_SHARED, first.fd.get(),
                    static_cast<off_t>(alloc.mmap_offset));
@@ -295,36 +256,37 @@ Expected<dxgpu::HostBuffer> KernelPort::AllocHost(uint64_t bytes) {
     return Status{ErrorCode::kOutOfMemory, fmt::format("{}: mapping {} pinned bytes: {}",
                                                        first.Name(), bytes, ErrnoText(errno))};
   pinned.data = static_cast<uint8_t*>(mem);
+  dxgpu::HostBuffer buffer{.data = pinned.data, .iova = 0, .size = bytes, .device_iovas = {}};
+  buffer.device_iovas.push_back(alloc.iova);
   for (size_t i = 1; i < devices_.size(); ++i) {
     KernelDevice& d = *devices_[i];
-    dxpu_dma_ref ref{alloc.iova};
-    if (Ioctl(d.fd.get(), DXPU_IOC_DMA_SHARE, &ref) != 0) {
-      const int err = errno;
-      if (err == ENODEV) return d.Lost();
-      return Status{err == ENOMEM || err == ENOSPC ? ErrorCode::kOutOfMemory : ErrorCode::kInternal,
-                    fmt::format("{}: sharing pinned memory at {}: {}", d.Name(),
-                                dxgpu::Hex(alloc.iova), ErrnoText(err))};
-    }
+    dxgpu_buf_import import{};
+    import.fd = first.fd.get();
+    import.handle = alloc.handle;
+    if (Ioctl(d.fd.get(), DXGPU_IOC_BUF_IMPORT, &import) != 0)
+      return BufferError(d, errno, fmt::format("importing a pinned buffer of {}", first.path));
+    pinned.handles[i] = import.handle;
+    buffer.device_iovas.push_back(import.iova);
   }
   {
     const std::lock_guard lock(mu_);
-    pinned_.emplace(alloc.iova, pinned);
+    pinned_.emplace(pinned.data, pinned);
   }
   undo.port = nullptr;
-  return dxgpu::HostBuffer{pinned.data, alloc.iova, bytes, {}};
+  return buffer;
 }
 
 Status KernelPort::FreeHost(const dxgpu::HostBuffer& buffer) {
   Pinned p;
   {
     const std::lock_guard lock(mu_);
-    auto it = pinned_.find(buffer.iova);
-    if (it == pinned_.end() || it->second.data != buffer.data)
+    auto it = pinned_.find(buffer.data);
+    if (it == pinned_.end())
       return {ErrorCode::kInvalidArgument, "not a pinned buffer of this port"};
-    p = it->second;
+    p = std::move(it->second);
     pinned_.erase(it);
   }
-  Unpin(buffer.iova, p);
+  Unpin(p);
   return {};
 }
 
@@ -362,33 +324,24 @@ Status KernelPort::Health(size_t device) const {
   if (device >= devices_.size()) return {ErrorCode::kNoDevice, "no such device"};
   KernelDevice& d = *devices_[device];
   if (d.lost.load(std::memory_order_relaxed)) return d.Lost();
-  dxpu_device_info info{};
-  if (Ioctl(d.fd.get(), DXPU_IOC_INFO, &info) != 0) {
+  dxgpu_info info{};
+  if (Ioctl(d.fd.get(), DXGPU_IOC_INFO, &info) != 0) {
     const int err = errno;
     if (err == ENODEV) return d.Lost();
-    return {ErrorCode::kInternal, fmt::format("{}: DXPU_IOC_INFO: {}", d.Name(), ErrnoText(err))};
+    return {ErrorCode::kInternal, fmt::format("{}: DXGPU_IOC_INFO: {}", d.Name(), ErrnoText(err))};
   }
-  if ((info.flags & DXPU_INFO_F_LOST) != 0) return d.Lost();
+  if ((info.flags & DXGPU_INFO_F_LOST) != 0) return d.Lost();
   return {};
 }
 
 }  // namespace
 
-KernelMemoryWindow MemoryWindowOf(
-    const dxpu_device_info& info,
-    const std::optional<std::array<uint32_t, DXPU_BARS>>& bar_registers) {
+KernelMemoryWindow MemoryWindowOf(const dxgpu_info& info) {
+  constexpr uint32_t kWindow = DXGPU_BAR_MEM64 | DXGPU_BAR_PREFETCH;
   KernelMemoryWindow best;
-  for (size_t i = 1; i < DXPU_BARS; ++i) {
-    const uint64_t address = info.bar_addr[i];
-    const uint64_t size = info.bar_size[i];
-    bool is64_prefetchable = address >= kFourGiB;
-    if (bar_registers) {
-      const uint32_t reg = (*bar_registers)[i];
-      const bool is64 = (reg & 0x1) == 0 && ((reg >> 1) & 0x3) == 0x2;
-      is64_prefetchable = is64 && (reg & 0x8) != 0;
-      if (is64) ++i;  // the next register is its upper half
-    }
-    if (size != 0 && is64_prefetchable && size > best.size) best = {address, size};
+  for (size_t i = 1; i < DXGPU_BARS; ++i) {
+    if ((info.bar_flags[i] & kWindow) == kWindow && info.bar_size[i] > best.size)
+      best = {info.bar_addr[i], info.bar_size[i]};
   }
   return best;
 }
@@ -398,7 +351,7 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenKernelPort(const KernelPortOpt
     return Status{ErrorCode::kInvalidArgument, "the kernel port needs at least one device file"};
   std::vector<std::unique_ptr<KernelDevice>> devices;
   for (const std::string& path : options.devices) {
-    Expected<std::unique_ptr<KernelDevice>> d = OpenDevice(path, options.sysfs_root);
+    Expected<std::unique_ptr<KernelDevice>> d = OpenDevice(path);
     if (!d.ok()) return d.status();
     for (const auto& other : devices) {
       if (other->pci_name == (*d)->pci_name)

@@ -272,15 +272,15 @@ if run "run a failing workload" 1 "$DXPU" run --port direct --profile dxgpu --pr
     [w["ok"] for w in d["workloads"]] == [False, False, True] and
     "does not split over 3 devices" in d["workloads"][0]["error"]'
 fi
-if run "run no kernel device" 1 "$DXPU" run --device "$tmp/no-such-dxpu" --json; then
-  json_check "run no kernel device" 'd["error"] == "unavailable" and "no-such-dxpu" in d["message"]'
+if run "run no kernel device" 1 "$DXPU" run --device "$tmp/no-such-dxgpu" --json; then
+  json_check "run no kernel device" 'd["error"] == "unavailable" and "no-such-dxgpu" in d["message"]'
 fi
-if run "run not a dxpu device" 1 "$DXPU" run --device /dev/null; then
-  grep_check "run not a dxpu device" err "/dev/null is not a dxpu device"
+if run "run not a dxgpu device" 1 "$DXPU" run --device /dev/null; then
+  grep_check "run not a dxgpu device" err "/dev/null is not a dxgpu device"
 fi
 run "run bad workload" 2 "$DXPU" run --port direct --workload nope
 run "run bad scale" 2 "$DXPU" run --port direct --scale huge
-run "run device with direct" 2 "$DXPU" run --port direct --device /dev/dxpu0
+run "run device with direct" 2 "$DXPU" run --port direct --device /dev/dxgpu0
 run "run profile with kernel" 2 "$DXPU" run --profile dxgpu
 
 # --- lspci ----------------------------------------------------------------------------------

@@ -87,7 +87,7 @@ int Main(int argc, char** argv) {
       "  dxpu tlp encode mrd --addr 0x1000 --len 4 --req 01:00.0 --tag 7\n"
       "  printf 123456789 | dxpu crc32c\n"
       "  dxpu demo --json\n"
-      "  dxpu run --device /dev/dxpu0\n"
+      "  dxpu run --device /dev/dxgpu0\n"
       "  dxpu lspci\n"
       "  dxpu sim fabric --seeds 2000\n"
       "  dxpu bench fabric\n"

@@ -24,7 +24,7 @@ namespace {
 
 struct RunOptions {
   std::string port = "kernel";
-  std::vector<std::string> devices;   // --port kernel: device files (default /dev/dxpu0)
+  std::vector<std::string> devices;   // --port kernel: device files (default /dev/dxgpu0)
   std::vector<std::string> profiles;  // --port direct: one model GPU each (default dxgpu)
   std::string workload = "all";
   std::string scale = "demo";
@@ -142,25 +142,26 @@ int RunWorkloads(const RunOptions& o) {
 Command AddRunCommand(CLI::App& parent) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = parent.add_subcommand(
-      "run", "Run the workloads on the GPUs of a port (dxpu.ko's, or models in this process)");
+      "run", "Run the workloads on the GPUs of a port (dxgpu.ko's, or models in this process)");
   cmd->footer(
       "Opens the GPUs through a port and runs the demo's AI-shaped workloads on all of them\n"
       "(an MLP training step, a token-by-token decode loop, a data-loading loop), each\n"
       "checked against the CPU; prints per workload ok or FAILED, the iterations, the time\n"
       "of the timed part, the largest difference from the CPU, and a summary.\n"
-      "Ports: kernel - GPUs dxpu.ko attached (a slot bound and powered on), through their\n"
-      "character devices /dev/dxpuN (--device, default /dev/dxpu0); direct - GPU models in\n"
-      "this process on an ideal local link (--profile, default one dxgpu), to try it here.\n"
+      "Ports: kernel - GPUs the dxgpu.ko driver drives (remote ones dxpu.ko attached, a slot\n"
+      "bound and powered on, or local ones), through its character devices /dev/dxgpuN\n"
+      "(--device, default /dev/dxgpu0); direct - GPU models in this process on an ideal local\n"
+      "link (--profile, default one dxgpu), to try it here.\n"
       "Exit status: 0 all passed, 1 a workload failed or the port could not be opened,\n"
       "2 bad command line.\n"
       "Examples:\n"
-      "  dxpu run --device /dev/dxpu0 --device /dev/dxpu1\n"
+      "  dxpu run --device /dev/dxgpu0 --device /dev/dxgpu1\n"
       "  dxpu run --port direct --workload decode-loop --scale test --json");
-  cmd->add_option("--port", opts->port, "kernel (dxpu.ko's devices) or direct (models here)")
+  cmd->add_option("--port", opts->port, "kernel (dxgpu.ko's devices) or direct (models here)")
       ->check(CLI::IsMember({"kernel", "direct"}))
       ->capture_default_str();
   cmd->add_option("--device", opts->devices,
-                  "a device file of the kernel port, repeatable (default /dev/dxpu0)")
+                  "a device file of the kernel port, repeatable (default /dev/dxgpu0)")
       ->type_name("PATH");
   std::vector<std::string> profiles;
   for (std::string_view p : gpu::ProfileNames()) profiles.emplace_back(p);
