@@ -516,6 +516,7 @@ int dxpu_dma_stats(struct pci_dev *pdev, struct dxpu_dma_stats *st)
 	const struct dma_map_ops *ops = get_dma_ops(&pdev->dev);
 	const struct dxpu_host_counters *c;
 	struct dxpu_dma_dev *d;
+	unsigned long flags;
 
 	if (!ops || ops->alloc != dxpu_dma_api_alloc) /* not on dxpu's bus, or gone */
 		return -ENODEV;
@@ -525,13 +526,13 @@ int dxpu_dma_stats(struct pci_dev *pdev, struct dxpu_dma_stats *st)
 	st->mapped = atomic64_read(&d->mapped);
 	st->unmapped = atomic64_read(&d->unmapped);
 	st->map_errors = atomic64_read(&d->map_errors);
-	spin_lock_bh(&d->bridge->lock);
+	spin_lock_irqsave(&d->bridge->lock, flags);
 	c = dxpu_hostpath_host_counters(&d->bridge->hp);
 	st->refused_reads = c->dma_refused_reads;
 	st->refused_writes = c->dma_refused_writes;
 	st->dma_reads = c->dma_reads;
 	st->dma_writes = c->dma_writes;
-	spin_unlock_bh(&d->bridge->lock);
+	spin_unlock_irqrestore(&d->bridge->lock, flags);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(dxpu_dma_stats);

@@ -160,12 +160,13 @@ static void dxpu_bridge_route_peers(struct dxpu_bridge *b)
 /* Forwards what waits for this bridge's path, in order; what finds no room waits for later. */
 static void dxpu_bridge_peer_work(struct work_struct *work)
 {
+	unsigned long flags;
 	struct dxpu_bridge *b = container_of(work, struct dxpu_bridge, peer_work);
 	struct dxpu_peer_tlp *p;
 	bool again = false;
 	u64 now = dxpu_now();
 
-	spin_lock_bh(&b->lock);
+	spin_lock_irqsave(&b->lock, flags);
 	spin_lock(&b->peer_lock);
 	while ((p = list_first_entry_or_null(&b->peer_q, struct dxpu_peer_tlp, node))) {
 		bool up = !b->closing && dxpu_hostpath_is_up(&b->hp);
@@ -183,7 +184,7 @@ static void dxpu_bridge_peer_work(struct work_struct *work)
 	spin_unlock(&b->peer_lock);
 	if (!b->closing)
 		dxpu_bridge_pump_locked(b, now);
-	spin_unlock_bh(&b->lock);
+	spin_unlock_irqrestore(&b->lock, flags);
 	if (again)
 		schedule_work(&b->peer_work);
 }
@@ -191,14 +192,15 @@ static void dxpu_bridge_peer_work(struct work_struct *work)
 /* Nothing more queued; what waits is dropped. */
 static void dxpu_bridge_peer_close(struct dxpu_bridge *b)
 {
+	unsigned long flags;
 	struct dxpu_peer_tlp *p, *tmp;
 	LIST_HEAD(gone);
 
-	spin_lock_bh(&b->peer_lock);
+	spin_lock_irqsave(&b->peer_lock, flags);
 	b->peer_closed = true;
 	list_splice_init(&b->peer_q, &gone);
 	b->peer_bytes = 0;
-	spin_unlock_bh(&b->peer_lock);
+	spin_unlock_irqrestore(&b->peer_lock, flags);
 	cancel_work_sync(&b->peer_work);
 	list_for_each_entry_safe(p, tmp, &gone, node)
 		kfree(p);
@@ -218,11 +220,13 @@ static void dxpu_bridge_share_peers(struct dxpu_bridge *b)
 /* Entry idx of b's copy set to the fabric's. Caller holds f->lock. */
 static void dxpu_bridge_copy_peer(struct dxpu_fabric *f, struct dxpu_bridge *b, unsigned int idx)
 {
-	spin_lock_bh(&b->lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&b->lock, flags);
 	b->peers[idx] = f->peers[idx];
 	b->peer_bridge[idx] = f->peer_bridge[idx];
 	dxpu_bridge_share_peers(b);
-	spin_unlock_bh(&b->lock);
+	spin_unlock_irqrestore(&b->lock, flags);
 }
 
 static void dxpu_fabric_update_peer(struct dxpu_fabric *f, unsigned int idx)
@@ -385,26 +389,28 @@ void dxpu_bridge_pump_locked(struct dxpu_bridge *b, u64 now)
 
 static void dxpu_bridge_timer(struct timer_list *t)
 {
+	unsigned long flags;
 	struct dxpu_bridge *b = from_timer(b, t, timer);
 	u64 now = dxpu_now();
 
-	spin_lock(&b->lock);
+	spin_lock_irqsave(&b->lock, flags);
 	if (!b->closing) {
 		dxpu_hostpath_on_timeout(&b->hp, now);
 		dxpu_bridge_pump_locked(b, now);
 	}
-	spin_unlock(&b->lock);
+	spin_unlock_irqrestore(&b->lock, flags);
 }
 
 /* Sends what was queued in a context that cannot send (pci_ops, interrupts off). */
 static void dxpu_bridge_tx_work(struct work_struct *work)
 {
+	unsigned long flags;
 	struct dxpu_bridge *b = container_of(work, struct dxpu_bridge, tx_work);
 
-	spin_lock_bh(&b->lock);
+	spin_lock_irqsave(&b->lock, flags);
 	if (!b->closing)
 		dxpu_bridge_pump_locked(b, dxpu_now());
-	spin_unlock_bh(&b->lock);
+	spin_unlock_irqrestore(&b->lock, flags);
 }
 
 /* ---- receiving with interrupts off ---- */
@@ -504,16 +510,17 @@ void dxpu_fabric_poll(struct dxpu_fabric *f)
 
 void dxpu_bridge_service(struct dxpu_bridge *b)
 {
+	unsigned long flags;
 	u64 now;
 
 	dxpu_fabric_poll(b->fabric);
 	now = dxpu_now();
-	spin_lock(&b->lock);
+	spin_lock_irqsave(&b->lock, flags);
 	if (!b->closing && dxpu_hostpath_next_deadline(&b->hp) <= now) {
 		dxpu_hostpath_on_timeout(&b->hp, now);
 		dxpu_bridge_pump_locked(b, now);
 	}
-	spin_unlock(&b->lock);
+	spin_unlock_irqrestore(&b->lock, flags);
 }
 
 /* ---- receiving ---- */
@@ -531,6 +538,7 @@ static struct dxpu_bridge *dxpu_fabric_find(struct dxpu_fabric *f, const u8 *mac
 static int dxpu_fabric_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 			   struct net_device *orig_dev)
 {
+	unsigned long flags;
 	struct dxpu_fabric *f = container_of(pt, struct dxpu_fabric, pt);
 	struct dxpu_bridge *b;
 
@@ -550,7 +558,7 @@ static int dxpu_fabric_rcv(struct sk_buff *skb, struct net_device *dev, struct p
 		atomic64_inc(&f->rx_unknown);
 		goto drop;
 	}
-	spin_lock(&b->lock);
+	spin_lock_irqsave(&b->lock, flags);
 	if (!b->closing) {
 		u64 now = dxpu_now();
 
@@ -559,7 +567,7 @@ static int dxpu_fabric_rcv(struct sk_buff *skb, struct net_device *dev, struct p
 			atomic64_inc(&f->rx_dropped);
 		dxpu_bridge_pump_locked(b, now);
 	}
-	spin_unlock(&b->lock);
+	spin_unlock_irqrestore(&b->lock, flags);
 	rcu_read_unlock();
 	consume_skb(skb);
 	return NET_RX_SUCCESS;
@@ -597,7 +605,7 @@ static void dxpu_bridge_config(struct dxpu_fabric *f, struct dxpu_hostpath_confi
 	s->max_rto_ns = 500 * NSEC_PER_MSEC;
 	s->keepalive_ns = 100 * NSEC_PER_MSEC;
 	s->link_down_ns = f->link_down_ns;
-	cfg->host.request_timeout = NSEC_PER_SEC;
+	cfg->host.request_timeout = f->request_timeout_ns;
 	cfg->fabric_max_payload = DXPU_TLP_MAX_PAYLOAD;
 	cfg->queue_tlps = 384;
 	cfg->queue_bytes = 256u << 10;
@@ -683,13 +691,15 @@ void dxpu_bridge_put(struct dxpu_bridge *b)
  */
 static void dxpu_bridge_close(struct dxpu_bridge *b)
 {
-	spin_lock_bh(&b->lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&b->lock, flags);
 	if (!dxpu_hostpath_is_down(&b->hp)) {
 		dxpu_hostpath_close(&b->hp, dxpu_now(), DXFP_CLOSE_SHUTDOWN);
 		dxpu_bridge_pump_locked(b, dxpu_now());
 	}
 	b->closing = true;
-	spin_unlock_bh(&b->lock);
+	spin_unlock_irqrestore(&b->lock, flags);
 	wake_up_all(&b->state_wq);
 	del_timer_sync(&b->timer);
 	cancel_work_sync(&b->tx_work);
@@ -820,25 +830,27 @@ int dxpu_fabric_open(struct dxpu_fabric *f, const char *ifname, u64 node_id)
 /* A new bridge in the list, its session started. Caller holds f->lock, f->dev is set. */
 static struct dxpu_bridge *dxpu_fabric_add(struct dxpu_fabric *f, const u8 *mac)
 {
+	unsigned long flags;
 	struct dxpu_bridge *b = dxpu_bridge_alloc(f, mac);
 
 	if (IS_ERR(b))
 		return b;
 	list_add_tail_rcu(&b->node, &f->bridges);
-	spin_lock_bh(&b->lock);
+	spin_lock_irqsave(&b->lock, flags);
 	dxpu_hostpath_connect(&b->hp, dxpu_now());
 	dxpu_bridge_pump_locked(b, dxpu_now());
-	spin_unlock_bh(&b->lock);
+	spin_unlock_irqrestore(&b->lock, flags);
 	return b;
 }
 
 bool dxpu_bridge_alive(struct dxpu_bridge *b)
 {
+	unsigned long flags;
 	bool alive;
 
-	spin_lock_bh(&b->lock);
+	spin_lock_irqsave(&b->lock, flags);
 	alive = !b->closing && !dxpu_hostpath_is_down(&b->hp);
-	spin_unlock_bh(&b->lock);
+	spin_unlock_irqrestore(&b->lock, flags);
 	return alive;
 }
 
@@ -900,11 +912,12 @@ unlock:
 
 static bool dxpu_bridge_settled(struct dxpu_bridge *b, int *err)
 {
+	unsigned long flags;
 	enum dxfp_session_state st;
 
-	spin_lock_bh(&b->lock);
+	spin_lock_irqsave(&b->lock, flags);
 	st = dxpu_hostpath_state(&b->hp);
-	spin_unlock_bh(&b->lock);
+	spin_unlock_irqrestore(&b->lock, flags);
 	if (b->closing || st == DXFP_STATE_DOWN)
 		*err = -ENOLINK;
 	else if (st == DXFP_STATE_ESTABLISHED)
@@ -941,6 +954,7 @@ ssize_t dxpu_fabric_show_counters(struct dxpu_fabric *f, char *buf)
 
 ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 {
+	unsigned long flags;
 	struct dxpu_bridge *b;
 	int n = 0;
 
@@ -949,7 +963,7 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 		const struct dxpu_host_counters *c = dxpu_hostpath_host_counters(&b->hp);
 		u64 peer_dropped;
 
-		spin_lock_bh(&b->lock);
+		spin_lock_irqsave(&b->lock, flags);
 		n += sysfs_emit_at(buf, n, "%pM %s rx %llu tx %llu tx_errors %llu", b->mac,
 				   dxfp_session_state_name(dxpu_hostpath_state(&b->hp)),
 				   b->rx_frames, b->tx_frames, b->tx_errors);
@@ -966,7 +980,7 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 		n += sysfs_emit_at(buf, n, " peer_sent %llu peer_dropped %llu\n",
 				   dxpu_hostpath_get_counters(&b->hp)->peer_forwarded,
 				   peer_dropped);
-		spin_unlock_bh(&b->lock);
+		spin_unlock_irqrestore(&b->lock, flags);
 	}
 	mutex_unlock(&f->lock);
 	return n;

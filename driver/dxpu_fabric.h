@@ -11,10 +11,13 @@
  * Locking: fabric->lock (a mutex) guards the interface, the bridge list's changes and the
  * peer table, in process context (the netdevice notifier takes it under RTNL; nothing under it
  * takes RTNL); the receive path finds a bridge under RCU. Each bridge's host path (and its
- * copy of the peer table) is guarded by the bridge's spinlock, taken with bottom halves off in
- * process context: frames arrive in softirq context and the timer runs there too (and with
- * interrupts off from pci_ops, which only queue: frames are sent by tx_work then). Clients'
- * operations run under the bridge's lock, in any context: they only note and queue.
+ * copy of the peer table) is guarded by the bridge's spinlock, always taken with interrupts
+ * off: a CPU's load or store to a BAR (dxpu_mmio.c) takes it wherever the load is, including
+ * under an interrupt descriptor's lock (the PCI core writing an MSI-X table entry, masking a
+ * vector), so no holder may be interrupted on its CPU by a hard interrupt that could want such
+ * a descriptor. Frames arrive in softirq context and the timer runs there too. peer_lock is
+ * taken the same way. Clients' operations run under the bridge's lock, in any context: they
+ * only note and queue.
  *
  * A bridge is reference counted: the fabric's list holds one reference, each attached device
  * another, so a device keeps its bridge (closed, every request failing) after the fabric
@@ -120,7 +123,8 @@ struct dxpu_fabric {
 	 */
 	struct dxpu_peer peers[DXPU_FABRIC_MAX_PEERS];
 	struct dxpu_bridge *peer_bridge[DXPU_FABRIC_MAX_PEERS];
-	u64 link_down_ns; /* a session is down after this long without progress */
+	u64 link_down_ns;	/* a session is down after this long without progress */
+	u64 request_timeout_ns; /* a request unanswered this long ends with UR */
 	/*
 	 * With interrupts off (a CPU's load from a BAR, dxpu_mmio.c) frames go straight to the
 	 * driver and come in by polling the interface's NAPI instances (poll_dev, under RCU);

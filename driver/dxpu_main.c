@@ -40,6 +40,11 @@ static unsigned int link_down_ms = 2000;
 module_param(link_down_ms, uint, 0444);
 MODULE_PARM_DESC(link_down_ms, "session down, devices removed after ms without progress (2000)");
 
+static unsigned int request_timeout_ms = 1000;
+module_param(request_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(request_timeout_ms,
+		 "a request unanswered for ms ends with UR: reads all ones (1000, 10..60000)");
+
 /* The host's DMA range runs from 4 GiB to 256 GiB (docs/host-proxy.md): 252 GiB of IOVAs. */
 #define DXPU_DMA_MIB_MAX (252u << 10)
 
@@ -162,6 +167,10 @@ static int __init dxpu_init(void)
 		pr_err("dxpu: link_down_ms=%u: 100..60000\n", link_down_ms);
 		return -EINVAL;
 	}
+	if (request_timeout_ms < 10 || request_timeout_ms > 60000) {
+		pr_err("dxpu: request_timeout_ms=%u: 10..60000\n", request_timeout_ms);
+		return -EINVAL;
+	}
 	if (!dma_mib || dma_mib > DXPU_DMA_MIB_MAX) {
 		pr_err("dxpu: dma_mib=%u: 1..%u\n", dma_mib, DXPU_DMA_MIB_MAX);
 		return -EINVAL;
@@ -170,6 +179,7 @@ static int __init dxpu_init(void)
 	if (IS_ERR(dxpu_root))
 		return PTR_ERR(dxpu_root);
 	dxpu_fabric.link_down_ns = (u64)link_down_ms * NSEC_PER_MSEC;
+	dxpu_fabric.request_timeout_ns = (u64)request_timeout_ms * NSEC_PER_MSEC;
 	err = dxpu_fabric_init(&dxpu_fabric);
 	if (err)
 		goto unregister;

@@ -36,15 +36,16 @@ static int dxpu_issue_verdict(struct dxpu_bridge *b, enum dxpu_host_err err, u64
 }
 
 /*
- * How a caller takes b->lock and waits: in process context with bottom halves off, sleeping;
- * with interrupts off (a CPU's load or store, dxpu_mmio.c) by spinning, receiving by polling.
+ * How a caller takes b->lock (always with interrupts off: dxpu_fabric.h) and waits: in process
+ * context, sleeping between tries; with interrupts already off (a CPU's load or store,
+ * dxpu_mmio.c) by spinning, receiving by polling.
  */
 static void dxpu_bridge_lock(struct dxpu_bridge *b, bool atomic) __acquires(&b->lock)
 {
 	if (atomic)
 		spin_lock(&b->lock);
 	else
-		spin_lock_bh(&b->lock);
+		spin_lock_irq(&b->lock);
 }
 
 static void dxpu_bridge_unlock(struct dxpu_bridge *b, bool atomic) __releases(&b->lock)
@@ -52,7 +53,7 @@ static void dxpu_bridge_unlock(struct dxpu_bridge *b, bool atomic) __releases(&b
 	if (atomic)
 		spin_unlock(&b->lock);
 	else
-		spin_unlock_bh(&b->lock);
+		spin_unlock_irq(&b->lock);
 }
 
 /* No tag, or no room: room comes as completions and acknowledgements arrive. */

@@ -68,6 +68,7 @@ struct irq_check {
 	struct pci_dev *pdev;
 	void __iomem *regs;
 	int nvec;
+	int virq[MAX_VECTORS]; /* looked up before the handlers run (pci_irq_vector may sleep) */
 	wait_queue_head_t wq;
 	atomic_t handled[MAX_VECTORS];
 	atomic_t on_cpu[MAX_CPUS];
@@ -128,7 +129,7 @@ static irqreturn_t irq_check_handler(int irq, void *data)
 	int v;
 
 	for (v = 0; v < ic->nvec; v++)
-		if (pci_irq_vector(ic->pdev, v) == irq)
+		if (ic->virq[v] == irq)
 			break;
 	if (v == ic->nvec)
 		return IRQ_NONE;
@@ -466,8 +467,10 @@ static int irq_check_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ic->nvec < 2)
 		goto out;
 	check(pdev->msix_enabled, "MSI-X enabled");
+	for (v = 0; v < ic->nvec; v++)
+		ic->virq[v] = pci_irq_vector(pdev, v);
 	for (v = 0; v < ic->nvec; v++) {
-		err = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, v), irq_check_handler, 0,
+		err = devm_request_irq(&pdev->dev, ic->virq[v], irq_check_handler, 0,
 				       "dxpu_irq_check", ic);
 		if (err) {
 			check(false, "request_irq");
