@@ -1,8 +1,9 @@
 #!/bin/sh
 # Guest side: two bridges at once, behind a switch on the host. Slot dxpu0 takes bridge 1's GPU
-# (01:00.0), dxpu1 bridge 2's (02:00.0): two sessions, two devices, each driven through its own
-# character device (chardev_check, and the runtime's workloads on both when dxpu is in the
-# guest). Then bridge 2 is killed: only dxpu1 is surprise-removed, dxpu0 keeps working.
+# (01:00.0), dxpu1 bridge 2's (02:00.0): two sessions, two devices, each driven through dxpu's
+# character device (chardev_check); then both handed to dxgpu.ko (dxgpu_check with a buffer
+# shared by both GPUs, and the runtime's workloads on both when dxpu is in the guest). Then
+# bridge 2 is killed: only GPU 1 is surprise-removed, GPU 0 keeps working.
 ok() { echo "DXPU-TEST: PASS $1"; }
 bad() { echo "DXPU-TEST: FAIL $1"; }
 b1=02:00:00:00:b0:01
@@ -47,21 +48,31 @@ if [ -x /bin/dxpu ]; then
 fi
 /bin/chardev_check /dev/dxpu0 $((64 << 20)) 0x0100
 /bin/chardev_check /dev/dxpu1 $((32 << 20)) 0x0200
+# The GPUs handed from dxpu's driver to dxgpu.ko, the model GPU's ordinary PCI driver
+# (driver_override, as an administrator would): /dev/dxgpu0 and /dev/dxgpu1, in slot order.
+for d in /sys/bus/pci/devices/1*:00:0[01].0; do
+  echo "$(basename "$d")" > /sys/bus/pci/drivers/dxpu/unbind
+  echo dxgpu > "$d/driver_override"
+done
+if insmod /lib/dxpu/dxgpu.ko; then ok "insmod dxgpu"; else bad "insmod dxgpu"; fi
+if [ -c /dev/dxgpu0 ] && [ -c /dev/dxgpu1 ]; then ok "dxgpu.ko bound both GPUs"; else bad "no /dev/dxgpu0 and 1"; fi
+# A buffer of GPU 0's imported into GPU 1 (its own IOVA), each GPU copying through it.
+/bin/dxgpu_check /dev/dxgpu0 $((64 << 20)) /dev/dxgpu1
 if [ -x /bin/dxpu ]; then
-  # The runtime (libdxgpu) over the character devices: one GPU behind each bridge at once,
+  # The runtime (libdxgpu's kernel port over dxgpu.ko): one GPU behind each bridge at once,
   # each running every workload, then both GPUs in one runtime: mlp-train's all-reduce copies
   # peer to peer, GPU to GPU across the two bridges, routed by dxpu.ko.
   run() { /bin/dxpu run --port kernel --scale test "$@"; }
-  run --device /dev/dxpu0 --workload all > /tmp/run0.txt 2>&1 &
+  run --device /dev/dxgpu0 --workload all > /tmp/run0.txt 2>&1 &
   p0=$!
-  run --device /dev/dxpu1 --workload all > /tmp/run1.txt 2>&1 &
+  run --device /dev/dxgpu1 --workload all > /tmp/run1.txt 2>&1 &
   p1=$!
   wait $p0 && r0=ok || r0=failed
   wait $p1 && r1=ok || r1=failed
   cat /tmp/run0.txt /tmp/run1.txt
   if [ $r0 = ok ] && [ $r1 = ok ]; then ok "every workload on each GPU, both bridges at once"; else bad "workloads per GPU: $r0 $r1"; fi
   for w in mlp-train decode-loop data-loading; do
-    if run --device /dev/dxpu0 --device /dev/dxpu1 --workload $w; then
+    if run --device /dev/dxgpu0 --device /dev/dxgpu1 --workload $w; then
       ok "$w on two GPUs behind two bridges"
     else
       bad "$w on two GPUs behind two bridges"
@@ -71,6 +82,7 @@ if [ -x /bin/dxpu ]; then
   peers=$(sed -n 's/.* peer_sent \([0-9]*\) .*/\1/p' /sys/devices/dxpu/bridges | tr '\n' ' ')
   set -- $peers
   if [ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt 0 ]; then ok "peer-to-peer TLPs routed through dxpu.ko both ways: $peers"; else bad "no peer-to-peer traffic: $peers"; fi
+  grep dxgpu /proc/interrupts | awk '{ s = 0; for (i = 2; i <= 3; i++) s += $i; t += s } END { print "dxgpu interrupts handled: " t }'
 fi
 # Forged frames on the wire (the host injects them through its switch): garbage from bridge 1's
 # MAC and frames from a MAC no session is open to are dropped and counted; nothing else moves.
@@ -90,14 +102,15 @@ else
 fi
 n=$(grep -c " established " /sys/devices/dxpu/bridges)
 if [ "$n" = 2 ]; then ok "both sessions still established after the forged frames"; else bad "$n sessions after the forged frames"; fi
-/bin/chardev_check /dev/dxpu1 $((32 << 20)) 0x0200 > /tmp/after.log
-if grep -q "chardev_check: 0 failures" /tmp/after.log; then ok "dxpu1 works after the forged frames"; else cat /tmp/after.log; bad "dxpu1 broken after the forged frames"; fi
+/bin/dxgpu_check /dev/dxgpu1 $((32 << 20)) > /tmp/after.log
+if grep -q "dxgpu_check: 0 failures" /tmp/after.log; then ok "GPU 1 works after the forged frames"; else cat /tmp/after.log; bad "GPU 1 broken after the forged frames"; fi
 echo "DXPU-KILL: bridge 2"
 i=0
-while [ -e /dev/dxpu1 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
-if [ -e /dev/dxpu1 ]; then bad "dxpu1 not removed after bridge 2 died"; else ok "dxpu1 surprise-removed after bridge 2 died"; fi
-if [ -e /dev/dxpu0 ]; then ok "dxpu0 still there"; else bad "dxpu0 gone too"; fi
+while [ -e /dev/dxgpu1 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -e /dev/dxgpu1 ]; then bad "GPU 1 not removed after bridge 2 died"; else ok "GPU 1 surprise-removed after bridge 2 died (dxgpu's remove ran)"; fi
+if [ -e /dev/dxgpu0 ]; then ok "GPU 0 still there"; else bad "GPU 0 gone too"; fi
 cat /sys/devices/dxpu/bridges
-/bin/chardev_check /dev/dxpu0 $((64 << 20)) 0x0100 > /tmp/again.log
-if grep -q "chardev_check: 0 failures" /tmp/again.log; then ok "dxpu0 works after bridge 2 died"; else cat /tmp/again.log; bad "dxpu0 broken after bridge 2 died"; fi
+/bin/dxgpu_check /dev/dxgpu0 $((64 << 20)) > /tmp/again.log
+if grep -q "dxgpu_check: 0 failures" /tmp/again.log; then ok "GPU 0 works after bridge 2 died"; else cat /tmp/again.log; bad "GPU 0 broken after bridge 2 died"; fi
+if rmmod dxgpu; then ok "rmmod dxgpu"; else bad "rmmod dxgpu"; fi
 if rmmod dxpu; then ok "rmmod dxpu"; else bad "rmmod dxpu"; fi

@@ -13,6 +13,7 @@ source "$here/bridge_env.sh"
 mkdir -p "$work/guest"
 kernel_modules "$work"
 chardev_check=$(guest_program chardev_check "$work")
+dxgpu_check=$(guest_program dxgpu_check "$work")
 # The switch first: each bridge's unix link connects to its peer when it starts.
 python3 "$here/frame_switch.py" "$work/switch.sock" "$work/guest/qemu.sock" \
   "02:00:00:00:b0:01=$work/b1/link.sock" "02:00:00:00:b0:02=$work/b2/link.sock" \
@@ -31,7 +32,7 @@ for b in 1 2; do
   lend_gpu "$dxpu_bin" "unix:$work/b$b/mgmt.sock" 0$b:00.0 0x4000000000:0x10000000000
 done
 rm -f "$work/guest/console.log" # the marker below must come from this run's guest
-# The guest runs the host's builds: dxpu (lspci, the runtime's workloads over /dev/dxpuN) and
+# The guest runs the host's builds: dxpu (lspci, the runtime's workloads over /dev/dxgpuN) and
 # pciutils' lspci, with their shared libraries. DXPU_GUEST_DXPU=0 leaves them out.
 bins=()
 if [ "${DXPU_GUEST_DXPU:-1}" = 1 ]; then
@@ -39,9 +40,10 @@ if [ "${DXPU_GUEST_DXPU:-1}" = 1 ]; then
         --file /usr/share/misc/pci.ids:/usr/share/misc/pci.ids)
 fi
 bash "$here/guest.sh" --name two-bridges --script "$here/scenario_two_bridges.sh" \
-  --nic "$work/switch.sock" --ko "$ko_dir/dxpu.ko" \
-  --file "$chardev_check:/bin/chardev_check" "${bins[@]}" --out "$work/guest" \
-  --timeout 400 --expect "dxpu0 works after bridge 2 died" >"$work/guest.out" 2>&1 &
+  --nic "$work/switch.sock" --ko "$ko_dir/dxpu.ko" --ko "$ko_dir/dxgpu/dxgpu.ko" \
+  --file "$chardev_check:/bin/chardev_check" --file "$dxgpu_check:/bin/dxgpu_check" "${bins[@]}" \
+  --out "$work/guest" --timeout 400 --expect "GPU 0 works after bridge 2 died" \
+  >"$work/guest.out" 2>&1 &
 guest_pid=$!
 # The guest's markers: inject forged frames, then kill bridge 2.
 killed=0
