@@ -26,8 +26,9 @@
 # /usr/share/misc/pci.ids:/usr/share/misc/pci.ids). The kernel image comes from Debian's
 # linux-image package of the version whose headers tools/bootstrap installed (downloaded once,
 # cached under $DXPU_KERNEL_CACHE); with DXPU_KDIR a built kernel tree (the debug lane's,
-# tests/kernel/debug_kernel.sh), that tree's bzImage and modules, and with
-# DXPU_GUEST_TIME_FACTOR=N every time limit N times as long. --append adds to the kernel's
+# tests/kernel/debug_kernel.sh), that tree's bzImage and modules; with
+# DXPU_GUEST_DXPU_PARAMS="name=value ..." added to each insmod of dxpu.ko in the scenario; and
+# with DXPU_GUEST_TIME_FACTOR=N every time limit N times as long. --append adds to the kernel's
 # command line (slub_debug=U: allocation tracking, for a leak check). --smp sets the guest's
 # vCPUs (2 by default).
 set -euo pipefail
@@ -64,6 +65,10 @@ done
 [ -n "$script" ] || { echo "guest.sh: --script is required" >&2; exit 2; }
 # A slower kernel (the debug lane's, lockdep and KASAN under TCG: debug_lane.sh) has every time
 # limit here multiplied by DXPU_GUEST_TIME_FACTOR (default 1).
+case "${DXPU_GUEST_DXPU_PARAMS:-}" in
+*[!a-z0-9_=\ ]*) echo "guest.sh: DXPU_GUEST_DXPU_PARAMS: name=value words only, not '$DXPU_GUEST_DXPU_PARAMS'" >&2
+  exit 2 ;;
+esac
 factor=${DXPU_GUEST_TIME_FACTOR:-1}
 if ! [[ "$factor" =~ ^[1-9][0-9]*$ ]]; then
   echo "guest.sh: DXPU_GUEST_TIME_FACTOR must be a positive whole number, not '$factor'" >&2
@@ -188,7 +193,10 @@ for b in "${bins[@]}"; do
   done < <({ ldd "$src" 2>/dev/null || true; } |
            awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}')
 done
-cp "$script" "$root/scenario.sh"
+# DXPU_GUEST_DXPU_PARAMS: module parameters added to every insmod of dxpu.ko the scenario runs
+# (the debug lane's slow kernel needs a longer request_timeout_ms; checked above: name=value
+# words only).
+sed "s#insmod /lib/dxpu/dxpu.ko#& ${DXPU_GUEST_DXPU_PARAMS:-}#" "$script" >"$root/scenario.sh"
 cat >"$root/init" <<'INIT'
 #!/bin/sh
 mount -t proc proc /proc
