@@ -142,6 +142,15 @@ static int dxpu_msi_check(struct irq_domain *domain, struct msi_domain_info *inf
 }
 
 /*
+ * This domain's descriptors are never locked in hard interrupt context: delivery is the
+ * worker's. Their lockdep class is their own, so that what is taken under one (the bridge's and
+ * the NIC's locks, when the PCI core writes an MSI-X entry through transparent MMIO) is not
+ * judged as if a hard interrupt could want it (lockdep on the debug lane: HARDIRQ-safe ->
+ * HARDIRQ-unsafe, irq_desc -> the NIC's _xmit_ETHER lock).
+ */
+static struct lock_class_key dxpu_msi_lock_class, dxpu_msi_request_class;
+
+/*
  * The vector's chip and handler, as the MSI core's default; and its affinity may change from
  * process context (irq_set_affinity), as nothing of the message depends on the CPU. Without
  * that, x86 (GENERIC_PENDING_IRQ) would defer each move to an interrupt that never comes.
@@ -152,6 +161,7 @@ static int dxpu_msi_init(struct irq_domain *domain, struct msi_domain_info *info
 	irq_domain_set_info(domain, virq, hwirq, info->chip, info->chip_data, handle_edge_irq, NULL,
 			    "edge");
 	irq_set_status_flags(virq, IRQ_MOVE_PCNTXT);
+	irq_set_lockdep_class(virq, &dxpu_msi_lock_class, &dxpu_msi_request_class);
 	return 0;
 }
 

@@ -32,5 +32,8 @@ export DXPU_BRIDGE_COMPLETION_TIMEOUT=10s
 export DXPU_GUEST_TIME_FACTOR=3
 # A 4 KiB configuration-space read at power-on took 13-20 s there, about 15 ms a request, and
 # requests ended at dxpu.ko's 1 s deadline ("no device answers"): 20 s for each in the lane.
-export DXPU_GUEST_DXPU_PARAMS="request_timeout_ms=20000"
+# Sessions went down for want of progress in 2 s (kernel-debug.dxgpu's first copy): 10 s at
+# both ends, where a scenario does not set its own (its link_down_ms comes after this one).
+export DXPU_GUEST_DXPU_PARAMS="request_timeout_ms=20000 link_down_ms=10000"
+export bridge_link_down=10s
 exec bash "$test" "$@"
