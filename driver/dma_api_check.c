@@ -27,6 +27,7 @@
 #include <linux/slab.h>
 
 #include "dxpu/dxpu_kapi.h"
+#include "test_check.h"
 
 #define REG_GPFIFO_LO 0x10
 #define REG_GPFIFO_HI 0x14
@@ -57,18 +58,6 @@ MODULE_PARM_DESC(bw_bytes, "bytes of each bandwidth copy (4 MiB)");
 static unsigned int bw_runs = 3;
 module_param(bw_runs, uint, 0444);
 MODULE_PARM_DESC(bw_runs, "copies each way for the bandwidth (3)");
-
-static int failures;
-
-static void check(bool ok, const char *what)
-{
-	if (ok) {
-		pr_info("DXPU-TEST: PASS %s\n", what);
-	} else {
-		pr_err("DXPU-TEST: FAIL %s\n", what);
-		failures++;
-	}
-}
 
 struct gpu {
 	struct pci_dev *pdev;

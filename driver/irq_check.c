@@ -28,6 +28,8 @@
 #include <linux/pci.h>
 #include <linux/wait.h>
 
+#include "test_check.h"
+
 #define ID 0x0000
 #define ID_VALUE 0x44584750u
 #define GPFIFO_ENTRIES 0x0018
@@ -85,18 +87,6 @@ struct irq_check {
 	atomic_t dma_seen,
 		dma_stale; /* vector 0's handler: the copy and semaphore visible, or not */
 };
-
-static int failures;
-
-static void check(bool ok, const char *what)
-{
-	if (ok) {
-		pr_info("DXPU-TEST: PASS %s\n", what);
-	} else {
-		pr_err("DXPU-TEST: FAIL %s\n", what);
-		failures++;
-	}
-}
 
 static bool irq_check_dst_is(struct irq_check *ic, u8 pattern)
 {

@@ -24,6 +24,7 @@
 #include <asm/unaligned.h>
 
 #include "dxpu/dxpu_kapi.h"
+#include "test_check.h"
 
 #define ID 0x0
 #define ID_VALUE 0x44584750u
@@ -35,18 +36,6 @@
 static unsigned int hammer = 1000;
 module_param(hammer, uint, 0444);
 MODULE_PARM_DESC(hammer, "accesses per CPU in the two-CPU test (1000)");
-
-static int failures;
-
-static void check(bool ok, const char *what)
-{
-	if (ok) {
-		pr_info("DXPU-TEST: PASS %s\n", what);
-	} else {
-		pr_err("DXPU-TEST: FAIL %s\n", what);
-		failures++;
-	}
-}
 
 /* The device's own view, through the path that does not fault. */
 static u64 device_read(struct pci_dev *pdev, int bar, u64 off, u32 len)
