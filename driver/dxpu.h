@@ -100,7 +100,7 @@ struct dxpu_domain {
 	struct resource busn;
 	struct resource mem32;	      /* the window 32-bit BARs are placed in (below 4 GiB) */
 	struct resource mem64;	      /* the window 64-bit prefetchable BARs are placed in */
-	struct notifier_block pci_nb; /* devices added to our bus: driver_override */
+	struct notifier_block pci_nb; /* devices added to our bus: DMA API ops */
 	raw_spinlock_t cfg_lock;
 	struct dxpu_msi *msi;	/* the root bus's MSI irq domain (dxpu_msi.c) */
 	struct mutex bind_lock; /* bindings change one at a time: no remote device bound twice */

@@ -344,11 +344,11 @@ void dxpu_slot_cfg_free(struct dxpu_slot *s)
 }
 
 /*
- * Every device added to our root bus, by attach or by a rescan, is bound only by dxpu's own
- * driver (driver_override): no other driver may bind a device whose BARs the CPU cannot reach.
- * It gets dxpu's DMA API here too: BUS_NOTIFY_ADD_DEVICE comes from device_add(), before
- * pci_bus_add_device() lets any driver probe it, and BUS_NOTIFY_DEL_DEVICE from device_del(),
- * after its driver's remove (the earliest and the latest a driver can map anything).
+ * Every device added to our root bus, by attach or by a rescan, gets dxpu's DMA API here:
+ * BUS_NOTIFY_ADD_DEVICE comes from device_add(), before pci_bus_add_device() lets any driver
+ * probe it, and BUS_NOTIFY_DEL_DEVICE from device_del(), after its driver's remove (the
+ * earliest and the latest a driver can map anything). Which driver binds is the PCI core's
+ * business (id_table, or driver_override written by an administrator).
  */
 static int dxpu_pci_notify(struct notifier_block *nb, unsigned long action, void *data)
 {
@@ -364,9 +364,6 @@ static int dxpu_pci_notify(struct notifier_block *nb, unsigned long action, void
 	if (action != BUS_NOTIFY_ADD_DEVICE)
 		return NOTIFY_DONE;
 	dxpu_dma_ops_attach(pdev);
-	if (pdev->driver_override)
-		return NOTIFY_OK;
-	pdev->driver_override = kstrdup(KBUILD_MODNAME, GFP_KERNEL);
 	return NOTIFY_OK;
 }
 

@@ -11,7 +11,6 @@
 //     copies in flight, a second process reading registers and this one waiting for an
 //     interrupt when it prints "DXGPU-KILL: now" (the host then kills the bridge): the reads
 //     end (all ones, then ENODEV), the wait ends with POLLHUP, nothing hangs.
-#include <dxgpu/dxgpu_ioctl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -25,88 +24,15 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failures;
-
-static void check(int ok, const char* what) {
-  printf("DXPU-TEST: %s %s\n", ok ? "PASS" : "FAIL", what);
-  fflush(stdout);
-  if (!ok) failures++;
-}
+#include "dxgpu_guest.h"
 
 enum {
-  kRegId = 0x00,
-  kRegGpfifoLo = 0x10,
-  kRegGpfifoHi = 0x14,
-  kRegGpfifoEntries = 0x18,
-  kRegGpPut = 0x20,
-  kRegStatus = 0x30,
-  kRegErrorCode = 0x34,
-  kRegIntrStatus = 0x40,
-  kRegIntrEnable = 0x44,
-  kRegControl = 0x50,
-  kIdValue = 0x44584750,
-  kOpCopy = 0x01,
-  kOpSemaphore = 0x02,
-  kOpInterrupt = 0x03,
-  kCopySrcHost = 0x1,
-  kCopyDstHost = 0x2,
-  kSemaphoreInterrupt = 0x2,
-  kRingEntries = 16,
   kBufBytes = 64 * 1024,
-  kPbOffset = 4096,
   kSemOffset = 8192,
   kSrcOffset = 16384,
   kDstOffset = 32768,
   kDataBytes = 16384,
 };
-
-static int regs(int fd, struct dxgpu_reg_op* ops, uint32_t n, uint32_t* done) {
-  struct dxgpu_regs r = {.ops = (uintptr_t)ops, .count = n, .done = 0};
-  int rc = ioctl(fd, DXGPU_IOC_REGS, &r);
-  if (done) *done = r.done;
-  return rc;
-}
-
-static uint32_t reg_read(int fd, uint32_t off) {
-  struct dxgpu_reg_op op = {.offset = off};
-  return regs(fd, &op, 1, NULL) == 0 ? op.value : 0xffffffffu;
-}
-
-static int reg_write(int fd, uint32_t off, uint32_t v) {
-  struct dxgpu_reg_op op = {.offset = off, .value = v, .flags = DXGPU_REG_WRITE};
-  return regs(fd, &op, 1, NULL);
-}
-
-// A GPU's channel on a pinned buffer: ring, pushbuffer, semaphore.
-struct channel {
-  int fd;
-  uint8_t* mem;   // the buffer, mmap()ed
-  uint64_t iova;  // this GPU's address of it
-  uint32_t put, seq;
-};
-
-static void channel_start(struct channel* c) {
-  reg_write(c->fd, kRegControl, 0);
-  reg_write(c->fd, kRegGpfifoLo, (uint32_t)c->iova);
-  reg_write(c->fd, kRegGpfifoHi, (uint32_t)(c->iova >> 32));
-  reg_write(c->fd, kRegGpfifoEntries, kRingEntries);
-  reg_write(c->fd, kRegControl, 0x3);  // enable, clear any error
-}
-
-// The pushbuffer's commands (n DWs) as the next GPFIFO entry; the doorbell.
-static void channel_submit(struct channel* c, const uint32_t* cmds, uint32_t n) {
-  uint32_t* pb = (uint32_t*)(c->mem + kPbOffset);
-  uint32_t* e = (uint32_t*)(c->mem + 16 * c->put);
-  memcpy(pb, cmds, n * 4);
-  uint64_t pb_iova = c->iova + kPbOffset;
-  e[0] = (uint32_t)pb_iova;
-  e[1] = (uint32_t)(pb_iova >> 32);
-  e[2] = n * 4;
-  e[3] = 0;
-  __sync_synchronize();
-  c->put = (c->put + 1) % kRingEntries;
-  reg_write(c->fd, kRegGpPut, c->put);
-}
 
 // COPY host src -> device 0 -> host dst, then a semaphore release of the next number with the
 // interrupt flag: the number written and vector 0's interrupt after it.
@@ -136,21 +62,6 @@ static void channel_copy_round(struct channel* c) {
                      0,
                      kSemaphoreInterrupt};
   channel_submit(c, cmds, sizeof(cmds) / 4);
-}
-
-// Waits (poll, up to 5 s in all) until the events read name every vector of want; ev gets
-// them together (vectors OR-ed, the last count). 1 when they came.
-static int wait_event(int fd, uint64_t want, struct dxgpu_event* ev) {
-  struct dxgpu_event one;
-  memset(ev, 0, sizeof(*ev));
-  for (int waited = 0; (ev->vectors & want) != want && waited < 50; waited++) {
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    if (poll(&p, 1, 100) != 1 || !(p.revents & POLLIN)) continue;
-    if (read(fd, &one, sizeof(one)) != (ssize_t)sizeof(one)) return 0;
-    ev->vectors |= one.vectors;
-    ev->interrupts = one.interrupts;
-  }
-  return (ev->vectors & want) == want;
 }
 
 static void check_info(int fd, uint64_t memory_bytes, struct dxgpu_info* info) {
@@ -324,12 +235,6 @@ static int lost(const char* path, const char* power) {
   }
   close(fd);
   return 0;
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int kill_bridge(const char* path) {
