@@ -4,10 +4,12 @@
 // non-posted credit, which leaves the guest's session N non-posted TLPs; writes the device's
 // Interrupt Line N + 2 times through its configuration space (pci_ops: each write a CfgWr0
 // queued without waiting), so the last two find no credit; then posts one MMIO write to BAR0
-// through /dev/dxpuN, thaws the credit and reads back from the switch the order in which the
-// guest's TLPs reached the bridge. The write must come before the two configuration writes that
-// waited, and all N + 2 must arrive (the last value reads back from the shadow).
-//   credit_order_check /dev/dxpuN CONFIG IFNAME BRIDGE_MAC
+// through /dev/dxgpuN (DXGPU_IOC_REGS: dxgpu.ko's writel, dxpu's transparent MMIO, which first
+// hands the device's queued configuration writes to the bridge's path), thaws the credit and
+// reads back from the switch the order in which the guest's TLPs reached the bridge. The write
+// must come before the two configuration writes that waited, and all N + 2 must arrive (the
+// last value reads back from the shadow).
+//   credit_order_check /dev/dxgpuN CONFIG IFNAME BRIDGE_MAC
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/if_packet.h>
@@ -21,10 +23,24 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "guest_check.h"
+#include "dxgpu_guest.h"
 
 #define ETHERTYPE_CONTROL 0x88B6
 #define PCI_INTERRUPT_LINE 0x3c
+
+// The counter NAME of /sys/devices/dxpu/mmio ("reads N writes N read_errors N ..."); -1 if none.
+static long long mmio_counter(const char* name) {
+  char text[512], key[64];
+  FILE* f = fopen("/sys/devices/dxpu/mmio", "r");
+  if (!f) return -1;
+  size_t n = fread(text, 1, sizeof(text) - 1, f);
+  fclose(f);
+  text[n] = 0;
+  snprintf(key, sizeof(key), "%s ", name);
+  for (char* p = text; (p = strstr(p, key)) != NULL; p++)
+    if (p == text || p[-1] == ' ') return atoll(p + strlen(key));
+  return -1;
+}
 
 static int sock = -1;
 static struct sockaddr_ll to;
@@ -75,7 +91,7 @@ static int open_control(const char* ifname) {
 
 int main(int argc, char** argv) {
   if (argc != 5) {
-    fprintf(stderr, "usage: credit_order_check /dev/dxpuN CONFIG IFNAME BRIDGE_MAC\n");
+    fprintf(stderr, "usage: credit_order_check /dev/dxgpuN CONFIG IFNAME BRIDGE_MAC\n");
     return 2;
   }
   char command[64], reply[1600], line[2048];
@@ -85,7 +101,7 @@ int main(int argc, char** argv) {
   if (fd < 0 || cfg < 0) return 1;
   check(open_control(argv[3]), "a raw socket for the switch's control frames");
   // A register whose write changes nothing: the GPFIFO base, written back as it reads.
-  const uint32_t base = reg_read(fd, kRegGpfifoBaseLo);
+  const uint32_t base = reg_read(fd, kRegGpfifoLo);
 
   snprintf(command, sizeof(command), "freeze %s", argv[4]);
   unsigned long credit = 0;
@@ -107,7 +123,13 @@ int main(int argc, char** argv) {
     }
     if (i % 16 == 15) usleep(2000);  // completions come back: tags never run out
   }
-  check(reg_write(fd, kRegGpfifoBaseLo, base) == 0, "the posted write queued");
+  // writel through transparent MMIO: a write that cannot be sent is dropped and counted.
+  const long long write_errors0 = mmio_counter("write_errors");
+  const double posted_at = now_s();
+  const int wrote = reg_write(fd, kRegGpfifoLo, base) == 0;
+  snprintf(line, sizeof(line), "the posted write queued in %.3f s (write_errors %lld -> %lld)",
+           now_s() - posted_at, write_errors0, mmio_counter("write_errors"));
+  check(wrote && write_errors0 >= 0 && mmio_counter("write_errors") == write_errors0, line);
 
   snprintf(command, sizeof(command), "thaw %s", argv[4]);
   check(ask(command, reply, sizeof(reply)) && !strcmp(reply, "thawed"), "the credit thawed");

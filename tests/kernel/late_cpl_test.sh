@@ -5,7 +5,8 @@
 # completion arrives after dxpu.ko ended the read; then it forges one completion (Tag flipped,
 # CRC redone), which matches no request; and, on the guest's in-band word, it freezes the bridge's
 # non-posted credit so that configuration writes wait for it while a posted write passes them
-# (credit_order_check.c; scenario_late_cpl.sh checks the rest).
+# (credit_order_check.c; scenario_late_cpl.sh checks the rest). The GPU is bound by dxgpu.ko
+# and driven through /dev/dxgpu0; dxgpu_check then shows the session still carries everything.
 #   late_cpl_test.sh DXPU_BRIDGE DXPU [WORKDIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +17,7 @@ source "$here/bridge_env.sh"
 mkdir -p "$work/guest"
 kernel_modules "$work"
 late_cpl_check=$(guest_program late_cpl_check "$work")
-chardev_check=$(guest_program chardev_check "$work")
+dxgpu_check=$(guest_program dxgpu_check "$work")
 credit_order_check=$(guest_program credit_order_check "$work")
 python3 "$here/frame_switch.py" "$work/switch.sock" "$work/guest/qemu.sock" \
   "02:00:00:00:b0:01=$work/b1/link.sock" >"$work/switch.log" 2>&1 &
@@ -31,11 +32,11 @@ trap 'kill $b1_pid $switch_pid 2>/dev/null || true' EXIT
 lend_gpu "$dxpu_bin" "unix:$work/b1/mgmt.sock" 01:00.0
 rm -f "$work/guest/console.log" # the marker below must come from this run's guest
 bash "$here/guest.sh" --name late-cpl --script "$here/scenario_late_cpl.sh" \
-  --nic "$work/switch.sock" --ko "$ko_dir/dxpu.ko" \
-  --file "$late_cpl_check:/bin/late_cpl_check" --file "$chardev_check:/bin/chardev_check" \
+  --nic "$work/switch.sock" --ko "$ko_dir/dxpu.ko" --ko "$ko_dir/dxgpu/dxgpu.ko" \
+  --file "$late_cpl_check:/bin/late_cpl_check" --file "$dxgpu_check:/bin/dxgpu_check" \
   --file "$credit_order_check:/bin/credit_order_check" \
   --out "$work/guest" --timeout 300 --expect "credit_order_check: 0 failures" \
-  --expect "chardev_check: 0 failures" >"$work/guest.out" 2>&1 &
+  --expect "dxgpu_check: 0 failures" >"$work/guest.out" 2>&1 &
 guest_pid=$!
 # tell_switch WHAT VALUE: a datagram to the switch's PATH.WHAT socket.
 tell_switch() {

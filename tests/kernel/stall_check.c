@@ -1,28 +1,32 @@
-// stall_check.c - runs in the guest: the slot of /dev/dxpuN powered off while the network is
-// slow (when this program prints its marker the host delays every frame from the bridge by
-// 400 ms: each request takes that long and completes; the session's link-down time is far
-// longer). A process is in a batch of 256 register reads (100 s at that pace) when the power
+// stall_check.c - runs in the guest: the slot of /dev/dxgpuN (dxgpu.ko's device of the model GPU)
+// powered off while the network is slow (when this program prints its marker the host delays
+// every frame from the bridge by 400 ms: each request takes that long and completes; the
+// session's link-down time is far longer). A process is in a DXGPU_IOC_REGS batch of 256 ID
+// reads (the driver's readl through dxpu's transparent MMIO: 100 s at that pace) when the power
 // goes off; meanwhile this program rescans the PCI buses (echo 1 > /sys/bus/pci/rescan) in a
 // loop. Power-off must not wait for the network under pci_lock_rescan_remove(): every rescan
-// returns within 2 s, the power-off within 10 s (the batch stops at its next op, ENODEV); and
-// it is atomic against the rescans: no rescan brings the device back from its shadow. Then it
-// prints the marker on which the host ends the delay.
-//   stall_check /dev/dxpuN /sys/bus/pci/slots/dxpuN/power
+// returns within 2 s, the power-off within 10 s. The batch ends at once: its reads after the
+// device left dxpu's routes end all ones, counted in read_errors of /sys/devices/dxpu/mmio, and
+// dxgpu's remove (which waits for the batch) then answers ENODEV. The power-off is atomic
+// against the rescans: no rescan brings the device back from its shadow. Then it prints the
+// marker on which the host ends the delay.
+//   stall_check /dev/dxgpuN /sys/bus/pci/slots/dxpuN/power
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "guest_check.h"
+#include "dxgpu_guest.h"
 
-#define OPS DXPU_MMIO_MAX_BATCH
+#define OPS DXGPU_REGS_MAX
 
-// What the children report: the power-off's duration, the rescans'.
+// What the children report: the power-off's duration, the rescans', the batch's end.
 struct shared {
   double power_off_s;
   int power_off_ok;
@@ -30,6 +34,7 @@ struct shared {
   volatile double rescan_at;  // when the rescan under way began (0: none)
   double worst;
   int rescans;
+  volatile double batch_end;  // when the batch returned (0: not yet)
 };
 
 static int write_file(const char* path, const char* text) {
@@ -38,6 +43,20 @@ static int write_file(const char* path, const char* text) {
   int ok = write(f, text, strlen(text)) == (ssize_t)strlen(text);
   close(f);
   return ok;
+}
+
+// The counter NAME of /sys/devices/dxpu/mmio ("reads N writes N read_errors N ..."); -1 if none.
+static long long mmio_counter(const char* name) {
+  char text[512], key[64];
+  FILE* f = fopen("/sys/devices/dxpu/mmio", "r");
+  if (!f) return -1;
+  size_t n = fread(text, 1, sizeof(text) - 1, f);
+  fclose(f);
+  text[n] = 0;
+  snprintf(key, sizeof(key), "%s ", name);
+  for (char* p = text; (p = strstr(p, key)) != NULL; p++)
+    if (p == text || p[-1] == ' ') return atoll(p + strlen(key));
+  return -1;
 }
 
 // Rescans every PCI bus.
@@ -57,29 +76,44 @@ static void run_rescans(struct shared* sh) {
   _exit(0);
 }
 
-// A batch of 256 ID reads; exits 0 when it ended with ENODEV (the device lost under it).
-static void run_batch(int fd) {
-  static struct dxpu_mmio_op ops[OPS];
-  for (int i = 0; i < OPS; i++) ops[i] = (struct dxpu_mmio_op){.dir = DXPU_MMIO_READ, .width = 4};
-  struct dxpu_mmio_batch b = {.ops = (uintptr_t)ops, .count = OPS};
-  int rc = ioctl(fd, DXPU_IOC_MMIO, &b);
+// A batch of 256 ID reads. The first ones answer the ID, every one after the device left dxpu's
+// routes ends all ones, counted as a read error; all 256 run (dxgpu's remove waits for the batch
+// to set lost) or, if remove came between two ops, it ends with ENODEV. Exits 0 for those, 1
+// for anything else.
+static void run_batch(int fd, struct shared* sh) {
+  static struct dxgpu_reg_op ops[OPS];
+  for (int i = 0; i < OPS; i++) ops[i] = (struct dxgpu_reg_op){.offset = kRegId};
+  const long long errors0 = mmio_counter("read_errors");
+  uint32_t done = 0;
+  int rc = regs(fd, ops, OPS, &done);
   int e = errno;
-  printf("stall_check: the batch ended after %u ops: %s\n", b.done, rc ? strerror(e) : "done");
+  sh->batch_end = now_s();
+  const long long errors = mmio_counter("read_errors") - errors0;
+  uint32_t ids = 0, ones = 0;
+  while (ids < done && ops[ids].value == kIdValue) ids++;
+  while (ids + ones < done && ops[ids + ones].value == 0xffffffffu) ones++;
+  printf(
+      "stall_check: the batch ended after %u ops (%u the ID, then %u all ones, read_errors "
+      "+%lld): %s\n",
+      done, ids, ones, errors, rc ? strerror(e) : "done");
   fflush(stdout);
-  _exit(rc && e == ENODEV ? 0 : 1);
+  int ok = (rc ? e == ENODEV : done == OPS && ids > 0 && ones > 0) && ids + ones == done &&
+           errors >= ones;
+  _exit(ok ? 0 : 1);
 }
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: stall_check /dev/dxpuN POWER_FILE\n");
+    fprintf(stderr, "usage: stall_check /dev/dxgpuN POWER_FILE\n");
     return 2;
   }
   int fd = open(argv[1], O_RDWR);
   check(fd >= 0, "open");
   if (fd < 0) return 1;
-  struct dxpu_device_info info;
-  check(ioctl(fd, DXPU_IOC_INFO, &info) == 0, "INFO");
+  struct dxgpu_info info;
+  check(ioctl(fd, DXGPU_IOC_INFO, &info) == 0 && info.pci_name[0] == '1', "INFO");
   check(reg_read(fd, kRegId) == kIdValue, "a register read before the stall");
+  check(mmio_counter("read_errors") >= 0, "/sys/devices/dxpu/mmio has read_errors");
   struct shared* sh =
       mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) return 1;
@@ -95,7 +129,7 @@ int main(int argc, char** argv) {
   check(slow, "the bridge slowed down: a read takes over 0.2 s and completes");
 
   pid_t batch = fork();
-  if (batch == 0) run_batch(fd);
+  if (batch == 0) run_batch(fd, sh);
   usleep(1500000);  // its reads wait for the network
   const double off_start = now_s();
   pid_t power = fork();
@@ -123,6 +157,10 @@ int main(int argc, char** argv) {
            "pci_lock_rescan_remove)",
            rescans, worst);
   check(rescans > 0 && worst < 2, line);
+  // dxgpu's remove waits for the batch: it ended before the power-off did.
+  snprintf(line, sizeof(line), "the batch in flight returned %.2f s into the power-off",
+           sh->batch_end ? sh->batch_end - off_start : -1.0);
+  check(sh->batch_end > 0 && sh->batch_end - off_start < 10, line);
   if (off_in_time) {
     waitpid(rescanner, &wstatus, 0);
     rescan();
@@ -130,7 +168,9 @@ int main(int argc, char** argv) {
   char path[128];
   snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", info.pci_name);
   check(access(path, F_OK) != 0 && access(argv[1], F_OK) != 0,
-        "no rescan brought the device back (no pci_dev, no /dev/dxpuN)");
+        "no rescan brought the device back (no pci_dev, no /dev/dxgpuN)");
+  struct dxgpu_reg_op op = {.offset = kRegId};
+  expect_errno(regs(fd, &op, 1, NULL), ENODEV, "REGS after the power-off");
 
   printf("DXPU-STALL: resume the bridge\n");
   fflush(stdout);
@@ -139,7 +179,7 @@ int main(int argc, char** argv) {
     waitpid(rescanner, &wstatus, 0);
   }
   check(waitpid(batch, &wstatus, 0) == batch && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0,
-        "the batch in flight ended with ENODEV");
+        "the batch in flight ended: the ID, then all ones (counted) or ENODEV");
   close(fd);
   printf("stall_check: %d failures\n", failures);
   return failures ? 1 : 0;

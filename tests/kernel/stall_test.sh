@@ -2,8 +2,9 @@
 # A slot powered off while the network is slow: the guest's NIC reaches the dxpu-bridge through
 # a delay line on the host (frame_delay.py). From when the guest's stall_check says so until it
 # says to resume, every frame from the bridge reaches the guest 400 ms late, so every request
-# takes that long and completes (scenario_stall.sh). Both ends keep the session for a minute
-# without progress: slowness, not a link down.
+# takes that long and completes (scenario_stall.sh; the GPU bound by dxgpu.ko, driven through
+# /dev/dxgpu0). Both ends keep the session for a minute without progress: slowness, not a link
+# down.
 #   stall_test.sh DXPU_BRIDGE DXPU [WORKDIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,8 +28,9 @@ trap 'kill $b1_pid $delay_pid 2>/dev/null || true' EXIT
 lend_gpu "$dxpu_bin" "unix:$work/b1/mgmt.sock" 01:00.0
 rm -f "$work/guest/console.log" # the markers below must come from this run's guest
 bash "$here/guest.sh" --name stall --script "$here/scenario_stall.sh" --nic "$work/delay.sock" \
-  --ko "$ko_dir/dxpu.ko" --file "$stall_check:/bin/stall_check" --out "$work/guest" \
-  --expect "stall_check: 0 failures" >"$work/guest.out" 2>&1 &
+  --ko "$ko_dir/dxpu.ko" --ko "$ko_dir/dxgpu/dxgpu.ko" --file "$stall_check:/bin/stall_check" \
+  --out "$work/guest" --expect "stall_check: 0 failures" --expect "dxgpu's remove ran" \
+  >"$work/guest.out" 2>&1 &
 guest_pid=$!
 # set_delay MS: frames from the bridge reach the guest MS milliseconds late.
 set_delay() {

@@ -1,10 +1,12 @@
-// surprise_check.c - runs in the guest while the bridge behind /dev/dxpuN is killed: reads
-// the device's ID register in a loop (with a DMA buffer mapped), prints the marker the host
-// waits for before it kills the bridge, and checks what follows: the reads in flight end
-// (EIO with all-ones, or ENODEV) within the link-down time plus margin, never hang; then
-// every call answers ENODEV, poll() reports POLLHUP, read() says lost, and the mapping of the
-// DMA buffer stays usable until it is unmapped.
-//   surprise_check /dev/dxpuN SECONDS
+// surprise_check.c - runs in the guest while the bridge behind /dev/dxgpuN (dxgpu.ko's device
+// of the model GPU) is killed: reads the GPU's ID register in a loop through DXGPU_IOC_REGS (the
+// driver's readl, dxpu's transparent MMIO) with a DMA buffer mapped, prints the marker the host
+// waits for before it kills the bridge, and checks what follows: the reads in flight end within
+// the link-down time plus margin, never hang, as a master abort does (all ones, each counted in
+// read_errors of /sys/devices/dxpu/mmio); then the removal runs dxgpu's remove: every call
+// answers ENODEV, poll() reports POLLHUP, read() and INFO say lost, and the mapping of the DMA
+// buffer stays usable until it is unmapped.
+//   surprise_check /dev/dxgpuN SECONDS
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -17,64 +19,108 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "guest_check.h"
+#include "dxgpu_guest.h"
+
+enum { kBufBytes = 65536 };
+
+// The counter NAME of /sys/devices/dxpu/mmio ("reads N writes N read_errors N ..."); -1 if none.
+static long long mmio_counter(const char* name) {
+  char text[512], key[64];
+  FILE* f = fopen("/sys/devices/dxpu/mmio", "r");
+  if (!f) return -1;
+  size_t n = fread(text, 1, sizeof(text) - 1, f);
+  fclose(f);
+  text[n] = 0;
+  snprintf(key, sizeof(key), "%s ", name);
+  for (char* p = text; (p = strstr(p, key)) != NULL; p++)
+    if (p == text || p[-1] == ' ') return atoll(p + strlen(key));
+  return -1;
+}
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: surprise_check /dev/dxpuN SECONDS\n");
+    fprintf(stderr, "usage: surprise_check /dev/dxgpuN SECONDS\n");
     return 2;
   }
   const double limit = atof(argv[2]);
   int fd = open(argv[1], O_RDWR);
   check(fd >= 0, "open");
   if (fd < 0) return 1;
-  struct dxpu_dma_alloc a = {.size = 65536};
-  check(ioctl(fd, DXPU_IOC_DMA_ALLOC, &a) == 0, "DMA buffer allocated");
-  uint8_t* mem = mmap(NULL, a.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)a.mmap_offset);
-  check(mem != MAP_FAILED, "DMA buffer mapped");
-  if (mem == MAP_FAILED) return 1;
-  memset(mem, 0x5a, a.size);
+  struct dxgpu_buf_alloc a;
+  uint8_t* mem = buf_alloc_map(fd, kBufBytes, &a);
+  check(mem != NULL, "DMA buffer allocated and mapped");
+  if (!mem) return 1;
+  memset(mem, 0x5a, kBufBytes);
+  const long long errors0 = mmio_counter("read_errors");
+  check(errors0 >= 0, "/sys/devices/dxpu/mmio has read_errors");
 
-  unsigned long good = 0, all_ones = 0;
-  double start = now_s(), first_error = 0;
+  // good: the ID read; all_ones: a read the dead bridge never answered; other: anything else.
+  unsigned long good = 0, all_ones = 0, other = 0;
+  double start = now_s(), first_error = 0, slowest = 0;
   int last_errno = 0;
   while (now_s() - start < limit) {
-    struct dxpu_mmio_op op = {.bar = 0, .dir = DXPU_MMIO_READ, .width = 4, .offset = 0};
-    struct dxpu_mmio_batch b = {.ops = (uintptr_t)&op, .count = 1};
+    struct dxgpu_reg_op op = {.offset = kRegId};
     double t0 = now_s();
-    int rc = ioctl(fd, DXPU_IOC_MMIO, &b);
-    if (now_s() - t0 > 3.0) {
-      check(0, "an MMIO read took more than 3 s");
+    int rc = regs(fd, &op, 1, NULL);
+    int e = errno;
+    double took = now_s() - t0;
+    slowest = took > slowest ? took : slowest;
+    if (took > 3.0) {  // the request timeout is 1 s, the link-down time 1 s
+      check(0, "a register read took more than 3 s");
       break;
     }
-    if (rc == 0) {
+    if (rc == 0 && op.value == kIdValue) {
       if (++good == 20) {
         printf("DXPU-SURPRISE: reading, kill the bridge now\n");
         fflush(stdout);
       }
       continue;
     }
-    if (!first_error) first_error = now_s();
-    last_errno = errno;
-    if (errno == EIO && op.value == 0xffffffffu) all_ones++;
-    if (errno == ENODEV) break;
+    if (!first_error) first_error = t0;
+    if (rc == 0) {
+      if (op.value == 0xffffffffu)
+        all_ones++;
+      else
+        other++;
+      continue;
+    }
+    last_errno = e;
+    if (e == ENODEV) break;
+    other++;
     usleep(1000);
   }
-  char line[200];
+  const double until_enodev = first_error ? now_s() - first_error : -1.0;
+  const long long errors1 = mmio_counter("read_errors");
+  char line[256];
   snprintf(line, sizeof(line),
-           "reads: %lu answered, %lu ended all-ones, then ENODEV %.2f s after the first failure",
-           good, all_ones, first_error ? now_s() - first_error : -1.0);
-  check(good >= 20 && last_errno == ENODEV, line);
+           "reads: %lu answered, %lu ended all-ones, %lu otherwise, then ENODEV %.2f s after the "
+           "first failing one began (slowest read %.2f s)",
+           good, all_ones, other, until_enodev, slowest);
+  check(good >= 20 && other == 0 && last_errno == ENODEV, line);
+  // Removal waits for the session's link-down time (1 s); 15 s allows for a loaded TCG guest.
+  check(until_enodev >= 0 && until_enodev < 15, "the device was removed within 15 s");
+  snprintf(line, sizeof(line),
+           "the reads the dead bridge never answered ended all ones, as master aborts, and were "
+           "counted (read_errors %lld -> %lld, %lu all-ones reads seen)",
+           errors0, errors1, all_ones);
+  check(all_ones >= 1 && errors1 - errors0 >= (long long)all_ones, line);
+
   struct pollfd p = {.fd = fd, .events = POLLIN};
   check(poll(&p, 1, 5000) == 1 && (p.revents & POLLHUP), "poll reports POLLHUP");
-  struct dxpu_event ev;
-  check(read(fd, &ev, sizeof(ev)) == (ssize_t)sizeof(ev) && ev.lost == 1, "read says lost");
-  struct dxpu_dma_alloc again = {.size = 4096};
-  check(ioctl(fd, DXPU_IOC_DMA_ALLOC, &again) == -1 && errno == ENODEV, "DMA alloc answers ENODEV");
+  struct dxgpu_event ev = {0};
+  check(read(fd, &ev, sizeof(ev)) == (ssize_t)sizeof(ev) && (ev.flags & DXGPU_INFO_F_LOST),
+        "read says lost");
+  struct dxgpu_info info;
+  check(ioctl(fd, DXGPU_IOC_INFO, &info) == 0 && (info.flags & DXGPU_INFO_F_LOST),
+        "INFO says lost");
+  struct dxgpu_buf_alloc again = {.size = 4096};
+  expect_errno(ioctl(fd, DXGPU_IOC_BUF_ALLOC, &again), ENODEV, "BUF_ALLOC after the loss");
+  struct dxgpu_reg_op op = {.offset = kRegId};
+  expect_errno(regs(fd, &op, 1, NULL), ENODEV, "REGS after the loss");
   int intact = 1;
-  for (size_t i = 0; i < a.size; i++) intact &= mem[i] == 0x5a;
+  for (size_t i = 0; i < kBufBytes; i++) intact &= mem[i] == 0x5a;
   check(intact, "the DMA buffer's mapping is intact after the loss");
-  munmap(mem, a.size);
+  check(munmap(mem, kBufBytes) == 0, "the DMA buffer unmapped");
   check(close(fd) == 0, "close");
   printf("surprise_check: %d failures\n", failures);
   return failures ? 1 : 0;

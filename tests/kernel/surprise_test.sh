@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Surprise removal: the dxpu-bridge behind the guest's attached GPU is killed (SIGKILL) while a
-# guest program reads the GPU's registers (scenario_surprise.sh); the host waits for the
-# program's marker on the guest's console before it kills the bridge.
+# Surprise removal: the dxpu-bridge behind the guest's attached GPU, bound by dxgpu.ko, is killed
+# (SIGKILL) while a guest program reads the GPU's registers through /dev/dxgpu0
+# (scenario_surprise.sh); the host waits for the program's marker on the guest's console before
+# it kills the bridge.
 #   surprise_test.sh DXPU_BRIDGE DXPU [WORKDIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,9 +15,10 @@ surprise_check=$(guest_program surprise_check "$work")
 lend_gpu "$dxpu_bin" "unix:$work/mgmt.sock" 01:00.0
 rm -f "$work/guest/console.log"
 bash "$here/guest.sh" --name surprise --script "$here/scenario_surprise.sh" --nic "$work/bridge.sock" \
-  --ko "$ko_dir/dxpu.ko" --file "$surprise_check:/bin/surprise_check" \
+  --ko "$ko_dir/dxpu.ko" --ko "$ko_dir/dxgpu/dxgpu.ko" \
+  --file "$surprise_check:/bin/surprise_check" \
   --out "$work/guest" --expect "surprise_check: 0 failures" \
-  --expect "surprise removal" >"$work/guest.out" 2>&1 &
+  --expect "surprise removal" --expect "dxgpu's remove ran" >"$work/guest.out" 2>&1 &
 guest_pid=$!
 killed=0
 on_console "$work/guest/console.log" "$guest_pid" "DXPU-SURPRISE: reading" kill -KILL "$bridge_pid" &&
