@@ -1,11 +1,16 @@
 #!/bin/sh
-# Guest side (booted with slub_debug=U): no leaks. A first attach cycle (power on,
-# chardev_check's registers, DMA buffers, MSI-X and refusals, power off) warms the kernel's
-# caches and opens the session; then, by the kernel's own allocation tracking:
+# Guest side (booted with slub_debug=U): no leaks in dxpu.ko or in dxgpu.ko, the GPU's driver
+# it carries. A first attach cycle (power on, dxgpu binds the GPU by its id_table,
+# chardev_check's registers, pinned buffers, MSI-X and refusals through /dev/dxgpu0, power
+# off: dxgpu's remove) warms the kernel's caches and opens the session; then, by the kernel's
+# own allocation tracking:
 #  - N more cycles leave no slab allocation site N or more objects up (a leak of one object
-#    per cycle), and no more vmalloc areas of dxpu's (the DMA buffers) than after the first;
-#  - after rmmod (and the NIC's driver unbound, so its rings give back dxpu's frames) nothing
-#    allocated from dxpu's code is left, slab or vmalloc.
+#    per cycle), and no more vmalloc areas of dxpu's or dxgpu's, nor ioremap areas (BAR
+#    mappings: dxgpu's pcim_iomap, dxpu's own), than after the first;
+#  - after rmmod of both (and the NIC's driver unbound, so its rings give back dxpu's frames)
+#    nothing allocated from either module's code is left, slab or vmalloc (an unloaded
+#    module's frames show as bare addresses). Not seen: whole pages (dxgpu's buffers are
+#    alloc_pages_exact), which the slab does not track.
 # Not counted: skbuff_head_cache (the network stack recycles sk_buff heads through per-CPU
 # caches, whoever allocated them), vmap_area (freed lazily, in batches; vmallocinfo is the
 # exact view of vmalloc), and the PCI core's bus-number resource per domain number, which it
@@ -43,12 +48,18 @@ snapshot() {
 }
 cycle() {
   echo 1 > /sys/bus/pci/slots/dxpu0/power || { bad "cycle $1: power on"; return; }
-  /bin/chardev_check /dev/dxpu0 $((64 << 20)) > /tmp/check.txt 2>&1
+  [ -c /dev/dxgpu0 ] || bad "cycle $1: no /dev/dxgpu0 (dxgpu did not bind)"
+  /bin/chardev_check /dev/dxgpu0 $((64 << 20)) > /tmp/check.txt 2>&1
   grep -q "chardev_check: 0 failures" /tmp/check.txt || { cat /tmp/check.txt; bad "cycle $1: chardev_check"; }
   echo 0 > /sys/bus/pci/slots/dxpu0/power || bad "cycle $1: power off"
+  [ -e /dev/dxgpu0 ] && bad "cycle $1: /dev/dxgpu0 left after power off"
 }
+# vmalloc areas of the two modules' code; ioremap areas (whoever's)
+modules_vmalloc() { grep -cE "\[(dxpu|dxgpu)\]" "$1"; }
+ioremaps() { grep -c "ioremap" "$1"; }
 snapshot before
 if insmod /lib/dxpu/dxpu.ko ifname=eth0 slots=2; then ok "insmod dxpu"; else bad "insmod dxpu"; exit 0; fi
+if insmod /lib/dxpu/dxgpu.ko; then ok "insmod dxgpu"; else bad "insmod dxgpu"; exit 0; fi
 echo "dxpu0 $bridge 01:00.0" > /sys/devices/dxpu/bind || bad "bind dxpu0"
 cycle 1
 snapshot first
@@ -65,10 +76,14 @@ if [ -s /tmp/grown ]; then
 else
   ok "$cycles attach cycles: no slab allocation site grew by $cycles or more"
 fi
-first=$(grep -c "\[dxpu\]" /tmp/first.vmalloc)
-last=$(grep -c "\[dxpu\]" /tmp/last.vmalloc)
-if [ "$last" -le "$first" ]; then ok "$cycles attach cycles: dxpu's vmalloc areas $first -> $last"; else grep "\[dxpu\]" /tmp/last.vmalloc; bad "dxpu's vmalloc areas $first -> $last"; fi
+first=$(modules_vmalloc /tmp/first.vmalloc)
+last=$(modules_vmalloc /tmp/last.vmalloc)
+if [ "$last" -le "$first" ]; then ok "$cycles attach cycles: dxpu's and dxgpu's vmalloc areas $first -> $last"; else grep -E "\[(dxpu|dxgpu)\]" /tmp/last.vmalloc; bad "dxpu's and dxgpu's vmalloc areas $first -> $last"; fi
+first=$(ioremaps /tmp/first.vmalloc)
+last=$(ioremaps /tmp/last.vmalloc)
+if [ "$last" -le "$first" ]; then ok "$cycles attach cycles: ioremap areas $first -> $last"; else grep ioremap /tmp/last.vmalloc; bad "ioremap areas $first -> $last"; fi
 echo "dxpu0" > /sys/devices/dxpu/unbind || bad "unbind dxpu0"
+if rmmod dxgpu; then ok "rmmod dxgpu"; else bad "rmmod dxgpu"; fi
 if rmmod dxpu; then ok "rmmod dxpu"; else bad "rmmod dxpu"; fi
 for nic in /sys/bus/virtio/drivers/virtio_net/virtio*; do
   [ -e "$nic" ] && echo "${nic##*/}" > /sys/bus/virtio/drivers/virtio_net/unbind
@@ -77,19 +92,20 @@ done
 # (and they pin their kernfs nodes until then): look them up, as anyone would.
 for n in 0 1; do cat /sys/bus/pci/slots/dxpu$n/power 2>/dev/null && bad "slot dxpu$n left after rmmod"; done
 snapshot after
-# What dxpu's code allocated shows unloaded module addresses (0xffffffffc...) in its stack.
+# What dxpu's or dxgpu's code allocated shows unloaded module addresses (0xffffffffc...) in its
+# stack.
 sh /bin/slab_traces.sh grown /tmp/before.slab /tmp/after.slab 1 | grep -Ev "$noise" |
   grep " 0xffffffff" > /tmp/left
 if [ -s /tmp/left ]; then
   cut -c1-600 /tmp/left
-  bad "rmmod left $(wc -l < /tmp/left) allocation sites of dxpu's code alive (above)"
+  bad "rmmod left $(wc -l < /tmp/left) allocation sites of dxpu's or dxgpu's code alive (above)"
 else
-  ok "rmmod: no slab object allocated from dxpu's code is left"
+  ok "rmmod: no slab object allocated from dxpu's or dxgpu's code is left"
 fi
 before=$(awk '$3 ~ /^0x/' /tmp/before.vmalloc | wc -l)
 left=$(awk '$3 ~ /^0x/' /tmp/after.vmalloc | wc -l)
 if [ "$left" -le "$before" ]; then
-  ok "rmmod: no vmalloc area allocated from dxpu's code is left"
+  ok "rmmod: no vmalloc area allocated from dxpu's or dxgpu's code is left"
 else
   awk '$3 ~ /^0x/' /tmp/after.vmalloc
   bad "rmmod left $((left - before)) vmalloc areas of unloaded code"
