@@ -14,8 +14,8 @@
  * "DXPU-TEST: PASS|FAIL ..." on the console while it loads; unloading it does nothing but
  * leave one mapping on purpose, which dxpu removes with the device (the scenario checks it).
  *
- * The GPU's channel (docs/dxgpu.md): nothing else programs it while no /dev/dxpuN file is open
- * (dxpu's own driver only writes the MSI-X table).
+ * The GPU's channel (docs/dxgpu.md): nothing else programs it, the GPU being bound to no
+ * driver in this test (dxpu.ko binds none; dxgpu.ko is not loaded).
  */
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
@@ -553,12 +553,17 @@ static int __init dma_api_check_init(void)
 	if (!g.pdev)
 		goto out;
 	g.dev = &g.pdev->dev;
+	/* No driver has it (dxpu.ko binds none): decoding and bus mastering are this module's. */
+	check(!pci_enable_device_mem(g.pdev), "pci_enable_device_mem");
+	pci_set_master(g.pdev);
 	g.regs = pci_iomap(g.pdev, 0, SZ_4K);
 	check(g.regs, "pci_iomap of BAR0");
 	if (g.regs) {
 		run(&g);
 		pci_iounmap(g.pdev, g.regs);
 	}
+	if (pci_is_enabled(g.pdev))
+		pci_disable_device(g.pdev);
 	pci_dev_put(g.pdev);
 out:
 	pr_info("dxpu_dma_api_check: %d failures\n", failures);

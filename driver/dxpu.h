@@ -5,8 +5,10 @@
  * (docs/kernel-module.md).
  *
  * This layer sits on the fabric (dxpu_fabric.h), which it calls; the fabric calls it back only
- * through the client operations the slots register (a bridge's session went down). The PCI
- * driver (dxpu_gpu.h) sits above both.
+ * through the client operations the slots register (a bridge's session went down). Above both
+ * sit the services every device on the bus gets, whatever its driver: the DMA API
+ * (dxpu_iova.h), MSI (dxpu_msi.h), transparent MMIO (dxpu_mmio.h), BAR access for other
+ * modules (dxpu_kapi.c). dxpu.ko binds no device: it is transport only.
  *
  * Locking (docs/kernel-module.md, "Lock order"): a slot's mutex guards its binding and its state
  * (process context: sysfs, the hotplug core, the slot's work, unload); power on and off hold it

@@ -2,12 +2,13 @@
 /*
  * dxpu_dma_ops.c - the DMA API for the devices on dxpu's bus, served as an IOMMU would serve it:
  * every dma_alloc_coherent, dma_map_single/page and scatterlist segment gets an IOVA of its own
- * from dxpu's IOVA space (dxpu_dma.c, shared with the character device's buffers) and becomes a
- * DMA window of that device in its bridge's host path: exactly the bytes mapped, readable by
- * the device for DMA_TO_DEVICE, writable for DMA_FROM_DEVICE, both for bidirectional and
- * coherent memory. The host path answers anything else the device reads with UR and drops
- * anything else it writes, and counts both (/sys/devices/dxpu/bridges); nothing outside a
- * window ever touches host memory. Unmapping removes the window before its IOVA is free again.
+ * from dxpu's IOVA space (dxpu_iova.c) and becomes a DMA window of that device in its bridge's
+ * host path (a merged scatterlist: one range, a window per segment): exactly the bytes mapped,
+ * readable by the device for DMA_TO_DEVICE, writable for DMA_FROM_DEVICE, both for
+ * bidirectional and coherent memory. The host path answers anything else the device reads with
+ * UR and drops anything else it writes, and counts both (/sys/devices/dxpu/bridges); nothing
+ * outside a window ever touches host memory. Unmapping removes the window before its IOVA is
+ * free again.
  *
  * The memory is coherent: the host path copies the device's writes into the mapped memory with
  * the CPU, and serves its reads from that memory, under the bridge's lock; no cache or bounce
@@ -32,9 +33,11 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 
+#include <dxpu/dxpu_kapi.h>
+
 #include "dxpu.h"
 #include "dxpu_fabric.h"
-#include "dxpu_gpu.h"
+#include "dxpu_iova.h"
 
 struct dxpu_dma_map {
 	struct rb_node node;   /* in the device's maps, by addr */
@@ -42,8 +45,10 @@ struct dxpu_dma_map {
 	struct dxpu_iova range;
 	dma_addr_t addr; /* what the driver got: range.start + the offset in the page */
 	size_t size;	 /* the window: exactly the bytes mapped */
-	void *cpu;	 /* the memory behind it */
+	void *cpu;	 /* the memory behind it (a merged scatterlist's: its first segment's) */
 	bool coherent;	 /* dma_alloc_coherent's: its pages go with it */
+	unsigned int nr_windows; /* a merged scatterlist's: one window per segment, */
+	u64 *windows;		 /* at these IOVAs; NULL: the one window at addr */
 };
 
 struct dxpu_dma_dev {
@@ -97,13 +102,27 @@ static void dxpu_dma_refuse(struct dxpu_dma_dev *d, const char *what, size_t siz
 			     what, size, err, READ_ONCE(d->nr_maps), limit);
 }
 
-/* The IOVA, the record and the pages of a mapping whose window is gone. */
+/* The IOVA, the record and the pages of a mapping whose windows are gone. */
 static void dxpu_dma_release(struct dxpu_dma_map *m)
 {
 	dxpu_iova_free(&m->range);
 	if (m->coherent)
 		free_pages_exact(m->cpu, PAGE_ALIGN(m->size));
+	kfree(m->windows);
 	kfree(m);
+}
+
+/* m's windows removed from the bridge: outside hard interrupt context, where it cannot fail. */
+static void dxpu_dma_remove_windows(struct dxpu_dma_dev *d, struct dxpu_dma_map *m)
+{
+	unsigned int i;
+
+	if (!m->windows) {
+		dxpu_bridge_remove_window(d->bridge, d->bdf, m->addr);
+		return;
+	}
+	for (i = 0; i < m->nr_windows; i++)
+		dxpu_bridge_remove_window(d->bridge, d->bdf, m->windows[i]);
 }
 
 static void dxpu_dma_dead_work(struct work_struct *work)
@@ -117,17 +136,23 @@ static void dxpu_dma_dead_work(struct work_struct *work)
 	list_splice_init(&d->dead, &dead);
 	spin_unlock_irqrestore(&d->lock, flags);
 	list_for_each_entry_safe(m, tmp, &dead, dead) {
-		dxpu_bridge_remove_window(d->bridge, d->bdf, m->addr); /* process context: done */
+		dxpu_dma_remove_windows(d, m);
 		dxpu_dma_release(m);
 	}
 }
 
-/* m's window removed, then the rest of it; later, in a work item, when the lock is busy. */
+/*
+ * m's windows removed, then the rest of it; in hard interrupt context, later in a work item
+ * when the bridge's lock is busy (and always for a merged scatterlist's windows: all or none).
+ */
 static void dxpu_dma_retire(struct dxpu_dma_dev *d, struct dxpu_dma_map *m)
 {
 	unsigned long flags;
 
-	if (!dxpu_bridge_remove_window(d->bridge, d->bdf, m->addr)) {
+	if (!in_hardirq())
+		dxpu_dma_remove_windows(d, m);
+	if (!in_hardirq() ||
+	    (!m->windows && !dxpu_bridge_remove_window(d->bridge, d->bdf, m->addr))) {
 		dxpu_dma_release(m);
 		return;
 	}
@@ -188,6 +213,51 @@ static struct dxpu_dma_map *dxpu_dma_take(struct dxpu_dma_dev *d, dma_addr_t add
 }
 
 /*
+ * A mapping record with an IOVA range for size bytes starting off bytes into its first page,
+ * no higher than limit; NULL with *err as map_sg returns it (-ENOMEM: no IOVA or no memory,
+ * -EINVAL: nothing to map).
+ */
+static struct dxpu_dma_map *dxpu_dma_new(size_t off, size_t size, u64 limit, gfp_t gfp, int *err)
+{
+	struct dxpu_dma_map *m = kzalloc(sizeof(*m), gfp);
+
+	*err = -ENOMEM;
+	if (!m)
+		return NULL;
+	*err = dxpu_iova_alloc(&m->range, off + size, limit);
+	if (*err) {
+		*err = *err == -EINVAL ? -EINVAL : -ENOMEM;
+		kfree(m);
+		return NULL;
+	}
+	m->addr = m->range.start + off;
+	m->size = size;
+	return m;
+}
+
+/* A window at iova of the device: 0, or as map_sg says it (-ENOMEM: no window left). */
+static int dxpu_dma_add_window(struct dxpu_dma_dev *d, u64 iova, size_t size, void *cpu, u16 rights)
+{
+	int err = dxpu_bridge_add_window(d->bridge, d->bdf, iova, size, cpu, rights);
+
+	if (!err)
+		return 0;
+	return err == -ENOSPC || err == -EBUSY ? -ENOMEM : -EIO;
+}
+
+/* m, its windows added, among the device's mappings; retired on failure. */
+static int dxpu_dma_commit(struct dxpu_dma_dev *d, struct dxpu_dma_map *m, bool coherent)
+{
+	if (dxpu_dma_insert(d, m)) {
+		dxpu_dma_retire(d, m);
+		return -EIO;
+	}
+	m->coherent = coherent; /* after every failure: the caller frees its own pages */
+	atomic64_inc(&d->mapped);
+	return 0;
+}
+
+/*
  * size bytes at cpu a window of the device with rights, at an IOVA no higher than limit:
  * 0 and *addr, or a negative errno as map_sg returns them (-ENOMEM: no IOVA, no window left
  * or no memory; -EIO: the device is going; -EINVAL: nothing to map).
@@ -195,38 +265,24 @@ static struct dxpu_dma_map *dxpu_dma_take(struct dxpu_dma_dev *d, dma_addr_t add
 static int dxpu_dma_map_one(struct dxpu_dma_dev *d, void *cpu, size_t size, u16 rights, u64 limit,
 			    gfp_t gfp, bool coherent, dma_addr_t *addr)
 {
-	size_t off = offset_in_page(cpu);
 	struct dxpu_dma_map *m;
 	int err;
 
 	if (!size || !rights)
 		return -EINVAL;
-	m = kzalloc(sizeof(*m), gfp);
+	m = dxpu_dma_new(offset_in_page(cpu), size, limit, gfp, &err);
 	if (!m)
-		return -ENOMEM;
-	err = dxpu_iova_alloc(&m->range, off + size, limit);
-	if (err) {
-		kfree(m);
-		return err == -EINVAL ? -EINVAL : -ENOMEM;
-	}
-	m->addr = m->range.start + off;
-	m->size = size;
+		return err;
 	m->cpu = cpu;
-	err = dxpu_bridge_add_window(d->bridge, d->bdf, m->addr, size, cpu, rights);
+	err = dxpu_dma_add_window(d, m->addr, size, cpu, rights);
 	if (err) {
-		dxpu_iova_free(&m->range);
-		kfree(m);
-		return err == -ENOSPC || err == -EBUSY ? -ENOMEM : -EIO;
+		dxpu_dma_release(m);
+		return err;
 	}
-	err = dxpu_dma_insert(d, m);
-	if (err) {
-		dxpu_dma_retire(d, m);
-		return -EIO;
-	}
-	m->coherent = coherent; /* after every failure: the caller frees its own pages */
-	atomic64_inc(&d->mapped);
-	*addr = m->addr;
-	return 0;
+	err = dxpu_dma_commit(d, m, coherent);
+	if (!err)
+		*addr = m->addr;
+	return err;
 }
 
 /* The mapping at addr unmapped; a driver's address that is none is said, not fatal. */
@@ -300,6 +356,7 @@ static void dxpu_dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size
 	dxpu_dma_unmap_one(dxpu_dma_dev(dev), addr, "unmapping");
 }
 
+/* Every mapped segment unmapped: up to the first of length 0 (after a merged one). */
 static void dxpu_dma_unmap_sg(struct device *dev, struct scatterlist *sgl, int nents,
 			      enum dma_data_direction dir, unsigned long attrs)
 {
@@ -307,14 +364,84 @@ static void dxpu_dma_unmap_sg(struct device *dev, struct scatterlist *sgl, int n
 	struct scatterlist *s;
 	int i;
 
-	for (i = 0, s = sgl; i < nents; i++, s = sg_next(s))
+	for_each_sg(sgl, s, nents, i) {
+		if (!sg_dma_len(s))
+			break;
 		dxpu_dma_unmap_one(d, sg_dma_address(s), "unmapping a segment");
+	}
 }
 
 /*
- * Each segment a window of its own (segments are not merged: each is a run of pages in the
- * direct map, contiguous for the host path's copy only within itself). All or nothing: a
- * segment refused unmaps those before it, and the call returns the errno (dma_map_sg: 0).
+ * Whether the segments can sit at consecutive IOVAs of one range, as an IOMMU merges them:
+ * every inner boundary a page boundary (the first segment ends on one, each later one starts
+ * and each but the last ends on one), so no request of the device (none crosses 4 KiB) spans
+ * two segments' windows. All in the direct map.
+ */
+static bool dxpu_dma_sg_mergeable(struct scatterlist *sgl, int nents)
+{
+	struct scatterlist *s;
+	int i;
+
+	if (nents < 2)
+		return false;
+	for_each_sg(sgl, s, nents, i) {
+		if (PageHighMem(sg_page(s)) || !s->length || (i && s->offset) ||
+		    (i < nents - 1 && !PAGE_ALIGNED(s->offset + s->length)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The segments as one DMA segment for the driver (the first's address and the whole length;
+ * the others' length 0), a window of the host path per segment (each its own run of the
+ * direct map) at consecutive IOVAs. 0, or the errno.
+ */
+static int dxpu_dma_map_sg_merged(struct dxpu_dma_dev *d, struct scatterlist *sgl, int nents,
+				  u16 rights, u64 limit)
+{
+	struct dxpu_dma_map *m;
+	struct scatterlist *s;
+	size_t size = 0;
+	u64 at;
+	int i, err;
+
+	for_each_sg(sgl, s, nents, i)
+		size += s->length;
+	if (!rights)
+		return -EINVAL;
+	m = dxpu_dma_new(sgl->offset, size, limit, GFP_ATOMIC, &err);
+	if (!m)
+		return err;
+	m->cpu = sg_virt(sgl);
+	m->windows = kcalloc(nents, sizeof(*m->windows), GFP_ATOMIC);
+	err = m->windows ? 0 : -ENOMEM;
+	at = m->addr;
+	for_each_sg(sgl, s, nents, i) {
+		if (err)
+			break;
+		err = dxpu_dma_add_window(d, at, s->length, sg_virt(s), rights);
+		if (!err)
+			m->windows[m->nr_windows++] = at;
+		at += s->length;
+	}
+	if (!err)
+		err = dxpu_dma_commit(d, m, false);
+	else
+		dxpu_dma_retire(d, m);
+	if (err)
+		return err;
+	for_each_sg(sgl, s, nents, i) {
+		sg_dma_address(s) = i ? DMA_MAPPING_ERROR : m->addr;
+		sg_dma_len(s) = i ? 0 : size;
+	}
+	return 0;
+}
+
+/*
+ * A list whose segments can be merged (dxpu_dma_sg_mergeable) is one DMA segment; otherwise
+ * each segment is a window of its own. All or nothing: a segment refused unmaps those before
+ * it, and the call returns the errno (dma_map_sg: 0).
  */
 static int dxpu_dma_map_sg(struct device *dev, struct scatterlist *sgl, int nents,
 			   enum dma_data_direction dir, unsigned long attrs)
@@ -324,7 +451,14 @@ static int dxpu_dma_map_sg(struct device *dev, struct scatterlist *sgl, int nent
 	struct scatterlist *s;
 	int i, err = 0;
 
-	for (i = 0, s = sgl; i < nents; i++, s = sg_next(s)) {
+	if (dxpu_dma_sg_mergeable(sgl, nents)) {
+		err = dxpu_dma_map_sg_merged(d, sgl, nents, dxpu_dma_rights(dir), limit);
+		if (!err)
+			return 1;
+		dxpu_dma_refuse(d, "merged scatterlist mapping", sgl->length, limit, err);
+		return err;
+	}
+	for_each_sg(sgl, s, nents, i) {
 		if (PageHighMem(sg_page(s)))
 			err = -EINVAL;
 		else
@@ -495,7 +629,7 @@ void dxpu_dma_ops_detach(struct pci_dev *pdev)
 	while ((n = rb_first(&maps))) {
 		m = rb_entry(n, struct dxpu_dma_map, node);
 		rb_erase(n, &maps);
-		dxpu_bridge_remove_window(d->bridge, d->bdf, m->addr);
+		dxpu_dma_remove_windows(d, m);
 		m->coherent = false;
 		dxpu_dma_release(m);
 		left++;

@@ -24,10 +24,13 @@ static u64 dxpu_now(void)
 }
 
 /*
- * A frame out with interrupts off (the fault path of a CPU's load or store, dxpu_mmio.c):
- * straight to the driver, as netpoll sends, but without netpoll's queue (its work item cannot
- * run while this CPU waits with interrupts off) and without its waits: a frame that finds the
- * device's queue taken or full is dropped, and the session retransmits it.
+ * Frames are built under the bridge's lock, which is taken with interrupts off, and sent once
+ * it is let go (dxpu_bridge_unlock): with interrupts on through dev_queue_xmit, whose qdisc
+ * holds what the device's queue has no room for yet; with interrupts still off (the fault path
+ * of a CPU's load or store, dxpu_mmio.c; a hard interrupt) straight to the driver, as netpoll
+ * sends, but without netpoll's queue (its work item cannot run while this CPU waits with
+ * interrupts off) and without its waits: a frame that finds the device's queue taken or full
+ * stays first in line for the next try (the fault path's next poll, or the send work).
  */
 /* The device's queue txq is ours (its _xmit_lock held, as __netif_tx_trylock() takes it). */
 static netdev_tx_t dxpu_xmit_locked(struct net_device *dev, struct sk_buff *skb,
@@ -42,6 +45,7 @@ static netdev_tx_t dxpu_xmit_locked(struct net_device *dev, struct sk_buff *skb,
 	return rc;
 }
 
+/* skb to the driver with interrupts off; false (skb still the caller's) when its queue is busy. */
 static bool dxpu_xmit_irqs_off(struct net_device *dev, struct sk_buff *skb)
 {
 	u16 q = netdev_pick_tx(dev, skb, NULL);
@@ -50,17 +54,13 @@ static bool dxpu_xmit_irqs_off(struct net_device *dev, struct sk_buff *skb)
 
 	skb_set_queue_mapping(skb, q);
 	if (!spin_trylock(&txq->_xmit_lock))
-		goto drop;
+		return false;
 	rc = dxpu_xmit_locked(dev, skb, txq);
 	spin_unlock(&txq->_xmit_lock);
-	if (dev_xmit_complete(rc))
-		return true;
-drop:
-	kfree_skb(skb);
-	return false;
+	return dev_xmit_complete(rc);
 }
 
-/* One frame to the bridge; counted, never fatal (the session retransmits what is lost). */
+/* One frame to the bridge, queued for dxpu_bridge_tx_flush; counted, never fatal. */
 static void dxpu_bridge_xmit(struct dxpu_bridge *b, const u8 *frame, size_t len)
 {
 	struct net_device *dev = b->dev;
@@ -69,7 +69,7 @@ static void dxpu_bridge_xmit(struct dxpu_bridge *b, const u8 *frame, size_t len)
 
 	skb = alloc_skb(head + len + dev->needed_tailroom, GFP_ATOMIC);
 	if (!skb) {
-		b->tx_errors++;
+		atomic64_inc(&b->tx_errors);
 		return;
 	}
 	skb_reserve(skb, head);
@@ -79,20 +79,78 @@ static void dxpu_bridge_xmit(struct dxpu_bridge *b, const u8 *frame, size_t len)
 	skb->protocol = htons(ETH_P_DXFP);
 	if (dev_hard_header(skb, dev, ETH_P_DXFP, b->mac, dev->dev_addr, skb->len) < 0) {
 		kfree_skb(skb);
-		b->tx_errors++;
+		atomic64_inc(&b->tx_errors);
 		return;
 	}
-	if (irqs_disabled()) {
-		if (b->fabric->np_ready && dxpu_xmit_irqs_off(dev, skb))
-			b->tx_frames++;
-		else
-			b->tx_errors++;
-		return;
+	skb_queue_tail(&b->tx_skbs, skb);
+}
+
+/* skb sent (or lost, counted): true; false when it must wait (interrupts off, queue busy). */
+static bool dxpu_bridge_send(struct dxpu_bridge *b, struct sk_buff *skb)
+{
+	bool sent;
+
+	if (READ_ONCE(b->tx_stopped)) {
+		kfree_skb(skb);
+		return true;
 	}
-	if (dev_queue_xmit(skb) == NET_XMIT_SUCCESS)
-		b->tx_frames++;
-	else
-		b->tx_errors++;
+	if (!irqs_disabled()) {
+		sent = dev_queue_xmit(skb) == NET_XMIT_SUCCESS;
+	} else if (!b->fabric->np_ready) {
+		kfree_skb(skb);
+		sent = false;
+	} else if (dxpu_xmit_irqs_off(b->dev, skb)) {
+		sent = true;
+	} else {
+		return false;
+	}
+	atomic64_inc(sent ? &b->tx_frames : &b->tx_errors);
+	return true;
+}
+
+/*
+ * Whether this CPU is inside dxpu_fabric_poll()'s NAPI poll: netpoll would only queue what is
+ * sent from there (for a work item that cannot run while this CPU waits with interrupts off),
+ * so frames stay in the host path until the poll ends.
+ */
+static DEFINE_PER_CPU(bool, dxpu_in_poll);
+
+/*
+ * Sends what the pump queued, in order: one CPU at a time; another that finds it busy leaves
+ * its frames to that one, which looks at the queue again once it is done. Not under b->lock,
+ * not inside the NAPI poll (dxpu_fabric_poll flushes after it). A frame that must wait stays
+ * first in the queue, and the send work will try it if nobody else does sooner.
+ */
+void dxpu_bridge_tx_flush(struct dxpu_bridge *b)
+{
+	struct sk_buff *skb;
+	bool waiting = false;
+
+	if (this_cpu_read(dxpu_in_poll))
+		return;
+	while (!waiting && !skb_queue_empty_lockless(&b->tx_skbs)) {
+		if (test_and_set_bit(0, &b->tx_busy))
+			return;
+		rcu_read_lock(); /* dxpu_bridge_close waits for senders: b->dev stays */
+		while (!waiting && (skb = skb_dequeue(&b->tx_skbs))) {
+			if (!dxpu_bridge_send(b, skb)) {
+				skb_queue_head(&b->tx_skbs, skb);
+				waiting = true;
+			}
+		}
+		rcu_read_unlock();
+		clear_bit_unlock(0, &b->tx_busy);
+		smp_mb__after_atomic(); /* the queue read again after the bit is seen clear */
+	}
+	if (waiting)
+		schedule_work(&b->tx_work);
+}
+
+/* b's lock let go (taken with spin_lock_irqsave) and what its pump queued sent. */
+void dxpu_bridge_unlock_irqrestore(struct dxpu_bridge *b, unsigned long flags) __releases(&b->lock)
+{
+	spin_unlock_irqrestore(&b->lock, flags);
+	dxpu_bridge_tx_flush(b);
 }
 
 /* ---- peer to peer: TLPs for a device behind another bridge ---- */
@@ -184,7 +242,7 @@ static void dxpu_bridge_peer_work(struct work_struct *work)
 	spin_unlock(&b->peer_lock);
 	if (!b->closing)
 		dxpu_bridge_pump_locked(b, now);
-	spin_unlock_irqrestore(&b->lock, flags);
+	dxpu_bridge_unlock_irqrestore(b, flags);
 	if (again)
 		schedule_work(&b->peer_work);
 }
@@ -324,13 +382,6 @@ static void dxpu_bridge_dispatch(struct dxpu_bridge *b)
 					c->ops->interrupt(c->ctx, b, ev.device, ev.value);
 			rcu_read_unlock();
 			break;
-		case DXPU_HP_EV_DMA_WRITTEN:
-			rcu_read_lock();
-			list_for_each_entry_rcu(c, &f->clients, node)
-				if (c->ops->dma_written)
-					c->ops->dma_written(c->ctx, b, ev.device);
-			rcu_read_unlock();
-			break;
 		case DXPU_HP_EV_DMA_REFUSED:
 			dxpu_log_refused(b, &ev);
 			break;
@@ -366,13 +417,6 @@ static void dxpu_bridge_arm(struct dxpu_bridge *b, u64 now)
 	mod_timer(&b->timer, jiffies + 1 + nsecs_to_jiffies(next > now ? next - now : 0));
 }
 
-/*
- * Whether this CPU is inside dxpu_fabric_poll()'s NAPI poll: netpoll would only queue what is
- * sent from there (for a work item that cannot run while this CPU waits with interrupts off),
- * so frames stay in the host path until the poll ends.
- */
-static DEFINE_PER_CPU(bool, dxpu_in_poll);
-
 void dxpu_bridge_pump_locked(struct dxpu_bridge *b, u64 now)
 {
 	size_t len;
@@ -398,7 +442,7 @@ static void dxpu_bridge_timer(struct timer_list *t)
 		dxpu_hostpath_on_timeout(&b->hp, now);
 		dxpu_bridge_pump_locked(b, now);
 	}
-	spin_unlock_irqrestore(&b->lock, flags);
+	dxpu_bridge_unlock_irqrestore(b, flags);
 }
 
 /* Sends what was queued in a context that cannot send (pci_ops, interrupts off). */
@@ -410,7 +454,7 @@ static void dxpu_bridge_tx_work(struct work_struct *work)
 	spin_lock_irqsave(&b->lock, flags);
 	if (!b->closing)
 		dxpu_bridge_pump_locked(b, dxpu_now());
-	spin_unlock_irqrestore(&b->lock, flags);
+	dxpu_bridge_unlock_irqrestore(b, flags);
 }
 
 /* ---- receiving with interrupts off ---- */
@@ -504,6 +548,7 @@ void dxpu_fabric_poll(struct dxpu_fabric *f)
 		if (!b->closing)
 			dxpu_bridge_pump_locked(b, dxpu_now());
 		spin_unlock(&b->lock);
+		dxpu_bridge_tx_flush(b);
 	}
 	rcu_read_unlock();
 }
@@ -520,7 +565,7 @@ void dxpu_bridge_service(struct dxpu_bridge *b)
 		dxpu_hostpath_on_timeout(&b->hp, now);
 		dxpu_bridge_pump_locked(b, now);
 	}
-	spin_unlock_irqrestore(&b->lock, flags);
+	dxpu_bridge_unlock_irqrestore(b, flags);
 }
 
 /* ---- receiving ---- */
@@ -567,7 +612,7 @@ static int dxpu_fabric_rcv(struct sk_buff *skb, struct net_device *dev, struct p
 			atomic64_inc(&f->rx_dropped);
 		dxpu_bridge_pump_locked(b, now);
 	}
-	spin_unlock_irqrestore(&b->lock, flags);
+	dxpu_bridge_unlock_irqrestore(b, flags);
 	rcu_read_unlock();
 	consume_skb(skb);
 	return NET_RX_SUCCESS;
@@ -642,6 +687,7 @@ static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *ma
 	ether_addr_copy(b->mac, mac);
 	init_waitqueue_head(&b->state_wq);
 	INIT_WORK(&b->tx_work, dxpu_bridge_tx_work);
+	skb_queue_head_init(&b->tx_skbs);
 	spin_lock_init(&b->lock);
 	spin_lock_init(&b->peer_lock);
 	INIT_LIST_HEAD(&b->peer_q);
@@ -699,10 +745,14 @@ static void dxpu_bridge_close(struct dxpu_bridge *b)
 		dxpu_bridge_pump_locked(b, dxpu_now());
 	}
 	b->closing = true;
-	spin_unlock_irqrestore(&b->lock, flags);
+	dxpu_bridge_unlock_irqrestore(b, flags); /* the CLOSE out, unless a sender has it */
 	wake_up_all(&b->state_wq);
 	del_timer_sync(&b->timer);
 	cancel_work_sync(&b->tx_work);
+	dxpu_bridge_tx_flush(b); /* what a sender left waiting */
+	WRITE_ONCE(b->tx_stopped, true);
+	synchronize_net(); /* no sender is inside dxpu_bridge_send any more */
+	skb_queue_purge(&b->tx_skbs);
 	dxpu_bridge_peer_close(b);
 }
 
@@ -839,7 +889,7 @@ static struct dxpu_bridge *dxpu_fabric_add(struct dxpu_fabric *f, const u8 *mac)
 	spin_lock_irqsave(&b->lock, flags);
 	dxpu_hostpath_connect(&b->hp, dxpu_now());
 	dxpu_bridge_pump_locked(b, dxpu_now());
-	spin_unlock_irqrestore(&b->lock, flags);
+	dxpu_bridge_unlock_irqrestore(b, flags);
 	return b;
 }
 
@@ -966,7 +1016,8 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 		spin_lock_irqsave(&b->lock, flags);
 		n += sysfs_emit_at(buf, n, "%pM %s rx %llu tx %llu tx_errors %llu", b->mac,
 				   dxfp_session_state_name(dxpu_hostpath_state(&b->hp)),
-				   b->rx_frames, b->tx_frames, b->tx_errors);
+				   b->rx_frames, atomic64_read(&b->tx_frames),
+				   atomic64_read(&b->tx_errors));
 		n += sysfs_emit_at(buf, n, " requests %llu timeouts %llu unexpected_cpl %llu",
 				   c->requests, c->timeouts, c->unexpected_cpl);
 		n += sysfs_emit_at(buf, n, " dma_reads %llu dma_writes %llu", c->dma_reads,

@@ -76,8 +76,16 @@ struct dxpu_bridge {
 	bool peer_closed;
 	u64 peer_dropped;
 	struct work_struct peer_work;
-	u64 rx_frames, tx_frames, tx_errors;
-	bool xmit_deferred;	     /* frames due while this CPU polled the interface */
+	u64 rx_frames;
+	bool xmit_deferred; /* frames due while this CPU polled the interface */
+	/*
+	 * Frames the pump built under the lock, sent once it is let go (dxpu_bridge_tx_flush): by
+	 * one CPU at a time (tx_busy), in order; none once tx_stopped (the path closed).
+	 */
+	struct sk_buff_head tx_skbs;
+	unsigned long tx_busy;
+	bool tx_stopped;
+	atomic64_t tx_frames, tx_errors;
 	u64 cfg_write_errors;	     /* configuration writes not waited for that failed */
 	atomic_t cfg_writes_pending; /* ... and not ended yet */
 	u8 frame[DXFP_MAX_FRAME];    /* a frame being built for sending */
@@ -91,15 +99,13 @@ struct dxpu_waiter {
 };
 
 /*
- * What a client (the GPU driver, the slots) hears from the fabric. Each runs with the bridge's
+ * What a client (the MSI domain, the slots) hears from the fabric. Each runs with the bridge's
  * lock held, in any context (softirq, a timer, interrupts off): it notes and queues, never
  * sleeps, never calls back into the fabric for that bridge.
  */
 struct dxpu_fabric_client_ops {
 	/* The device at requester behind b wrote the host's MSI range: data is the message. */
 	void (*interrupt)(void *ctx, struct dxpu_bridge *b, u16 requester, u32 data);
-	/* The device at requester behind b wrote host memory (DMA). */
-	void (*dma_written)(void *ctx, struct dxpu_bridge *b, u16 requester);
 	/* b's session went down: every request on it has ended (UR); the path is final. */
 	void (*link_down)(void *ctx, struct dxpu_bridge *b);
 };
@@ -172,8 +178,14 @@ void dxpu_fabric_set_peer(struct dxpu_fabric *f, unsigned int idx, struct dxpu_b
 			  u64 window, u64 size);
 void dxpu_fabric_clear_peer(struct dxpu_fabric *f, unsigned int idx);
 
-/* Sends every frame due, dispatches the host path's events, re-arms the timer. Holds b->lock. */
+/*
+ * Queues every frame due for sending, dispatches the host path's events, re-arms the timer.
+ * Holds b->lock; the frames go out once it is let go: dxpu_bridge_unlock_irqrestore, or
+ * dxpu_bridge_tx_flush after another unlock.
+ */
 void dxpu_bridge_pump_locked(struct dxpu_bridge *b, u64 now);
+void dxpu_bridge_tx_flush(struct dxpu_bridge *b);
+void dxpu_bridge_unlock_irqrestore(struct dxpu_bridge *b, unsigned long flags) __releases(&b->lock);
 
 /*
  * Interrupts off, not in hard interrupt context (the fault path of transparent MMIO): receives

@@ -12,7 +12,7 @@
 
 #include "dxpu.h"
 #include "dxpu_fabric.h"
-#include "dxpu_gpu.h"
+#include "dxpu_iova.h"
 #include "dxpu_mmio.h"
 #include "dxpu_msi.h"
 
@@ -51,7 +51,7 @@ MODULE_PARM_DESC(request_timeout_ms,
 static unsigned int dma_mib = DXPU_DMA_MIB_MAX;
 module_param(dma_mib, uint, 0444);
 MODULE_PARM_DESC(dma_mib,
-		 "MiB of IOVA space for DMA buffers, from 4 GiB (at most and default 258048)");
+		 "MiB of IOVA space for DMA mappings, from 4 GiB (at most and default 258048)");
 
 static bool transparent_mmio = true;
 module_param(transparent_mmio, bool, 0444);
@@ -171,7 +171,7 @@ static int __init dxpu_init(void)
 		pr_err("dxpu: request_timeout_ms=%u: 10..60000\n", request_timeout_ms);
 		return -EINVAL;
 	}
-	if (!dma_mib || dma_mib > DXPU_DMA_MIB_MAX) {
+	if (!dma_mib || dma_mib > DXPU_DMA_MIB_MAX || dxpu_iova_init((u64)dma_mib << 20)) {
 		pr_err("dxpu: dma_mib=%u: 1..%u\n", dma_mib, DXPU_DMA_MIB_MAX);
 		return -EINVAL;
 	}
@@ -202,12 +202,9 @@ static int __init dxpu_init(void)
 			goto destroy_domain;
 		}
 	}
-	err = dxpu_gpu_driver_register(&dxpu_fabric, (u64)dma_mib << 20);
-	if (err)
-		goto exit_mmio;
 	err = dxpu_slots_create(&dxpu_domain, &dxpu_fabric, slots);
 	if (err)
-		goto unregister_driver;
+		goto exit_mmio;
 	err = sysfs_create_group(&dxpu_root->kobj, &dxpu_group);
 	if (err)
 		goto destroy_slots;
@@ -215,8 +212,6 @@ static int __init dxpu_init(void)
 
 destroy_slots:
 	dxpu_slots_destroy(&dxpu_domain);
-unregister_driver:
-	dxpu_gpu_driver_unregister();
 exit_mmio:
 	if (transparent_mmio)
 		dxpu_mmio_exit();
@@ -234,13 +229,13 @@ static void __exit dxpu_exit(void)
 {
 	sysfs_remove_group(&dxpu_root->kobj, &dxpu_group);
 	dxpu_slots_destroy(&dxpu_domain);
-	dxpu_gpu_driver_unregister();
 	if (transparent_mmio)
 		dxpu_mmio_exit();
 	dxpu_domain_destroy(&dxpu_domain);
 	dxpu_fabric_exit(&dxpu_fabric);
 	dxpu_slots_quiesce(&dxpu_domain);
 	root_device_unregister(dxpu_root);
+	dxpu_iova_exit();
 }
 
 module_init(dxpu_init);

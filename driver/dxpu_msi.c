@@ -223,7 +223,7 @@ static void dxpu_msi_interrupt(void *ctx, struct dxpu_bridge *b, u16 requester, 
 	}
 	hwirq = slot * DXPU_MSI_VECTORS + data;
 	virq = irq_find_mapping(m->irqs, hwirq);
-	if (!virq) { /* e.g. a device dxpu's own driver programmed (dxpu_gpu.c) */
+	if (!virq) { /* a vector no driver allocated (its table written by hand) */
 		atomic64_inc(&m->no_irq);
 		return;
 	}

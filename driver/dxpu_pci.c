@@ -18,7 +18,7 @@
 
 #include "dxpu.h"
 #include "dxpu_msi.h"
-#include "dxpu_gpu.h"
+#include "dxpu_iova.h"
 
 #define DXPU_FIRST_DOMAIN 0x10000
 

@@ -54,6 +54,7 @@ static void dxpu_bridge_unlock(struct dxpu_bridge *b, bool atomic) __releases(&b
 		spin_unlock(&b->lock);
 	else
 		spin_unlock_irq(&b->lock);
+	dxpu_bridge_tx_flush(b);
 }
 
 /* No tag, or no room: room comes as completions and acknowledgements arrive. */

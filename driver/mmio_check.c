@@ -305,6 +305,8 @@ static int __init dxpu_mmio_check_init(void)
 		pr_err("DXPU-TEST: FAIL no model GPU on any bus\n");
 		return -ENODEV;
 	}
+	/* No driver has it (dxpu.ko binds none): its memory decoding is this module's. */
+	check(!pci_enable_device_mem(pdev), "pci_enable_device_mem");
 	r = pci_iomap(pdev, 0, SZ_4K);
 	m = pci_iomap(pdev, 2, BAR2_MAP);
 	if (!r || !m) {
@@ -321,6 +323,8 @@ static int __init dxpu_mmio_check_init(void)
 		pci_iounmap(pdev, m);
 	if (r)
 		pci_iounmap(pdev, r);
+	if (pci_is_enabled(pdev))
+		pci_disable_device(pdev);
 	pci_dev_put(pdev);
 	pr_info("dxpu_mmio_check: %d failures\n", failures);
 	return 0;

@@ -3,7 +3,7 @@
 # linux-source package of the headers' version: fetched once with apt-get download, only
 # checkpatch.pl and its data files kept, cached under ~/.cache/dxpu) on everything dxpu.ko is
 # built from. Any error or warning fails the check.
-#   driver/ (dxgpu/ too) and the kernel-only headers (dxpu_ioctl.h, dxpu_kapi.h, dxgpu_ioctl.h):
+#   driver/ (dxgpu/ too) and the kernel-only headers (dxpu_kapi.h, dxgpu_ioctl.h):
 #   every rule, --strict.
 #   lib/core and the headers it shares with userspace C and C++ (compat.h, dxfp.h, mgmt.h,
 #   tlp.h): every rule but three the shared code cannot follow, since the kernel's macros do
@@ -39,7 +39,7 @@ checkpatch=("$cache/scripts/checkpatch.pl" --no-tree --terse --show-types -f)
 # Run outside the git tree: in one, checkpatch leaves a .checkpatch-camelcase.git.* cache there.
 cd "$cache"
 status=0
-"${checkpatch[@]}" --strict "$src"/driver/*.c "$src"/driver/*.h "$src"/include/dxpu/dxpu_ioctl.h \
+"${checkpatch[@]}" --strict "$src"/driver/*.c "$src"/driver/*.h \
   "$src"/include/dxpu/dxpu_kapi.h "$src"/driver/dxgpu/*.c "$src"/include/dxgpu/dxgpu_ioctl.h \
   >/tmp/checkpatch.$$ 2>&1 || true
 "${checkpatch[@]}" --ignore ARRAY_SIZE,PREFER_DEFINED_ATTRIBUTE_MACRO,COMPLEX_MACRO \

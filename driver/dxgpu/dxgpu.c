@@ -33,6 +33,8 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/poll.h>
+#include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -49,8 +51,12 @@
 #define DXGPU_INTR_ALL 0x3 /* bit 0 semaphore release or INTERRUPT, bit 1 channel error */
 
 #define DXGPU_MAX_VECTORS 64
-/* A buffer's mmap() offset: its handle times this (more than the largest buffer). */
-#define DXGPU_MMAP_SHIFT 24
+/* A buffer's mmap() offset: its handle times this (no less than the largest buffer). */
+#define DXGPU_MMAP_SHIFT 28
+static_assert(DXGPU_BUF_MAX_SIZE <= 1ull << DXGPU_MMAP_SHIFT);
+/* A buffer's memory comes in physically contiguous chunks of at most MAX, at least MIN. */
+#define DXGPU_CHUNK_MAX SZ_4M
+#define DXGPU_CHUNK_MIN SZ_64K
 
 static DEFINE_IDA(dxgpu_ida);
 
@@ -81,16 +87,27 @@ struct dxgpu_dev {
 	struct dxgpu_vector vectors[DXGPU_MAX_VECTORS];
 };
 
-/* Pinned host memory: physically contiguous pages, zeroed. */
-struct dxgpu_mem {
-	struct kref ref; /* each file's buffer, each mapping */
+struct dxgpu_chunk {
 	void *cpu;
 	size_t size; /* whole pages */
 };
 
-/* A file's buffer: the memory, and its device's DMA mapping of it (0 once unmapped). */
+/*
+ * Pinned host memory, zeroed: chunks as large as the page allocator gives (up to
+ * DXGPU_CHUNK_MAX), each physically contiguous. The device sees one range of IOVAs: its DMA
+ * mapping must merge the chunks (an IOMMU's does; dxgpu_buf_map refuses a mapping that did not).
+ */
+struct dxgpu_mem {
+	struct kref ref; /* each file's buffer, each mapping */
+	size_t size;	 /* whole pages */
+	unsigned int nr_chunks;
+	struct dxgpu_chunk *chunks;
+};
+
+/* A file's buffer: the memory, and its device's DMA mapping of it (iova; until unmapped). */
 struct dxgpu_buf {
 	struct dxgpu_mem *mem;
+	struct sg_table sgt; /* the chunks as the device's DMA mapping has them, while mapped */
 	dma_addr_t iova;
 	bool mapped;
 };
@@ -115,12 +132,55 @@ static void dxgpu_dev_release(struct kref *ref)
 	kfree(dev);
 }
 
+static void dxgpu_mem_free(struct dxgpu_mem *mem)
+{
+	unsigned int i;
+
+	for (i = 0; i < mem->nr_chunks; i++)
+		free_pages_exact(mem->chunks[i].cpu, mem->chunks[i].size);
+	kvfree(mem->chunks);
+	kfree(mem);
+}
+
 static void dxgpu_mem_release(struct kref *ref)
 {
-	struct dxgpu_mem *mem = container_of(ref, struct dxgpu_mem, ref);
+	dxgpu_mem_free(container_of(ref, struct dxgpu_mem, ref));
+}
 
-	free_pages_exact(mem->cpu, mem->size);
-	kfree(mem);
+/*
+ * size bytes (whole pages), zeroed, in chunks: DXGPU_CHUNK_MAX while the allocator has them
+ * (without retrying hard), then halves down to DXGPU_CHUNK_MIN. NULL when even those run out.
+ */
+static struct dxgpu_mem *dxgpu_mem_alloc(size_t size)
+{
+	struct dxgpu_mem *mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	size_t chunk = DXGPU_CHUNK_MAX, done = 0;
+
+	if (!mem)
+		return NULL;
+	kref_init(&mem->ref);
+	mem->size = size;
+	/* every chunk but the last is at least DXGPU_CHUNK_MIN */
+	mem->chunks =
+		kvcalloc(DIV_ROUND_UP(size, DXGPU_CHUNK_MIN), sizeof(*mem->chunks), GFP_KERNEL);
+	while (mem->chunks && done < size) {
+		size_t want = min(chunk, size - done);
+		void *cpu = alloc_pages_exact(want, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
+							    (want > PAGE_SIZE ? __GFP_NORETRY : 0));
+
+		if (cpu) {
+			mem->chunks[mem->nr_chunks++] = (struct dxgpu_chunk){ cpu, want };
+			done += want;
+		} else if (chunk > DXGPU_CHUNK_MIN) {
+			chunk /= 2;
+		} else {
+			break;
+		}
+	}
+	if (done == size)
+		return mem;
+	dxgpu_mem_free(mem);
+	return NULL;
 }
 
 static void dxgpu_mem_put(struct dxgpu_mem *mem)
@@ -137,7 +197,14 @@ static irqreturn_t dxgpu_irq(int irq, void *data)
 	struct dxgpu_dev *dev = v->dev;
 	u32 status = readl(dev->regs + DXGPU_REG_INTR_STATUS);
 
-	if (status != ~0u && (status & DXGPU_INTR_ALL))
+	/*
+	 * What it says is acknowledged; all of it when the read failed (all ones: no answer in
+	 * time). The GPU signals rising edges only: a status left set would silence it for good,
+	 * and clearing one set since costs at most a spurious count (its own message came).
+	 */
+	if (status == ~0u)
+		status = DXGPU_INTR_ALL;
+	if (status & DXGPU_INTR_ALL)
 		writel(status & DXGPU_INTR_ALL, dev->regs + DXGPU_REG_INTR_STATUS);
 	atomic64_inc(&dev->vector_count[v->nr]);
 	smp_mb__before_atomic(); /* the vector before the total: pairs with dxgpu_read */
@@ -184,6 +251,47 @@ static int dxgpu_setup_irqs(struct dxgpu_dev *dev)
 
 /* ---- buffers ---- */
 
+/*
+ * mem's chunks mapped for the device as one DMA segment: its IOVA in buf. -ENOSPC when the DMA
+ * layer refused, or gave more than one segment (no IOMMU to merge the chunks).
+ */
+static int dxgpu_buf_map(struct device *d, struct dxgpu_buf *buf, struct dxgpu_mem *mem)
+{
+	struct scatterlist *s;
+	unsigned int i;
+	int err;
+
+	err = sg_alloc_table(&buf->sgt, mem->nr_chunks, GFP_KERNEL);
+	if (err)
+		return err;
+	for_each_sgtable_sg(&buf->sgt, s, i)
+		sg_set_buf(s, mem->chunks[i].cpu, mem->chunks[i].size);
+	err = dma_map_sgtable(d, &buf->sgt, DMA_BIDIRECTIONAL, 0);
+	if (!err && buf->sgt.nents != 1) {
+		dev_warn_ratelimited(d,
+				     "dxgpu: a %zu-byte buffer is %u DMA segments: not one range\n",
+				     mem->size, buf->sgt.nents);
+		dma_unmap_sgtable(d, &buf->sgt, DMA_BIDIRECTIONAL, 0);
+		err = -ENOSPC;
+	}
+	if (err) {
+		sg_free_table(&buf->sgt);
+		return -ENOSPC;
+	}
+	buf->iova = sg_dma_address(buf->sgt.sgl);
+	buf->mapped = true;
+	return 0;
+}
+
+static void dxgpu_buf_unmap(struct device *d, struct dxgpu_buf *buf)
+{
+	if (!buf->mapped)
+		return;
+	dma_unmap_sgtable(d, &buf->sgt, DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&buf->sgt);
+	buf->mapped = false;
+}
+
 /* Maps mem for dev's device and gives the file a handle for it. Takes a reference on mem. */
 static int dxgpu_buf_add(struct dxgpu_file *f, struct dxgpu_mem *mem, u64 *handle, u64 *iova)
 {
@@ -194,12 +302,11 @@ static int dxgpu_buf_add(struct dxgpu_file *f, struct dxgpu_mem *mem, u64 *handl
 
 	if (!buf)
 		return -ENOMEM;
-	buf->iova = dma_map_page(d, virt_to_page(mem->cpu), 0, mem->size, DMA_BIDIRECTIONAL);
-	if (dma_mapping_error(d, buf->iova)) {
+	err = dxgpu_buf_map(d, buf, mem);
+	if (err) {
 		kfree(buf);
-		return -ENOSPC;
+		return err;
 	}
-	buf->mapped = true;
 	kref_get(&mem->ref);
 	buf->mem = mem;
 	mutex_lock(&f->lock);
@@ -208,7 +315,7 @@ static int dxgpu_buf_add(struct dxgpu_file *f, struct dxgpu_mem *mem, u64 *handl
 		      : xa_alloc(&f->bufs, &id, buf, XA_LIMIT(1, 1u << 20), GFP_KERNEL);
 	mutex_unlock(&f->lock);
 	if (err) {
-		dma_unmap_page(d, buf->iova, mem->size, DMA_BIDIRECTIONAL);
+		dxgpu_buf_unmap(d, buf);
 		dxgpu_mem_put(mem);
 		kfree(buf);
 		return err;
@@ -221,8 +328,7 @@ static int dxgpu_buf_add(struct dxgpu_file *f, struct dxgpu_mem *mem, u64 *handl
 /* The buffer's mapping undone (if its device still has it) and its memory let go. */
 static void dxgpu_buf_destroy(struct dxgpu_dev *dev, struct dxgpu_buf *buf)
 {
-	if (buf->mapped)
-		dma_unmap_page(&dev->pdev->dev, buf->iova, buf->mem->size, DMA_BIDIRECTIONAL);
+	dxgpu_buf_unmap(&dev->pdev->dev, buf);
 	dxgpu_mem_put(buf->mem);
 	kfree(buf);
 }
@@ -237,16 +343,9 @@ static long dxgpu_buf_alloc(struct dxgpu_file *f, void __user *arg)
 		return -EFAULT;
 	if (!a.size || a.size > DXGPU_BUF_MAX_SIZE)
 		return -EINVAL;
-	mem = kzalloc(sizeof(*mem), GFP_KERNEL);
+	mem = dxgpu_mem_alloc(PAGE_ALIGN(a.size));
 	if (!mem)
 		return -ENOMEM;
-	kref_init(&mem->ref);
-	mem->size = PAGE_ALIGN(a.size);
-	mem->cpu = alloc_pages_exact(mem->size, GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN);
-	if (!mem->cpu) {
-		kfree(mem);
-		return -ENOMEM;
-	}
 	err = dxgpu_buf_add(f, mem, &a.handle, &a.iova);
 	dxgpu_mem_put(mem); /* the file's buffer holds it now, if it was added */
 	if (err)
@@ -338,13 +437,7 @@ static void dxgpu_unmap_all(struct dxgpu_dev *dev)
 	list_for_each_entry(f, &dev->files, node) {
 		mutex_lock(&f->lock);
 		xa_for_each(&f->bufs, id, buf)
-		{
-			if (!buf->mapped)
-				continue;
-			dma_unmap_page(&dev->pdev->dev, buf->iova, buf->mem->size,
-				       DMA_BIDIRECTIONAL);
-			buf->mapped = false;
-		}
+			dxgpu_buf_unmap(&dev->pdev->dev, buf);
 		mutex_unlock(&f->lock);
 	}
 	mutex_unlock(&dev->files_lock);
@@ -483,7 +576,8 @@ static int dxgpu_release(struct inode *inode, struct file *file)
 	mutex_lock(&dev->files_lock);
 	list_del(&f->node);
 	mutex_unlock(&dev->files_lock);
-	xa_for_each(&f->bufs, id, buf) dxgpu_buf_destroy(dev, buf);
+	xa_for_each(&f->bufs, id, buf)
+		dxgpu_buf_destroy(dev, buf);
 	xa_destroy(&f->bufs);
 	kfree(f);
 	kref_put(&dev->ref, dxgpu_dev_release);
@@ -569,7 +663,9 @@ static int dxgpu_mmap(struct file *file, struct vm_area_struct *vma)
 	unsigned long len = vma->vm_end - vma->vm_start;
 	struct dxgpu_mem *mem = NULL;
 	struct dxgpu_buf *buf;
-	int err;
+	unsigned long at;
+	unsigned int i;
+	int err = 0;
 
 	if (vma->vm_pgoff & ((1ul << (DXGPU_MMAP_SHIFT - PAGE_SHIFT)) - 1) ||
 	    !(vma->vm_flags & VM_SHARED))
@@ -584,8 +680,11 @@ static int dxgpu_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!mem)
 		return -EINVAL;
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
-	err = remap_pfn_range(vma, vma->vm_start, virt_to_phys(mem->cpu) >> PAGE_SHIFT, len,
-			      vma->vm_page_prot);
+	for (i = 0, at = vma->vm_start; i < mem->nr_chunks && !err; i++) {
+		err = remap_pfn_range(vma, at, virt_to_phys(mem->chunks[i].cpu) >> PAGE_SHIFT,
+				      mem->chunks[i].size, vma->vm_page_prot);
+		at += mem->chunks[i].size;
+	}
 	if (err) {
 		dxgpu_mem_put(mem);
 		return err;

@@ -31,7 +31,7 @@
 #define DXGPU_IOCTL_MAGIC 0xD8
 #define DXGPU_BARS 6
 #define DXGPU_REGS_MAX 256
-#define DXGPU_BUF_MAX_SIZE (4ull << 20) /* 4 MiB a buffer: physically contiguous pages */
+#define DXGPU_BUF_MAX_SIZE (256ull << 20) /* 256 MiB a buffer, one range of IOVAs */
 
 /* bar_flags */
 #define DXGPU_BAR_MEM64 0x1u

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * dxpu_kapi.h - what dxpu.ko exports to other kernel code: access to the BARs of a remote
- * device bound to dxpu's PCI driver. The CPU cannot load or store to these BARs (nothing
- * decodes their addresses on this host); every access is a TLP over the fabric. Process
- * context only: reads sleep until their completion (at most the request timeout, 1 s).
+ * dxpu_kapi.h - what dxpu.ko exports to other kernel code: access to the BARs of a device on
+ * dxpu's bus (whichever driver has it) without the CPU's loads and stores, each access a TLP
+ * over the fabric (transparent MMIO turns the CPU's into the same TLPs; a test compares the
+ * two paths). Process context only: reads sleep until their completion (at most the request
+ * timeout, request_timeout_ms).
  */
 #ifndef DXPU_KAPI_H
 #define DXPU_KAPI_H

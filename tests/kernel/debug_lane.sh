@@ -25,7 +25,7 @@ shift
 DXPU_KDIR=$(bash "$here/debug_kernel.sh")
 export DXPU_KDIR
 # The debug kernel is far slower under TCG (a null system call 5 us against 0.5 on Debian's, a
-# runtime workload over /dev/dxpuN tens of times longer): kernel-debug.two-bridges' workloads ran
+# runtime workload over /dev/dxgpuN tens of times longer): kernel-debug.two-bridges' workloads ran
 # into the bridge's 1 s device DMA timeout, 10 s here. Its boot took 20-40 s to reach /init on a
 # loaded host, where Debian's takes 3-5: the guests' time limits three times as long.
 export DXPU_BRIDGE_COMPLETION_TIMEOUT=10s

@@ -34,14 +34,14 @@ enum {
   kDataBytes = 16384,
 };
 
-// COPY host src -> device 0 -> host dst, then a semaphore release of the next number with the
-// interrupt flag: the number written and vector 0's interrupt after it.
-static void channel_copy_round(struct channel* c) {
-  uint64_t src = c->iova + kSrcOffset, dst = c->iova + kDstOffset, sem = c->iova + kSemOffset;
+// COPY bytes from host src -> device 0 -> host dst, then a semaphore release of the next number
+// with the interrupt flag: the number written and vector 0's interrupt after it.
+static void channel_copy(struct channel* c, uint64_t src, uint64_t dst, uint32_t bytes) {
+  uint64_t sem = c->iova + kSemOffset;
   c->seq++;
   uint32_t cmds[] = {(uint32_t)kOpCopy << 24 | 7,
                      kCopySrcHost,
-                     kDataBytes,
+                     bytes,
                      0,
                      (uint32_t)src,
                      (uint32_t)(src >> 32),
@@ -49,7 +49,7 @@ static void channel_copy_round(struct channel* c) {
                      0,
                      (uint32_t)kOpCopy << 24 | 7,
                      kCopyDstHost,
-                     kDataBytes,
+                     bytes,
                      0,
                      0,
                      0,
@@ -119,7 +119,7 @@ static void check_round(struct channel* c, uint8_t seed, const char* what) {
   char line[160];
   fill(c->mem + kSrcOffset, kDataBytes, seed);
   memset(c->mem + kDstOffset, 0, kDataBytes);
-  channel_copy_round(c);
+  channel_copy(c, c->iova + kSrcOffset, c->iova + kDstOffset, kDataBytes);
   struct dxgpu_event ev = {0};
   int got = wait_event(c->fd, 1, &ev);
   snprintf(line, sizeof(line), "%s: the semaphore's interrupt wakes poll(), vector 0 in the event",
@@ -132,6 +132,29 @@ static void check_round(struct channel* c, uint8_t seed, const char* what) {
   check(memcmp(c->mem + kSrcOffset, c->mem + kDstOffset, kDataBytes) == 0, line);
   if (reg_read(c->fd, kRegStatus) & 0x2)
     printf("dxgpu_check: channel error %u\n", reg_read(c->fd, kRegErrorCode));
+}
+
+// A 32 MiB buffer: more than one physically contiguous chunk (at most 4 MiB each), which the
+// DMA API maps as one range of IOVAs. The GPU copies 64 KiB from across the boundary at 4 MiB
+// to across the one at 28 MiB (c's channel runs the copy; the semaphore is in c's buffer).
+static void check_big_buffer(struct channel* c) {
+  enum { kBig = 32 << 20, kBytes = 64 << 10, kFrom = (4 << 20) - 8192, kTo = (28 << 20) - 24576 };
+  struct dxgpu_buf_alloc big;
+  uint8_t* p = buf_alloc_map(c->fd, kBig, &big);
+  check(p != NULL, "BUF_ALLOC and mmap: 32 MiB (chunks mapped as one IOVA range)");
+  if (!p) return;
+  int zero = 1;
+  for (int i = 0; i < kBig; i += 4096) zero &= p[i] == 0 && p[i + 4095] == 0;
+  check(zero, "32 MiB: zeroed");
+  fill(p + kFrom, kBytes, 0x6d);
+  channel_copy(c, big.iova + kFrom, big.iova + kTo, kBytes);
+  struct dxgpu_event ev;
+  check(wait_event(c->fd, 1, &ev), "32 MiB: the copy's semaphore interrupt");
+  check(memcmp(p + kFrom, p + kTo, kBytes) == 0,
+        "32 MiB: 64 KiB across the 4 MiB boundary -> device -> across the 28 MiB one");
+  check(p[kTo - 1] == 0 && p[kTo + kBytes] == 0, "32 MiB: nothing written around the copy");
+  check(munmap(p, kBig) == 0 && ioctl(c->fd, DXGPU_IOC_BUF_FREE, &big.handle) == 0,
+        "32 MiB: unmapped and freed");
 }
 
 static int run(const char* path, uint64_t memory_bytes, const char* second) {
@@ -169,6 +192,8 @@ static int run(const char* path, uint64_t memory_bytes, const char* second) {
   channel_submit(&c, intr, 2);
   struct dxgpu_event ev = {0};
   check(wait_event(fd, 1u << 5, &ev), "INTERRUPT 5: vector 5 in the event");
+
+  check_big_buffer(&c);
 
   if (second) {
     int fd2 = open(second, O_RDWR);
@@ -256,7 +281,8 @@ static int kill_bridge(const char* path) {
     }
   }
   // Copies in flight, their interrupts wanted: 8 rounds queued without waiting.
-  for (int i = 0; i < 8; i++) channel_copy_round(&c);
+  for (int i = 0; i < 8; i++)
+    channel_copy(&c, c.iova + kSrcOffset, c.iova + kDstOffset, kDataBytes);
   printf("DXGPU-KILL: now\n");
   fflush(stdout);
   double start = now_s();

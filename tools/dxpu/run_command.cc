@@ -4,6 +4,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "gpu/device_profile.h"
 #include "host/direct_port.h"
 #include "host/kernel_port.h"
+#include "lib/cli/options.h"
 #include "progress.h"
 #include "workloads/workload.h"
 
@@ -29,6 +31,7 @@ struct RunOptions {
   std::string workload = "all";
   std::string scale = "demo";
   uint64_t seed = 1;
+  std::chrono::nanoseconds wait_timeout = std::chrono::seconds(10);  // RuntimeOptions' default
   bool json = false;
 };
 
@@ -110,7 +113,9 @@ void PrintTable(const RunOptions& o, const dxgpu::Port& port,
 int RunWorkloads(const RunOptions& o) {
   dxgpu::Expected<std::unique_ptr<dxgpu::Port>> port = OpenPort(o);
   if (!port.ok()) return Fail(o, port.status());
-  dxgpu::Expected<std::unique_ptr<dxgpu::Runtime>> rt = dxgpu::Runtime::Open(std::move(*port));
+  dxgpu::RuntimeOptions ro;
+  ro.sync_timeout_ns = static_cast<uint64_t>(o.wait_timeout.count());
+  dxgpu::Expected<std::unique_ptr<dxgpu::Runtime>> rt = dxgpu::Runtime::Open(std::move(*port), ro);
   if (!rt.ok()) return Fail(o, rt.status());
   dxgpu::Runtime& runtime = **rt;
 
@@ -177,6 +182,10 @@ Command AddRunCommand(CLI::App& parent) {
       ->check(CLI::IsMember({"test", "demo"}))
       ->capture_default_str();
   cmd->add_option("--seed", opts->seed, "seed of the workloads' inputs")->capture_default_str();
+  AddBoundedDuration(*cmd, "--wait-timeout", &opts->wait_timeout,
+                     "the longest one wait for a GPU's work lasts before the workload fails "
+                     "(1s .. 10min; raise it for slow hosts, e.g. emulated ones)",
+                     {std::chrono::seconds(1), std::chrono::minutes(10)});
   cmd->add_flag("--json", opts->json, "print the results as JSON");
   return {cmd, [opts] {
             if (opts->port == "direct" && !opts->devices.empty()) {
