@@ -16,11 +16,11 @@
  * mapping of it; each file's reference also holds its device's DMA mapping of it, which removal
  * unmaps at once (the device may not reach host memory after its driver let go).
  *
- * Locking: dev->lock (a mutex) orders register batches against removal (lost is set under it);
- * it is never held while copying to or from user memory. A file's buffers are guarded by the
- * file's mutex, taken under mmap_lock (mmap) and never held across user copies; the device's
- * list of files by dev->files_lock (a mutex, inside a file's mutex never: removal takes it
- * alone, then each file's). The interrupt handler takes no lock.
+ * Locking: dev->lock (a mutex) orders register batches against removal (which sets lost, then
+ * takes it once); it is never held while copying to or from user memory. A file's buffers are
+ * guarded by the file's mutex, taken under mmap_lock (mmap) and never held across user copies;
+ * the device's list of files by dev->files_lock (a mutex, inside a file's mutex never: removal
+ * takes it alone, then each file's). The interrupt handler takes no lock.
  */
 #include <linux/dma-mapping.h>
 #include <linux/file.h>
@@ -351,6 +351,7 @@ static long dxgpu_buf_alloc(struct dxgpu_file *f, void __user *arg)
 	if (err)
 		return err;
 	a.mmap_offset = a.handle << DXGPU_MMAP_SHIFT;
+	a.size = PAGE_ALIGN(a.size);
 	if (copy_to_user(arg, &a, sizeof(a))) {
 		/* The caller cannot know the handle: the buffer goes again. */
 		mutex_lock(&f->lock);
@@ -390,6 +391,8 @@ static long dxgpu_buf_import(struct dxgpu_file *f, void __user *arg)
 
 	if (copy_from_user(&im, arg, sizeof(im)))
 		return -EFAULT;
+	if (im.reserved)
+		return -EINVAL;
 	src = fdget(im.fd);
 	if (!src.file)
 		return -EBADF;
@@ -448,7 +451,7 @@ static void dxgpu_unmap_all(struct dxgpu_dev *dev)
 static bool dxgpu_reg_ok(struct dxgpu_dev *dev, const struct dxgpu_reg_op *op)
 {
 	return !(op->offset & 3) && op->offset <= dev->regs_len - 4 &&
-	       !(op->flags & ~DXGPU_REG_WRITE);
+	       !(op->flags & ~DXGPU_REG_WRITE) && !op->reserved;
 }
 
 /* The driver's own registers: its handler acknowledges the interrupts it enabled. */
@@ -466,7 +469,7 @@ static int dxgpu_run_ops(struct dxgpu_dev *dev, struct dxgpu_reg_op *ops, u32 co
 
 	mutex_lock(&dev->lock);
 	for (i = 0; i < count; i++) {
-		if (dev->lost) {
+		if (READ_ONCE(dev->lost)) { /* set by removal without the lock: seen here */
 			err = -ENODEV;
 			break;
 		}
@@ -807,8 +810,8 @@ static void dxgpu_remove(struct pci_dev *pdev)
 {
 	struct dxgpu_dev *dev = pci_get_drvdata(pdev);
 
-	mutex_lock(&dev->lock);
-	WRITE_ONCE(dev->lost, true);
+	WRITE_ONCE(dev->lost, true); /* a batch stops at its next op... */
+	mutex_lock(&dev->lock);	     /* ...and the op in flight ends */
 	mutex_unlock(&dev->lock);
 	wake_up_interruptible(&dev->wq);
 	misc_deregister(&dev->misc);

@@ -71,7 +71,7 @@ struct dxgpu_regs {
 };
 
 struct dxgpu_buf_alloc {
-	__u64 size;	   /* in: bytes, 1..DXGPU_BUF_MAX_SIZE (rounded up to pages) */
+	__u64 size;	   /* in: bytes, 1..DXGPU_BUF_MAX_SIZE; out: rounded up to pages */
 	__u64 handle;	   /* out: names the buffer (FREE, and IMPORT from another file) */
 	__u64 iova;	   /* out: this device's DMA address of its first byte */
 	__u64 mmap_offset; /* out: mmap() this file at this offset for the buffer's pages */

@@ -81,6 +81,7 @@ static void check_bad_input(int fd) {
       {{.offset = 16u << 20}, "an offset past BAR0"},
       {{.offset = 0xfffffffc}, "0xfffffffc"},
       {{.offset = 0, .flags = 0x2}, "an unknown flag"},
+      {{.offset = 0, .reserved = 1}, "a reserved field set"},
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     char what[96];
@@ -100,6 +101,8 @@ static void check_bad_input(int fd) {
   struct dxgpu_buf_import im = {.fd = fd, .handle = 0x123};
   expect_errno(ioctl(fd, DXGPU_IOC_BUF_IMPORT, &im), ENOENT,
                "importing a buffer that does not exist");
+  im.reserved = 1;
+  expect_errno(ioctl(fd, DXGPU_IOC_BUF_IMPORT, &im), EINVAL, "an import with reserved set");
   void* m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0x123000);
   check(m == MAP_FAILED, "mmap of an offset that is no buffer refused");
   struct dxgpu_event ev;
@@ -131,6 +134,7 @@ int main(int argc, char** argv) {
   check(ioctl(fd, DXGPU_IOC_BUF_ALLOC, &a) == 0 && a.handle != 0 && a.iova >= (1ull << 32) &&
             (a.iova & 4095) == 0,
         "buffer allocated (a page-aligned IOVA above 4 GiB)");
+  check(a.size == 4 * 4096, "BUF_ALLOC returns the size rounded up to pages");
   void* too_big = mmap(NULL, 2 * kBufPages * 4096, PROT_READ, MAP_SHARED, fd, (off_t)a.mmap_offset);
   check(too_big == MAP_FAILED, "mmap larger than the buffer refused");
   uint8_t* mem =
