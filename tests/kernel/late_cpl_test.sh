@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Completions for tags not in flight, inside a live session: the guest's NIC reaches a
 # dxpu-bridge through a switch on the host (frame_switch.py). When the guest says so, the switch
-# holds every frame from the bridge for 2 s, past dxpu.ko's request timeout (1 s), so a read's
+# holds every frame from the bridge for 3 s, past dxpu.ko's request timeout (2 s), so a read's
 # completion arrives after dxpu.ko ended the read; then it forges one completion (Tag flipped,
 # CRC redone), which matches no request; and, on the guest's in-band word, it freezes the bridge's
 # non-posted credit so that configuration writes wait for it while a posted write passes them
@@ -44,7 +44,7 @@ tell_switch() {
     "$work/switch.sock.$1" "$2"
 }
 held=0 forged=0
-on_console "$work/guest/console.log" "$guest_pid" "DXPU-HOLD: reading" tell_switch hold 2000 && held=1
+on_console "$work/guest/console.log" "$guest_pid" "DXPU-HOLD: reading" tell_switch hold 3000 && held=1
 on_console "$work/guest/console.log" "$guest_pid" "DXPU-FORGE: reading" tell_switch forge 1 && forged=1
 status=0
 wait "$guest_pid" || status=1

@@ -60,25 +60,25 @@ fi
 /bin/dxgpu_check /dev/dxgpu0 $((64 << 20)) /dev/dxgpu1
 if [ -x /bin/dxpu ]; then
   # The runtime (libdxgpu's kernel port over dxgpu.ko): one GPU behind each bridge at once,
-  # each running every workload at the demo's scale (data-loading pins 32 MiB buffers: chunks
-  # the DMA API maps as one range); then both GPUs in one runtime, at the test scale:
-  # mlp-train's all-reduce copies peer to peer, GPU to GPU across the two bridges, routed by
-  # dxpu.ko (at the demo's scale that traffic through this emulated CPU outlasts the GPUs' 5 s
-  # DMA timeout: docs/kernel-module.md).
+  # each running every workload; then both GPUs in one runtime: mlp-train's all-reduce copies
+  # peer to peer, GPU to GPU across the two bridges, routed by dxpu.ko, and data-loading at the
+  # demo's scale (8 MiB batches from 32 MiB pinned buffers: chunks the DMA API maps as one
+  # range). The test scale elsewhere: at the demo's, mlp-train's peer traffic through this
+  # emulated CPU outlasts the GPUs' DMA timeout (docs/kernel-module.md).
   run() { /bin/dxpu run --port kernel --wait-timeout 60s "$@"; }
-  run --device /dev/dxgpu0 --workload all --scale demo > /tmp/run0.txt 2>&1 &
+  run --device /dev/dxgpu0 --workload all --scale test > /tmp/run0.txt 2>&1 &
   p0=$!
-  run --device /dev/dxgpu1 --workload all --scale demo > /tmp/run1.txt 2>&1 &
+  run --device /dev/dxgpu1 --workload all --scale test > /tmp/run1.txt 2>&1 &
   p1=$!
   wait $p0 && r0=ok || r0=failed
   wait $p1 && r1=ok || r1=failed
   cat /tmp/run0.txt /tmp/run1.txt
-  if [ $r0 = ok ] && [ $r1 = ok ]; then ok "every workload at the demo's scale on each GPU, both bridges at once"; else bad "workloads per GPU: $r0 $r1"; fi
-  for w in mlp-train decode-loop data-loading; do
-    if run --device /dev/dxgpu0 --device /dev/dxgpu1 --workload $w --scale test; then
-      ok "$w on two GPUs behind two bridges"
+  if [ $r0 = ok ] && [ $r1 = ok ]; then ok "every workload on each GPU, both bridges at once"; else bad "workloads per GPU: $r0 $r1"; fi
+  for w in mlp-train:test decode-loop:test data-loading:demo; do
+    if run --device /dev/dxgpu0 --device /dev/dxgpu1 --workload "${w%:*}" --scale "${w#*:}"; then
+      ok "${w%:*} on two GPUs behind two bridges (scale ${w#*:})"
     else
-      bad "$w on two GPUs behind two bridges"
+      bad "${w%:*} on two GPUs behind two bridges (scale ${w#*:})"
     fi
   done
   cat /sys/devices/dxpu/bridges
