@@ -138,12 +138,13 @@ void dxpu_bridge_tx_flush(struct dxpu_bridge *b)
 				waiting = true;
 			}
 		}
+		/* inside the read section: once closed, no work is queued after close cancels it */
+		if (waiting && !READ_ONCE(b->tx_stopped))
+			schedule_work(&b->tx_work);
 		rcu_read_unlock();
 		clear_bit_unlock(0, &b->tx_busy);
 		smp_mb__after_atomic(); /* the queue read again after the bit is seen clear */
 	}
-	if (waiting)
-		schedule_work(&b->tx_work);
 }
 
 /* b's lock let go (taken with spin_lock_irqsave) and what its pump queued sent. */
@@ -748,10 +749,10 @@ static void dxpu_bridge_close(struct dxpu_bridge *b)
 	dxpu_bridge_unlock_irqrestore(b, flags); /* the CLOSE out, unless a sender has it */
 	wake_up_all(&b->state_wq);
 	del_timer_sync(&b->timer);
-	cancel_work_sync(&b->tx_work);
 	dxpu_bridge_tx_flush(b); /* what a sender left waiting */
 	WRITE_ONCE(b->tx_stopped, true);
-	synchronize_net(); /* no sender is inside dxpu_bridge_send any more */
+	synchronize_net(); /* no sender is inside dxpu_bridge_tx_flush's read section any more */
+	cancel_work_sync(&b->tx_work); /* nor queues the send work again: it is ended */
 	skb_queue_purge(&b->tx_skbs);
 	dxpu_bridge_peer_close(b);
 }
