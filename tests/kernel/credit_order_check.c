@@ -28,20 +28,6 @@
 #define ETHERTYPE_CONTROL 0x88B6
 #define PCI_INTERRUPT_LINE 0x3c
 
-// The counter NAME of /sys/devices/dxpu/mmio ("reads N writes N read_errors N ..."); -1 if none.
-static long long mmio_counter(const char* name) {
-  char text[512], key[64];
-  FILE* f = fopen("/sys/devices/dxpu/mmio", "r");
-  if (!f) return -1;
-  size_t n = fread(text, 1, sizeof(text) - 1, f);
-  fclose(f);
-  text[n] = 0;
-  snprintf(key, sizeof(key), "%s ", name);
-  for (char* p = text; (p = strstr(p, key)) != NULL; p++)
-    if (p == text || p[-1] == ' ') return atoll(p + strlen(key));
-  return -1;
-}
-
 static int sock = -1;
 static struct sockaddr_ll to;
 static uint8_t own_mac[6];

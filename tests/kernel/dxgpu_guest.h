@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -63,6 +64,20 @@ static inline double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+// The counter NAME of /sys/devices/dxpu/mmio ("reads N writes N read_errors N ..."); -1 if none.
+static inline long long mmio_counter(const char* name) {
+  char text[512], key[64];
+  FILE* f = fopen("/sys/devices/dxpu/mmio", "r");
+  if (!f) return -1;
+  size_t n = fread(text, 1, sizeof(text) - 1, f);
+  fclose(f);
+  text[n] = 0;
+  snprintf(key, sizeof(key), "%s ", name);
+  for (char* p = text; (p = strstr(p, key)) != NULL; p++)
+    if (p == text || p[-1] == ' ') return atoll(p + strlen(key));
+  return -1;
 }
 
 // A batch of register ops; done (when not NULL) gets how many ran.

@@ -18,20 +18,6 @@
 
 #include "dxgpu_guest.h"
 
-// The counter NAME of /sys/devices/dxpu/mmio ("reads N writes N read_errors N ..."); -1 if none.
-static long long mmio_counter(const char* name) {
-  char text[512], key[64];
-  FILE* f = fopen("/sys/devices/dxpu/mmio", "r");
-  if (!f) return -1;
-  size_t n = fread(text, 1, sizeof(text) - 1, f);
-  fclose(f);
-  text[n] = 0;
-  snprintf(key, sizeof(key), "%s ", name);
-  for (char* p = text; (p = strstr(p, key)) != NULL; p++)
-    if (p == text || p[-1] == ' ') return atoll(p + strlen(key));
-  return -1;
-}
-
 // dxpu.ko's request_timeout_ms in seconds; 0 if it cannot be read.
 static double request_timeout_s(void) {
   FILE* f = fopen("/sys/module/dxpu/parameters/request_timeout_ms", "r");

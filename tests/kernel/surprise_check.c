@@ -23,20 +23,6 @@
 
 enum { kBufBytes = 65536 };
 
-// The counter NAME of /sys/devices/dxpu/mmio ("reads N writes N read_errors N ..."); -1 if none.
-static long long mmio_counter(const char* name) {
-  char text[512], key[64];
-  FILE* f = fopen("/sys/devices/dxpu/mmio", "r");
-  if (!f) return -1;
-  size_t n = fread(text, 1, sizeof(text) - 1, f);
-  fclose(f);
-  text[n] = 0;
-  snprintf(key, sizeof(key), "%s ", name);
-  for (char* p = text; (p = strstr(p, key)) != NULL; p++)
-    if (p == text || p[-1] == ' ') return atoll(p + strlen(key));
-  return -1;
-}
-
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: surprise_check /dev/dxgpuN SECONDS\n");
