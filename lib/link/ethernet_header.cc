@@ -15,6 +15,12 @@ EthernetHeader MakeEthernetHeader(const MacAddress& dst, const MacAddress& src,
   return h;
 }
 
+MacAddress EthernetDestination(std::span<const uint8_t, kEthernetHeaderSize> header) {
+  MacAddress mac{};
+  std::copy(header.begin(), header.begin() + 6, mac.begin());
+  return mac;
+}
+
 MacAddress EthernetSource(std::span<const uint8_t, kEthernetHeaderSize> header) {
   MacAddress mac{};
   std::copy(header.begin() + 6, header.begin() + 12, mac.begin());

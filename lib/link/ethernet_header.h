@@ -20,6 +20,7 @@ using EthernetHeader = std::array<uint8_t, kEthernetHeaderSize>;
 
 EthernetHeader MakeEthernetHeader(const MacAddress& dst, const MacAddress& src, uint16_t ethertype);
 
+MacAddress EthernetDestination(std::span<const uint8_t, kEthernetHeaderSize> header);
 MacAddress EthernetSource(std::span<const uint8_t, kEthernetHeaderSize> header);
 uint16_t EthernetType(std::span<const uint8_t, kEthernetHeaderSize> header);
 

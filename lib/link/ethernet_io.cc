@@ -54,6 +54,7 @@ EthernetReceive ReceiveEthernet(int fd, std::span<uint8_t> buf, std::string_view
   r.outcome = EthernetReceive::kFrame;
   r.size = payload;
   r.source = EthernetSource(header);
+  r.destination = EthernetDestination(header);
   return r;
 }
 
@@ -85,6 +86,13 @@ LinkResult EthernetLink::Receive(std::span<uint8_t> buf, LinkAddress* from) {
         CountDropped();
         continue;
       case EthernetReceive::kFrame:
+        if (r.destination != mac()) {
+          spdlog::debug("link: {}: dropped a frame for {} (this end is {})", kind(),
+                        LinkAddress::Mac(r.destination).ToString(),
+                        LinkAddress::Mac(mac()).ToString());
+          CountDropped();
+          continue;
+        }
         if (from != nullptr) *from = LinkAddress::Mac(r.source);
         CountReceived(r.size);
         return LinkResult::Frame(r.size);

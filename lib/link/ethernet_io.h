@@ -21,6 +21,7 @@ struct EthernetReceive {
   Outcome outcome = kWouldBlock;
   size_t size = 0;  // DxFP payload bytes in the caller's buffer (kFrame)
   MacAddress source{};
+  MacAddress destination{};
   int error = 0;  // errno (kError)
 };
 
@@ -36,11 +37,17 @@ ssize_t SendEthernet(int fd, const EthernetHeader& header, FramePieces frame, co
                      socklen_t dest_len);
 
 // A link whose datagrams are Ethernet frames (AF_UNIX in QEMU framing, AF_PACKET): one
-// Receive for both. At most 64 discarded datagrams per call, so a flood of bad ones cannot
-// hold the caller; the socket stays readable for the next call.
+// Receive for both. Only frames addressed to this end's own MAC are delivered, as a NIC
+// without promiscuous mode delivers them: a frame for another MAC (a veth or a QEMU socket
+// network hands every frame to every end) is dropped and counted, so a HELLO meant for
+// another bridge can never open a session here. At most 64 discarded datagrams per call, so
+// a flood of bad ones cannot hold the caller; the socket stays readable for the next call.
 class EthernetLink : public Link {
  public:
   LinkResult Receive(std::span<uint8_t> buf, LinkAddress* from) final;
+
+  // This end's MAC: the source of what it sends, the destination of what it takes.
+  virtual const MacAddress& mac() const = 0;
 
  protected:
   // "unix", "packet": names the link in logs and errors.

@@ -34,7 +34,7 @@ class PacketLink final : public EthernetLink {
   int fd() const override { return fd_.get(); }
   size_t max_frame() const override { return max_frame_; }
 
-  const MacAddress& mac() const { return mac_; }
+  const MacAddress& mac() const override { return mac_; }
 
  private:
   std::string_view kind() const override { return "packet"; }

@@ -42,7 +42,7 @@ class UnixDgramLink final : public EthernetLink {
   int fd() const override { return fd_.get(); }
   size_t max_frame() const override { return max_frame_; }
 
-  const MacAddress& mac() const { return options_.mac; }
+  const MacAddress& mac() const override { return options_.mac; }
 
  private:
   std::string_view kind() const override { return "unix"; }

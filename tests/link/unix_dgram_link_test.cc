@@ -134,6 +134,32 @@ TEST_F(UnixDgramLinkTest, OtherEtherTypeAndRuntsAreDroppedAndCounted) {
   EXPECT_TRUE(b_->Receive(buf, &from).would_block);
 }
 
+// A frame for another MAC (what a QEMU socket network or a veth hands every end) is dropped and
+// counted, as a NIC out of promiscuous mode drops it: a HELLO meant for another bridge never
+// reaches this one's sessions. Broadcast is no exception: DxFP never broadcasts.
+TEST_F(UnixDgramLinkTest, FramesForAnotherMacAreDroppedAndCounted) {
+  const auto frame = TestFrame(36);
+  const auto datagram = [&](const MacAddress& dst) {
+    std::vector<uint8_t> d(dst.begin(), dst.end());
+    d.insert(d.end(), {0x02, 0, 0, 0, 0, 0x0c, 0x88, 0xb5});
+    d.insert(d.end(), frame.begin(), frame.end());
+    return d;
+  };
+  Inject(datagram(kMacA));  // a's MAC, arriving at b
+  Inject(datagram({0xff, 0xff, 0xff, 0xff, 0xff, 0xff}));
+  Inject(datagram({0x02, 0, 0, 0, 0, 0x0c}));
+  Inject(datagram(kMacB));
+
+  std::array<uint8_t, 1500> buf{};
+  LinkAddress from;
+  const LinkResult r = b_->Receive(buf, &from);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(std::vector<uint8_t>(buf.begin(), buf.begin() + 36), frame);
+  EXPECT_EQ(b_->counters().dropped, 3u);
+  EXPECT_EQ(b_->counters().frames_received, 1u);
+  EXPECT_TRUE(b_->Receive(buf, &from).would_block);
+}
+
 TEST_F(UnixDgramLinkTest, VlanTaggedFrameIsUnwrapped) {
   std::vector<uint8_t> tagged = {0x02, 0, 0,    0,    0,    0x0b, 0x02, 0,    0,
                                  0,    0, 0x0c, 0x81, 0x00, 0x00, 0x05, 0x88, 0xb5};
