@@ -97,15 +97,22 @@ enum dxfp_err dxfp_frame_parse(const uint8_t *buf, size_t len, uint32_t max_fram
 		return DXFP_ERR_TRUNCATED;
 	if (dxpu_crc32c(0, buf, flen - DXFP_CRC_SIZE) != dxpu_get_be32(&buf[flen - DXFP_CRC_SIZE]))
 		return DXFP_ERR_BAD_CRC;
-	read_header(buf, &f->hdr);
+	return dxfp_frame_parse_body(buf, &buf[DXFP_HDR_SIZE], flen - DXFP_HDR_SIZE - DXFP_CRC_SIZE,
+				     0, f);
+}
+
+enum dxfp_err dxfp_frame_parse_body(const uint8_t *hdr, const uint8_t *records, size_t records_len,
+				    uint8_t extra_flags, struct dxfp_frame *f)
+{
+	read_header(hdr, &f->hdr);
 	if (f->hdr.version != DXFP_VERSION)
 		return DXFP_ERR_BAD_VERSION;
 	if (f->hdr.type < DXFP_HELLO || f->hdr.type > DXFP_CLOSE)
 		return DXFP_ERR_BAD_TYPE;
-	if (buf[DXFP_OFF_RSVD] || (f->hdr.flags & ~DXFP_F_ALL))
+	if (hdr[DXFP_OFF_RSVD] || (f->hdr.flags & ~(DXFP_F_ALL | extra_flags)))
 		return DXFP_ERR_MALFORMED;
-	f->records = &buf[DXFP_HDR_SIZE];
-	f->records_len = flen - DXFP_HDR_SIZE - DXFP_CRC_SIZE;
+	f->records = records;
+	f->records_len = records_len;
 	return check_records(f);
 }
 
@@ -325,6 +332,8 @@ const char *dxfp_err_name(enum dxfp_err err)
 		[DXFP_ERR_BAD_TYPE] = "bad-type",
 		[DXFP_ERR_MALFORMED] = "malformed",
 		[DXFP_ERR_NO_SPACE] = "no-space",
+		[DXFP_ERR_BAD_TAG] = "bad-tag",
+		[DXFP_ERR_REPLAYED] = "replayed",
 	};
 
 	return (unsigned int)err < DXFP_ERR_COUNT ? names[err] : "unknown";

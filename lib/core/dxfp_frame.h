@@ -28,6 +28,8 @@ enum dxfp_err {
 	DXFP_ERR_BAD_TYPE,    /* unknown frame type */
 	DXFP_ERR_MALFORMED,   /* records, padding, reserved bytes or a TLP record invalid */
 	DXFP_ERR_NO_SPACE,    /* writer: the record does not fit */
+	DXFP_ERR_BAD_TAG,     /* sealed frame: the AEAD tag fails (forged, corrupt, wrong key) */
+	DXFP_ERR_REPLAYED,    /* sealed frame: its counter was taken already or is too old */
 	DXFP_ERR_COUNT
 };
 
@@ -91,6 +93,14 @@ struct dxfp_record_iter {
  */
 enum dxfp_err dxfp_frame_parse(const uint8_t *buf, size_t len, uint32_t max_frame,
 			       struct dxfp_frame *f);
+
+/*
+ * The checks of dxfp_frame_parse() after the length and the CRC: the 32-byte
+ * header at hdr, records_len bytes of records at records. extra_flags: flag
+ * bits allowed beyond DXFP_F_ALL (the sealed-frame code passes DXFP_F_SEALED).
+ */
+enum dxfp_err dxfp_frame_parse_body(const uint8_t *hdr, const uint8_t *records, size_t records_len,
+				    uint8_t extra_flags, struct dxfp_frame *f);
 
 /* Walk the records of a frame dxfp_frame_parse() accepted. */
 void dxfp_record_iter_init(struct dxfp_record_iter *it, const struct dxfp_frame *f);
