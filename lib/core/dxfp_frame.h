@@ -30,6 +30,8 @@ enum dxfp_err {
 	DXFP_ERR_NO_SPACE,    /* writer: the record does not fit */
 	DXFP_ERR_BAD_TAG,     /* sealed frame: the AEAD tag fails (forged, corrupt, wrong key) */
 	DXFP_ERR_REPLAYED,    /* sealed frame: its counter was taken already or is too old */
+	DXFP_ERR_NO_AUTH,     /* a HELLO or WELCOME without the handshake's records */
+	DXFP_ERR_BAD_MAC1,    /* a HELLO whose MAC1 fails: its sender does not know our key */
 	DXFP_ERR_COUNT
 };
 
@@ -135,6 +137,14 @@ enum dxfp_err dxfp_writer_add_tlp(struct dxfp_writer *w, const struct dxpu_tlp *
 enum dxfp_err dxfp_writer_add_credits(struct dxfp_writer *w, const struct dxfp_credits *c);
 enum dxfp_err dxfp_writer_add_hello(struct dxfp_writer *w, const struct dxfp_hello *h);
 enum dxfp_err dxfp_writer_add_close(struct dxfp_writer *w, const struct dxfp_close *c);
+
+/*
+ * Add a record of this type with a body of body_len bytes (zeroed, padding
+ * included) and point *body at it for the caller to fill: for records the
+ * functions above do not write (the handshake's, dxfp_handshake.c).
+ */
+enum dxfp_err dxfp_writer_add_record(struct dxfp_writer *w, uint8_t type, size_t body_len,
+				     uint8_t **body);
 
 /* Set Length and the record count, append the CRC32C; *len = frame size. */
 void dxfp_writer_finish(struct dxfp_writer *w, size_t *len);
