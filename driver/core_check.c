@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * core_check.c - a module that carries lib/core and runs a known-answer
- * self-test of it at load: CRC32C's check value, and a TLP decoded,
- * re-encoded and compared byte for byte. Fails to load if either is wrong.
+ * self-test of it at load: CRC32C's check value, a TLP decoded, re-encoded
+ * and compared byte for byte, and the handshake and sealed frames on the
+ * kernel's crypto against known answers (core_check_noise.c). Fails to load
+ * if any is wrong.
  */
 #include <linux/module.h>
 #include <linux/printk.h>
 
 #include "core/crc32c.h"
 #include "core/tlp_codec.h"
+#include "core_check.h"
 
 /* MRd, 3DW, Length 1, requester 01:00.0, tag 7, First BE 1111b, address 0xf0000010. */
 static const u8 known_mrd[12] = {
@@ -34,6 +37,8 @@ static int __init dxpu_core_check_init(void)
 		pr_err("dxpu_core_check: TLP round trip failed: %s\n", dxpu_tlp_err_name(err));
 		return -EINVAL;
 	}
+	if (dxpu_core_check_noise())
+		return -EINVAL;
 	pr_info("dxpu_core_check: lib/core self-test passed\n");
 	return 0;
 }

@@ -33,6 +33,17 @@
 #define DXPU_EXTERN_C_END
 #endif
 
+/* Zero a secret going out of scope: a store the compiler keeps (the kernel's memzero_explicit). */
+#ifdef __KERNEL__
+#define dxpu_wipe(p, n) memzero_explicit((p), (n))
+#else
+static inline void dxpu_wipe(void *p, size_t n)
+{
+	memset(p, 0, n);
+	__asm__ __volatile__("" : : "r"(p) : "memory");
+}
+#endif
+
 /*
  * Big-endian (network order) loads and stores, byte by byte: no alignment or
  * host-endianness assumptions, identical in kernel and userspace.

@@ -57,11 +57,16 @@ enum dxfp_record_type {
 	DXFP_REC_CREDIT = 2,
 	DXFP_REC_HELLO = 3,
 	DXFP_REC_CLOSE = 4,
+	DXFP_REC_NOISE = 5, /* a handshake message (HELLO, WELCOME): docs/protocol.md 4.12 */
+	DXFP_REC_MAC1 = 6,  /* HELLO, last: the proof its sender knows the bridge's key */
 };
 
 #define DXFP_CREDIT_BODY_SIZE 24u /* P, NP, Cpl: header limit u32, data limit u32 */
 #define DXFP_HELLO_BODY_SIZE 24u
 #define DXFP_CLOSE_BODY_SIZE 8u
+#define DXFP_NOISE_HELLO_BODY_SIZE 104u	 /* Noise IK msg1 (96) with an 8-byte timestamp */
+#define DXFP_NOISE_WELCOME_BODY_SIZE 48u /* Noise IK msg2, no payload */
+#define DXFP_MAC1_BODY_SIZE 16u
 
 enum dxfp_close_reason {
 	DXFP_CLOSE_SHUTDOWN = 1,

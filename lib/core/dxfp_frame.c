@@ -27,6 +27,13 @@ static bool record_allowed(uint8_t rec_type, uint8_t frame_type, size_t *body_le
 	case DXFP_REC_CLOSE:
 		*body_len = DXFP_CLOSE_BODY_SIZE;
 		return frame_type == DXFP_CLOSE;
+	case DXFP_REC_NOISE:
+		*body_len = frame_type == DXFP_HELLO ? DXFP_NOISE_HELLO_BODY_SIZE
+						     : DXFP_NOISE_WELCOME_BODY_SIZE;
+		return frame_type == DXFP_HELLO || frame_type == DXFP_WELCOME;
+	case DXFP_REC_MAC1:
+		*body_len = DXFP_MAC1_BODY_SIZE;
+		return frame_type == DXFP_HELLO;
 	default:
 		return true; /* unknown records are skipped */
 	}
@@ -97,15 +104,22 @@ enum dxfp_err dxfp_frame_parse(const uint8_t *buf, size_t len, uint32_t max_fram
 		return DXFP_ERR_TRUNCATED;
 	if (dxpu_crc32c(0, buf, flen - DXFP_CRC_SIZE) != dxpu_get_be32(&buf[flen - DXFP_CRC_SIZE]))
 		return DXFP_ERR_BAD_CRC;
-	read_header(buf, &f->hdr);
+	return dxfp_frame_parse_body(buf, &buf[DXFP_HDR_SIZE], flen - DXFP_HDR_SIZE - DXFP_CRC_SIZE,
+				     0, f);
+}
+
+enum dxfp_err dxfp_frame_parse_body(const uint8_t *hdr, const uint8_t *records, size_t records_len,
+				    uint8_t extra_flags, struct dxfp_frame *f)
+{
+	read_header(hdr, &f->hdr);
 	if (f->hdr.version != DXFP_VERSION)
 		return DXFP_ERR_BAD_VERSION;
 	if (f->hdr.type < DXFP_HELLO || f->hdr.type > DXFP_CLOSE)
 		return DXFP_ERR_BAD_TYPE;
-	if (buf[DXFP_OFF_RSVD] || (f->hdr.flags & ~DXFP_F_ALL))
+	if (hdr[DXFP_OFF_RSVD] || (f->hdr.flags & ~(DXFP_F_ALL | extra_flags)))
 		return DXFP_ERR_MALFORMED;
-	f->records = &buf[DXFP_HDR_SIZE];
-	f->records_len = flen - DXFP_HDR_SIZE - DXFP_CRC_SIZE;
+	f->records = records;
+	f->records_len = records_len;
 	return check_records(f);
 }
 
@@ -201,8 +215,8 @@ size_t dxfp_writer_tlp_room(const struct dxfp_writer *w)
  * Reserve a record of body_len bytes: *body points at it, zero-padded.
  * DXFP_ERR_BAD_TYPE if this frame type cannot carry the record.
  */
-static enum dxfp_err add_record(struct dxfp_writer *w, uint8_t type, size_t body_len,
-				uint8_t **body)
+enum dxfp_err dxfp_writer_add_record(struct dxfp_writer *w, uint8_t type, size_t body_len,
+				     uint8_t **body)
 {
 	size_t want;
 	uint8_t *rec;
@@ -230,7 +244,7 @@ enum dxfp_err dxfp_writer_add_tlp(struct dxfp_writer *w, const struct dxpu_tlp *
 
 	if (dxpu_tlp_validate(t) != DXPU_TLP_OK)
 		return DXFP_ERR_MALFORMED;
-	err = add_record(w, DXFP_REC_TLP, dxpu_tlp_wire_len(t), &body);
+	err = dxfp_writer_add_record(w, DXFP_REC_TLP, dxpu_tlp_wire_len(t), &body);
 	if (err)
 		return err;
 	/* Cannot fail: validated, and the record has exactly wire_len bytes. */
@@ -241,7 +255,7 @@ enum dxfp_err dxfp_writer_add_tlp(struct dxfp_writer *w, const struct dxpu_tlp *
 enum dxfp_err dxfp_writer_add_credits(struct dxfp_writer *w, const struct dxfp_credits *c)
 {
 	uint8_t *b = NULL;
-	enum dxfp_err err = add_record(w, DXFP_REC_CREDIT, DXFP_CREDIT_BODY_SIZE, &b);
+	enum dxfp_err err = dxfp_writer_add_record(w, DXFP_REC_CREDIT, DXFP_CREDIT_BODY_SIZE, &b);
 	size_t i;
 
 	if (err)
@@ -256,7 +270,7 @@ enum dxfp_err dxfp_writer_add_credits(struct dxfp_writer *w, const struct dxfp_c
 enum dxfp_err dxfp_writer_add_hello(struct dxfp_writer *w, const struct dxfp_hello *h)
 {
 	uint8_t *b = NULL;
-	enum dxfp_err err = add_record(w, DXFP_REC_HELLO, DXFP_HELLO_BODY_SIZE, &b);
+	enum dxfp_err err = dxfp_writer_add_record(w, DXFP_REC_HELLO, DXFP_HELLO_BODY_SIZE, &b);
 
 	if (err)
 		return err;
@@ -273,7 +287,7 @@ enum dxfp_err dxfp_writer_add_hello(struct dxfp_writer *w, const struct dxfp_hel
 enum dxfp_err dxfp_writer_add_close(struct dxfp_writer *w, const struct dxfp_close *c)
 {
 	uint8_t *b = NULL;
-	enum dxfp_err err = add_record(w, DXFP_REC_CLOSE, DXFP_CLOSE_BODY_SIZE, &b);
+	enum dxfp_err err = dxfp_writer_add_record(w, DXFP_REC_CLOSE, DXFP_CLOSE_BODY_SIZE, &b);
 
 	if (err)
 		return err;
@@ -325,6 +339,10 @@ const char *dxfp_err_name(enum dxfp_err err)
 		[DXFP_ERR_BAD_TYPE] = "bad-type",
 		[DXFP_ERR_MALFORMED] = "malformed",
 		[DXFP_ERR_NO_SPACE] = "no-space",
+		[DXFP_ERR_BAD_TAG] = "bad-tag",
+		[DXFP_ERR_REPLAYED] = "replayed",
+		[DXFP_ERR_NO_AUTH] = "no-auth",
+		[DXFP_ERR_BAD_MAC1] = "bad-mac1",
 	};
 
 	return (unsigned int)err < DXFP_ERR_COUNT ? names[err] : "unknown";

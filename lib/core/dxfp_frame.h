@@ -28,6 +28,10 @@ enum dxfp_err {
 	DXFP_ERR_BAD_TYPE,    /* unknown frame type */
 	DXFP_ERR_MALFORMED,   /* records, padding, reserved bytes or a TLP record invalid */
 	DXFP_ERR_NO_SPACE,    /* writer: the record does not fit */
+	DXFP_ERR_BAD_TAG,     /* sealed frame: the AEAD tag fails (forged, corrupt, wrong key) */
+	DXFP_ERR_REPLAYED,    /* sealed frame: its counter was taken already or is too old */
+	DXFP_ERR_NO_AUTH,     /* a HELLO or WELCOME without the handshake's records */
+	DXFP_ERR_BAD_MAC1,    /* a HELLO whose MAC1 fails: its sender does not know our key */
 	DXFP_ERR_COUNT
 };
 
@@ -92,6 +96,14 @@ struct dxfp_record_iter {
 enum dxfp_err dxfp_frame_parse(const uint8_t *buf, size_t len, uint32_t max_frame,
 			       struct dxfp_frame *f);
 
+/*
+ * The checks of dxfp_frame_parse() after the length and the CRC: the 32-byte
+ * header at hdr, records_len bytes of records at records. extra_flags: flag
+ * bits allowed beyond DXFP_F_ALL (the sealed-frame code passes DXFP_F_SEALED).
+ */
+enum dxfp_err dxfp_frame_parse_body(const uint8_t *hdr, const uint8_t *records, size_t records_len,
+				    uint8_t extra_flags, struct dxfp_frame *f);
+
 /* Walk the records of a frame dxfp_frame_parse() accepted. */
 void dxfp_record_iter_init(struct dxfp_record_iter *it, const struct dxfp_frame *f);
 bool dxfp_record_next(struct dxfp_record_iter *it, struct dxfp_record *r);
@@ -125,6 +137,14 @@ enum dxfp_err dxfp_writer_add_tlp(struct dxfp_writer *w, const struct dxpu_tlp *
 enum dxfp_err dxfp_writer_add_credits(struct dxfp_writer *w, const struct dxfp_credits *c);
 enum dxfp_err dxfp_writer_add_hello(struct dxfp_writer *w, const struct dxfp_hello *h);
 enum dxfp_err dxfp_writer_add_close(struct dxfp_writer *w, const struct dxfp_close *c);
+
+/*
+ * Add a record of this type with a body of body_len bytes (zeroed, padding
+ * included) and point *body at it for the caller to fill: for records the
+ * functions above do not write (the handshake's, dxfp_handshake.c).
+ */
+enum dxfp_err dxfp_writer_add_record(struct dxfp_writer *w, uint8_t type, size_t body_len,
+				     uint8_t **body);
 
 /* Set Length and the record count, append the CRC32C; *len = frame size. */
 void dxfp_writer_finish(struct dxfp_writer *w, size_t *len);

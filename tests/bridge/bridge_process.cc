@@ -19,16 +19,33 @@ namespace dxpu::test {
 
 namespace fs = std::filesystem;
 
-uint16_t FreePort(int type) {
+namespace {
+
+// Whether a socket of this type can bind 127.0.0.1:port now.
+bool CanBind(int type, uint16_t port) {
   const int fd = socket(AF_INET, type, 0);
+  if (fd < 0) return false;
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
   sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(sa);
-  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0 &&
-                  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0;
+  sa.sin_port = htons(port);
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0;
   close(fd);
-  return ok ? ntohs(sa.sin_port) : 0;
+  return ok;
+}
+
+}  // namespace
+
+uint16_t FreePort(int type) {
+  // 20000..32767, starting from a point of this process's own and stepping by a prime, so
+  // test processes running side by side rarely try the same ports.
+  constexpr uint32_t kFirst = 20000, kCount = 12768, kStep = 7919;
+  static std::atomic<uint32_t> next{static_cast<uint32_t>(getpid()) * 104729u};
+  for (int tries = 0; tries < 2000; ++tries) {
+    const auto port = static_cast<uint16_t>(kFirst + (next.fetch_add(kStep) % kCount));
+    if (CanBind(type, port)) return port;
+  }
+  return 0;
 }
 
 bool WaitForPath(const std::string& path) {

@@ -14,8 +14,12 @@
 
 namespace dxpu::test {
 
-// A port nothing listens on right now (bound and released; good enough on loopback).
-// type: SOCK_DGRAM or SOCK_STREAM.
+// A loopback port nothing holds right now, for a test daemon to listen on (and to listen on
+// again after a restart). Below the kernel's ephemeral range (ip_local_port_range, 32768 and
+// up here), so no outgoing connection of any process can take it between this call and the
+// daemon's bind, or between a daemon's death and its restart: a port bound to 0 and released
+// came from that range, and a restarted agent once found its port taken by another test's
+// HTTP client ("Address already in use"). type: SOCK_DGRAM or SOCK_STREAM.
 uint16_t FreePort(int type);
 
 // Whether `path` appears within 5 s (the daemon creates its management socket last).

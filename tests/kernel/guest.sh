@@ -147,6 +147,27 @@ for applet in sh mount umount insmod rmmod lsmod cat echo grep sleep poweroff ls
   ln -s busybox "$root/bin/$applet"
 done
 for ko in "${kos[@]}"; do cp "$ko" "$root/lib/dxpu/"; done
+# The kernel's modules the test's modules need (lib/crypto's curve25519 and chacha20poly1305 for
+# dxpu_core_check.ko: modules in Debian's kernel, built in in the debug kernel), in load order,
+# loaded by /init before the scenario. Our own modules among the dependencies are the
+# scenario's to load.
+mkdir -p "$root/lib/deps"
+ours=" $(for ko in "${kos[@]}"; do basename "$ko" .ko; done | tr '\n' ' ') "
+wanted=()
+for ko in "${kos[@]}"; do
+  for d in $(modinfo -F depends "$ko" | tr ',' ' '); do
+    [[ "$ours" == *" $d "* ]] || wanted+=("$d")
+  done
+done
+if [ ${#wanted[@]} -gt 0 ]; then
+  [ -f "$cache/lib/modules/$kver/modules.dep" ] || depmod -b "$cache" "$kver"
+  n=0
+  while read -r _ path; do
+    n=$((n + 1))
+    cp "$path" "$root/lib/deps/$(printf %02d $n)-$(basename "$path")"
+  done < <(for m in "${wanted[@]}"; do modprobe -d "$cache" -S "$kver" --show-depends "$m"; done |
+           awk '$1 == "insmod" && !seen[$2]++')
+fi
 qemu_nic=()
 if [ -n "$nic" ] || [ -n "$user_net" ]; then
   mkdir -p "$root/lib/nic"
@@ -203,6 +224,10 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 echo "DXPU-GUEST: up"
+for ko in /lib/deps/*.ko; do
+  [ -e "$ko" ] || continue
+  insmod "$ko" || echo "DXPU-TEST: FAIL insmod $ko"
+done
 if [ -d /lib/nic ]; then
   for ko in /lib/nic/*.ko; do
     [ -e "$ko" ] || continue # none: the drivers are built in
