@@ -176,7 +176,8 @@ FirmwareResult<Ok> FirmwareService::BeginWriter(bool allow_downgrade) {
 
 FirmwareResult<Ok> FirmwareService::TakeAuthorisation(std::span<const uint8_t>* bytes) {
   const size_t take = std::min(bytes->size(), kDowngradeBytes - authorisation_.size());
-  authorisation_.insert(authorisation_.end(), bytes->begin(), bytes->begin() + take);
+  const std::span<const uint8_t> taken = bytes->first(take);
+  authorisation_.insert(authorisation_.end(), taken.begin(), taken.end());
   *bytes = bytes->subspan(take);
   if (authorisation_.size() < kDowngradeBytes) return Ok{};
   FirmwareResult<DowngradeAuth> auth =

@@ -110,12 +110,12 @@ FlashDevice::FlashDevice(link::UniqueFd fd, FactoryInfo factory)
     : fd_(std::move(fd)), factory_(std::move(factory)) {}
 
 FirmwareResult<std::unique_ptr<FlashDevice>> FlashDevice::Create(
-    const std::string& path, const FactoryInfo& factory, std::span<const uint8_t> key_list) {
-  FirmwareResult<Ok> ok = CheckFactory(factory);
+    const std::string& path, const FactoryInfo& info_in, std::span<const uint8_t> key_list) {
+  FirmwareResult<Ok> ok = CheckFactory(info_in);
   if (!ok.ok()) return ok.error();
-  FirmwareResult<KeyList> list = VerifyKeyList(key_list, factory.root_key);
+  FirmwareResult<KeyList> list = VerifyKeyList(key_list, info_in.root_key);
   if (!list.ok()) return list.error();
-  FactoryInfo info = factory;
+  FactoryInfo info = info_in;
   info.keys = list.value().keys;
   info.key_list_sequence = list.value().sequence;
   link::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644));

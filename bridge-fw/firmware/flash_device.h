@@ -59,10 +59,11 @@ FirmwareResult<Ok> CheckFactory(const FactoryInfo& info);
 
 class FlashDevice {
  public:
-  // A new flash file at `path` (refused if it exists): all erased, block 0 programmed, and
-  // `key_list` (SignKeyList's bytes, which must verify with info.root_key) in block 3.
+  // A new flash file at `path` (refused if it exists): all erased, block 0 programmed from
+  // `info_in`, and `key_list` (SignKeyList's bytes, which must verify with its root_key) in
+  // block 3.
   static FirmwareResult<std::unique_ptr<FlashDevice>> Create(const std::string& path,
-                                                             const FactoryInfo& info,
+                                                             const FactoryInfo& info_in,
                                                              std::span<const uint8_t> key_list);
   // An existing flash file: its factory block must be valid, its size the geometry's, and one
   // of its key-list blocks must hold a list signed by the root key (bad-key-list otherwise:
