@@ -113,7 +113,6 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
   BridgeBoxConfig box_config = ToBoxConfig(config);
   box_config.plane = embedding.plane;
   d->embedding_crash_after_ = embedding.crash_after_ownership_change;
-  d->firmware_ = std::move(embedding.firmware);
   d->health_delay_ms_ = embedding.health_delay_ms;
   size_t max_frame = 0;
   for (const LinkConfig& lc : config.links) {
@@ -155,18 +154,33 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
   }
 
   BridgeDaemon* self = d.get();
+  if (embedding.firmware) {
+    d->firmware_on_trial_ = embedding.firmware->running_on_trial();
+    d->firmware_slot_ = embedding.firmware->running();
+    d->firmware_version_ = embedding.firmware->running_version();
+    d->firmware_ = std::make_unique<FirmwareWorker>(
+        std::move(embedding.firmware),
+        [self](const ManagementPeer& to, std::span<const uint8_t> reply) {
+          self->management_.SendTo(to, reply);
+        },
+        // FW_REBOOT answered: shut down like SIGTERM, and exit for the boot loader.
+        [self] { self->Stop(); });
+  }
   for (uint32_t i = 0; i < d->links_.size(); ++i)
     d->loop_->AddFd(d->links_[i]->fd(), [self, i] { self->OnLinkReadable(i); });
   d->loop_->AddFd(d->management_.fd(), [self] {
-    self->management_.Serve([self](std::span<const uint8_t> request) {
-      std::vector<uint8_t> reply =
-          HandleManagement(*self->box_, request, fabric::MonotonicNanos(),
-                           &self->management_counters_, self->firmware_.get());
+    self->management_.Serve([self](std::span<const uint8_t> request, const ManagementPeer& from) {
+      // Firmware work (flash erases and writes, an image read back and hashed) goes to the
+      // worker, answered from there: the loop goes on forwarding frames meanwhile.
+      if (self->firmware_ && IsFirmwareDatagram(request)) {
+        self->firmware_->Submit(request, from);
+        return std::vector<uint8_t>{};
+      }
+      std::vector<uint8_t> reply = HandleManagement(*self->box_, request, fabric::MonotonicNanos(),
+                                                    &self->management_counters_);
       self->MaybeCrashForTest(request);
       return reply;
     });
-    // FW_REBOOT: answered above; now shut down like SIGTERM, and exit for the boot loader.
-    if (self->firmware_ && self->firmware_->reboot_requested()) self->loop_->Stop();
     self->RunBox();  // a release may have answered requests with UR
   });
   if (d->signals_.valid()) d->loop_->AddFd(d->signals_.get(), [self] { self->OnSignal(); });
@@ -192,10 +206,9 @@ void BridgeDaemon::MaybeCrashForTest(std::span<const uint8_t> request) {
 }
 
 void BridgeDaemon::ArmHealthCheck() {
-  if (!firmware_ || !firmware_->running_on_trial()) return;
+  if (!firmware_ || !firmware_on_trial_) return;
   spdlog::info("firmware: slot {} ({}) is on trial: health check in {} ms",
-               firmware::SlotName(firmware_->running()), firmware_->running_version().ToString(),
-               health_delay_ms_);
+               firmware::SlotName(firmware_slot_), firmware_version_.ToString(), health_delay_ms_);
   loop_->AddTimer(link::EventLoop::Clock::now() + std::chrono::milliseconds(health_delay_ms_),
                   [this] { OnHealthCheck(); });
 }
@@ -210,9 +223,11 @@ void BridgeDaemon::OnHealthCheck() {
                   config_.devices.size());
     return;
   }
-  if (firmware::FirmwareResult<firmware::Ok> r = firmware_->MarkRunningGood(); !r.ok())
-    spdlog::error("firmware: cannot mark slot {} good: {}: {}",
-                  firmware::SlotName(firmware_->running()), r.error().name, r.error().message);
+  firmware_->Post([](firmware::FirmwareService& service) {
+    if (firmware::FirmwareResult<firmware::Ok> r = service.MarkRunningGood(); !r.ok())
+      spdlog::error("firmware: cannot mark slot {} good: {}: {}",
+                    firmware::SlotName(service.running()), r.error().name, r.error().message);
+  });
 }
 
 bool BridgeDaemon::OnLinkReadable(uint32_t index, bool spinning) {
@@ -290,7 +305,9 @@ int BridgeDaemon::Run() {
   box_->Shutdown(now);
   RunBox();
   spdlog::info("dxpu-bridge: {} sessions closed, bye", box_->counters().sessions_closed);
-  if (firmware_ && firmware_->reboot_requested()) {
+  const bool reboot = firmware_ && firmware_->reboot_requested();
+  firmware_.reset();  // the request in hand finished, the thread joined
+  if (reboot) {
     spdlog::info("dxpu-bridge: rebooting (exit status {} to the boot loader)",
                  firmware::kRebootExitStatus);
     return firmware::kRebootExitStatus;
@@ -397,12 +414,16 @@ std::string BridgeDaemon::Metrics() const {
               {{"link", index}, {"type", type}}, lc.dropped);
   }
 
-  counter("dxpu_bridge_management_requests_total", "Management requests answered.",
-          management_counters_.requests);
-  counter("dxpu_bridge_management_refused_total", "Management requests refused.",
-          management_counters_.refused);
-  counter("dxpu_bridge_management_dropped_total", "Management datagrams not answered.",
-          management_counters_.dropped);
+  ManagementCounters m = management_counters_;
+  if (firmware_) {
+    const ManagementCounters f = firmware_->counters();
+    m.requests += f.requests;
+    m.refused += f.refused;
+    m.dropped += f.dropped;
+  }
+  counter("dxpu_bridge_management_requests_total", "Management requests answered.", m.requests);
+  counter("dxpu_bridge_management_refused_total", "Management requests refused.", m.refused);
+  counter("dxpu_bridge_management_dropped_total", "Management datagrams not answered.", m.dropped);
   return w.Finish();
 }
 

@@ -16,6 +16,7 @@
 #include "bridge-fw/firmware/firmware_service.h"
 #include "bridge-fw/management.h"
 #include "bridge-fw/management_socket.h"
+#include "bridge-fw/management_worker.h"
 #include "link/event_loop.h"
 #include "link/link.h"
 #include "link/unique_fd.h"
@@ -95,7 +96,12 @@ class BridgeDaemon {
   ManagementSocket management_;
   ManagementCounters management_counters_;
   std::unique_ptr<metrics::MetricsServer> metrics_;
-  std::unique_ptr<firmware::FirmwareService> firmware_;
+  // The firmware service runs on this worker, off the data path (docs/firmware.md, "Off the
+  // data path"); what the health check needs of it, read before it moved there.
+  std::unique_ptr<FirmwareWorker> firmware_;
+  bool firmware_on_trial_ = false;
+  firmware::Slot firmware_slot_ = firmware::Slot::kA;
+  firmware::FirmwareVersion firmware_version_;
   uint32_t health_delay_ms_ = 0;
   link::UniqueFd signals_;
   link::EventLoop::TimerId timer_ = 0;

@@ -109,6 +109,10 @@ int Main(int argc, char** argv) {
   app.add_option("--crash-at-flash-op", crash_at_flash_op,
                  "crash tests only: lose power (exit 137) at the N-th flash operation")
       ->group("");  // hidden
+  uint32_t flash_erase_delay_ms = 0;
+  app.add_option("--flash-erase-delay-ms", flash_erase_delay_ms,
+                 "tests only: each flash erase takes this long (a slow NOR part)")
+      ->group("");  // hidden
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -153,6 +157,7 @@ int Main(int argc, char** argv) {
       return 1;
     }
     embedding.firmware = std::move(firmware).value();
+    embedding.firmware->flash().SetDelays(uint64_t{flash_erase_delay_ms} * 1000000, 0);
     if (crash_at_flash_op != 0) {
       embedding.firmware->flash().ArmPowerCut(crash_at_flash_op - 1, [] {
         spdlog::warn("crash test: power lost at a flash operation");

@@ -3,8 +3,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/dxpu_mgmt.h"
 
@@ -164,30 +166,60 @@ uint16_t ToMgmtStatus(ManageResult r) {
   return DXPU_MGMT_INTERNAL;
 }
 
+namespace {
+
+// Decodes and checks `request` into *m. nullopt: a request to apply; otherwise the reply to
+// send instead (empty: none, the datagram is dropped).
+std::optional<std::vector<uint8_t>> DecodeRequest(std::span<const uint8_t> request,
+                                                  dxpu_mgmt_msg* m, ManagementCounters* counters) {
+  const dxpu_mgmt_err err = dxpu_mgmt_decode(request.data(), request.size(), m);
+  if (err != DXPU_MGMT_ERR_OK) {
+    dxpu_mgmt_status status = DXPU_MGMT_OK;
+    if (!dxpu_mgmt_error_reply(err, m, &status)) {
+      counters->dropped++;
+      return std::vector<uint8_t>{};
+    }
+    counters->refused++;
+    spdlog::warn("management: refused a request ({})", dxpu_mgmt_err_name(err));
+    return Reply(*m, status);
+  }
+  if (dxpu_mgmt_is_response(m)) {
+    counters->dropped++;
+    return std::vector<uint8_t>{};
+  }
+  counters->requests++;
+  if (const dxpu_mgmt_status bad = dxpu_mgmt_check_args(m); bad != DXPU_MGMT_OK) {
+    counters->refused++;
+    return Reply(*m, bad);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool IsFirmwareDatagram(std::span<const uint8_t> request) {
+  return request.size() > DXPU_MGMT_OFF_TYPE && IsFirmwareRequest(request[DXPU_MGMT_OFF_TYPE]);
+}
+
+std::vector<uint8_t> HandleFirmwareManagement(std::span<const uint8_t> request,
+                                              ManagementCounters* counters,
+                                              firmware::FirmwareService* firmware) {
+  dxpu_mgmt_msg m{};
+  if (std::optional<std::vector<uint8_t>> refused = DecodeRequest(request, &m, counters))
+    return std::move(*refused);
+  if (!IsFirmwareRequest(m.type)) {
+    counters->refused++;
+    return Reply(m, DXPU_MGMT_INTERNAL);
+  }
+  return FirmwareReply(m, firmware, counters);
+}
+
 std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> request,
                                       uint64_t now, ManagementCounters* counters,
                                       firmware::FirmwareService* firmware) {
   dxpu_mgmt_msg m{};
-  const dxpu_mgmt_err err = dxpu_mgmt_decode(request.data(), request.size(), &m);
-  if (err != DXPU_MGMT_ERR_OK) {
-    dxpu_mgmt_status status = DXPU_MGMT_OK;
-    if (!dxpu_mgmt_error_reply(err, &m, &status)) {
-      counters->dropped++;
-      return {};
-    }
-    counters->refused++;
-    spdlog::warn("management: refused a request ({})", dxpu_mgmt_err_name(err));
-    return Reply(m, status);
-  }
-  if (dxpu_mgmt_is_response(&m)) {
-    counters->dropped++;
-    return {};
-  }
-  counters->requests++;
-  if (const dxpu_mgmt_status bad = dxpu_mgmt_check_args(&m); bad != DXPU_MGMT_OK) {
-    counters->refused++;
-    return Reply(m, bad);
-  }
+  if (std::optional<std::vector<uint8_t>> refused = DecodeRequest(request, &m, counters))
+    return std::move(*refused);
   if (IsFirmwareRequest(m.type)) return FirmwareReply(m, firmware, counters);
   ManageResult r = ManageResult::kOk;
   switch (m.type) {

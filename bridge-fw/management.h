@@ -27,6 +27,14 @@ std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> r
                                       uint64_t now, ManagementCounters* counters,
                                       firmware::FirmwareService* firmware = nullptr);
 
+// Whether a datagram's header names a firmware request (FW_BEGIN .. FW_REBOOT): the daemon
+// hands those to its firmware worker, off the data path. Only the type byte is looked at.
+bool IsFirmwareDatagram(std::span<const uint8_t> request);
+// HandleManagement for a firmware request alone (no box): what the firmware worker runs.
+std::vector<uint8_t> HandleFirmwareManagement(std::span<const uint8_t> request,
+                                              ManagementCounters* counters,
+                                              firmware::FirmwareService* firmware);
+
 // The wire status for a BridgeBox answer.
 uint16_t ToMgmtStatus(ManageResult r);
 

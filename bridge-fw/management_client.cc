@@ -97,8 +97,9 @@ std::string RefusalSentence(uint16_t status) {
     case DXPU_MGMT_WRONG_HARDWARE:
       return "the image is built for another hardware revision than the bridge's";
     case DXPU_MGMT_DOWNGRADE:
-      return "the image is older than the bridge's minimum version (anti-rollback); "
-             "--allow-downgrade overrides that, and the bridge logs the override";
+      return "the bridge refuses the image as a rollback (anti-rollback): its version is below "
+             "the bridge's running or minimum version, or its security version below the "
+             "bridge's counter";
     case DXPU_MGMT_IMAGE_INVALID:
       return "the image failed the bridge's checks (format, size, payload hash or sections), "
              "or did not verify when read back from the flash";

@@ -17,6 +17,12 @@
 
 namespace dxpu::bridge {
 
+// Who sent a request: where its answer goes.
+struct ManagementPeer {
+  sockaddr_storage address{};
+  socklen_t length = 0;
+};
+
 class ManagementSocket {
  public:
   // Binds the socket (non-blocking). An AF_UNIX path left by an earlier run is replaced.
@@ -33,25 +39,31 @@ class ManagementSocket {
   // The address it is bound to (the port the kernel chose when the configuration said 0).
   link::LinkAddress local_address() const;
 
-  // Answers every request waiting on the socket with `handle`'s response (none when it
-  // returns empty); returns how many datagrams were read.
+  // Answers every request waiting on the socket with `handle(request, peer)`'s response (none
+  // when it returns empty: the handler may answer later with SendTo); returns how many
+  // datagrams were read.
   template <typename Handler>
   size_t Serve(Handler&& handle) {
     size_t n = 0;
     for (; n < 64; ++n) {
-      sockaddr_storage from{};
-      socklen_t from_len = sizeof(from);
+      ManagementPeer from;
+      from.length = sizeof(from.address);
       const ssize_t got = recvfrom(fd_.get(), buf_.data(), buf_.size(), MSG_TRUNC,
-                                   reinterpret_cast<sockaddr*>(&from), &from_len);
+                                   reinterpret_cast<sockaddr*>(&from.address), &from.length);
       if (got < 0) break;
       // A datagram larger than any request is cut short: the decoder refuses it.
       const size_t len = std::min(static_cast<size_t>(got), buf_.size());
-      const std::vector<uint8_t> reply = handle(std::span<const uint8_t>(buf_.data(), len));
-      if (!reply.empty() && from_len > 0)
-        sendto(fd_.get(), reply.data(), reply.size(), MSG_DONTWAIT,
-               reinterpret_cast<const sockaddr*>(&from), from_len);
+      const std::vector<uint8_t> reply = handle(std::span<const uint8_t>(buf_.data(), len), from);
+      SendTo(from, reply);
     }
     return n;
+  }
+
+  // Sends `reply` (nothing when empty) to `to`, without blocking. Safe from any thread.
+  void SendTo(const ManagementPeer& to, std::span<const uint8_t> reply) const {
+    if (!reply.empty() && to.length > 0)
+      sendto(fd_.get(), reply.data(), reply.size(), MSG_DONTWAIT,
+             reinterpret_cast<const sockaddr*>(&to.address), to.length);
   }
 
  private:

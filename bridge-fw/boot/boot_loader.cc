@@ -169,4 +169,17 @@ FirmwareResult<BootPlan> PrepareBoot(const std::string& flash_path, const std::s
   return plan;
 }
 
+std::optional<std::string> ConfigOverride(const std::string& config,
+                                          const std::vector<std::string>& bridge_args) {
+  const char* const why =
+      "the image's signed configuration is the bridge's, and only a signed image replaces it "
+      "(dxpu flash sign --config, then dxpu flash push)";
+  if (!config.empty()) return fmt::format("--config {}: refused: {}", config, why);
+  for (const std::string& a : bridge_args) {
+    if (a == "-c" || a.starts_with("-c") || a == "--config" || a.starts_with("--config="))
+      return fmt::format("bridge argument '{}': refused: {}", a, why);
+  }
+  return std::nullopt;
+}
+
 }  // namespace dxpu::firmware

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,6 +47,13 @@ struct BootPlan {
 // flash's (open, read, power-lost), kNoBootableImage, bad-payload (no executable or no
 // configuration section), extract (a file could not be written).
 FirmwareResult<BootPlan> PrepareBoot(const std::string& flash_path, const std::string& work_dir);
+
+// Why dxpu-boot refuses to run the bridge with another configuration than its image's: every
+// image (format 1) carries a signed configuration, and only a signed image replaces it. Refused:
+// `--config FILE` (`config`, non-empty) and a configuration option among the arguments passed
+// on to dxpu-bridge (-c, --config, in any spelling CLI11 takes). nullopt: nothing overrides it.
+std::optional<std::string> ConfigOverride(const std::string& config,
+                                          const std::vector<std::string>& bridge_args);
 
 // WORK_DIR/slot-A or WORK_DIR/slot-B.
 std::string SlotWorkDir(const std::string& work_dir, Slot slot);

@@ -118,7 +118,7 @@ class BlockedSignals {
 std::vector<std::string> BridgeArgv(const Options& o, const BootPlan& plan) {
   std::vector<std::string> argv = {plan.executable,
                                    "-c",
-                                   o.config.empty() ? plan.config : o.config,
+                                   plan.config,
                                    dxpu::firmware::kFlashOption,
                                    o.flash,
                                    dxpu::firmware::kSlotOption,
@@ -305,9 +305,11 @@ void AddOptions(CLI::App& app, Options& o) {
   app.add_option("--work-dir", o.work_dir,
                  "where the chosen slot's files are extracted (DIR/slot-A/, DIR/slot-B/)")
       ->required();
+  // Kept to refuse it clearly: every image carries a signed configuration (docs/firmware.md,
+  // "The signed configuration").
   app.add_option("--config", o.config,
-                 "run the bridge with this configuration instead of the image's")
-      ->check(CLI::ExistingFile);
+                 "refused: the image's signed configuration is the bridge's; a new one comes "
+                 "in a signed image (dxpu flash sign --config)");
   app.add_option("--max-boots", o.max_boots,
                  "exit 0 after the N-th bridge run ended (0: never; for tests)")
       ->capture_default_str();
@@ -355,9 +357,13 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "dxpu-boot: --json goes with --once\n");
     return 2;
   }
+  if (const std::optional<std::string> why =
+          dxpu::firmware::ConfigOverride(o.config, o.bridge_args)) {
+    std::fprintf(stderr, "dxpu-boot: %s\n", why->c_str());
+    return 2;
+  }
   SetUpLogging(o.log_level);
   o.flash = std::filesystem::absolute(o.flash).string();
-  if (!o.config.empty()) o.config = std::filesystem::absolute(o.config).string();
   if (!o.once) return BootLoop(o);
   FirmwareResult<BootPlan> plan = Prepare(o);
   if (!plan.ok()) return 1;

@@ -35,9 +35,9 @@ SlotImage CheckSlot(const FlashDevice& flash, Slot slot) {
   FirmwareResult<VerifiedImage> image = ReadSlotImage(flash, slot);
   if (!image.ok()) {
     const FirmwareError& e = image.error();
-    return {false, {}, e.name == "empty" ? "empty" : e.name + ": " + e.message};
+    return {false, {}, 0, e.name == "empty" ? "empty" : e.name + ": " + e.message};
   }
-  return {true, image.value().header.version, ""};
+  return {true, image.value().header.version, image.value().header.security_version, ""};
 }
 
 namespace {
@@ -58,6 +58,9 @@ BootChoice ChooseBoot(const std::optional<BootState>& state,
     const SlotImage& i = image(x);
     if (!i.valid) return i.problem;
     if (s.state_of(x) == SlotState::kBad) return "marked bad (it failed its trial)";
+    if (i.security_version < s.security_counter)
+      return fmt::format("rollback: security version {} is below the anti-rollback counter {}",
+                         i.security_version, s.security_counter);
     if (i.version < s.min_version)
       return fmt::format("downgrade: version {} is below the minimum {}", i.version.ToString(),
                          s.min_version.ToString());
@@ -106,9 +109,11 @@ BootChoice ChooseBoot(const std::optional<BootState>& state,
           fmt::format("{} (version {}) becomes active", SlotText(x), image(x).version.ToString()));
       s.active = x;
     }
-    if (s.state_of(x) != SlotState::kGood || s.version_of(x) != image(x).version) {
+    if (s.state_of(x) != SlotState::kGood || s.version_of(x) != image(x).version ||
+        s.security_of(x) != image(x).security_version) {
       s.slot_state[SlotIndex(x)] = SlotState::kGood;
       s.slot_version[SlotIndex(x)] = image(x).version;
+      s.slot_security[SlotIndex(x)] = image(x).security_version;
     }
     c.slot = x;
     c.state = s;
@@ -133,6 +138,7 @@ BootState MarkGood(const BootState& state, Slot running) {
   const Slot other = OtherSlot(running);
   if (s.state_of(other) == SlotState::kGood) floor = std::min(floor, s.version_of(other));
   s.min_version = std::max(s.min_version, floor);
+  s.security_counter = std::max(s.security_counter, s.security_of(running));
   return s;
 }
 
@@ -140,6 +146,7 @@ BootState BeginWrite(const BootState& state, Slot slot) {
   BootState s = state;
   s.slot_state[SlotIndex(slot)] = SlotState::kEmpty;
   s.slot_version[SlotIndex(slot)] = {};
+  s.slot_security[SlotIndex(slot)] = 0;
   if (s.trial == slot) {
     s.trial.reset();
     s.tries_left = 0;
@@ -148,15 +155,21 @@ BootState BeginWrite(const BootState& state, Slot slot) {
   return s;
 }
 
-BootState StartTrial(const BootState& state, Slot slot, FirmwareVersion version,
+BootState StartTrial(const BootState& state, Slot slot, const ImageHeader& header,
                      bool allow_downgrade) {
   BootState s = state;
+  const FirmwareVersion version = header.version;
   s.slot_state[SlotIndex(slot)] = SlotState::kWritten;
   s.slot_version[SlotIndex(slot)] = version;
+  s.slot_security[SlotIndex(slot)] = header.security_version;
   s.trial = slot;
   s.tries_left = kTrialTries;
   if (allow_downgrade && version < s.min_version) s.min_version = version;
   return s;
+}
+
+FirmwareVersion PushFloor(FirmwareVersion min_version, FirmwareVersion running) {
+  return std::max(min_version, running);
 }
 
 }  // namespace dxpu::firmware

@@ -20,6 +20,7 @@ namespace dxpu::firmware {
 struct SlotImage {
   bool valid = false;
   FirmwareVersion version;
+  uint32_t security_version = 0;
   std::string problem;  // "empty", or the image error: "bad-hash: ..."
 };
 
@@ -42,15 +43,20 @@ struct BootChoice {
 BootChoice ChooseBoot(const std::optional<BootState>& state, const std::array<SlotImage, 2>& slots);
 
 // The running trial slot passed its health check: active and good, the trial over, the
-// minimum version raised to the lower of the good slots' versions. Unchanged if `running` is
-// not on trial.
+// minimum version raised to the lower of the good slots' versions, the anti-rollback counter
+// raised to the slot's security version when that is higher. Unchanged if `running` is not on
+// trial.
 BootState MarkGood(const BootState& state, Slot running);
 // Before `slot` is erased for a new image: it is empty, and no longer on trial.
 BootState BeginWrite(const BootState& state, Slot slot);
-// After an image of `version` was written to `slot` and verified: the slot on trial with
-// kTrialTries boots; with `allow_downgrade`, the minimum version lowered to `version`.
-BootState StartTrial(const BootState& state, Slot slot, FirmwareVersion version,
+// After the image `header` was written to `slot` and verified: the slot on trial with
+// kTrialTries boots; with `allow_downgrade`, the minimum version lowered to its version.
+BootState StartTrial(const BootState& state, Slot slot, const ImageHeader& header,
                      bool allow_downgrade);
+// The lowest version a push may write without a downgrade authorisation: the minimum version
+// or the running image's, whichever is higher (an image older than the one running is a
+// downgrade even while an older good image sits in the other slot).
+FirmwareVersion PushFloor(FirmwareVersion min_version, FirmwareVersion running);
 
 }  // namespace dxpu::firmware
 

@@ -1,6 +1,8 @@
 // boot_state.cc - the boot state's records in two flash blocks (boot_state.h).
 #include "bridge-fw/firmware/boot_state.h"
 
+#include <spdlog/fmt/fmt.h>
+
 #include <algorithm>
 
 #include "core/crc32c.h"
@@ -57,7 +59,8 @@ std::string_view SlotStateName(SlotState s) {
 bool BootState::SameAs(const BootState& o) const {
   return active == o.active && trial == o.trial && tries_left == o.tries_left &&
          min_version == o.min_version && slot_state == o.slot_state &&
-         slot_version == o.slot_version;
+         slot_version == o.slot_version && security_counter == o.security_counter &&
+         slot_security == o.slot_security;
 }
 
 std::vector<uint8_t> EncodeBootState(const BootState& s, uint32_t granule) {
@@ -72,6 +75,9 @@ std::vector<uint8_t> EncodeBootState(const BootState& s, uint32_t granule) {
   r[17] = static_cast<uint8_t>(s.slot_state[1]);
   dxpu_put_be32(&r[20], s.slot_version[0].packed);
   dxpu_put_be32(&r[24], s.slot_version[1].packed);
+  dxpu_put_be32(&r[28], s.security_counter);
+  dxpu_put_be32(&r[32], s.slot_security[0]);
+  dxpu_put_be32(&r[36], s.slot_security[1]);
   dxpu_put_be32(&r[granule - 4], dxpu_crc32c(0, r.data(), granule - 4));
   return r;
 }
@@ -90,6 +96,8 @@ std::optional<BootState> DecodeBootState(std::span<const uint8_t> r) {
   s.min_version.packed = dxpu_get_be32(&r[12]);
   s.slot_state = {static_cast<SlotState>(r[16]), static_cast<SlotState>(r[17])};
   s.slot_version = {FirmwareVersion{dxpu_get_be32(&r[20])}, FirmwareVersion{dxpu_get_be32(&r[24])}};
+  s.security_counter = dxpu_get_be32(&r[28]);
+  s.slot_security = {dxpu_get_be32(&r[32]), dxpu_get_be32(&r[36])};
   return s;
 }
 
@@ -125,6 +133,11 @@ FirmwareResult<Ok> WriteBootState(FlashDevice& flash, const BootState& next) {
   FirmwareResult<Scan> scanned = ScanBootState(flash);
   if (!scanned.ok()) return scanned.error();
   const Scan& scan = scanned.value();
+  if (scan.newest && next.security_counter < scan.newest->security_counter)
+    return FirmwareError{"counter-decrease",
+                         fmt::format("a boot state with anti-rollback counter {} below the "
+                                     "flash's {}: refused (the counter never decreases)",
+                                     next.security_counter, scan.newest->security_counter)};
   const uint32_t g = flash.geometry().granule;
   const uint32_t per_block = flash.geometry().erase_block / g;
   BootState record = next;

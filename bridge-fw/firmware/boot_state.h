@@ -33,9 +33,15 @@ struct BootState {
   FirmwareVersion min_version;
   std::array<SlotState, 2> slot_state{SlotState::kEmpty, SlotState::kEmpty};
   std::array<FirmwareVersion, 2> slot_version{};
+  // The anti-rollback counter: the highest security version of an image marked good. It never
+  // decreases (WriteBootState refuses a record that lowers it); no image below it boots or is
+  // written (docs/firmware.md, "Anti-rollback").
+  uint32_t security_counter = 0;
+  std::array<uint32_t, 2> slot_security{};  // each slot's image's security version
 
   SlotState state_of(Slot s) const { return slot_state[SlotIndex(s)]; }
   FirmwareVersion version_of(Slot s) const { return slot_version[SlotIndex(s)]; }
+  uint32_t security_of(Slot s) const { return slot_security[SlotIndex(s)]; }
   // Equal in everything but the sequence number.
   bool SameAs(const BootState& o) const;
 };
@@ -47,7 +53,8 @@ std::optional<BootState> DecodeBootState(std::span<const uint8_t> record);
 // The newest valid record, or nullopt on a flash that has none (new, or both blocks lost).
 FirmwareResult<std::optional<BootState>> ReadBootState(const FlashDevice& flash);
 // Appends `next` with the next sequence number (after the newest record's); when its block is
-// full, erases the other block and starts there.
+// full, erases the other block and starts there. A record that would lower the anti-rollback
+// counter is refused (`counter-decrease`) and nothing is written.
 FirmwareResult<Ok> WriteBootState(FlashDevice& flash, const BootState& next);
 
 }  // namespace dxpu::firmware

@@ -11,7 +11,9 @@
 #include <utility>
 
 #include "bridge-fw/firmware/boot_select.h"
+#include "bridge-fw/firmware/downgrade.h"
 #include "bridge-fw/firmware/image.h"
+#include "dxpu/compat.h"
 
 namespace dxpu::firmware {
 namespace {
@@ -28,7 +30,7 @@ uint16_t FirmwareErrorStatus(const FirmwareError& error) {
   const std::string_view n = error.name;
   if (n == "unknown-key" || n == "bad-signature") return DXPU_MGMT_IMAGE_UNTRUSTED;
   if (n == "wrong-hardware") return DXPU_MGMT_WRONG_HARDWARE;
-  if (n == "downgrade") return DXPU_MGMT_DOWNGRADE;
+  if (n == "downgrade" || n == "rollback" || n == "bad-authorisation") return DXPU_MGMT_DOWNGRADE;
   constexpr std::array<std::string_view, 8> kFlash = {"flash-io",    "not-erased",  "out-of-range",
                                                       "protected",   "unaligned",   "power-lost",
                                                       "bad-factory", "bad-geometry"};
@@ -51,6 +53,10 @@ FirmwareResult<std::unique_ptr<FirmwareService>> FirmwareService::Open(
                                                  SlotName(running), image.problem)};
   FirmwareResult<std::optional<BootState>> state = ReadBootState(*flash.value());
   if (!state.ok()) return state.error();
+  const FactoryInfo& f = flash.value()->factory();
+  spdlog::info("firmware: bridge ID {}, key list {} ({} trusted keys), anti-rollback counter {}",
+               ToHex(f.bridge_id), f.key_list_sequence, f.keys.size(),
+               state.value() ? state.value()->security_counter : 0);
   return std::unique_ptr<FirmwareService>(new FirmwareService(
       std::move(flash).value(), running, image.version, state.value().value_or(BootState{})));
 }
@@ -77,8 +83,8 @@ dxpu_mgmt_fw_report FirmwareService::Report() const {
   dxpu_mgmt_fw_report r{};
   r.running_slot = WireSlot(running_);
   r.transfer = transfer_ == Transfer::kIdle        ? DXPU_MGMT_FW_IDLE
-               : transfer_ == Transfer::kReceiving ? DXPU_MGMT_FW_RECEIVING
-                                                   : DXPU_MGMT_FW_COMMITTED;
+               : transfer_ == Transfer::kCommitted ? DXPU_MGMT_FW_COMMITTED
+                                                   : DXPU_MGMT_FW_RECEIVING;
   r.target_slot =
       transfer_ == Transfer::kIdle ? DXPU_MGMT_FW_NO_SLOT : WireSlot(OtherSlot(running_));
   r.trial_slot = WireSlot(state_.trial);
@@ -90,11 +96,17 @@ dxpu_mgmt_fw_report FirmwareService::Report() const {
   r.running_version = running_version_.packed;
   r.min_version = state_.min_version.packed;
   r.hw_revision = flash_->factory().hw_revision;
-  if (writer_) {
-    r.next_offset = writer_->written();
-    r.total = writer_->total();
+  if (transfer_ != Transfer::kIdle) {
+    const uint64_t prefix = authorised_ ? kDowngradeBytes : 0;
+    r.next_offset = stream_offset();
+    r.total = prefix + kHeaderBytes + header_payload_length_;
   }
   return r;
+}
+
+uint64_t FirmwareService::stream_offset() const {
+  if (!authorised_) return writer_ ? writer_->written() : 0;
+  return writer_ ? kDowngradeBytes + writer_->written() : authorisation_.size();
 }
 
 FirmwareAnswer FirmwareService::Refuse(const FirmwareError& error, const char* what) {
@@ -107,16 +119,19 @@ FirmwareAnswer FirmwareService::Refuse(const FirmwareError& error, const char* w
 void FirmwareService::Abandon() {
   writer_.reset();
   header_.clear();
+  authorisation_.clear();
+  authorised_ = false;
   transfer_ = Transfer::kIdle;
   (void)ReloadState();
 }
 
 FirmwareAnswer FirmwareService::Begin(const dxpu_mgmt_fw_begin& begin) {
   const std::span<const uint8_t> header(begin.header, kHeaderBytes);
-  if (transfer_ != Transfer::kIdle && std::ranges::equal(header, header_)) {
-    spdlog::info("firmware: the same image again: {} at byte {} of {}",
-                 transfer_ == Transfer::kCommitted ? "committed" : "resuming", writer_->written(),
-                 writer_->total());
+  const bool authorised = (begin.flags & DXPU_MGMT_FW_F_ALLOW_DOWNGRADE) != 0;
+  if (transfer_ != Transfer::kIdle && std::ranges::equal(header, header_) &&
+      authorised == authorised_) {
+    spdlog::info("firmware: the same image again: {} at byte {}",
+                 transfer_ == Transfer::kCommitted ? "committed" : "resuming", stream_offset());
     return Reported();
   }
   if (running_on_trial()) {
@@ -124,35 +139,74 @@ FirmwareAnswer FirmwareService::Begin(const dxpu_mgmt_fw_begin& begin) {
                  SlotName(running_));
     return {DXPU_MGMT_TRIAL_RUNNING, std::nullopt};
   }
-  const bool allow_downgrade = (begin.flags & DXPU_MGMT_FW_F_ALLOW_DOWNGRADE) != 0;
-  FirmwareResult<SlotWriter> w =
-      SlotWriter::Begin(*flash_, OtherSlot(running_), running_, header, allow_downgrade);
-  if (!w.ok()) {
-    if (FirmwareErrorStatus(w.error()) == DXPU_MGMT_FLASH_ERROR) Abandon();
-    return Refuse(w.error(), "image");
-  }
-  const FirmwareResult<ImageHeader> h = DecodeHeader(header);
-  const FirmwareVersion version = h.ok() ? h.value().version : FirmwareVersion{};
-  if (allow_downgrade && version < state_.min_version)
-    spdlog::warn("firmware: DOWNGRADE OVERRIDE: writing {} below the minimum version {}",
-                 version.ToString(), state_.min_version.ToString());
-  writer_.emplace(std::move(w).value());
+  // Every check of the header first, nothing written: with ALLOW_DOWNGRADE all but the push
+  // floor, which only the authorisation that must come first can lift.
+  FirmwareResult<ImageHeader> h =
+      SlotWriter::Check(*flash_, OtherSlot(running_), running_, header, authorised);
+  if (!h.ok()) return Refuse(h.error(), "image");
+  Abandon();
   header_.assign(header.begin(), header.end());
+  header_payload_length_ = h.value().payload_length;
+  authorised_ = authorised;
+  if (authorised) {
+    transfer_ = Transfer::kAuthorising;
+    spdlog::info("firmware: {} with ALLOW_DOWNGRADE: waiting for its {}-byte authorisation",
+                 h.value().version.ToString(), kDowngradeBytes);
+    return Reported();
+  }
+  if (FirmwareResult<Ok> w = BeginWriter(false); !w.ok()) return Refuse(w.error(), "image");
+  return Reported();
+}
+
+FirmwareResult<Ok> FirmwareService::BeginWriter(bool allow_downgrade) {
+  FirmwareResult<SlotWriter> w =
+      SlotWriter::Begin(*flash_, OtherSlot(running_), running_, header_, allow_downgrade);
+  if (!w.ok()) {
+    Abandon();
+    return w.error();
+  }
+  writer_.emplace(std::move(w).value());
   transfer_ = Transfer::kReceiving;
   (void)ReloadState();
-  spdlog::info("firmware: receiving {} ({} bytes) into slot {}", version.ToString(),
-               writer_->total(), SlotName(OtherSlot(running_)));
-  return Reported();
+  spdlog::info("firmware: receiving {} ({} bytes) into slot {}",
+               FirmwareVersion{dxpu_get_be32(&header_[8])}.ToString(), writer_->total(),
+               SlotName(OtherSlot(running_)));
+  return Ok{};
+}
+
+FirmwareResult<Ok> FirmwareService::TakeAuthorisation(std::span<const uint8_t>* bytes) {
+  const size_t take = std::min(bytes->size(), kDowngradeBytes - authorisation_.size());
+  const std::span<const uint8_t> taken = bytes->first(take);
+  authorisation_.insert(authorisation_.end(), taken.begin(), taken.end());
+  *bytes = bytes->subspan(take);
+  if (authorisation_.size() < kDowngradeBytes) return Ok{};
+  FirmwareResult<DowngradeAuth> auth =
+      VerifyDowngrade(authorisation_, flash_->factory().keys, flash_->factory().bridge_id, header_);
+  if (!auth.ok()) {
+    Abandon();
+    return auth.error();
+  }
+  const FirmwareVersion floor = PushFloor(state_.min_version, running_version_);
+  spdlog::warn("firmware: DOWNGRADE AUTHORISED by key {}: writing {} (floor {}, running {})",
+               ToHex(auth.value().key_id), auth.value().version.ToString(), floor.ToString(),
+               running_version_.ToString());
+  return BeginWriter(true);
 }
 
 FirmwareAnswer FirmwareService::Chunk(const dxpu_mgmt_fw_chunk& chunk) {
   if (transfer_ == Transfer::kIdle) return {DXPU_MGMT_NO_TRANSFER, std::nullopt};
-  const uint64_t next = writer_->written();
+  const uint64_t next = stream_offset();
   const uint64_t end = chunk.offset + chunk.length;  // no wrap: checked with the arguments
   if (end <= next) return Reported();                // a repeat: already taken
   if (chunk.offset != next || transfer_ == Transfer::kCommitted)
     return {DXPU_MGMT_OUT_OF_ORDER, std::nullopt};
-  FirmwareResult<Ok> a = writer_->Append(std::span(chunk.data, chunk.length));
+  std::span<const uint8_t> bytes(chunk.data, chunk.length);
+  if (transfer_ == Transfer::kAuthorising) {
+    if (FirmwareResult<Ok> a = TakeAuthorisation(&bytes); !a.ok())
+      return Refuse(a.error(), "downgrade authorisation");
+    if (bytes.empty()) return Reported();
+  }
+  FirmwareResult<Ok> a = writer_->Append(bytes);
   if (!a.ok()) {
     if (FirmwareErrorStatus(a.error()) == DXPU_MGMT_FLASH_ERROR) Abandon();
     return Refuse(a.error(), "chunk");
@@ -163,7 +217,8 @@ FirmwareAnswer FirmwareService::Chunk(const dxpu_mgmt_fw_chunk& chunk) {
 FirmwareAnswer FirmwareService::Commit() {
   if (transfer_ == Transfer::kIdle) return {DXPU_MGMT_NO_TRANSFER, std::nullopt};
   if (transfer_ == Transfer::kCommitted) return Reported();
-  if (writer_->written() != writer_->total()) return {DXPU_MGMT_INCOMPLETE, std::nullopt};
+  if (!writer_ || writer_->written() != writer_->total())
+    return {DXPU_MGMT_INCOMPLETE, std::nullopt};
   FirmwareResult<ImageHeader> done = writer_->Finish();
   if (!done.ok()) {
     Abandon();  // the slot holds something that did not verify: a new BEGIN starts over

@@ -53,13 +53,18 @@ class FirmwareService {
   FlashDevice& flash() { return *flash_; }
 
  private:
-  enum class Transfer : uint8_t { kIdle, kReceiving, kCommitted };
+  enum class Transfer : uint8_t { kIdle, kAuthorising, kReceiving, kCommitted };
 
   FirmwareService(std::unique_ptr<FlashDevice> flash, Slot running, FirmwareVersion version,
                   BootState state);
   FirmwareAnswer Begin(const dxpu_mgmt_fw_begin& begin);
   FirmwareAnswer Chunk(const dxpu_mgmt_fw_chunk& chunk);
   FirmwareAnswer Commit();
+  // The downgrade authorisation that precedes the image in a transfer begun with
+  // ALLOW_DOWNGRADE: its next bytes; once whole, verified and the image's write begun.
+  FirmwareResult<Ok> TakeAuthorisation(std::span<const uint8_t>* bytes);
+  FirmwareResult<Ok> BeginWriter(bool allow_downgrade);
+  uint64_t stream_offset() const;
   static FirmwareAnswer Refuse(const FirmwareError& error, const char* what);
   // Drops the transfer after the flash failed under it: what is in the slot is unknown.
   void Abandon();
@@ -74,6 +79,9 @@ class FirmwareService {
   Transfer transfer_ = Transfer::kIdle;
   std::optional<SlotWriter> writer_;
   std::vector<uint8_t> header_;  // the transfer's image header
+  uint64_t header_payload_length_ = 0;
+  bool authorised_ = false;             // begun with ALLOW_DOWNGRADE: an authorisation comes first
+  std::vector<uint8_t> authorisation_;  // its bytes so far
   bool reboot_requested_ = false;
 };
 

@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <optional>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "core/crc32c.h"
@@ -18,7 +21,8 @@
 namespace dxpu::firmware {
 namespace {
 
-constexpr size_t kOffKeys = 32;
+constexpr size_t kOffBridgeId = 32;
+constexpr size_t kOffRootKey = 48;
 constexpr size_t kOffFactoryCrc = 160;
 constexpr uint32_t kMaxBlocks = 1u << 16;
 
@@ -26,6 +30,10 @@ bool PowerOfTwo(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 FirmwareError IoError(const std::string& what) {
   return {"flash-io", fmt::format("{}: {}", what, util::ErrnoText(errno))};
+}
+
+void Delay(uint64_t ns) {
+  if (ns != 0) std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
 }
 
 FirmwareError PowerLost() {
@@ -43,9 +51,8 @@ std::vector<uint8_t> EncodeFactory(const FactoryInfo& info) {
   dxpu_put_be32(&b[16], info.geometry.blocks);
   dxpu_put_be32(&b[20], info.hw_revision);
   dxpu_put_be32(&b[24], info.blocks_per_slot);
-  dxpu_put_be32(&b[28], static_cast<uint32_t>(info.keys.size()));
-  for (size_t i = 0; i < info.keys.size() && i < kMaxTrustedKeys; ++i)
-    std::ranges::copy(info.keys[i], b.begin() + static_cast<ptrdiff_t>(kOffKeys + size_t{32} * i));
+  std::ranges::copy(info.bridge_id, b.begin() + kOffBridgeId);
+  std::ranges::copy(info.root_key, b.begin() + kOffRootKey);
   dxpu_put_be32(&b[kOffFactoryCrc], dxpu_crc32c(0, b.data(), kOffFactoryCrc));
   return b;
 }
@@ -67,15 +74,11 @@ FirmwareResult<FactoryInfo> DecodeFactory(std::span<const uint8_t> b) {
   info.geometry.blocks = dxpu_get_be32(&b[16]);
   info.hw_revision = dxpu_get_be32(&b[20]);
   info.blocks_per_slot = dxpu_get_be32(&b[24]);
-  const uint32_t keys = dxpu_get_be32(&b[28]);
-  for (uint32_t i = 0; i < keys && i < kMaxTrustedKeys; ++i) {
-    PublicKey k{};
-    std::copy_n(b.begin() + static_cast<ptrdiff_t>(kOffKeys + size_t{32} * i), k.size(), k.begin());
-    info.keys.push_back(k);
-  }
-  if (keys > kMaxTrustedKeys)
-    return FirmwareError{"bad-factory",
-                         fmt::format("{} trusted keys; at most {}", keys, kMaxTrustedKeys)};
+  std::copy_n(b.begin() + kOffBridgeId, info.bridge_id.size(), info.bridge_id.begin());
+  std::copy_n(b.begin() + kOffRootKey, info.root_key.size(), info.root_key.begin());
+  if (!dxpu_all_zero(&b[6], 2) || !dxpu_all_zero(&b[28], 4) ||
+      !dxpu_all_zero(&b[kOffRootKey + 32], kOffFactoryCrc - kOffRootKey - 32))
+    return FirmwareError{"bad-factory", "a reserved byte of the factory block is not zero"};
   FirmwareResult<Ok> ok = CheckFactory(info);
   if (!ok.ok()) return ok.error();
   return info;
@@ -93,24 +96,28 @@ FirmwareResult<Ok> CheckFactory(const FactoryInfo& info) {
                     g.granule));
   if (info.blocks_per_slot == 0 || info.blocks_per_slot > kMaxBlocks)
     return bad(fmt::format("{} blocks per slot: 1 to {}", info.blocks_per_slot, kMaxBlocks));
-  const uint64_t need = 3 + 2 * uint64_t{info.blocks_per_slot};
+  const uint64_t need = kFirstSlotBlock + 2 * uint64_t{info.blocks_per_slot};
   if (g.blocks < need || g.blocks > kMaxBlocks)
     return bad(
-        fmt::format("{} blocks: the factory block, two boot-state blocks and two slots of "
-                    "{} need {} (at most {})",
+        fmt::format("{} blocks: the factory block, two boot-state blocks, two key-list blocks "
+                    "and two slots of {} need {} (at most {})",
                     g.blocks, info.blocks_per_slot, need, kMaxBlocks));
-  if (info.keys.empty() || info.keys.size() > kMaxTrustedKeys)
-    return bad(fmt::format("{} trusted keys: 1 to {}", info.keys.size(), kMaxTrustedKeys));
+  if (kKeyListBytes > g.erase_block) return bad("an erase block smaller than a key list");
   return Ok{};
 }
 
 FlashDevice::FlashDevice(link::UniqueFd fd, FactoryInfo factory)
     : fd_(std::move(fd)), factory_(std::move(factory)) {}
 
-FirmwareResult<std::unique_ptr<FlashDevice>> FlashDevice::Create(const std::string& path,
-                                                                 const FactoryInfo& info) {
-  FirmwareResult<Ok> ok = CheckFactory(info);
+FirmwareResult<std::unique_ptr<FlashDevice>> FlashDevice::Create(
+    const std::string& path, const FactoryInfo& info_in, std::span<const uint8_t> key_list) {
+  FirmwareResult<Ok> ok = CheckFactory(info_in);
   if (!ok.ok()) return ok.error();
+  FirmwareResult<KeyList> list = VerifyKeyList(key_list, info_in.root_key);
+  if (!list.ok()) return list.error();
+  FactoryInfo info = info_in;
+  info.keys = list.value().keys;
+  info.key_list_sequence = list.value().sequence;
   link::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) {
     if (errno == EEXIST)
@@ -132,6 +139,7 @@ FirmwareResult<std::unique_ptr<FlashDevice>> FlashDevice::Create(const std::stri
       (block0.size() + info.geometry.granule - 1) / info.geometry.granule * info.geometry.granule,
       0xff);
   FirmwareResult<Ok> w = dev->WriteAt(0, block0);
+  if (w.ok()) w = dev->WriteKeyList(kFirstKeyListBlock, key_list);
   if (!w.ok() || ::fsync(dev->fd_.get()) != 0) {
     ::unlink(path.c_str());
     return w.ok() ? IoError(path) : w.error();
@@ -158,7 +166,58 @@ FirmwareResult<std::unique_ptr<FlashDevice>> FlashDevice::Open(const std::string
                     "of {} ({} bytes)",
                     path, st.st_size, info.value().geometry.blocks,
                     info.value().geometry.erase_block, info.value().geometry.size())};
-  return std::unique_ptr<FlashDevice>(new FlashDevice(std::move(fd), std::move(info).value()));
+  auto dev = std::unique_ptr<FlashDevice>(new FlashDevice(std::move(fd), std::move(info).value()));
+  if (FirmwareResult<Ok> keys = dev->LoadKeyList(); !keys.ok())
+    return FirmwareError{keys.error().name, fmt::format("{}: {}", path, keys.error().message)};
+  return dev;
+}
+
+FirmwareResult<Ok> FlashDevice::LoadKeyList() {
+  std::optional<KeyList> newest;
+  std::string why;
+  for (uint32_t b = kFirstKeyListBlock; b < kFirstSlotBlock; ++b) {
+    std::vector<uint8_t> bytes(kKeyListBytes);
+    if (FirmwareResult<Ok> r = Read(uint64_t{b} * geometry().erase_block, bytes); !r.ok()) return r;
+    FirmwareResult<KeyList> list = VerifyKeyList(bytes, factory_.root_key);
+    if (!list.ok()) {
+      why += fmt::format("{}block {}: {}", why.empty() ? "" : "; ", b, list.error().message);
+      continue;
+    }
+    if (!newest || list.value().sequence > newest->sequence) {
+      newest = list.value();
+      key_list_block_ = b;
+    }
+  }
+  if (!newest)
+    return FirmwareError{"bad-key-list",
+                         fmt::format("no list of trusted keys signed by the root key {} ({}): "
+                                     "the bridge trusts no image",
+                                     ToHex(KeyIdOf(factory_.root_key)), why)};
+  factory_.keys = newest->keys;
+  factory_.key_list_sequence = newest->sequence;
+  return Ok{};
+}
+
+FirmwareResult<Ok> FlashDevice::WriteKeyList(uint32_t block, std::span<const uint8_t> key_list) {
+  const uint32_t g = geometry().granule;
+  std::vector<uint8_t> bytes(key_list.begin(), key_list.begin() + kKeyListBytes);
+  bytes.resize((bytes.size() + g - 1) / g * g, 0xff);
+  return Program(uint64_t{block} * geometry().erase_block, bytes);
+}
+
+FirmwareResult<Ok> FlashDevice::RotateKeys(std::span<const uint8_t> key_list) {
+  FirmwareResult<KeyList> list = VerifyKeyList(key_list, factory_.root_key);
+  if (!list.ok()) return list.error();
+  if (list.value().sequence <= factory_.key_list_sequence)
+    return FirmwareError{"stale-key-list",
+                         fmt::format("key list {} is not newer than the flash's ({}): a "
+                                     "rotation needs a higher sequence number",
+                                     list.value().sequence, factory_.key_list_sequence)};
+  const uint32_t other =
+      key_list_block_ == kFirstKeyListBlock ? kFirstKeyListBlock + 1 : kFirstKeyListBlock;
+  if (FirmwareResult<Ok> e = Erase(other); !e.ok()) return e;
+  if (FirmwareResult<Ok> w = WriteKeyList(other, key_list); !w.ok()) return w;
+  return LoadKeyList();
 }
 
 FirmwareResult<Ok> FlashDevice::Read(uint64_t offset, std::span<uint8_t> out) const {
@@ -220,6 +279,7 @@ FirmwareResult<Ok> FlashDevice::Erase(uint32_t block) {
   const std::vector<uint8_t> erased(geometry().erase_block, 0xff);
   if (!Operate([&] { (void)WriteAt(at, std::span(erased).first(TornBytes(erased.size()))); }))
     return PowerLost();
+  Delay(erase_delay_ns_);
   return WriteAt(at, erased);
 }
 
@@ -250,6 +310,7 @@ FirmwareResult<Ok> FlashDevice::Program(uint64_t offset, std::span<const uint8_t
     FirmwareResult<Ok> w = WriteAt(offset + at, granule);
     if (!w.ok()) return w;
   }
+  Delay(program_delay_ns_ * (data.size() / g));
   return Ok{};
 }
 

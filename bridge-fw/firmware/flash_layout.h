@@ -1,5 +1,6 @@
 // flash_layout.h - where things sit in the bridge's flash (docs/firmware.md, "The flash"):
-// block 0 the factory block, blocks 1 and 2 the boot state, then slot A, then slot B.
+// block 0 the factory block, blocks 1 and 2 the boot state, 3 and 4 the key list, then slot A,
+// then slot B.
 #ifndef DXPU_BRIDGE_FW_FIRMWARE_FLASH_LAYOUT_H_
 #define DXPU_BRIDGE_FW_FIRMWARE_FLASH_LAYOUT_H_
 
@@ -24,7 +25,7 @@ struct FlashLayout {
   explicit FlashLayout(FactoryInfo info) : info_(std::move(info)) {}
 
   uint32_t slot_first_block(Slot s) const {
-    return 3 + static_cast<uint32_t>(SlotIndex(s)) * info_.blocks_per_slot;
+    return kFirstSlotBlock + static_cast<uint32_t>(SlotIndex(s)) * info_.blocks_per_slot;
   }
   uint32_t blocks_per_slot() const { return info_.blocks_per_slot; }
   uint64_t slot_offset(Slot s) const {

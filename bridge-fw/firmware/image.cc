@@ -22,8 +22,9 @@ constexpr size_t kOffPayloadSha = 24;
 constexpr size_t kOffKeyId = 56;
 constexpr size_t kOffBuildTime = 64;
 constexpr size_t kOffBuildId = 72;
-constexpr size_t kOffReserved = 112;
-constexpr size_t kReservedBytes = 80;
+constexpr size_t kOffSecurityVersion = 112;
+constexpr size_t kOffReserved = 116;
+constexpr size_t kReservedBytes = 76;
 constexpr size_t kOffSignature = 192;
 static_assert(kOffReserved + kReservedBytes == kSignedBytes);
 static_assert(kOffSignature + sizeof(Signature) == kHeaderBytes);
@@ -137,6 +138,7 @@ FirmwareResult<std::vector<uint8_t>> BuildImage(const ImageSpec& spec, const Sec
   std::ranges::copy(KeyIdOf(PublicKeyOf(key)), h + kOffKeyId);
   PutBe64(h + kOffBuildTime, spec.build_time);
   std::ranges::copy(spec.build_id, h + kOffBuildId);
+  dxpu_put_be32(h + kOffSecurityVersion, spec.security_version);
   const Signature sig = Sign(std::span(image).first(kSignedBytes), key);
   std::ranges::copy(sig, h + kOffSignature);
   image.insert(image.end(), payload.begin(), payload.end());
@@ -171,6 +173,7 @@ FirmwareResult<ImageHeader> DecodeHeader(std::span<const uint8_t> bytes) {
   std::copy_n(h + kOffKeyId, out.key_id.size(), out.key_id.begin());
   out.build_time = GetBe64(h + kOffBuildTime);
   out.build_id = *build_id;
+  out.security_version = dxpu_get_be32(h + kOffSecurityVersion);
   std::copy_n(h + kOffSignature, out.signature.size(), out.signature.begin());
   return out;
 }
@@ -195,6 +198,10 @@ FirmwareResult<ImageHeader> VerifyHeader(std::span<const uint8_t> header,
     return Err("wrong-hardware", fmt::format("built for hardware revision {}; this bridge is "
                                              "revision {}",
                                              h.hw_revision, policy.hw_revision));
+  if (h.security_version < policy.min_security)
+    return Err("rollback", fmt::format("security version {} is below this bridge's anti-rollback "
+                                       "counter {}: no override allows it",
+                                       h.security_version, policy.min_security));
   if (policy.min_version && h.version < *policy.min_version && !policy.allow_downgrade)
     return Err("downgrade", fmt::format("version {} is below this bridge's minimum {} "
                                         "(anti-rollback; an explicit override allows it)",
@@ -203,6 +210,10 @@ FirmwareResult<ImageHeader> VerifyHeader(std::span<const uint8_t> header,
     return Err("too-large", fmt::format("a {}-byte payload; a slot holds at most {}",
                                         h.payload_length, policy.max_payload));
   return decoded;
+}
+
+Sha256Digest ImageDigest(std::span<const uint8_t> header) {
+  return Sha256(header.first(std::min(header.size(), kHeaderBytes)));
 }
 
 FirmwareResult<VerifiedImage> VerifyImage(std::span<const uint8_t> image, const TrustPolicy& policy,

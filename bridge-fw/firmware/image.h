@@ -56,6 +56,9 @@ struct ImageHeader {
   KeyId key_id{};
   uint64_t build_time = 0;  // seconds since 1970, UTC
   std::string build_id;     // 0..40 printable ASCII
+  // The anti-rollback level: raised when an image fixes a vulnerability; a bridge whose
+  // anti-rollback counter is above it never runs or takes the image (docs/firmware.md).
+  uint32_t security_version = 0;
   Signature signature{};
 };
 
@@ -65,6 +68,7 @@ struct ImageSpec {
   uint32_t hw_revision = 0;
   uint64_t build_time = 0;
   std::string build_id;
+  uint32_t security_version = 0;
   std::vector<Section> sections;  // v1: the executable, then the configuration
 };
 
@@ -79,7 +83,14 @@ struct TrustPolicy {
   // The boot state's minimum version; an image below it is `downgrade` unless allowed.
   std::optional<FirmwareVersion> min_version;
   bool allow_downgrade = false;
+  // The boot state's anti-rollback counter: an image with a lower security version is
+  // `rollback`, with or without any override.
+  uint32_t min_security = 0;
 };
+
+// The SHA-256 of an image's 256-byte header: names exactly one image (the header holds the
+// payload's SHA-256 and the signature), as a downgrade authorisation does.
+Sha256Digest ImageDigest(std::span<const uint8_t> header);
 
 // The header's own checks only (truncated, bad-magic, bad-format, reserved): what `dxpu flash
 // inspect` shows of any image.

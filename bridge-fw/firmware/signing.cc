@@ -144,6 +144,13 @@ std::string ToHex(std::span<const uint8_t> bytes) {
   return out;
 }
 
+bool ParseHex(std::string_view hex, std::span<uint8_t> out) { return FromHex(hex, out); }
+
+void RandomBytes(std::span<uint8_t> out) {
+  InitSodium();
+  randombytes_buf(out.data(), out.size());
+}
+
 PublicKey PublicKeyOf(const SecretKey& key) {
   InitSodium();
   PublicKey p{};

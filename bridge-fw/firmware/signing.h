@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "bridge-fw/firmware/firmware_error.h"
 
@@ -30,8 +31,11 @@ Signature Sign(std::span<const uint8_t> message, const SecretKey& key);
 bool VerifySignature(std::span<const uint8_t> message, const Signature& signature,
                      const PublicKey& key);
 
-// Lower-case hex, two digits a byte.
+// Lower-case hex, two digits a byte; and back: exactly out.size() bytes of hex (either case).
 std::string ToHex(std::span<const uint8_t> bytes);
+bool ParseHex(std::string_view hex, std::span<uint8_t> out);
+// Random bytes from libsodium (a new bridge's identity).
+void RandomBytes(std::span<uint8_t> out);
 
 // Key files: one line, "DXPU-FW-PUBLIC-KEY-V1 <64 hex digits>" or "DXPU-FW-SECRET-KEY-V1
 // <128 hex digits>". A secret key file must not be readable by group or others.

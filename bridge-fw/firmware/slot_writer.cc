@@ -17,20 +17,30 @@ SlotWriter::SlotWriter(FlashDevice& flash, Slot slot, ImageHeader header,
       allow_downgrade_(allow_downgrade),
       total_(kHeaderBytes + header_.payload_length) {}
 
-FirmwareResult<SlotWriter> SlotWriter::Begin(FlashDevice& flash, Slot slot, Slot running,
-                                             std::span<const uint8_t> header,
-                                             bool allow_downgrade) {
+FirmwareResult<ImageHeader> SlotWriter::Check(const FlashDevice& flash, Slot slot, Slot running,
+                                              std::span<const uint8_t> header,
+                                              bool allow_downgrade) {
   if (slot == running)
     return FirmwareError{"slot-busy", fmt::format("slot {} is the one running", SlotName(slot))};
   FirmwareResult<std::optional<BootState>> state = ReadBootState(flash);
   if (!state.ok()) return state.error();
   TrustPolicy policy = FactoryPolicy(flash.factory());
   const BootState now = state.value().value_or(BootState{});
-  policy.min_version = now.min_version;
+  policy.min_version = PushFloor(now.min_version, now.version_of(running));
   policy.allow_downgrade = allow_downgrade;
-  FirmwareResult<ImageHeader> h = VerifyHeader(header, policy);
+  policy.min_security = now.security_counter;
+  return VerifyHeader(header, policy);
+}
+
+FirmwareResult<SlotWriter> SlotWriter::Begin(FlashDevice& flash, Slot slot, Slot running,
+                                             std::span<const uint8_t> header,
+                                             bool allow_downgrade) {
+  FirmwareResult<ImageHeader> h = Check(flash, slot, running, header, allow_downgrade);
   if (!h.ok()) return h.error();
-  FirmwareResult<Ok> w = WriteBootState(flash, BeginWrite(now, slot));
+  FirmwareResult<std::optional<BootState>> state = ReadBootState(flash);
+  if (!state.ok()) return state.error();
+  FirmwareResult<Ok> w =
+      WriteBootState(flash, BeginWrite(state.value().value_or(BootState{}), slot));
   if (!w.ok()) return w.error();
   return SlotWriter(flash, slot, std::move(h).value(), header.first(kHeaderBytes), allow_downgrade);
 }
@@ -91,8 +101,7 @@ FirmwareResult<ImageHeader> SlotWriter::Finish() {
   FirmwareResult<std::optional<BootState>> state = ReadBootState(*flash_);
   if (!state.ok()) return state.error();
   FirmwareResult<Ok> w = WriteBootState(
-      *flash_,
-      StartTrial(state.value().value_or(BootState{}), slot_, header_.version, allow_downgrade_));
+      *flash_, StartTrial(state.value().value_or(BootState{}), slot_, header_, allow_downgrade_));
   if (!w.ok()) return w.error();
   return image.value().header;
 }

@@ -24,6 +24,11 @@ class SlotWriter {
   // `allow_downgrade`) into `slot`, which must not be `running`.
   static FirmwareResult<SlotWriter> Begin(FlashDevice& flash, Slot slot, Slot running,
                                           std::span<const uint8_t> header, bool allow_downgrade);
+  // Begin's checks alone, nothing written: the header verified against the factory's policy,
+  // the boot state's anti-rollback counter (never overridden) and, unless `allow_downgrade`,
+  // the push floor (PushFloor of the minimum and the running slot's version).
+  static FirmwareResult<ImageHeader> Check(const FlashDevice& flash, Slot slot, Slot running,
+                                           std::span<const uint8_t> header, bool allow_downgrade);
 
   // The image's next bytes (the header first): at most what the header says is left.
   FirmwareResult<Ok> Append(std::span<const uint8_t> bytes);

@@ -33,9 +33,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
+using testing::RootKey;
 using testing::ScratchDir;
 using testing::SmallFactory;
+using testing::TestBridgeId;
 using testing::TestKey;
+using testing::TestKeyList;
 
 const FirmwareVersion kV1 = FirmwareVersion::Of(1, 0, 0);
 const FirmwareVersion kV2 = FirmwareVersion::Of(1, 1, 0);
@@ -128,7 +131,8 @@ class BootLoaderTest : public ::testing::Test {
   // A new flash; `fill` writes its slots.
   template <typename Fill>
   void MakeFlash(Fill fill) {
-    FirmwareResult<std::unique_ptr<FlashDevice>> f = FlashDevice::Create(flash_, SmallFactory());
+    FirmwareResult<std::unique_ptr<FlashDevice>> f =
+        FlashDevice::Create(flash_, SmallFactory(), TestKeyList());
     ASSERT_TRUE(f.ok()) << f.error().message;
     fill(*f.value());
   }
@@ -400,15 +404,55 @@ TEST_F(BootLoaderTest, ProcessNothingValidExitsOneWithTheReason) {
   EXPECT_FALSE(fs::exists(runs_));  // nothing ran
 }
 
-TEST_F(BootLoaderTest, ProcessConfigOverrideAndExtraArguments) {
+TEST_F(BootLoaderTest, ProcessRunsTheSignedConfigurationWithExtraArguments) {
+  MakeFlash([&](FlashDevice& f) { InstallGoodImage(f, Slot::kA, Image(kV1, ExitScript(0))); });
+  BootProcess boot(dir_, {"--flash", flash_, "--work-dir", work_, "--max-boots", "1", "--",
+                          "--log-level", "debug"});
+  EXPECT_EQ(boot.ExitStatus(), 0) << boot.err();
+  EXPECT_EQ(Lines(runs_), (std::vector<std::string>{RunLine(Slot::kA, " --log-level debug")}));
+}
+
+TEST_F(BootLoaderTest, ProcessRefusesToOverrideTheSignedConfiguration) {
+  // The image carries a signed configuration: neither --config nor a configuration option
+  // passed on to the bridge replaces it (issue 32 item 5). Nothing runs, nothing is written.
   MakeFlash([&](FlashDevice& f) { InstallGoodImage(f, Slot::kA, Image(kV1, ExitScript(0))); });
   const std::string config = fs::absolute(dir_.path("mine.json")).string();
   std::ofstream(config) << "{}";
-  BootProcess boot(dir_, {"--flash", flash_, "--work-dir", work_, "--config", config, "--max-boots",
-                          "1", "--", "--log-level", "debug"});
-  EXPECT_EQ(boot.ExitStatus(), 0) << boot.err();
-  EXPECT_EQ(Lines(runs_), (std::vector<std::string>{"-c " + config + " --flash " + flash_ +
-                                                    " --slot A --log-level debug"}));
+  const BootState before = StateOf(flash_);
+  const std::vector<std::vector<std::string>> overrides = {{"--config", config},
+                                                           {"--", "-c", config},
+                                                           {"--", "--config=" + config},
+                                                           {"--", "-c" + config}};
+  for (const std::vector<std::string>& extra : overrides) {
+    std::vector<std::string> args = {"--flash", flash_, "--work-dir", work_, "--max-boots", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    BootProcess boot(dir_, args);
+    EXPECT_EQ(boot.ExitStatus(), 2) << extra.back();
+    EXPECT_TRUE(Contains(boot.err(), "refused: the image's signed configuration is the bridge's"))
+        << boot.err();
+  }
+  EXPECT_FALSE(fs::exists(runs_));
+  EXPECT_TRUE(StateOf(flash_).SameAs(before));
+}
+
+TEST_F(BootLoaderTest, ProcessRefusesAKeyListTheRootKeyDidNotSign) {
+  MakeFlash([&](FlashDevice& f) { InstallGoodImage(f, Slot::kA, Image(kV1, ExitScript(0))); });
+  // The list in block 3 replaced by one an attacker signed with their own key.
+  const std::vector<uint8_t> forged =
+      TestKeyList({testing::OtherKey().public_key}, 9, testing::OtherKey());
+  {
+    std::fstream io(flash_, std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(static_cast<std::streamoff>(kFirstKeyListBlock) * SmallFactory().geometry.erase_block);
+    io.write(reinterpret_cast<const char*>(forged.data()),
+             static_cast<std::streamsize>(forged.size()));
+    ASSERT_TRUE(io.good());
+  }
+  BootProcess boot(dir_, {"--flash", flash_, "--work-dir", work_, "--restart-delay-ms", "0"});
+  EXPECT_EQ(boot.ExitStatus(), 1) << boot.err();
+  EXPECT_TRUE(Contains(boot.err(), "critical")) << boot.err();
+  EXPECT_TRUE(Contains(boot.err(), "bad-key-list: ")) << boot.err();
+  EXPECT_TRUE(Contains(boot.err(), "no list of trusted keys signed by the root key")) << boot.err();
+  EXPECT_FALSE(fs::exists(runs_));
 }
 
 TEST_F(BootLoaderTest, ProcessOncePrintsThePlanWithoutRunningIt) {

@@ -16,9 +16,13 @@ namespace dxpu::firmware {
 namespace {
 
 using testing::OtherKey;
+using testing::RootKey;
 using testing::ScratchDir;
 using testing::SignedImage;
 using testing::SmallFactory;
+using testing::TestBridgeId;
+using testing::TestKey;
+using testing::TestKeyList;
 
 const FirmwareVersion kV1 = FirmwareVersion::Of(1, 0, 0);
 const FirmwareVersion kV2 = FirmwareVersion::Of(1, 1, 0);
@@ -68,7 +72,7 @@ FirmwareResult<Ok> MarkRunningGood(FlashDevice& f, Slot running) {
 
 // A flash whose slot A holds a good v1, as `dxpu flash init --image` leaves it.
 std::unique_ptr<FlashDevice> FactoryFlash(const std::string& path) {
-  auto f = std::move(FlashDevice::Create(path, SmallFactory())).value();
+  auto f = std::move(FlashDevice::Create(path, SmallFactory(), TestKeyList())).value();
   EXPECT_TRUE(Install(*f, Slot::kA, SignedImage(kV1)).ok());
   EXPECT_TRUE(MarkRunningGood(*f, Slot::kA).ok());
   return f;
@@ -87,7 +91,7 @@ void Corrupt(FlashDevice& f, Slot slot, uint64_t at) {
 
 TEST(BootSelect, ANewFlashBootsTheValidSlotAndNothingElse) {
   ScratchDir dir;
-  auto f = std::move(FlashDevice::Create(dir.path("f"), SmallFactory())).value();
+  auto f = std::move(FlashDevice::Create(dir.path("f"), SmallFactory(), TestKeyList())).value();
   Booted b = Boot(*f).value();
   EXPECT_FALSE(b.slot);
   EXPECT_EQ(b.reason, "no valid image: slot A: empty; slot B: empty");
@@ -156,13 +160,31 @@ TEST(BootSelect, MarkedGoodTheNewSlotIsActiveAndTheMinimumRises) {
   EXPECT_EQ(ReadBootState(*f).value()->state_of(Slot::kB), SlotState::kGood);
 }
 
+TEST(BootSelect, AnImageOlderThanTheRunningOneIsADowngradeEvenAboveTheMinimum) {
+  // The review's case (issue 32): 1.5.0 runs, 1.4.0 sits in the other slot, good; the minimum
+  // is the lower of the two, so 1.4.0 was taken as no downgrade at all. It is one: the push
+  // floor is the running version.
+  ScratchDir dir;
+  auto f = FactoryFlash(dir.path("f"));
+  ASSERT_TRUE(Install(*f, Slot::kB, SignedImage(kV3, 3000, 3)).ok());
+  ASSERT_EQ(*Boot(*f).value().slot, Slot::kB);
+  ASSERT_TRUE(MarkRunningGood(*f, Slot::kB).ok());
+  ASSERT_EQ(ReadBootState(*f).value()->min_version, kV1);
+  FirmwareResult<ImageHeader> older = Install(*f, Slot::kA, SignedImage(kV2, 3000, 2));
+  ASSERT_FALSE(older.ok());
+  EXPECT_EQ(older.error().name, "downgrade");
+  EXPECT_NE(older.error().message.find("below this bridge's minimum 2.0.0"), std::string::npos)
+      << older.error().message;
+  EXPECT_TRUE(CheckSlot(*f, Slot::kA).valid);  // nothing written: v1 still there
+}
+
 TEST(BootSelect, TheOverrideAllowsADowngradeAndLowersTheMinimum) {
   ScratchDir dir;
   auto f = FactoryFlash(dir.path("f"));
   ASSERT_TRUE(Install(*f, Slot::kB, SignedImage(kV3, 3000, 3)).ok());
   ASSERT_EQ(*Boot(*f).value().slot, Slot::kB);
   ASSERT_TRUE(MarkRunningGood(*f, Slot::kB).ok());
-  ASSERT_TRUE(Install(*f, Slot::kA, SignedImage(kV2, 3000, 2)).ok());  // v2 >= min v1: fine
+  ASSERT_TRUE(Install(*f, Slot::kA, SignedImage(kV2, 3000, 2), /*allow_downgrade=*/true).ok());
   ASSERT_EQ(*Boot(*f).value().slot, Slot::kA);
   ASSERT_TRUE(MarkRunningGood(*f, Slot::kA).ok());
   ASSERT_EQ(ReadBootState(*f).value()->min_version, kV2);
@@ -172,6 +194,64 @@ TEST(BootSelect, TheOverrideAllowsADowngradeAndLowersTheMinimum) {
   Booted b = Boot(*f).value();
   EXPECT_EQ(*b.slot, Slot::kB);
   EXPECT_EQ(b.version, kV1);
+}
+
+TEST(AntiRollback, MarkingGoodRaisesTheCounterAndNothingBelowItBootsOrIsWritten) {
+  ScratchDir dir;
+  auto f = FactoryFlash(dir.path("f"));  // A: v1, security version 0
+  ASSERT_EQ(ReadBootState(*f).value()->security_counter, 0u);
+  // v2 at security version 2: on trial the counter stays (v1 is the fall-back).
+  ASSERT_TRUE(Install(*f, Slot::kB, testing::SecureImage(kV2, 2, 2)).ok());
+  ASSERT_EQ(*Boot(*f).value().slot, Slot::kB);
+  EXPECT_EQ(ReadBootState(*f).value()->security_counter, 0u);
+  ASSERT_TRUE(MarkRunningGood(*f, Slot::kB).ok());
+  EXPECT_EQ(ReadBootState(*f).value()->security_counter, 2u);
+
+  // Slot A still holds v1, signed and marked good, but below the counter: never booted again,
+  // whatever the slots hold. B gone bad, nothing boots rather than v1.
+  BootState s = *ReadBootState(*f).value();
+  EXPECT_EQ(s.state_of(Slot::kA), SlotState::kGood);
+  s.active = Slot::kA;  // as if B had been lost
+  s.slot_state[SlotIndex(Slot::kB)] = SlotState::kBad;
+  ASSERT_TRUE(WriteBootState(*f, s).ok());
+  Booted b = Boot(*f).value();
+  EXPECT_FALSE(b.slot);
+  EXPECT_NE(b.reason.find("slot A: rollback: security version 0 is below the anti-rollback "
+                          "counter 2"),
+            std::string::npos)
+      << b.reason;
+
+  // A write of an image below the counter is refused, an authorised downgrade included.
+  for (const bool allow : {false, true}) {
+    FirmwareResult<ImageHeader> w = Install(*f, Slot::kA, testing::SecureImage(kV3, 1, 3), allow);
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.error().name, "rollback");
+    EXPECT_NE(w.error().message.find("security version 1 is below this bridge's anti-rollback "
+                                     "counter 2"),
+              std::string::npos)
+        << w.error().message;
+  }
+  // At the counter: fine.
+  EXPECT_TRUE(Install(*f, Slot::kA, testing::SecureImage(kV3, 2, 3)).ok());
+}
+
+TEST(AntiRollback, TheCounterNeverDecreases) {
+  ScratchDir dir;
+  auto f = FactoryFlash(dir.path("f"));
+  BootState s = *ReadBootState(*f).value();
+  s.security_counter = 5;
+  ASSERT_TRUE(WriteBootState(*f, s).ok());
+  s.security_counter = 4;
+  FirmwareResult<Ok> w = WriteBootState(*f, s);
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.error().name, "counter-decrease");
+  EXPECT_EQ(ReadBootState(*f).value()->security_counter, 5u);
+  // Every transition keeps it.
+  const BootState now = *ReadBootState(*f).value();
+  EXPECT_EQ(BeginWrite(now, Slot::kB).security_counter, 5u);
+  EXPECT_EQ(StartTrial(now, Slot::kB, ImageHeader{}, true).security_counter, 5u);
+  EXPECT_EQ(MarkGood(StartTrial(now, Slot::kB, ImageHeader{}, true), Slot::kB).security_counter,
+            5u);
 }
 
 TEST(BootSelect, ALostActiveImageFallsToTheOtherGoodOne) {

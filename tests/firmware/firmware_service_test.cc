@@ -11,6 +11,7 @@
 #include <array>
 
 #include "bridge-fw/firmware/boot_select.h"
+#include "bridge-fw/firmware/downgrade.h"
 #include "bridge-fw/firmware/slot_writer.h"
 #include "bridge-fw/management.h"
 #include "core/crc32c.h"
@@ -21,9 +22,13 @@ namespace dxpu::firmware {
 namespace {
 
 using testing::OtherKey;
+using testing::RootKey;
 using testing::ScratchDir;
 using testing::SignedImage;
 using testing::SmallFactory;
+using testing::TestBridgeId;
+using testing::TestKey;
+using testing::TestKeyList;
 using Bytes = std::vector<uint8_t>;
 
 const FirmwareVersion kV1 = FirmwareVersion::Of(1, 0, 0);
@@ -33,7 +38,7 @@ const FirmwareVersion kV0 = FirmwareVersion::Of(0, 9, 0);
 // A flash at `path` whose slot A holds a good v1 and is active (what `dxpu flash init
 // --image` leaves), written through the same SlotWriter the service uses.
 void MakeFactoryFlash(const std::string& path) {
-  auto f = std::move(FlashDevice::Create(path, SmallFactory())).value();
+  auto f = std::move(FlashDevice::Create(path, SmallFactory(), TestKeyList())).value();
   ASSERT_TRUE(testing::InstallGood(*f, Slot::kA, SignedImage(kV1)).ok());
 }
 
@@ -181,9 +186,80 @@ TEST_F(FirmwareServiceTest, BadImagesAreRefusedAndTheRunningFirmwareIsUntouched)
   EXPECT_EQ(service_->flash().operations(), ops) << "a refused header writes nothing";
   EXPECT_EQ(NextBoot(path_), std::make_pair(std::optional(Slot::kA), false));
 
-  // The override takes the downgrade.
-  EXPECT_EQ(service_->Handle(Begin(SignedImage(kV0), DXPU_MGMT_FW_F_ALLOW_DOWNGRADE)).status,
-            DXPU_MGMT_OK);
+  // The bare ALLOW_DOWNGRADE flag takes nothing: the image's own bytes where the
+  // authorisation belongs are refused, and nothing is written.
+  const Bytes old = SignedImage(kV0);
+  ASSERT_EQ(service_->Handle(Begin(old, DXPU_MGMT_FW_F_ALLOW_DOWNGRADE)).status, DXPU_MGMT_OK);
+  EXPECT_EQ(service_->Handle(Chunk(old, 0, 1000)).status, DXPU_MGMT_DOWNGRADE);
+  EXPECT_EQ(service_->Handle(Bare(DXPU_MGMT_FW_STATUS)).report->transfer, DXPU_MGMT_FW_IDLE);
+  EXPECT_EQ(service_->flash().operations(), ops);
+  EXPECT_EQ(NextBoot(path_), std::make_pair(std::optional(Slot::kA), false));
+}
+
+TEST_F(FirmwareServiceTest, AnImageOlderThanTheRunningOneIsRefusedWithoutAuthorisation) {
+  // The review's case (issue 32): 1.5.0 runs from B, 1.4.0 is good in A, the minimum is the
+  // lower of the two; a push of an image between them (or of 1.4.0 itself) used to answer OK.
+  service_.reset();
+  {
+    auto f = std::move(FlashDevice::Open(path_)).value();
+    ASSERT_TRUE(testing::InstallGood(*f, Slot::kB, SignedImage(kV2, 3000, 2)).ok());
+  }
+  service_ = std::move(FirmwareService::Open(path_, Slot::kB)).value();
+  const FirmwareAnswer status = service_->Handle(Bare(DXPU_MGMT_FW_STATUS));
+  ASSERT_EQ(status.report->min_version, kV1.packed);
+  const uint64_t ops = service_->flash().operations();
+  for (const Bytes& image : {SignedImage(kV1, 3000, 3), SignedImage(FirmwareVersion::Of(1, 0, 5))})
+    EXPECT_EQ(service_->Handle(Begin(image)).status, DXPU_MGMT_DOWNGRADE);
+  EXPECT_EQ(service_->flash().operations(), ops);
+  // The same version again (a reinstall) is no downgrade.
+  EXPECT_EQ(service_->Handle(Begin(SignedImage(kV2, 3000, 2))).status, DXPU_MGMT_OK);
+}
+
+TEST_F(FirmwareServiceTest, ADowngradeNeedsAnAuthorisationSignedForThisBridgeAndThisImage) {
+  const Bytes old = SignedImage(kV0, 9000, 5);
+  const Bytes header(old.begin(), old.begin() + kHeaderBytes);
+  const auto auth = [&](const BridgeId& bridge, const Bytes& image, const KeyPair& key) {
+    return std::move(SignDowngrade(bridge, image, key.secret_key)).value();
+  };
+  BridgeId other_bridge = TestBridgeId();
+  other_bridge[0] ^= 1;
+  const Bytes other_image = SignedImage(kV0, 9000, 6);
+  Bytes forged = auth(TestBridgeId(), old, TestKey());
+  forged[30] ^= 1;  // the digest edited after signing
+  struct Case {
+    Bytes authorisation;
+    const char* what;
+  };
+  const Case refused[] = {
+      {auth(other_bridge, old, TestKey()), "another bridge's"},
+      {auth(TestBridgeId(), other_image, TestKey()), "another image's"},
+      {auth(TestBridgeId(), old, OtherKey()), "signed by an untrusted key"},
+      {forged, "edited after signing"},
+      {Bytes(kDowngradeBytes, 0x5a), "not an authorisation"},
+  };
+  const uint64_t ops = service_->flash().operations();
+  for (const Case& c : refused) {
+    Bytes stream = c.authorisation;
+    stream.insert(stream.end(), old.begin(), old.end());
+    const FirmwareAnswer begun = service_->Handle(Begin(old, DXPU_MGMT_FW_F_ALLOW_DOWNGRADE));
+    ASSERT_EQ(begun.status, DXPU_MGMT_OK) << c.what;
+    EXPECT_EQ(begun.report->total, stream.size()) << c.what;
+    EXPECT_EQ(service_->Handle(Chunk(stream, 0, 1000)).status, DXPU_MGMT_DOWNGRADE) << c.what;
+    EXPECT_EQ(service_->Handle(Chunk(stream, 1000, 1000)).status, DXPU_MGMT_NO_TRANSFER) << c.what;
+  }
+  EXPECT_EQ(service_->flash().operations(), ops) << "a refused authorisation writes nothing";
+  EXPECT_EQ(NextBoot(path_), std::make_pair(std::optional(Slot::kA), false));
+
+  // The right one: the image goes in (chunks straddle the authorisation's end) and boots.
+  Bytes stream = auth(TestBridgeId(), old, TestKey());
+  stream.insert(stream.end(), old.begin(), old.end());
+  ASSERT_EQ(service_->Handle(Begin(old, DXPU_MGMT_FW_F_ALLOW_DOWNGRADE)).status, DXPU_MGMT_OK);
+  SendAll(stream);
+  const FirmwareAnswer done = service_->Handle(Bare(DXPU_MGMT_FW_COMMIT));
+  ASSERT_EQ(done.status, DXPU_MGMT_OK);
+  EXPECT_EQ(done.report->transfer, DXPU_MGMT_FW_COMMITTED);
+  EXPECT_EQ(done.report->min_version, kV0.packed);
+  EXPECT_EQ(NextBoot(path_), std::make_pair(std::optional(Slot::kB), true));
 }
 
 TEST_F(FirmwareServiceTest, APayloadCorruptedInTransitFailsTheCommit) {

@@ -23,6 +23,26 @@ const KeyPair& OtherKey() {
   return key;
 }
 
+const KeyPair& RootKey() {
+  static const KeyPair key = GenerateKeyPair();
+  return key;
+}
+
+std::vector<uint8_t> TestKeyList(const std::vector<PublicKey>& keys, uint32_t sequence,
+                                 const KeyPair& root) {
+  KeyList list;
+  list.sequence = sequence;
+  list.keys = keys.empty() ? std::vector<PublicKey>{TestKey().public_key} : keys;
+  FirmwareResult<std::vector<uint8_t>> b = SignKeyList(list, root.secret_key);
+  if (!b.ok()) throw std::runtime_error(b.error().message);
+  return std::move(b).value();
+}
+
+BridgeId TestBridgeId() {
+  return {0xb1, 0xd9, 0xe0, 0x01, 0x02, 0x03, 0x04, 0x05,
+          0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d};
+}
+
 ImageSpec SpecOf(FirmwareVersion version, size_t exe_bytes, uint32_t seed) {
   ImageSpec spec;
   spec.version = version;
@@ -46,6 +66,15 @@ std::vector<uint8_t> SignedImage(FirmwareVersion version, size_t exe_bytes, uint
   return std::move(image).value();
 }
 
+std::vector<uint8_t> SecureImage(FirmwareVersion version, uint32_t security_version,
+                                 uint32_t seed) {
+  ImageSpec spec = SpecOf(version, 3000, seed);
+  spec.security_version = security_version;
+  FirmwareResult<std::vector<uint8_t>> image = BuildImage(spec, TestKey().secret_key);
+  if (!image.ok()) throw std::runtime_error(image.error().message);
+  return std::move(image).value();
+}
+
 FirmwareResult<Ok> InstallGood(FlashDevice& flash, Slot slot, const std::vector<uint8_t>& image) {
   FirmwareResult<SlotWriter> w = SlotWriter::Begin(flash, slot, OtherSlot(slot), image, false);
   if (!w.ok()) return w.error();
@@ -58,10 +87,11 @@ FirmwareResult<Ok> InstallGood(FlashDevice& flash, Slot slot, const std::vector<
 
 FactoryInfo SmallFactory() {
   FactoryInfo f;
-  f.geometry = {4096, 64, 3 + 2 * 4};
+  f.geometry = {4096, 64, kFirstSlotBlock + 2 * 4};
   f.hw_revision = 7;
   f.blocks_per_slot = 4;
-  f.keys = {TestKey().public_key};
+  f.bridge_id = TestBridgeId();
+  f.root_key = RootKey().public_key;
   return f;
 }
 

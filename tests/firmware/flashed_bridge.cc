@@ -46,9 +46,10 @@ void FlashedBridge::MakeFlash() const {
   FactoryInfo f;
   f.hw_revision = SpecOf(kFlashedV1).hw_revision;
   f.blocks_per_slot = static_cast<uint32_t>((exe_.size() + config_.size()) / kEraseBlock + 2);
-  f.geometry = {kEraseBlock, kGranule, 3 + 2 * f.blocks_per_slot};
-  f.keys = {TestKey().public_key};
-  auto flash = FlashDevice::Create(path("flash"), f);
+  f.geometry = {kEraseBlock, kGranule, kFirstSlotBlock + 2 * f.blocks_per_slot};
+  f.bridge_id = TestBridgeId();
+  f.root_key = RootKey().public_key;
+  auto flash = FlashDevice::Create(path("flash"), f, TestKeyList());
   if (!flash.ok()) throw std::runtime_error(flash.error().message);
   if (FirmwareResult<Ok> r = InstallGood(*flash.value(), Slot::kA, Image(kFlashedV1)); !r.ok())
     throw std::runtime_error(r.error().message);

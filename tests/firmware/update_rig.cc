@@ -23,22 +23,22 @@ bool WaitFor(const std::function<bool()>& done, int seconds) {
   return true;
 }
 
-UpdateRig::UpdateRig()
+UpdateRig::UpdateRig(const std::string& link_down)
     : udp_(test::FreePort(SOCK_DGRAM)),
       mgmt_(test::FreshSocketPath("fw-update-mgmt")),
-      bridge_(dir_.path("bridge"), Config(udp_, mgmt_)) {}
+      bridge_(dir_.path("bridge"), Config(udp_, mgmt_, link_down)) {}
 
-std::string UpdateRig::Config(uint16_t udp, const std::string& mgmt) {
+std::string UpdateRig::Config(uint16_t udp, const std::string& mgmt, const std::string& link_down) {
   return fmt::format(R"({{
       "node_id": "0xb0c5",
       "links": [{{"type": "udp", "listen": "127.0.0.1:{}"}}],
       "management": {{"unix": "{}"}},
       "devices": [{{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "16MiB"}},
                   {{"profile": "dxgpu", "box_bdf": "02:00.0", "memory": "16MiB"}}],
-      "limits": {{"link_down": "2s"}},
+      "limits": {{"link_down": "{}"}},
       "log": {{"level": "info", "format": "text"}}
     }})",
-                     udp, mgmt);
+                     udp, mgmt, link_down);
 }
 
 int UpdateRig::Push(const std::string& image, const std::vector<std::string>& args,

@@ -27,9 +27,11 @@ bool WaitFor(const std::function<bool()>& done, int seconds);
 
 class UpdateRig {
  public:
-  UpdateRig();
+  // `link_down`: the bridge's limits.link_down (docs/bridge-config.md).
+  explicit UpdateRig(const std::string& link_down = "2s");
 
-  static std::string Config(uint16_t udp, const std::string& mgmt);
+  static std::string Config(uint16_t udp, const std::string& mgmt,
+                            const std::string& link_down = "2s");
 
   FlashedBridge& bridge() { return bridge_; }
   std::vector<uint8_t> Image(FirmwareVersion version, const KeyPair& key = TestKey(),

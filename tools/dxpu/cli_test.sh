@@ -556,19 +556,58 @@ if run "flash sign bad version" 1 sign_with "$fw/rel.key" "$exe" "$fw/bridge.jso
 fi
 checks=$((checks + 1))
 [ ! -e "$fw/x" ] || fail "flash sign: a refused image was written"
-if run "flash init" 0 "$DXPU" flash init --flash "$fw/bridge.flash" --hw-rev 3 --pub "$fw/rel.pub" --image "$fw/a.dxfw" --blocks-per-slot 16 --erase-block 4096 --granule 256 --json; then
-  json_check "flash init" 'd["slot_a"] == "1.2.3" and d["bytes"] == 35 * 4096 and d["slot_bytes"] == 16 * 4096'
+# The root key signs the list of trusted image keys (docs/firmware.md, "The trusted keys").
+run "flash keygen root" 0 "$DXPU" flash keygen --out "$fw/root"
+if run "flash sign-keys" 0 "$DXPU" flash sign-keys --root "$fw/root.key" --pub "$fw/rel.pub" --out "$fw/keys-1.dxkl" --json; then
+  json_check "flash sign-keys" 'd["sequence"] == 1 and d["keys"] == 1 and len(d["root_key_id"]) == 16'
 fi
-if run "flash init twice" 1 "$DXPU" flash init --flash "$fw/bridge.flash" --hw-rev 3 --pub "$fw/rel.pub"; then
+run "flash sign-keys two" 0 "$DXPU" flash sign-keys --root "$fw/root.key" --pub "$fw/rel.pub" --pub "$fw/other.pub" --sequence 2 --out "$fw/keys-2.dxkl"
+run "flash sign-keys by another key" 0 "$DXPU" flash sign-keys --root "$fw/other.key" --pub "$fw/other.pub" --sequence 3 --out "$fw/forged.dxkl"
+if run "flash sign-keys twice the same key" 1 "$DXPU" flash sign-keys --root "$fw/root.key" --pub "$fw/rel.pub" --pub "$fw/rel.pub" --out "$fw/x"; then
+  grep_check "flash sign-keys twice the same key" err "bad-key-list: key .* is listed twice"
+fi
+bid=00112233445566778899aabbccddeeff
+if run "flash init" 0 "$DXPU" flash init --flash "$fw/bridge.flash" --hw-rev 3 --root-pub "$fw/root.pub" --keys "$fw/keys-1.dxkl" --bridge-id "$bid" --image "$fw/a.dxfw" --blocks-per-slot 16 --erase-block 4096 --granule 256 --json; then
+  json_check "flash init" 'd["slot_a"] == "1.2.3" and d["bytes"] == 37 * 4096 and d["slot_bytes"] == 16 * 4096 and d["bridge_id"] == "'"$bid"'" and d["trusted_keys"] == 1'
+fi
+if run "flash init twice" 1 "$DXPU" flash init --flash "$fw/bridge.flash" --hw-rev 3 --root-pub "$fw/root.pub" --keys "$fw/keys-1.dxkl"; then
   grep_check "flash init twice" err "exists"
 fi
-if run "flash init wrong hardware" 1 "$DXPU" flash init --flash "$fw/b2.flash" --hw-rev 9 --pub "$fw/rel.pub" --image "$fw/a.dxfw" --blocks-per-slot 16 --erase-block 4096; then
+if run "flash init wrong hardware" 1 "$DXPU" flash init --flash "$fw/b2.flash" --hw-rev 9 --root-pub "$fw/root.pub" --keys "$fw/keys-1.dxkl" --image "$fw/a.dxfw" --blocks-per-slot 16 --erase-block 4096; then
   grep_check "flash init wrong hardware" err "wrong-hardware"
 fi
-checks=$((checks + 1))
 [ ! -e "$fw/b2.flash" ] || fail "flash init: a refused flash was left behind"
-if run "flash init bad geometry" 1 "$DXPU" flash init --flash "$fw/b3.flash" --hw-rev 3 --pub "$fw/rel.pub" --erase-block 3000; then
+if run "flash init key list of another root" 1 "$DXPU" flash init --flash "$fw/b4.flash" --hw-rev 3 --root-pub "$fw/root.pub" --keys "$fw/forged.dxkl"; then
+  grep_check "flash init key list of another root" err "bad-key-list: its signature does not verify with the root key"
+fi
+if run "flash init bad bridge id" 1 "$DXPU" flash init --flash "$fw/b5.flash" --hw-rev 3 --root-pub "$fw/root.pub" --keys "$fw/keys-1.dxkl" --bridge-id 12zz; then
+  grep_check "flash init bad bridge id" err "bad-bridge-id"
+fi
+if run "flash init bad geometry" 1 "$DXPU" flash init --flash "$fw/b3.flash" --hw-rev 3 --root-pub "$fw/root.pub" --keys "$fw/keys-1.dxkl" --erase-block 3000; then
   grep_check "flash init bad geometry" err "bad-geometry"
+fi
+if run "flash rotate-keys forged" 1 "$DXPU" flash rotate-keys --flash "$fw/bridge.flash" --keys "$fw/forged.dxkl"; then
+  grep_check "flash rotate-keys forged" err "bad-key-list"
+fi
+if run "flash rotate-keys stale" 1 "$DXPU" flash rotate-keys --flash "$fw/bridge.flash" --keys "$fw/keys-1.dxkl"; then
+  grep_check "flash rotate-keys stale" err "stale-key-list: key list 1 is not newer than the flash's (1)"
+fi
+if run "flash rotate-keys" 0 "$DXPU" flash rotate-keys --flash "$fw/bridge.flash" --keys "$fw/keys-2.dxkl" --json; then
+  json_check "flash rotate-keys" 'd["sequence"] == 2 and d["keys"] == 2'
+fi
+# A downgrade authorisation: one bridge, one image.
+sign_with "$fw/rel.key" "$exe" "$fw/bridge.json" 1.1.0 "$fw/older.dxfw" --security-version 1 >/dev/null
+if run "flash inspect security version" 0 "$DXPU" flash inspect "$fw/older.dxfw" --json; then
+  json_check "flash inspect security version" 'd["security_version"] == 1 and len(d["digest"]) == 64'
+fi
+if run "flash authorize-downgrade" 0 "$DXPU" flash authorize-downgrade --key "$fw/rel.key" --image "$fw/older.dxfw" --bridge-id "$bid" --out "$fw/older.auth" --json; then
+  json_check "flash authorize-downgrade" 'd["bridge_id"] == "'"$bid"'" and d["version"] == "1.1.0" and len(d["digest"]) == 64'
+fi
+if run "flash authorize-downgrade bad bridge id" 1 "$DXPU" flash authorize-downgrade --key "$fw/rel.key" --image "$fw/older.dxfw" --bridge-id 0011 --out "$fw/x"; then
+  grep_check "flash authorize-downgrade bad bridge id" err "bad-bridge-id"
+fi
+if run "flash authorize-downgrade not an image" 1 "$DXPU" flash authorize-downgrade --key "$fw/rel.key" --image "$exe" --bridge-id "$bid" --out "$fw/x"; then
+  grep_check "flash authorize-downgrade not an image" err "bad-authorisation: not an image"
 fi
 run "flash without subcommand" 2 "$DXPU" flash
 
@@ -592,6 +631,15 @@ if run "flash push trailing bytes" 1 "$DXPU" flash push "$fw/long.dxfw" --bridge
   grep_check "flash push trailing bytes" err "too-large: .*1 bytes after the"
   no_contact "flash push trailing bytes"
 fi
+if run "flash push authorisation of another image" 1 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --allow-downgrade "$fw/older.auth"; then
+  grep_check "flash push authorisation of another image" err "bad-authorisation: $fw/older.auth allows the image 1.1.0 with digest"
+  no_contact "flash push authorisation of another image"
+fi
+if run "flash push authorisation not one" 1 "$DXPU" flash push "$fw/older.dxfw" --bridge "$nobody" --allow-downgrade "$fw/a.dxfw"; then
+  grep_check "flash push authorisation not one" err "bad-authorisation: $fw/a.dxfw: "
+  no_contact "flash push authorisation not one"
+fi
+run "flash push allow-downgrade without a file" 2 "$DXPU" flash push "$fw/older.dxfw" --bridge "$nobody" --allow-downgrade
 if run "flash push no file" 1 "$DXPU" flash push "$fw/none.dxfw" --bridge "$nobody"; then
   grep_check "flash push no file" err "open-error"
 fi

@@ -1,4 +1,5 @@
-// flash_command.cc - `dxpu flash keygen|sign|inspect|init|push|status` (docs/firmware.md,
+// flash_command.cc - `dxpu flash keygen|sign|inspect|init|sign-keys|rotate-keys|
+// authorize-downgrade|push|status` (docs/firmware.md,
 // "dxpu flash"); push and status are in flash_push.cc.
 #include "flash_command.h"
 
@@ -18,8 +19,10 @@
 #include "bridge-fw/bridge_config.h"
 #include "bridge-fw/firmware/boot_select.h"
 #include "bridge-fw/firmware/boot_state.h"
+#include "bridge-fw/firmware/downgrade.h"
 #include "bridge-fw/firmware/flash_device.h"
 #include "bridge-fw/firmware/image.h"
+#include "bridge-fw/firmware/key_list.h"
 #include "bridge-fw/firmware/signing.h"
 #include "bridge-fw/firmware/slot_writer.h"
 #include "error_report.h"
@@ -52,6 +55,11 @@ struct FlashOptions {
   uint32_t blocks_per_slot = 256;
   uint32_t erase_block = 64 * 1024;
   uint32_t granule = 256;
+  uint32_t security_version = 0;
+  std::string root;       // sign-keys: the root secret key; init: the root public key
+  std::string key_list;   // init, rotate-keys: a signed key list (sign-keys)
+  uint32_t sequence = 1;  // sign-keys
+  std::string bridge_id;  // init: hex (default random); authorize-downgrade: the bridge's
   FlashPushOptions push;
   BridgeTargets status;
 };
@@ -111,6 +119,7 @@ Json HeaderJson(const fw::ImageHeader& h) {
           {"build_id", h.build_id},
           {"build_time", UtcText(h.build_time)},
           {"key_id", fw::ToHex(h.key_id)},
+          {"security_version", h.security_version},
           {"payload_length", h.payload_length},
           {"payload_sha256", fw::ToHex(h.payload_sha256)}};
 }
@@ -160,6 +169,7 @@ int RunSign(const FlashOptions& o) {
   spec.version = version.value();
   spec.hw_revision = o.hw_rev;
   spec.build_id = o.build_id;
+  spec.security_version = o.security_version;
   if (o.build_time >= 0) {
     spec.build_time = static_cast<uint64_t>(o.build_time);
   } else if (const char* epoch = std::getenv("SOURCE_DATE_EPOCH");  // NOLINT(concurrency-mt-unsafe)
@@ -228,6 +238,7 @@ int RunInspect(const FlashOptions& o) {
   if (!header.ok()) return Fail(o, "inspect", FromFirmware(header.error()));
   const fw::ImageHeader& h = header.value();
   Json j = HeaderJson(h);
+  j["digest"] = fw::ToHex(fw::ImageDigest(image.value()));
   // The sections, when the payload is all there (unverified unless keys were given).
   std::vector<fw::Section> sections;
   if (image.value().size() - fw::kHeaderBytes >= h.payload_length) {
@@ -258,10 +269,12 @@ int RunInspect(const FlashOptions& o) {
     std::cout << j.dump(2) << '\n';
   } else {
     std::cout << fmt::format(
-        "image        {}\nversion      {}\nhardware     revision {}\nbuild        {} ({})\n"
-        "signed with  key {}\npayload      {} bytes, SHA-256 {}\n",
-        o.image, h.version.ToString(), h.hw_revision, h.build_id.empty() ? "-" : h.build_id,
-        UtcText(h.build_time), fw::ToHex(h.key_id), h.payload_length, fw::ToHex(h.payload_sha256));
+        "image        {}\nversion      {}\nsecurity     version {}\nhardware     revision {}\n"
+        "build        {} ({})\nsigned with  key {}\npayload      {} bytes, SHA-256 {}\n"
+        "digest       {}\n",
+        o.image, h.version.ToString(), h.security_version, h.hw_revision,
+        h.build_id.empty() ? "-" : h.build_id, UtcText(h.build_time), fw::ToHex(h.key_id),
+        h.payload_length, fw::ToHex(h.payload_sha256), fw::ToHex(fw::ImageDigest(image.value())));
     for (const fw::Section& s : sections)
       std::cout << fmt::format("section      {} '{}', {} bytes\n", fw::SectionTypeName(s.type),
                                s.name, s.data.size());
@@ -273,16 +286,33 @@ int RunInspect(const FlashOptions& o) {
   return kExitOk;
 }
 
+Result<fw::BridgeId> ParseBridgeId(const std::string& hex) {
+  fw::BridgeId id{};
+  if (!fw::ParseHex(hex, id))
+    return Error{"bad-bridge-id",
+                 fmt::format("'{}' is not a bridge ID ({} hex digits, as dxpu flash init "
+                             "printed it)",
+                             hex, id.size() * 2)};
+  return id;
+}
+
 int RunInit(const FlashOptions& o) {
   fw::FactoryInfo info;
-  info.geometry = {o.erase_block, o.granule, 3 + 2 * o.blocks_per_slot};
+  info.geometry = {o.erase_block, o.granule, fw::kFirstSlotBlock + 2 * o.blocks_per_slot};
   info.hw_revision = o.hw_rev;
   info.blocks_per_slot = o.blocks_per_slot;
-  for (const std::string& p : o.pubs) {
-    fw::FirmwareResult<fw::PublicKey> k = fw::ReadPublicKeyFile(p);
-    if (!k.ok()) return Fail(o, "init", FromFirmware(k.error()));
-    info.keys.push_back(k.value());
+  fw::FirmwareResult<fw::PublicKey> root = fw::ReadPublicKeyFile(o.root);
+  if (!root.ok()) return Fail(o, "init", FromFirmware(root.error()));
+  info.root_key = root.value();
+  if (o.bridge_id.empty()) {
+    fw::RandomBytes(info.bridge_id);
+  } else {
+    Result<fw::BridgeId> id = ParseBridgeId(o.bridge_id);
+    if (!id.ok()) return Fail(o, "init", id.error());
+    info.bridge_id = id.value();
   }
+  Result<std::vector<uint8_t>> key_list = ReadFile(o.key_list, "the key list");
+  if (!key_list.ok()) return Fail(o, "init", key_list.error());
   std::vector<uint8_t> image;
   if (!o.image.empty()) {
     Result<std::vector<uint8_t>> read = ReadFile(o.image, "the image");
@@ -290,12 +320,14 @@ int RunInit(const FlashOptions& o) {
     image = std::move(read).value();
   }
   fw::FirmwareResult<std::unique_ptr<fw::FlashDevice>> flash =
-      fw::FlashDevice::Create(o.flash, info);
+      fw::FlashDevice::Create(o.flash, info, key_list.value());
   if (!flash.ok()) return Fail(o, "init", FromFirmware(flash.error()));
   fw::FlashDevice& f = *flash.value();
   Json j = {{"flash", o.flash},
             {"bytes", info.geometry.size()},
             {"hw_revision", info.hw_revision},
+            {"bridge_id", fw::ToHex(info.bridge_id)},
+            {"trusted_keys", f.factory().keys.size()},
             {"slot_bytes", fw::FlashLayout(info).slot_size()}};
   if (!image.empty()) {
     // Slot A, programmed and marked good, as the factory leaves a bridge.
@@ -329,13 +361,97 @@ int RunInit(const FlashOptions& o) {
     std::cout << j.dump() << '\n';
   } else {
     std::cout << fmt::format(
-        "{}: {} bytes, hardware revision {}, {} trusted keys, two slots of {} "
+        "{}: {} bytes, hardware revision {}, bridge ID {}, {} trusted keys, two slots of {} "
         "bytes{}\n",
-        o.flash, info.geometry.size(), info.hw_revision, info.keys.size(),
-        fw::FlashLayout(info).slot_size(),
+        o.flash, info.geometry.size(), info.hw_revision, fw::ToHex(info.bridge_id),
+        f.factory().keys.size(), fw::FlashLayout(info).slot_size(),
         j.contains("slot_a")
             ? fmt::format("; slot A: firmware {}, good", j["slot_a"].get<std::string>())
             : "");
+  }
+  return kExitOk;
+}
+
+int RunSignKeys(const FlashOptions& o) {
+  fw::FirmwareResult<fw::SecretKey> root = fw::ReadSecretKeyFile(o.root);
+  if (!root.ok()) return Fail(o, "sign-keys", FromFirmware(root.error()));
+  fw::KeyList list;
+  list.sequence = o.sequence;
+  for (const std::string& p : o.pubs) {
+    fw::FirmwareResult<fw::PublicKey> k = fw::ReadPublicKeyFile(p);
+    if (!k.ok()) return Fail(o, "sign-keys", FromFirmware(k.error()));
+    list.keys.push_back(k.value());
+  }
+  fw::FirmwareResult<std::vector<uint8_t>> signed_list = fw::SignKeyList(list, root.value());
+  if (!signed_list.ok()) return Fail(o, "sign-keys", FromFirmware(signed_list.error()));
+  Result<bool> written = WriteFileAtomically(o.out, signed_list.value());
+  if (!written.ok()) return Fail(o, "sign-keys", written.error());
+  const std::string root_id = fw::ToHex(fw::KeyIdOf(fw::PublicKeyOf(root.value())));
+  if (o.json) {
+    std::cout << Json{{"key_list", o.out},
+                      {"sequence", o.sequence},
+                      {"keys", list.keys.size()},
+                      {"root_key_id", root_id}}
+                     .dump()
+              << '\n';
+  } else {
+    std::cout << fmt::format("{}: key list {} of {} key{}, signed with root key {}\n", o.out,
+                             o.sequence, list.keys.size(), list.keys.size() == 1 ? "" : "s",
+                             root_id);
+  }
+  return kExitOk;
+}
+
+int RunRotateKeys(const FlashOptions& o) {
+  Result<std::vector<uint8_t>> key_list = ReadFile(o.key_list, "the key list");
+  if (!key_list.ok()) return Fail(o, "rotate-keys", key_list.error());
+  fw::FirmwareResult<std::unique_ptr<fw::FlashDevice>> flash = fw::FlashDevice::Open(o.flash);
+  if (!flash.ok()) return Fail(o, "rotate-keys", FromFirmware(flash.error()));
+  const uint32_t before = flash.value()->factory().key_list_sequence;
+  fw::FirmwareResult<fw::Ok> r = flash.value()->RotateKeys(key_list.value());
+  if (!r.ok()) return Fail(o, "rotate-keys", FromFirmware(r.error()));
+  const fw::FactoryInfo& f = flash.value()->factory();
+  if (o.json) {
+    std::cout << Json{{"flash", o.flash},
+                      {"sequence", f.key_list_sequence},
+                      {"keys", f.keys.size()}}
+                     .dump()
+              << '\n';
+  } else {
+    std::cout << fmt::format("{}: key list {} (was {}), {} trusted key{}\n", o.flash,
+                             f.key_list_sequence, before, f.keys.size(),
+                             f.keys.size() == 1 ? "" : "s");
+  }
+  return kExitOk;
+}
+
+int RunAuthorizeDowngrade(const FlashOptions& o) {
+  fw::FirmwareResult<fw::SecretKey> key = fw::ReadSecretKeyFile(o.key);
+  if (!key.ok()) return Fail(o, "authorize-downgrade", FromFirmware(key.error()));
+  Result<fw::BridgeId> bridge = ParseBridgeId(o.bridge_id);
+  if (!bridge.ok()) return Fail(o, "authorize-downgrade", bridge.error());
+  Result<std::vector<uint8_t>> image = ReadFile(o.image, "the image");
+  if (!image.ok()) return Fail(o, "authorize-downgrade", image.error());
+  fw::FirmwareResult<std::vector<uint8_t>> auth =
+      fw::SignDowngrade(bridge.value(), image.value(), key.value());
+  if (!auth.ok()) return Fail(o, "authorize-downgrade", FromFirmware(auth.error()));
+  Result<bool> written = WriteFileAtomically(o.out, auth.value());
+  if (!written.ok()) return Fail(o, "authorize-downgrade", written.error());
+  const fw::DowngradeAuth a = fw::DecodeDowngrade(auth.value()).value();
+  if (o.json) {
+    std::cout << Json{{"authorisation", o.out},
+                      {"bridge_id", fw::ToHex(a.bridge)},
+                      {"version", a.version.ToString()},
+                      {"digest", fw::ToHex(a.image_digest)},
+                      {"key_id", fw::ToHex(a.key_id)}}
+                     .dump()
+              << '\n';
+  } else {
+    std::cout << fmt::format(
+        "{}: bridge {} may take {} (version {}, digest {}) below its minimum; signed with key "
+        "{}\n",
+        o.out, fw::ToHex(a.bridge), o.image, a.version.ToString(), fw::ToHex(a.image_digest),
+        fw::ToHex(a.key_id));
   }
   return kExitOk;
 }
@@ -350,7 +466,16 @@ int RunPush(const FlashOptions& o) {
   if (!image.ok())
     return ReportError("flash push", image.error(), o.push.targets.json, std::cout, std::cerr,
                        kExitFailure);
-  return RunFlashPush(o.push, image.value());
+  FlashPushOptions push = o.push;
+  if (!push.downgrade_file.empty()) {
+    Result<std::vector<uint8_t>> auth =
+        ReadFile(push.downgrade_file, "the downgrade authorisation");
+    if (!auth.ok())
+      return ReportError("flash push", auth.error(), o.push.targets.json, std::cout, std::cerr,
+                         kExitFailure);
+    push.downgrade = std::move(auth).value();
+  }
+  return RunFlashPush(push, image.value());
 }
 
 // --bridge (repeatable), --timeout, --attempts, --json: how push and status reach bridges.
@@ -374,8 +499,10 @@ CLI::App* AddPushCommand(CLI::App* flash, FlashOptions& o) {
       "reboot into it and wait until it runs (resumes an interrupted transfer)");
   push->add_option("IMAGE", o.push.image, "the signed image file (dxpu flash sign)")->required();
   AddTargetOptions(push, o.push.targets);
-  push->add_flag("--allow-downgrade", o.push.allow_downgrade,
-                 "let an image older than a bridge's minimum version in (the bridge logs it)");
+  push->add_option("--allow-downgrade", o.push.downgrade_file,
+                   "a downgrade authorisation (dxpu flash authorize-downgrade) for this image "
+                   "and bridge: lets an image older than the bridge's running or minimum "
+                   "version in (the bridge checks it and logs the downgrade)");
   push->add_flag("--no-reboot", o.push.no_reboot,
                  "stop after the commit: the image boots, on trial, at the bridge's next restart");
   push->add_option("--chunk-size", o.push.chunk_bytes, "image bytes per FW_CHUNK datagram")
@@ -394,7 +521,8 @@ CLI::App* AddPushCommand(CLI::App* flash, FlashOptions& o) {
       "  dxpu flash push bridge-1.4.0.dxfw --bridge 127.0.0.1:17481\n"
       "  dxpu flash push bridge-1.4.0.dxfw --bridge unix:/run/dxpu/box-a.mgmt --bridge "
       "unix:/run/dxpu/box-b.mgmt --json\n"
-      "  dxpu flash push bridge-1.3.9.dxfw --bridge 127.0.0.1:17481 --allow-downgrade\n"
+      "  dxpu flash push bridge-1.3.9.dxfw --bridge 127.0.0.1:17481 --allow-downgrade "
+      "bridge-7-1.3.9.auth\n"
       "  dxpu flash push bridge-1.4.0.dxfw --bridge 127.0.0.1:17481 --no-reboot\n"
       "  dxpu flash push bridge-1.4.0.dxfw --bridge 127.0.0.1:17481 --wait 2min\n"
       "Running it again after an interruption resumes where each bridge stopped; a bridge that "
@@ -454,6 +582,10 @@ Command AddFlashCommand(CLI::App& parent) {
                    "printable characters)");
   sign->add_option("--build-time", o->build_time,
                    "seconds since 1970 (default: $SOURCE_DATE_EPOCH, else now)");
+  sign->add_option("--security-version", o->security_version,
+                   "the anti-rollback level (default 0): raise it in an image that fixes a "
+                   "vulnerability; a bridge that marked it good never runs a lower one again")
+      ->capture_default_str();
   sign->add_option("--out", o->out, "the image file to write")->required();
   sign->add_flag("--json", o->json, "print the result as JSON");
   sign->footer(
@@ -475,11 +607,20 @@ Command AddFlashCommand(CLI::App& parent) {
   CLI::App* init = flash->add_subcommand(
       "init",
       "Make a new bridge's flash file (the factory's step): its geometry, hardware "
-      "revision and trusted keys; with --image, slot A programmed and marked good");
+      "revision, identity, root key and first signed key list; with --image, slot A "
+      "programmed and marked good");
   init->add_option("--flash", o->flash, "the flash file to create (refused if it exists)")
       ->required();
   init->add_option("--hw-rev", o->hw_rev, "the bridge's hardware revision")->required();
-  init->add_option("--pub", o->pubs, "a trusted public key file (1 to 4)")->required();
+  init->add_option("--root-pub", o->root,
+                   "the root public key file (dxpu flash keygen): written into the factory "
+                   "block, it signs every key list the bridge trusts")
+      ->required();
+  init->add_option("--keys", o->key_list,
+                   "the signed list of trusted image-signing keys (dxpu flash sign-keys)")
+      ->required();
+  init->add_option("--bridge-id", o->bridge_id,
+                   "the bridge's identity, 32 hex digits (default: random; printed)");
   init->add_option("--image", o->image, "an image to program into slot A");
   init->add_option("--blocks-per-slot", o->blocks_per_slot, "erase blocks in each slot")
       ->capture_default_str();
@@ -488,8 +629,53 @@ Command AddFlashCommand(CLI::App& parent) {
   init->add_option("--granule", o->granule, "the write granule, bytes")->capture_default_str();
   init->add_flag("--json", o->json, "print the result as JSON");
   init->footer(
-      "\nExample:\n  dxpu flash init --flash bridge-7.flash --hw-rev 1 --pub release-2026.pub "
-      "--image bridge-1.4.0.dxfw\n");
+      "\nExample:\n  dxpu flash init --flash bridge-7.flash --hw-rev 1 --root-pub root.pub "
+      "--keys keys-1.dxkl --image bridge-1.4.0.dxfw\n");
+
+  CLI::App* sign_keys = flash->add_subcommand(
+      "sign-keys",
+      "Sign a list of 1 to 4 trusted image-signing keys with the root key: what dxpu flash "
+      "init writes and dxpu flash rotate-keys replaces");
+  sign_keys->add_option("--root", o->root, "the root secret key file")->required();
+  sign_keys->add_option("--pub", o->pubs, "a trusted public key file (1 to 4)")->required();
+  sign_keys
+      ->add_option("--sequence", o->sequence,
+                   "the list's number: a rotation needs a higher one than the bridge's")
+      ->capture_default_str();
+  sign_keys->add_option("--out", o->out, "the key list file to write")->required();
+  sign_keys->add_flag("--json", o->json, "print the result as JSON");
+  sign_keys->footer(
+      "\nExample:\n  dxpu flash sign-keys --root root.key --pub release-2026.pub --pub "
+      "release-2027.pub --sequence 2 --out keys-2.dxkl\n");
+
+  CLI::App* rotate = flash->add_subcommand(
+      "rotate-keys",
+      "Replace a bridge flash's trusted keys with a newer list signed by its root key "
+      "(power-safe: the old list stays until the new one is whole)");
+  rotate->add_option("--flash", o->flash, "the bridge's flash file")->required();
+  rotate->add_option("--keys", o->key_list, "the signed key list (dxpu flash sign-keys)")
+      ->required();
+  rotate->add_flag("--json", o->json, "print the result as JSON");
+  rotate->footer(
+      "\nExample:\n  dxpu flash rotate-keys --flash bridge-7.flash --keys keys-2.dxkl\n");
+
+  CLI::App* authorize = flash->add_subcommand(
+      "authorize-downgrade",
+      "Sign a downgrade authorisation: lets one bridge (its ID) take one image (its digest) "
+      "below its running or minimum version, with dxpu flash push --allow-downgrade");
+  authorize->add_option("--key", o->key, "a secret key the bridge trusts (as for sign)")
+      ->required();
+  authorize->add_option("--image", o->image, "the older image to allow")->required();
+  authorize
+      ->add_option("--bridge-id", o->bridge_id,
+                   "the bridge's ID (32 hex digits: dxpu flash init printed it, and the "
+                   "bridge logs it at start)")
+      ->required();
+  authorize->add_option("--out", o->out, "the authorisation file to write")->required();
+  authorize->add_flag("--json", o->json, "print the result as JSON");
+  authorize->footer(
+      "\nExample:\n  dxpu flash authorize-downgrade --key release-2026.key --image "
+      "bridge-1.3.9.dxfw --bridge-id 6f1c0d2e9a7b44c1a0b3d5e7f9012345 --out bridge-7-1.3.9.auth\n");
 
   CLI::App* push = AddPushCommand(flash, *o);
   CLI::App* status = AddStatusCommand(flash, *o);
@@ -500,15 +686,20 @@ Command AddFlashCommand(CLI::App& parent) {
       "  dxpu flash sign --key release-2026.key --program dxpu-bridge --config bridge.json "
       "--version 1.4.0 --hw-rev 1 --out bridge-1.4.0.dxfw\n"
       "  dxpu flash inspect bridge-1.4.0.dxfw --pub release-2026.pub\n"
-      "  dxpu flash init --flash bridge-7.flash --hw-rev 1 --pub release-2026.pub --image "
-      "bridge-1.4.0.dxfw\n"
+      "  dxpu flash sign-keys --root root.key --pub release-2026.pub --out keys-1.dxkl\n"
+      "  dxpu flash init --flash bridge-7.flash --hw-rev 1 --root-pub root.pub --keys "
+      "keys-1.dxkl --image bridge-1.4.0.dxfw\n"
       "  dxpu flash push bridge-1.4.0.dxfw --bridge 127.0.0.1:17481\n"
       "  dxpu flash status --bridge 127.0.0.1:17481\n"
       "Exit status: 0 done, 1 refused or failed (the reason on stderr; with --json an "
       "{\"error\", \"message\"} object on stdout), 2 bad command line.\n");
 
-  return {flash, [o, keygen, sign, inspect, init, push, status]() -> int {
+  return {flash,
+          [o, keygen, sign, inspect, init, sign_keys, rotate, authorize, push, status]() -> int {
             if (keygen->parsed()) return RunKeygen(*o);
+            if (sign_keys->parsed()) return RunSignKeys(*o);
+            if (rotate->parsed()) return RunRotateKeys(*o);
+            if (authorize->parsed()) return RunAuthorizeDowngrade(*o);
             if (sign->parsed()) return RunSign(*o);
             if (inspect->parsed()) return RunInspect(*o);
             if (init->parsed()) return RunInit(*o);

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "bridge-fw/bridge_config.h"
+#include "bridge-fw/firmware/boot_select.h"
+#include "bridge-fw/firmware/downgrade.h"
 #include "bridge-fw/firmware/image.h"
 #include "bridge-fw/management_client.h"
 #include "bridge_command.h"
@@ -115,6 +117,23 @@ Result<fw::ImageHeader> CheckImage(const std::string& path, std::span<const uint
   return h.value();
 }
 
+// --allow-downgrade FILE: an authorisation, and for this image (a bridge checks the rest: the
+// signature, its own identity).
+Result<fw::ImageHeader> CheckAuthorisation(const FlashPushOptions& o,
+                                           std::span<const uint8_t> image,
+                                           const fw::ImageHeader& header) {
+  const fw::FirmwareResult<fw::DowngradeAuth> a = fw::DecodeDowngrade(o.downgrade);
+  if (!a.ok())
+    return Error{a.error().name, fmt::format("{}: {}", o.downgrade_file, a.error().message)};
+  const fw::Sha256Digest digest = fw::ImageDigest(image);
+  if (a.value().image_digest != digest)
+    return Error{"bad-authorisation",
+                 fmt::format("{} allows the image {} with digest {}, not {} (digest {})",
+                             o.downgrade_file, a.value().version.ToString(),
+                             fw::ToHex(a.value().image_digest), o.image, fw::ToHex(digest))};
+  return header;
+}
+
 // One bridge's result.
 struct Outcome {
   bool ok = false;
@@ -133,7 +152,9 @@ class BridgeUpdate {
                const fw::ImageHeader& header, const link::LinkAddress& target, std::string label)
       : o_(o),
         image_(image),
+        stream_(o.downgrade),
         version_(header.version.packed),
+        security_version_(header.security_version),
         hw_revision_(header.hw_revision),
         build_id_(header.build_id),
         label_(std::move(label)),
@@ -144,6 +165,7 @@ class BridgeUpdate {
         poll_client_(target, TimeoutMs(o.targets.timeout), 1) {}
 
   Outcome Run() {
+    stream_.insert(stream_.end(), image_.begin(), image_.end());
     Result<std::string> done = Update();
     out_.ok = done.ok();
     if (done.ok()) {
@@ -211,9 +233,26 @@ class BridgeUpdate {
   }
 
   std::string Detail(uint16_t status) const {
-    if (status == DXPU_MGMT_DOWNGRADE)
-      return fmt::format(" (image {}, bridge minimum {})", VersionText(version_),
-                         VersionText(first_.min_version));
+    if (status == DXPU_MGMT_DOWNGRADE) {
+      const fw::FirmwareVersion floor = fw::PushFloor(fw::FirmwareVersion{first_.min_version},
+                                                      fw::FirmwareVersion{first_.running_version});
+      if (fw::FirmwareVersion{version_} < floor && o_.downgrade.empty())
+        return fmt::format(
+            " (image {} is older than the bridge's {} (it runs {}, minimum {}): a downgrade "
+            "needs --allow-downgrade with an authorisation signed for this bridge and image, "
+            "dxpu flash authorize-downgrade)",
+            VersionText(version_), floor.ToString(), VersionText(first_.running_version),
+            VersionText(first_.min_version));
+      return fmt::format(
+          " (image {}, security version {}: {}; the bridge's log names the reason)",
+          VersionText(version_), security_version_,
+          o_.downgrade.empty()
+              ? "below the bridge's anti-rollback counter"
+              : fmt::format("the bridge refused the authorisation {} (another bridge, another "
+                            "image, a key it does not trust) or the image's security version "
+                            "is below its anti-rollback counter",
+                            o_.downgrade_file));
+    }
     if (status == DXPU_MGMT_WRONG_HARDWARE)
       return fmt::format(" (image for hardware revision {}, bridge revision {})", hw_revision_,
                          first_.hw_revision);
@@ -226,19 +265,20 @@ class BridgeUpdate {
     if (!r.ok()) return r;
     const dxpu_mgmt_fw_report& t = r.value();
     if (t.transfer == DXPU_MGMT_FW_IDLE || t.target_slot > 1 || t.target_slot == t.running_slot ||
-        t.total != image_.size())
+        t.total != stream_.size())
       return Error{"bad-response",
                    fmt::format("the bridge answered {} with a {} transfer of {} bytes into slot "
                                "{}; the image is {} bytes",
                                step, dxpu_mgmt_fw_transfer_name(t.transfer), t.total,
-                               SlotText(t.target_slot), image_.size())};
+                               SlotText(t.target_slot), stream_.size())};
     out_.slot = t.target_slot;
     return r;
   }
 
   Report Begin() {
     return CheckTransfer(
-        ReportOf(client_.FwBegin(image_.first(fw::kHeaderBytes), o_.allow_downgrade), "fw-begin"),
+        ReportOf(client_.FwBegin(image_.first(fw::kHeaderBytes), !o_.downgrade.empty()),
+                 "fw-begin"),
         "fw-begin");
   }
 
@@ -272,12 +312,13 @@ class BridgeUpdate {
   // FW_CHUNKs from r.next_offset to the end; the last report.
   Report Send(dxpu_mgmt_fw_report r) {
     Progress progress(fmt::format("firmware {} to {}", VersionText(version_), label_));
-    const uint64_t total = image_.size();
+    const uint64_t total = stream_.size();
     uint64_t units = 0;
     while (r.transfer == DXPU_MGMT_FW_RECEIVING && r.next_offset < total) {
       const uint64_t at = r.next_offset;
       const size_t len = std::min<uint64_t>(o_.chunk_bytes, total - at);
-      const bridge::ManagementReply reply = client_.FwChunk(at, image_.subspan(at, len));
+      const bridge::ManagementReply reply =
+          client_.FwChunk(at, std::span(stream_).subspan(at, len));
       Report next = StepChunk(reply, at, len);
       if (!next.ok()) return next;
       r = next.value();
@@ -466,7 +507,9 @@ class BridgeUpdate {
 
   const FlashPushOptions& o_;
   std::span<const uint8_t> image_;
+  std::vector<uint8_t> stream_;  // what the chunks carry: the authorisation (if any), the image
   uint32_t version_;
+  uint32_t security_version_;
   uint32_t hw_revision_;
   std::string build_id_;
   std::string label_;
@@ -597,7 +640,8 @@ int RunFlashPush(const FlashPushOptions& o, const std::vector<uint8_t>& image) {
   if (!targets.ok())
     return ReportError("flash push", targets.error(), o.targets.json, std::cout, std::cerr,
                        kExitUsage);
-  const Result<fw::ImageHeader> header = CheckImage(o.image, image);
+  Result<fw::ImageHeader> header = CheckImage(o.image, image);
+  if (header.ok() && !o.downgrade.empty()) header = CheckAuthorisation(o, image, header.value());
   if (!header.ok())
     return ReportError("flash push", header.error(), o.targets.json, std::cout, std::cerr,
                        kExitFailure);

@@ -27,7 +27,10 @@ struct BridgeTargets {
 struct FlashPushOptions {
   BridgeTargets targets;
   std::string image;  // the file's path, for messages
-  bool allow_downgrade = false;
+  // --allow-downgrade FILE: a downgrade authorisation (dxpu flash authorize-downgrade), sent
+  // before the image in a transfer begun with ALLOW_DOWNGRADE. Empty: none.
+  std::string downgrade_file;
+  std::vector<uint8_t> downgrade;
   bool no_reboot = false;
   uint32_t chunk_bytes = kDefaultChunkBytes;
   // Write the image even into a bridge that already runs its version (into the other slot,
