@@ -128,7 +128,7 @@ void Frames(Writer& w) {
   world.Advance(3 * DXFP_NS_PER_MS);
   dxfp_session_close(world.initiator.s(), world.now, DXFP_CLOSE_SHUTDOWN);
   world.Pump();
-  for (size_t i = 0; i < frames.size() && i < 24; ++i) {
+  for (size_t i = 0; i < frames.size() && i < 48; ++i) {
     const uint8_t type = frames[i][DXFP_OFF_TYPE];
     w.Put("dxfp_frame", "frame-" + std::to_string(i) + "-type" + std::to_string(type), frames[i]);
   }
@@ -151,6 +151,15 @@ void Sessions(Writer& w) {
     for (const auto& [name, t] : SeedTlps()) {
       if (dxpu_tlp_kind_class(t.kind) != DXPU_TLP_CLASS_COMPLETION)
         dxfp_session_send(world.Peer().s(), world.now, &t);
+    }
+    // The completions of the reads the in-flight scenarios' victims wait for.
+    static const std::array<uint8_t, 16> kData{9, 8, 7, 6};
+    for (uint16_t i = 0; i < 4; ++i) {
+      const dxpu_tlp rd = dxpu::fuzz::InFlightRead(i);
+      dxpu_tlp cpl{};
+      dxpu_tlp_completion_for(&rd, 0x0200, DXPU_TLP_CPL_SC, &cpl);
+      cpl.payload = kData.data();
+      dxfp_session_send(world.Peer().s(), world.now, &cpl);
     }
     world.Pump();
     world.Advance(DXFP_NS_PER_MS);

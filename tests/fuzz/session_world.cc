@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 
+#include "core/tlp_build.h"
 #include "fuzz_util.h"
 #include "session_pair.h"
 
@@ -24,13 +25,7 @@ dxfp_session_config EndConfig(dxfp_session_role role) {
 void SendSome(SessionWorld& w, SessionEnd& from) {
   static const std::array<uint8_t, 64> kData{1, 2, 3, 4, 5, 6, 7, 8};
   for (uint16_t i = 0; i < 4; ++i) {
-    dxpu_tlp rd{};
-    rd.kind = DXPU_TLP_MRD;
-    rd.length_dw = 4;
-    rd.requester_id = 0x0100;
-    rd.tag = i;
-    rd.first_be = rd.last_be = 0xf;
-    rd.addr = 0x10000 + 0x100u * i;
+    const dxpu_tlp rd = InFlightRead(i);
     dxfp_session_send(from.s(), w.now, &rd);
     dxpu_tlp wr = rd;
     wr.kind = DXPU_TLP_MWR;
@@ -111,6 +106,17 @@ constexpr Scenario kScenarios[] = {
 
 std::span<const Scenario> Scenarios() { return kScenarios; }
 
+dxpu_tlp InFlightRead(uint16_t i) {
+  dxpu_tlp rd{};
+  rd.kind = DXPU_TLP_MRD;
+  rd.length_dw = 4;
+  rd.requester_id = 0x0100;
+  rd.tag = i;
+  rd.first_be = rd.last_be = 0xf;
+  rd.addr = 0x10000 + 0x100u * i;
+  return rd;
+}
+
 SessionEnd::SessionEnd(dxfp_session_role role) {
   const dxfp_session_config cfg = EndConfig(role);
   const size_t need = dxfp_session_mem_size(&cfg);
@@ -125,6 +131,13 @@ void SessionEnd::OnDeliver(void* ctx, const dxpu_tlp* tlp) {
   auto* end = static_cast<SessionEnd*>(ctx);
   Check(dxpu_tlp_validate(tlp) == DXPU_TLP_OK, "a delivered TLP does not validate");
   end->delivered++;
+  if (tlp->kind == DXPU_TLP_MRD && end->owed.size() < 64) {
+    static const std::array<uint8_t, DXPU_TLP_MAX_PAYLOAD> kZeros{};
+    dxpu_tlp cpl{};
+    dxpu_tlp_completion_for(tlp, 0x0200, DXPU_TLP_CPL_SC, &cpl);
+    cpl.payload = kZeros.data();
+    end->owed.push_back(cpl);
+  }
   dxfp_session_release(&end->session_, static_cast<int>(dxpu_tlp_kind_class(tlp->kind)),
                        dxpu_tlp_payload_len(tlp));
 }
@@ -175,8 +188,16 @@ bool SessionWorld::PollOne(SessionEnd& from) {
   return true;
 }
 
+void SessionWorld::SendOwed(SessionEnd& end) {
+  while (!end.owed.empty() &&
+         dxfp_session_send(end.s(), now, &end.owed.front()) != DXFP_SEND_NO_CREDIT)
+    end.owed.erase(end.owed.begin());  // sent, or never will be (refusals are counted)
+}
+
 void SessionWorld::Pump() {
   for (int i = 0; i < 10000; ++i) {
+    SendOwed(initiator);
+    SendOwed(responder);
     const bool a = PollOne(initiator);
     const bool b = PollOne(responder);
     if (!a && !b) return;

@@ -31,6 +31,9 @@ class SessionEnd {
 
   uint64_t delivered = 0;
   int downs = 0;  // link_down calls: at most one
+  // The completions this end owes for the memory reads it was delivered (it completes every
+  // read, as a device or a host answers DMA), sent by SessionWorld::Pump as credit allows.
+  std::vector<dxpu_tlp> owed;
 
  private:
   static void OnDeliver(void* ctx, const dxpu_tlp* tlp);
@@ -58,7 +61,8 @@ class SessionWorld {
   // A frame as it arrives at `to` from the fabric: a responder that is idle takes a HELLO
   // through dxfp_session_accept, as a bridge's demultiplexer hands it over.
   dxfp_rx_result Deliver(SessionEnd& to, std::span<const uint8_t> frame);
-  // Exchanges frames until neither end sends (bounded); every frame sent must parse.
+  // Exchanges frames until neither end sends (bounded), each end sending the completions it
+  // owes on the way; every frame sent must parse.
   void Pump();
   // Advances the clock by dt, firing the timers on the way.
   void Advance(uint64_t dt);
@@ -68,8 +72,12 @@ class SessionWorld {
 
  private:
   bool PollOne(SessionEnd& from);
+  void SendOwed(SessionEnd& end);
   std::vector<uint8_t> buf_ = std::vector<uint8_t>(DXFP_MAX_FRAME);
 };
+
+// The i-th memory read the in-flight scenarios leave unanswered at their victim (i < 4).
+dxpu_tlp InFlightRead(uint16_t i);
 
 // One starting point of the fuzz target: the state the world is brought to before the input's
 // frames reach the victim. The authenticated handshake adds its states here.
