@@ -6,10 +6,12 @@
 #   make test-kernel-debug  the kernel tests on a lockdep+KASAN kernel built from Debian's
 #               source (the first run builds it: about 29 core-minutes; not in make test)
 #   make lint   clang-format and clang-tidy over everything (before a commit)
+#   make fuzz   libFuzzer campaigns: each target for FUZZ_SECONDS (300), FUZZ_TARGETS to pick
+#               some (docs/fuzzing.md); make fuzz-corpus writes the seed corpora again
 JOBS ?= $(shell nproc)
 
 .PHONY: all demo test test-kernel-debug check bench bootstrap release asan debug format tidy lint \
-  clean module
+  clean module fuzz fuzz-corpus
 
 all: release
 
@@ -31,6 +33,19 @@ test: release asan
 # kernel build does not fit make test's time budget on a fresh machine.
 test-kernel-debug: release
 	ctest --preset release -j $(JOBS) -L '^kernel-debug$$'
+
+# Long fuzzing campaigns (docs/fuzzing.md): the corpus grows in build/asan/tests/fuzz/campaign;
+# make test runs each target briefly (label fuzz).
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS ?=
+fuzz: asan
+	tests/fuzz/campaign.sh build/asan $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# The seed corpora from the project's own encoders (tests/fuzz/corpus_gen.cc), after a format
+# changed; fuzz.corpus-current fails until they are written again and committed.
+fuzz-corpus: asan
+	rm -f tests/fuzz/corpus/*/gen-*
+	build/asan/tests/fuzz/dxpu_fuzz_corpus tests/fuzz/corpus
 
 check: release
 	ctest --preset release -j $(JOBS) -L '^(unit|sim|rtl|rtl-bridge)$$'

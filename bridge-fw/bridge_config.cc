@@ -709,7 +709,9 @@ BridgeConfigResult ParseBridgeConfig(std::string_view text) {
   try {
     root = json::parse(text.begin(), text.end(), std::ref(duplicates),
                        /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // Every exception the parser throws, not only parse_error: a number too large for a double
+    // ("1e999") is out_of_range.406 (found by fuzzing, docs/fuzzing.md).
     // "[json.exception.parse_error.101] parse error at line 2, column 3: ..." without the tag.
     std::string what = e.what();
     const size_t tag_end = what.find("] ");

@@ -249,6 +249,17 @@ TEST(BridgeConfigErrors, SyntaxAndTopLevel) {
   }
 }
 
+// A number no double holds is the parser's out_of_range, not parse_error: an error, not an
+// exception out of ParseBridgeConfig (found by bridge_config_fuzz; tests/fuzz/corpus).
+TEST(BridgeConfigErrors, NumberOutOfRange) {
+  for (const char* text : {R"({"node_id": 1e999})", "1599.9E699", R"({"limits": [-1e400]})"}) {
+    const BridgeConfigResult r = ParseBridgeConfig(text);
+    ASSERT_FALSE(r.ok()) << text;
+    ASSERT_EQ(r.errors.size(), 1u) << text;
+    EXPECT_NE(r.errors[0].find("number overflow"), std::string::npos) << r.errors[0];
+  }
+}
+
 TEST(BridgeConfigErrors, DuplicateKeys) {
   const std::string text = R"({
     "node_id": "0x1", "node_id": "0x2",
