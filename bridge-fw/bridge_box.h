@@ -27,12 +27,12 @@
 #include "bridge-fw/box_switch.h"
 #include "bridge-fw/datapath.h"
 #include "bridge-fw/golden_datapath.h"
-#include "bridge-fw/rate_limited_log.h"
 #include "bridge-fw/virtual_bars.h"
 #include "bridge-fw/write_combiner.h"
 #include "core/dxfp_session.h"
 #include "fabric/endpoint.h"
 #include "gpu/gpu_device.h"
+#include "lib/util/rate_limited_log.h"
 #include "link/link_address.h"
 #include "pcie/function.h"
 
@@ -321,7 +321,7 @@ class BridgeBox {
   std::unordered_map<uint64_t, HostSlot> by_node_;     // live sessions only
   BoxSwitch switch_;
   WriteCombiner combiner_;  // for the device being polled; empty between devices
-  RateLimitedLog refusal_log_;
+  util::RateLimitedLog refusal_log_;
   uint64_t last_close_reply_ = 0;
   uint64_t now_ = 0;  // the time of the call in progress (for callbacks)
   BoxCounters counters_;

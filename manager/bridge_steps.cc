@@ -145,6 +145,7 @@ ActionResult RunBridgeAction(const Action& action, const ManagementExchange& exc
 std::optional<link::LinkAddress> ParseManagementAddress(std::string_view text) {
   if (text.starts_with("unix:") && text.size() > 5)
     return link::LinkAddress::Unix(std::string(text.substr(5)));
+  if (text.starts_with("udp:")) text.remove_prefix(4);
   return bridge::ParseIpPort(text);
 }
 

@@ -25,7 +25,9 @@
 #include "lib/cli/duration.h"
 #include "lib/cli/help_formatter.h"
 #include "lib/cli/options.h"
+#include "manager/addresses.h"
 #include "manager/agent_service.h"
+#include "manager/http_limits.h"
 #include "manager/proxy_backend.h"
 #include "manager/serve_until_signal.h"
 #include "manager/sysfs_backend.h"
@@ -143,40 +145,8 @@ int RunOneShot(bool attach, const OneShot& o, const std::string& level) {
 
 // "http://HOST:PORT[/PATH]" (https too): "" when it is one, else what is wrong with it.
 std::string CheckUrl(const std::string& option, const std::string& url, const char* example) {
-  std::string bad =  // not const: returned by move
-      fmt::format("{} '{}' is not a URL such as {} (http://HOST:PORT)", option, url, example);
-  std::string rest;
-  if (url.starts_with("http://")) {
-    rest = url.substr(7);
-  } else if (url.starts_with("https://")) {
-    rest = url.substr(8);
-  } else {
-    return bad;
-  }
-  rest = rest.substr(0, rest.find('/'));
-  std::string port;
-  if (rest.starts_with('[')) {
-    const size_t close = rest.find(']');
-    if (close == std::string::npos || close == 1) return bad;
-    if (close + 1 < rest.size()) {
-      if (rest[close + 1] != ':') return bad;
-      port = rest.substr(close + 2);
-      if (port.empty()) return bad;
-    }
-  } else {
-    const size_t colon = rest.find(':');
-    if (colon == 0 || rest.empty()) return bad;
-    if (colon != std::string::npos) {
-      port = rest.substr(colon + 1);
-      if (port.empty()) return bad;
-    }
-  }
-  if (!port.empty()) {
-    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(port) < 1 || std::stoi(port) > 65535)
-      return bad;
-  }
-  return "";
+  if (ParseHttpUrl(url)) return "";
+  return fmt::format("{} '{}' is not a URL such as {} (http://HOST:PORT)", option, url, example);
 }
 
 // The daemon's own flags (AgentOptions holds the rest).
@@ -217,10 +187,10 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
     }
     port = *listen_port;
   }
-  for (const std::string& problem :
-       {CheckUrl("--manager", o.manager, "http://10.0.0.5:17490"),
-        o.advertise.empty() ? std::string()
-                            : CheckUrl("--advertise", o.advertise, "http://10.0.0.21:17491")}) {
+  for (const std::string& problem : {CheckUrl("--manager", o.manager, "http://10.0.0.5:17490"),
+                                     o.advertise.empty() || CheckAgentUrl(o.advertise).empty()
+                                         ? std::string()
+                                         : "--advertise " + CheckAgentUrl(o.advertise)}) {
     if (!problem.empty()) {
       spdlog::error("{}", problem);
       return 1;
@@ -245,6 +215,7 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
   std::unique_ptr<AttachBackend> backend =
       MakeBackend(f.mode, std::chrono::duration<double>(f.link_down).count());
   httplib::Server server;
+  ApplyHttpLimits(server, HttpLimits{}, "dxpu-agent");
   std::string bind_error;
   const int bound = BindExclusively(server, listen, port, &bind_error);
   if (bound <= 0) {

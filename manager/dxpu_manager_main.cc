@@ -22,6 +22,7 @@
 #include "lib/cli/help_formatter.h"
 #include "lib/cli/options.h"
 #include "lib/util/errno_text.h"
+#include "manager/http_limits.h"
 #include "manager/manager_service.h"
 #include "manager/rest_api.h"
 #include "manager/serve_until_signal.h"
@@ -145,6 +146,15 @@ int Main(int argc, char** argv) {
                  "(an fsync per change)")
       ->check(CLI::IsMember({"normal", "full"}))
       ->capture_default_str();
+  RestOptions rest;
+  app.add_option("--bridge-socket-dir", rest.bridge_socket_dir,
+                 "a box's unix: management address must name a socket in this directory (its "
+                 "udp:IP:PORT needs none)")
+      ->capture_default_str();
+  std::string audit_path;
+  app.add_option("--audit-log", audit_path,
+                 "where every change and refused change is recorded, one JSON line each "
+                 "(default: the --db file's name with .audit.jsonl)");
   AddTimingOptions(app, &attach, &detach, &probe);
   app.add_option("--workers", o.workers, "steps run at once")
       ->check(CLI::Range(1u, 256u))
@@ -206,8 +216,17 @@ int Main(int argc, char** argv) {
     spdlog::error("{}: {}", service.error().name, service.error().message);
     return 1;
   }
+  if (audit_path.empty()) audit_path = db + ".audit.jsonl";
+  std::string audit_error;
+  std::unique_ptr<AuditLog> audit = AuditLog::Open(audit_path, &audit_error);
+  if (!audit) {
+    spdlog::error("{} (--audit-log)", audit_error);
+    return 1;
+  }
+  rest.audit = audit.get();
   httplib::Server server;
-  InstallRestApi(server, *service.value());
+  ApplyHttpLimits(server, HttpLimits{}, "dxpu-manager");
+  InstallRestApi(server, *service.value(), rest);
   std::string bind_error;
   const int bound = BindExclusively(server, listen, port, &bind_error);
   if (bound <= 0) {

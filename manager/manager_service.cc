@@ -71,6 +71,13 @@ void ManagerService::CrashForTest(const Action& a, const char* when) {
   _exit(137);
 }
 
+ActionResult ManagerService::ProbeBridge(const BoxRecord& box) const {
+  Action a;
+  a.kind = ActionKind::kBridgeProbe;
+  a.box = box;
+  return RunActionOverNetwork(a, options_);
+}
+
 uint64_t ManagerService::Now() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())

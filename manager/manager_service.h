@@ -58,6 +58,9 @@ class ManagerService {
   bool WaitFor(const std::function<bool(const PoolManager&)>& pred, int timeout_ms);
 
   static uint64_t Now();
+  // Probes `box`'s bridge now (INVENTORY and STATUS), outside the pool's lock: what AddBox
+  // must know before it adopts the bridge.
+  ActionResult ProbeBridge(const BoxRecord& box) const;
 
  private:
   ManagerService(std::unique_ptr<PoolStore> store, ServiceOptions options);

@@ -136,17 +136,26 @@ json ToJson(const PoolSummary& s) {
 
 json ToJson(const PoolError& e) { return {{"error", e.name}, {"message", e.message}}; }
 
-PoolResult<BoxRecord> BoxFromJson(std::string_view body) {
-  PoolResult<json> j = ObjectOf(body, {"id", "management", "fabric"});
+PoolResult<AddBoxRequest> AddBoxRequestFromJson(std::string_view body) {
+  PoolResult<json> j = ObjectOf(body, {"id", "management", "fabric", "adopt"});
   if (!j.ok()) return j.error();
-  BoxRecord box;
+  AddBoxRequest request;
+  PoolResult<std::string> adopt = StringField(j.value(), "adopt", false);
+  if (!adopt.ok()) return adopt.error();
+  if (!adopt.value().empty() && adopt.value() != "reset") {
+    return Bad(
+        "'adopt' can only be \"reset\": reset and scrub every GPU the bridge holds for "
+        "others, which lose them");
+  }
+  request.adopt_reset = adopt.value() == "reset";
+  BoxRecord& box = request.box;
   for (auto [key, out] : {std::pair{"id", &box.id}, std::pair{"management", &box.management},
                           std::pair{"fabric", &box.fabric}}) {
     PoolResult<std::string> s = StringField(j.value(), key, true);
     if (!s.ok()) return s.error();
     *out = std::move(s).value();
   }
-  return box;
+  return request;
 }
 
 PoolResult<HostRecord> HostFromJson(std::string_view body) {

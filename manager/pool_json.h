@@ -25,7 +25,13 @@ nlohmann::json ToJson(const PoolSummary& s);
 nlohmann::json ToJson(const PoolError& e);
 
 // POST /v1/boxes: {"id", "management", "fabric"}
-PoolResult<BoxRecord> BoxFromJson(std::string_view body);
+// POST /v1/boxes: the box, and whether the operator confirms that what its bridge holds for
+// others is to be reset and scrubbed ("adopt": "reset").
+struct AddBoxRequest {
+  BoxRecord box;
+  bool adopt_reset = false;
+};
+PoolResult<AddBoxRequest> AddBoxRequestFromJson(std::string_view body);
 // POST /v1/hosts: {"id", "node_id" (number or "0x..." string), "agent", "mode", "boot_id"}
 PoolResult<HostRecord> HostFromJson(std::string_view body);
 // POST /v1/allocations: {"host", "count", "policy"?, "profile"?, "box"?, "request_key"?}

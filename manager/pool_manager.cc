@@ -3,6 +3,8 @@
 // maps and the free-GPU index change.
 #include "manager/pool_manager.h"
 
+#include "manager/pool_json.h"
+
 #include <algorithm>
 #include <limits>
 #include <utility>
@@ -219,11 +221,14 @@ std::optional<uint16_t> PoolManager::FreeHostBdf(const std::string& host,
 
 // ------------------------------------------------------------------ the API
 
+std::optional<PoolError> BadBoxName(std::string_view id) {
+  if (ValidName(id)) return std::nullopt;
+  return PoolError{ErrorKind::kBadRequest, "bad-name",
+                   fmt::format("'{}' is not a box name (1-63 of A-Z a-z 0-9 . _ -)", id)};
+}
+
 PoolResult<BoxRecord> PoolManager::AddBox(BoxRecord box, uint64_t now) {
-  if (!ValidName(box.id)) {
-    return PoolError{ErrorKind::kBadRequest, "bad-name",
-                     fmt::format("'{}' is not a box name (1-63 of A-Z a-z 0-9 . _ -)", box.id)};
-  }
+  if (std::optional<PoolError> bad = BadBoxName(box.id)) return *bad;
   if (box.management.empty() || box.fabric.empty()) {
     return PoolError{ErrorKind::kBadRequest, "bad-address",
                      "a box needs its management and fabric addresses"};
@@ -241,6 +246,45 @@ PoolResult<BoxRecord> PoolManager::AddBox(BoxRecord box, uint64_t now) {
   box_runtime_[id].next_probe_ns = now;  // learn its GPUs at once
   spdlog::info("pool: box {} at {} (fabric {})", id, box.management, box.fabric);
   return boxes_.at(id);
+}
+
+namespace {
+
+// "udp:IP:PORT" and "IP:PORT" are the same management address.
+std::string_view WithoutUdp(std::string_view address) {
+  if (address.starts_with("udp:")) address.remove_prefix(4);
+  return address;
+}
+
+}  // namespace
+
+PoolManager::ForeignState PoolManager::ForeignStateOf(
+    const BoxRecord& box, const std::vector<ProbedDevice>& devices) const {
+  ForeignState f;
+  for (const auto& [id, other] : boxes_) {
+    if (id == box.id) continue;
+    if (WithoutUdp(other.management) == WithoutUdp(box.management) || other.fabric == box.fabric) {
+      f.other_box = id;
+      break;
+    }
+  }
+  for (const ProbedDevice& d : devices) {
+    if (d.owner_node == 0) continue;
+    const GpuRef gpu{box.id, d.device};
+    if (cleaning_.contains(gpu)) continue;  // an orphan this pool adopted and is releasing
+    if (auto l = leases_.find(gpu); l != leases_.end() && boxes_.contains(box.id)) {
+      auto h = hosts_.find(l->second.host);
+      if (h != hosts_.end() && h->second.node_id == d.owner_node) continue;  // this pool's
+    }
+    std::string holder = fmt::format("node {:#x}, no host of this pool", d.owner_node);
+    for (const auto& [hid, host] : hosts_) {
+      if (host.node_id == d.owner_node)
+        holder = fmt::format("host {} (node {:#x})", hid, host.node_id);
+    }
+    f.devices.push_back(fmt::format("device {} ({}) is assigned to {} at {}", d.device,
+                                    BdfText(d.box_bdf), holder, BdfText(d.host_bdf)));
+  }
+  return f;
 }
 
 PoolResult<Done> PoolManager::RemoveBox(const std::string& id) {

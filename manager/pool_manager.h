@@ -125,6 +125,9 @@ struct ManagerCounters {
   uint64_t bridge_restarts_seen = 0, agent_restarts_seen = 0, orphans_released = 0;
 };
 
+// The bad-name error for a box name that is not one; nullopt for a good name.
+std::optional<PoolError> BadBoxName(std::string_view id);
+
 class PoolManager {
  public:
   // Loads the store and resumes whatever was in progress. `now` is the manager's clock (ns).
@@ -150,6 +153,17 @@ class PoolManager {
   PoolResult<AllocationView> Allocate(const AllocationRequest& request, uint64_t now);
   // Starts giving the allocation's GPUs back (also cancels an attach in progress).
   PoolResult<AllocationView> Release(uint64_t allocation, uint64_t now);
+
+  // What a bridge holds that this pool did not give, as its probe (`devices`) shows it, for
+  // `box` before AddBox: another box of this pool at the same management or fabric address
+  // (other_box), and each device assigned with no lease of `box` here to that node (one line
+  // each, naming the holder). Adding a box adopts its bridge: the probes then release whatever
+  // it holds without a lease (issue 32: adding another pool's bridge scrubbed its GPUs).
+  struct ForeignState {
+    std::string other_box;
+    std::vector<std::string> devices;
+  };
+  ForeignState ForeignStateOf(const BoxRecord& box, const std::vector<ProbedDevice>& devices) const;
 
   std::vector<BoxRecord> Boxes() const;
   bool HasBox(const std::string& id) const { return boxes_.contains(id); }

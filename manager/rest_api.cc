@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -12,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "manager/pool_json.h"
+
+#include <spdlog/spdlog.h>
 
 namespace dxpu::manager {
 
@@ -100,7 +104,156 @@ json HostJson(const PoolManager& m, const HostRecord& h, uint64_t now) {
   return j;
 }
 
-void InstallPoolRoutes(httplib::Server& server, ManagerService& service) {
+// Who sent the request, as the audit log and the refusals name them.
+std::string IdentityOf([[maybe_unused]] const httplib::Request& req) { return "anonymous"; }
+
+// Records a request that changes (or tried to change) the pool once its handler has answered,
+// whichever way it returned.
+class AuditScope {
+ public:
+  AuditScope(const RestOptions& options, const httplib::Request& req, const httplib::Response& res)
+      : options_(options), req_(req), res_(res) {}
+  AuditScope(const AuditScope&) = delete;
+  AuditScope& operator=(const AuditScope&) = delete;
+  ~AuditScope() {
+    if (options_.audit == nullptr || skip) return;
+    try {
+      Record();
+    } catch (const std::exception& e) {  // out of memory: the answer still goes out
+      std::fprintf(stderr, "audit log: %s\n", e.what());
+    }
+  }
+
+  json detail = json::object();
+  bool skip = false;  // nothing changed and nothing was refused (an agent's heartbeat)
+
+ private:
+  void Record() {
+    AuditEntry e;
+    e.who = IdentityOf(req_);
+    e.from = fmt::format("{}:{}", req_.remote_addr, req_.remote_port);
+    e.what = req_.method + " " + req_.path;
+    e.detail = std::move(detail);
+    e.status = res_.status;
+    e.result = "ok";
+    if (res_.status >= 400) {
+      const json body = json::parse(res_.body, nullptr, false);
+      e.result = body.is_object() && body.contains("error") && body["error"].is_string()
+                     ? body["error"].get<std::string>()
+                     : fmt::format("HTTP {}", res_.status);
+    }
+    options_.audit->Record(e);
+  }
+
+  const RestOptions& options_;
+  const httplib::Request& req_;
+  const httplib::Response& res_;
+};
+
+PoolError BadAddress(std::string message) {
+  return PoolError{ErrorKind::kBadRequest, "bad-address", std::move(message)};
+}
+
+// A box's addresses, before the manager ever sends anything to them.
+std::optional<PoolError> CheckBoxAddresses(const BoxRecord& box, const RestOptions& options) {
+  if (std::optional<PoolError> bad = BadBoxName(box.id)) return bad;  // said first
+  for (const std::string& problem :
+       {CheckManagementAddress(box.management, options.bridge_socket_dir),
+        CheckFabricAddress(box.fabric)}) {
+    if (!problem.empty()) return BadAddress(problem);
+  }
+  return std::nullopt;
+}
+
+PoolError BridgeUnreachable(const BoxRecord& box, const std::string& why) {
+  return PoolError{
+      ErrorKind::kConflict, "bridge-unreachable",
+      fmt::format("box {}'s bridge does not answer at {} ({}), so what it holds cannot be "
+                  "checked; nothing was changed. Add it once it answers, or with \"adopt\": "
+                  "\"reset\" (dxpu pool add-box --adopt reset) to have whatever it holds for "
+                  "others reset and scrubbed when it does",
+                  box.id, box.management, why)};
+}
+
+// Adding a box adopts its bridge: what it holds without a lease here is then released (reset
+// and scrubbed). Refused when the bridge is another box's, or holds assignments this pool did
+// not make and the operator did not confirm ("adopt": "reset").
+std::optional<PoolError> RefuseAdoption(const BoxRecord& box,
+                                        const PoolManager::ForeignState& foreign, bool adopt) {
+  if (!foreign.other_box.empty()) {
+    return PoolError{ErrorKind::kConflict, "bridge-taken",
+                     fmt::format("box {}'s bridge is at management {} or fabric {} already: one "
+                                 "bridge is one box; nothing was changed (to rename it, remove "
+                                 "box {} first)",
+                                 foreign.other_box, box.management, box.fabric, foreign.other_box)};
+  }
+  if (foreign.devices.empty() || adopt) return std::nullopt;
+  return PoolError{
+      ErrorKind::kConflict, "foreign-assignments",
+      fmt::format("the bridge at {} holds assignments this pool did not make: {}; nothing was "
+                  "changed. Adding it as box {} would reset and scrub those GPUs (their hosts "
+                  "lose them): to do that, add it with \"adopt\": \"reset\" (dxpu pool "
+                  "add-box --adopt reset)",
+                  box.management, fmt::join(foreign.devices, "; "), box.id)};
+}
+
+void InstallBoxRoutes(httplib::Server& server, ManagerService& service,
+                      const std::shared_ptr<const RestOptions>& o) {
+  server.Get("/v1/boxes", [&service](const httplib::Request&, httplib::Response& res) {
+    Reply(res, 200,
+          service.With([](PoolManager& m, uint64_t) { return ArrayOf<BoxRecord>(m.Boxes()); }));
+  });
+  server.Post("/v1/boxes", [&service, o](const httplib::Request& req, httplib::Response& res) {
+    const RestOptions& options = *o;
+    AuditScope audit(options, req, res);
+    PoolResult<AddBoxRequest> request = AddBoxRequestFromJson(req.body);
+    if (!request.ok()) return Fail(res, request.error());
+    const BoxRecord& box = request.value().box;
+    const bool adopt = request.value().adopt_reset;
+    audit.detail = {{"box", box.id},
+                    {"management", box.management},
+                    {"fabric", box.fabric},
+                    {"adopt", adopt ? "reset" : ""}};
+    if (std::optional<PoolError> bad = CheckBoxAddresses(box, options)) return Fail(res, *bad);
+    const ActionResult probe = service.ProbeBridge(box);  // outside the pool's lock
+    const bool answered = probe.outcome == ActionOutcome::kDone;
+    if (!answered && !adopt) return Fail(res, BridgeUnreachable(box, probe.error));
+    bool existed = false;
+    std::vector<std::string> adopted;
+    PoolResult<BoxRecord> added =
+        service.With([&](PoolManager& m, uint64_t now) -> PoolResult<BoxRecord> {
+          const PoolManager::ForeignState foreign =
+              m.ForeignStateOf(box, answered ? probe.devices : std::vector<ProbedDevice>{});
+          if (std::optional<PoolError> refused = RefuseAdoption(box, foreign, adopt))
+            return *refused;
+          adopted = foreign.devices;
+          existed = m.HasBox(box.id);
+          return m.AddBox(box, now);
+        });
+    if (!added.ok()) return Fail(res, added.error());
+    audit.detail["adopted"] = adopted;
+    if (!adopted.empty()) {
+      spdlog::warn(
+          "box {} adopted by {} (\"adopt\": \"reset\"): its bridge's GPUs held for others "
+          "are reset and scrubbed: {}",
+          box.id, IdentityOf(req), fmt::join(adopted, "; "));
+    }
+    Reply(res, existed ? 200 : 201, ToJson(added.value()));  // 200: its addresses updated
+  });
+  server.Delete(R"(/v1/boxes/([^/]+))", [&service, o](const httplib::Request& req,
+                                                      httplib::Response& res) {
+    const RestOptions& options = *o;
+    AuditScope audit(options, req, res);
+    const std::string id = req.matches[1];
+    audit.detail = {{"box", id}};
+    PoolResult<Done> done = service.With([&](PoolManager& m, uint64_t) { return m.RemoveBox(id); });
+    if (!done.ok()) return Fail(res, done.error());
+    Reply(res, 200, json{{"removed", id}});
+  });
+}
+
+void InstallPoolRoutes(httplib::Server& server, ManagerService& service,
+                       const std::shared_ptr<const RestOptions>& o) {
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
@@ -122,29 +275,6 @@ void InstallPoolRoutes(httplib::Server& server, ManagerService& service) {
       return s;
     });
     Reply(res, 200, j);
-  });
-
-  server.Get("/v1/boxes", [&service](const httplib::Request&, httplib::Response& res) {
-    Reply(res, 200,
-          service.With([](PoolManager& m, uint64_t) { return ArrayOf<BoxRecord>(m.Boxes()); }));
-  });
-  server.Post("/v1/boxes", [&service](const httplib::Request& req, httplib::Response& res) {
-    PoolResult<BoxRecord> box = BoxFromJson(req.body);
-    if (!box.ok()) return Fail(res, box.error());
-    bool existed = false;
-    PoolResult<BoxRecord> added = service.With([&](PoolManager& m, uint64_t now) {
-      existed = m.HasBox(box.value().id);
-      return m.AddBox(std::move(box).value(), now);
-    });
-    if (!added.ok()) return Fail(res, added.error());
-    Reply(res, existed ? 200 : 201, ToJson(added.value()));  // 200: its addresses updated
-  });
-  server.Delete(R"(/v1/boxes/([^/]+))", [&service](const httplib::Request& req,
-                                                   httplib::Response& res) {
-    const std::string id = req.matches[1];
-    PoolResult<Done> done = service.With([&](PoolManager& m, uint64_t) { return m.RemoveBox(id); });
-    if (!done.ok()) return Fail(res, done.error());
-    Reply(res, 200, json{{"removed", id}});
   });
 
   server.Get("/v1/gpus", [&service](const httplib::Request& req, httplib::Response& res) {
@@ -181,44 +311,72 @@ void InstallPoolRoutes(httplib::Server& server, ManagerService& service) {
         Reply(res, 200, h.value());
       });
   server.Delete(R"(/v1/hosts/([^/]+))",
-                [&service](const httplib::Request& req, httplib::Response& res) {
+                [&service, o](const httplib::Request& req, httplib::Response& res) {
+                  const RestOptions& options = *o;
+                  AuditScope audit(options, req, res);
                   const std::string id = req.matches[1];
+                  audit.detail = {{"host", id}};
                   PoolResult<HostRecord> removed =
                       service.With([&](PoolManager& m, uint64_t) { return m.RemoveHost(id); });
                   if (!removed.ok()) return Fail(res, removed.error());
                   Reply(res, 200, json{{"removed", id}});
                 });
-  server.Post("/v1/hosts", [&service](const httplib::Request& req, httplib::Response& res) {
+  server.Post("/v1/hosts", [&service, o](const httplib::Request& req, httplib::Response& res) {
+    const RestOptions& options = *o;
+    AuditScope audit(options, req, res);
     PoolResult<HostRecord> host = HostFromJson(req.body);
     if (!host.ok()) return Fail(res, host.error());
-    PoolResult<HostRecord> added = service.With(
-        [&](PoolManager& m, uint64_t now) { return m.RegisterHost(std::move(host).value(), now); });
-    if (!added.ok()) return Fail(res, added.error());
+    audit.detail = {{"host", host.value().id},
+                    {"node_id", fmt::format("{:#x}", host.value().node_id)},
+                    {"agent", host.value().agent},
+                    {"boot_id", host.value().boot_id}};
+    if (const std::string problem = CheckAgentUrl(host.value().agent); !problem.empty()) {
+      return Fail(res, BadAddress(problem));
+    }
+    PoolResult<HostRecord> added = service.With([&](PoolManager& m, uint64_t now) {
+      // A heartbeat that changes nothing is not audited.
+      PoolResult<HostRecord> before = m.Host(host.value().id);
+      audit.skip = before.ok() && before.value().boot_id == host.value().boot_id &&
+                   before.value().agent == host.value().agent &&
+                   before.value().node_id == host.value().node_id &&
+                   before.value().mode == host.value().mode;
+      return m.RegisterHost(std::move(host).value(), now);
+    });
+    if (!added.ok()) {
+      audit.skip = false;
+      return Fail(res, added.error());
+    }
     Reply(res, 200, ToJson(added.value()));
   });
 }
 
-void InstallAllocationRoutes(httplib::Server& server, ManagerService& service) {
+void InstallAllocationRoutes(httplib::Server& server, ManagerService& service,
+                             const std::shared_ptr<const RestOptions>& o) {
   server.Get("/v1/allocations", [&service](const httplib::Request&, httplib::Response& res) {
     Reply(res, 200, service.With([](PoolManager& m, uint64_t) {
       return ArrayOf<AllocationView>(m.Allocations());
     }));
   });
-  server.Post("/v1/allocations", [&service](const httplib::Request& req, httplib::Response& res) {
-    PoolResult<int> wait = WaitSeconds(req);
-    if (!wait.ok()) return Fail(res, wait.error());
-    PoolResult<AllocationRequest> request = AllocationRequestFromJson(req.body);
-    if (!request.ok()) return Fail(res, request.error());
-    PoolResult<AllocationView> made = service.With(
-        [&](PoolManager& m, uint64_t now) { return m.Allocate(request.value(), now); });
-    if (!made.ok()) return Fail(res, made.error());
-    res.set_header("Location", "/v1/allocations/" + AllocationName(made.value().record.id));
-    // Made and active within the wait: 201; failed: 200 (its state and error say why); still
-    // attaching: 202.
-    if (AnswerAllocation(service, made.value().record.id, wait.value(), res) ==
-        AllocationState::kActive)
-      res.status = 201;
-  });
+  server.Post(
+      "/v1/allocations", [&service, o](const httplib::Request& req, httplib::Response& res) {
+        const RestOptions& options = *o;
+        AuditScope audit(options, req, res);
+        PoolResult<int> wait = WaitSeconds(req);
+        if (!wait.ok()) return Fail(res, wait.error());
+        PoolResult<AllocationRequest> request = AllocationRequestFromJson(req.body);
+        if (!request.ok()) return Fail(res, request.error());
+        audit.detail = {{"host", request.value().host}, {"count", request.value().count}};
+        PoolResult<AllocationView> made = service.With(
+            [&](PoolManager& m, uint64_t now) { return m.Allocate(request.value(), now); });
+        if (!made.ok()) return Fail(res, made.error());
+        audit.detail["allocation"] = AllocationName(made.value().record.id);
+        res.set_header("Location", "/v1/allocations/" + AllocationName(made.value().record.id));
+        // Made and active within the wait: 201; failed: 200 (its state and error say why); still
+        // attaching: 202.
+        if (AnswerAllocation(service, made.value().record.id, wait.value(), res) ==
+            AllocationState::kActive)
+          res.status = 201;
+      });
   server.Get(R"(/v1/allocations/([^/]+))",
              [&service](const httplib::Request& req, httplib::Response& res) {
                PoolResult<int> wait = WaitSeconds(req);
@@ -227,8 +385,11 @@ void InstallAllocationRoutes(httplib::Server& server, ManagerService& service) {
                if (!id.ok()) return Fail(res, id.error());
                AnswerAllocation(service, id.value(), wait.value(), res);
              });
-  server.Delete(R"(/v1/allocations/([^/]+))", [&service](const httplib::Request& req,
-                                                         httplib::Response& res) {
+  server.Delete(R"(/v1/allocations/([^/]+))", [&service, o](const httplib::Request& req,
+                                                            httplib::Response& res) {
+    const RestOptions& options = *o;
+    AuditScope audit(options, req, res);
+    audit.detail = {{"allocation", std::string(req.matches[1])}};
     PoolResult<int> wait = WaitSeconds(req);
     if (!wait.ok()) return Fail(res, wait.error());
     PoolResult<uint64_t> id = AllocationId(req);
@@ -242,9 +403,12 @@ void InstallAllocationRoutes(httplib::Server& server, ManagerService& service) {
 
 }  // namespace
 
-void InstallRestApi(httplib::Server& server, ManagerService& service) {
-  InstallPoolRoutes(server, service);
-  InstallAllocationRoutes(server, service);
+void InstallRestApi(httplib::Server& server, ManagerService& service, const RestOptions& options) {
+  // The routes keep their own copy: the caller's may go before the server stops.
+  const auto o = std::make_shared<const RestOptions>(options);
+  InstallPoolRoutes(server, service, o);
+  InstallBoxRoutes(server, service, o);
+  InstallAllocationRoutes(server, service, o);
   server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return;
     const PoolError e{res.status == 404 ? ErrorKind::kNotFound : ErrorKind::kBadRequest,

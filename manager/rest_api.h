@@ -4,6 +4,10 @@
 #ifndef DXPU_MANAGER_REST_API_H_
 #define DXPU_MANAGER_REST_API_H_
 
+#include <string>
+
+#include "manager/addresses.h"
+#include "manager/audit_log.h"
 #include "manager/manager_service.h"
 
 namespace httplib {
@@ -12,8 +16,16 @@ class Server;
 
 namespace dxpu::manager {
 
+struct RestOptions {
+  // Where a box's unix: management socket may be (addresses.h).
+  std::string bridge_socket_dir = kDefaultBridgeSocketDir;
+  // Where every change and refused change is recorded; null: nowhere (tests of the core).
+  AuditLog* audit = nullptr;
+};
+
 // Installs the routes on `server`; `service` must outlive it.
-void InstallRestApi(httplib::Server& server, ManagerService& service);
+void InstallRestApi(httplib::Server& server, ManagerService& service,
+                    const RestOptions& options = {});
 
 }  // namespace dxpu::manager
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include <fmt/format.h>
@@ -37,13 +38,19 @@ void BlockStopSignals() {
 
 int BindExclusively(httplib::Server& server, const std::string& host, int port,
                     std::string* error) {
-  server.set_socket_options([](int sock) {  // socket_t is int here
+  auto listener = std::make_shared<int>(-1);
+  server.set_socket_options([listener](int sock) {  // socket_t is int here
     const int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    *listener = sock;
   });
   errno = 0;
   const int bound =
       port == 0 ? server.bind_to_any_port(host) : (server.bind_to_port(host, port) ? port : 0);
+  // cpp-httplib 0.11 listens with a backlog of 5: a burst of a dozen connections overflowed it,
+  // and each connection past it waited a second for its SYN to be sent again (issue 32). A
+  // second listen() on the socket only raises the backlog.
+  if (bound > 0 && *listener >= 0) ::listen(*listener, SOMAXCONN);
   if (bound <= 0) {
     const int err = errno;
     *error = fmt::format("cannot listen on {}:{}: {}{}", host, port,

@@ -19,7 +19,8 @@ void BlockStopSignals();
 // Binds `server` to host:port (port 0: any free port) for this process alone: cpp-httplib's
 // default socket options add SO_REUSEPORT, with which a second dxpu-manager or dxpu-agent on
 // the same port started without complaint and the kernel spread the connections over both (a
-// split brain of the pool). SO_REUSEADDR stays, so a restart does not wait out TIME_WAIT.
+// split brain of the pool). SO_REUSEADDR stays, so a restart does not wait out TIME_WAIT. The
+// listen backlog is the system's maximum (SOMAXCONN), not cpp-httplib's 5.
 // Returns the port bound, or 0 with *error saying why (the system's reason and the address).
 int BindExclusively(httplib::Server& server, const std::string& host, int port, std::string* error);
 // A daemon's --listen: "HOST:PORT", "[V6]:PORT", or an address alone ("127.0.0.1", "::1": the

@@ -146,7 +146,7 @@ void MetricsServer::OnAcceptable() {
       PauseAccepting();
       return;
     }
-    if (connections_.size() >= options_.max_connections) {
+    if (connections_.size() >= options_.max_connections && !MakeRoom()) {
       ++counters_.rejected;  // closed by fd's destructor
       continue;
     }
@@ -161,6 +161,18 @@ void MetricsServer::OnAcceptable() {
     ++counters_.accepted;
     Arm(id, c, options_.request_timeout);
   }
+}
+
+bool MetricsServer::MakeRoom() {
+  for (const Phase phase : {Phase::kReading, Phase::kLingering}) {
+    for (const auto& [id, c] : connections_) {  // by id: the oldest first
+      if (c.phase != phase) continue;
+      ++counters_.evicted;
+      Close(id);
+      return true;
+    }
+  }
+  return false;
 }
 
 void MetricsServer::Arm(uint64_t id, Connection& c, std::chrono::milliseconds after) {

@@ -6,8 +6,12 @@
 //   other paths   404;  methods other than GET and HEAD: 405
 //   a request head over max_head_bytes: 431; a malformed one: 400
 //
-// At most max_connections are open at once: one more is accepted and closed at once. A
-// connection that has not delivered its request within request_timeout is closed. After a
+// At most max_connections are open at once. One more makes room by closing the oldest
+// connection that has not delivered its request yet (or, if none, the oldest one lingering
+// after its response), so that idle or slowloris connections cannot lock a scraper or
+// /healthz out (issue 32: 16 idle connections did, for the 10 s of request_timeout); only when
+// every connection is writing its response is the new one closed at once. A connection that
+// has not delivered its request within request_timeout is closed. After a
 // response the server stops sending and reads (and discards) what the client still sends
 // until it closes or linger_timeout passes, so that unread input does not turn into a reset
 // that destroys the response in flight.
@@ -37,7 +41,8 @@ struct MetricsServerOptions {
 
 struct MetricsServerCounters {
   uint64_t accepted = 0;      // connections taken on
-  uint64_t rejected = 0;      // connections closed at once: max_connections were open
+  uint64_t rejected = 0;      // connections closed at once: max_connections were writing
+  uint64_t evicted = 0;       // connections closed to make room for a new one
   uint64_t responses = 0;     // by any status
   uint64_t scrapes = 0;       // 200 responses to /metrics
   uint64_t bad_requests = 0;  // 400, 431 and 505 responses
@@ -96,6 +101,9 @@ class MetricsServer {
   void Respond(uint64_t id, Connection& c);
   void Flush(uint64_t id, Connection& c);
   void Close(uint64_t id);
+  // Closes the oldest connection still reading its request, else the oldest lingering one;
+  // false if every connection is writing its response.
+  bool MakeRoom();
   void Arm(uint64_t id, Connection& c, std::chrono::milliseconds after);
   std::string Response(const HttpRequestReader& reader);
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "bridge-fw/rate_limited_log.h"
+#include "lib/util/rate_limited_log.h"
 
 namespace dxpu::bridge {
 namespace {
@@ -50,7 +50,7 @@ TEST(VirtualBars, AddressesAreTheHostsAndResetClearsThem) {
 }
 
 TEST(RateLimitedLog, BurstPerKeyThenCountsWhatItHeldBack) {
-  RateLimitedLog log(1000, 2);
+  util::RateLimitedLog log(1000, 2);
   uint64_t suppressed = 99;
   EXPECT_TRUE(log.Allow(1, 0, &suppressed));
   EXPECT_EQ(suppressed, 0U);

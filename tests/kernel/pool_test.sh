@@ -34,7 +34,8 @@ cleanup() {
 trap cleanup EXIT
 
 rm -f "$work/pool.db"* "$work/manager.log"
-"$manager_bin" --db "$work/pool.db" --listen 127.0.0.1 --port 0 --attach-timeout 300 \
+"$manager_bin" --db "$work/pool.db" --listen 127.0.0.1 --port 0 --bridge-socket-dir "$work" \
+  --attach-timeout 300 \
   --detach-timeout 300 --probe-interval 1 >"$work/manager.log" 2>&1 &
 manager_pid=$!
 manager=

@@ -32,6 +32,7 @@
 #include "child_process.h"
 #include "flashed_bridge.h"
 #include "manager/pool_audit.h"
+#include "pool_bridge_config.h"
 
 namespace dxpu::test {
 namespace {
@@ -50,19 +51,6 @@ struct Answer {
   int status = 0;
   json body;
 };
-
-std::string BridgeConfig(uint64_t node, uint16_t udp, uint16_t mgmt) {
-  return json{
-      {"node_id", fmt::format("{:#x}", node)},
-      {"links", json::array({{{"type", "udp"}, {"listen", fmt::format("127.0.0.1:{}", udp)}}})},
-      {"management", {{"listen", fmt::format("127.0.0.1:{}", mgmt)}}},
-      {"devices",
-       json::array({{{"profile", "dxgpu"}, {"box_bdf", "01:00.0"}, {"memory", "16MiB"}},
-                    {{"profile", "dxgpu"}, {"box_bdf", "02:00.0"}, {"memory", "16MiB"}}})},
-      {"limits", {{"link_down", "1s"}}},
-      {"log", {{"level", "info"}, {"format", "text"}}}}
-      .dump(2);
-}
 
 class ProcessPool {
  public:
@@ -92,7 +80,7 @@ class ProcessPool {
       box.id = b == 0 ? "box-a" : "box-b";
       box.udp = FreePort(SOCK_DGRAM);
       box.mgmt = FreePort(SOCK_DGRAM);
-      const std::string config = BridgeConfig(0xb0b0 + b, box.udp, box.mgmt);
+      const std::string config = PoolBridgeConfig(0xb0b0 + b, box.udp, box.mgmt);
       if (b == 0 && box_a == BoxA::kFlashed) {
         box.flashed =
             std::make_unique<firmware::testing::FlashedBridge>((dir_ / box.id).string(), config);
@@ -121,12 +109,17 @@ class ProcessPool {
       hosts_.push_back(std::move(host));
     }
     for (const Box& b : boxes_) {
-      const std::optional<Answer> a =
-          Call("POST", "/v1/boxes",
-               json{{"id", b.id},
-                    {"management", fmt::format("127.0.0.1:{}", b.mgmt)},
-                    {"fabric", fmt::format("udp:127.0.0.1:{}", b.udp)}});
-      EXPECT_TRUE(a && a->status == 201) << b.id;
+      // The manager adds a box only once it has checked what its bridge holds: a bridge still
+      // booting (under dxpu-boot) is 409 bridge-unreachable until it answers.
+      std::optional<Answer> a;
+      EXPECT_TRUE(WaitFor([&] {
+        a = Call("POST", "/v1/boxes",
+                 json{{"id", b.id},
+                      {"management", fmt::format("127.0.0.1:{}", b.mgmt)},
+                      {"fabric", fmt::format("udp:127.0.0.1:{}", b.udp)}});
+        return !a || a->status != 409 || a->body["error"] != "bridge-unreachable";
+      }));
+      EXPECT_TRUE(a && a->status == 201) << b.id << (a ? a->body.dump() : "");
     }
     // Both hosts registered and all 4 GPUs known.
     EXPECT_TRUE(WaitFor([&] {
@@ -395,7 +388,7 @@ TEST(PoolProcessTest, SceneAndBadRequestsWithRealProcesses) {
        "/v1/hosts",
        {{"id", "h9"},
         {"node_id", "0xa1"},
-        {"agent", "http://x"},
+        {"agent", "http://x:1"},
         {"mode", "userspace"},
         {"boot_id", "b"}},
        409,

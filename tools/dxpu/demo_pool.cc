@@ -224,7 +224,9 @@ PoolScene RunPoolScene(const fs::path& dir) {
     result.error = "the manager's API cannot listen on loopback";
     return result;
   }
-  manager::InstallRestApi(api.server(), *service.value());
+  manager::RestOptions rest;
+  rest.bridge_socket_dir = dir.string();  // the boxes' management sockets are in it
+  manager::InstallRestApi(api.server(), *service.value(), rest);
   api.Serve();
   // Three hosts' agents.
   std::vector<Agent> agents;

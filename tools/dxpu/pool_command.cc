@@ -48,6 +48,7 @@ struct PoolOptions {
   bool json = false;
   std::string id;  // a box or an allocation
   std::string management, fabric;
+  std::string adopt;  // add-box --adopt: "" or "reset"
   bool free_only = false;
   std::string state;
   std::string box;
@@ -540,7 +541,8 @@ int RunBoxes(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
 }
 
 int RunAddBox(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
-  const Json body = {{"id", o.id}, {"management", o.management}, {"fabric", o.fabric}};
+  Json body = {{"id", o.id}, {"management", o.management}, {"fabric", o.fabric}};
+  if (!o.adopt.empty()) body["adopt"] = o.adopt;
   Result<Json> box = c.Call(Method::kPost, "/v1/boxes", &body);
   if (!box.ok()) return Fail(o, sub, box.error());
   if (o.json) return ShowJson(box.value());
@@ -822,10 +824,19 @@ void AddInventoryCommands(CLI::App* pool, PoolOptions& o, std::vector<Sub>& subs
   add_box->add_option("ID", o.id, "the box's name (A-Z a-z 0-9 . _ -)")->required();
   add_box
       ->add_option("--bridge,--management", o.management,
-                   "the bridge's management socket: IP:PORT or unix:PATH")
+                   "the bridge's management socket: udp:IP:PORT (or IP:PORT), or unix:PATH "
+                   "in the manager's --bridge-socket-dir")
       ->required();
-  add_box->add_option("--fabric", o.fabric, "where hosts reach the bridge, e.g. udp:IP:PORT")
+  add_box
+      ->add_option("--fabric", o.fabric,
+                   "where hosts reach the bridge: udp:IP:PORT, or its MAC for dxpu.ko")
       ->required();
+  add_box
+      ->add_option("--adopt", o.adopt,
+                   "reset: take a bridge that holds assignments this pool did not make (or does "
+                   "not answer), resetting and scrubbing those GPUs; their hosts lose them. The "
+                   "manager refuses such a bridge without it, naming what it holds")
+      ->check(CLI::IsMember({"reset"}));
   subs.push_back({add_box, RunAddBox});
 
   CLI::App* remove_box = AddSub(pool, o, "remove-box",
