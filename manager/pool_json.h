@@ -24,9 +24,8 @@ nlohmann::json ToJson(const AllocationView& v);
 nlohmann::json ToJson(const PoolSummary& s);
 nlohmann::json ToJson(const PoolError& e);
 
-// POST /v1/boxes: {"id", "management", "fabric"}
-// POST /v1/boxes: the box, and whether the operator confirms that what its bridge holds for
-// others is to be reset and scrubbed ("adopt": "reset").
+// POST /v1/boxes: {"id", "management", "fabric", "adopt"?}: the box, and whether the operator
+// confirms that what its bridge holds for others is to be reset and scrubbed ("adopt": "reset").
 struct AddBoxRequest {
   BoxRecord box;
   bool adopt_reset = false;

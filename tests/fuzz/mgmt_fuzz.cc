@@ -39,9 +39,11 @@ class FlashTemplate {
  public:
   FlashTemplate() {
     const std::string path = dir_.path("template");
-    fw::FactoryInfo factory = fw::testing::SmallFactory();
-    factory.keys = {dxpu::fuzz::FuzzKey().public_key};
-    auto flash = std::move(fw::FlashDevice::Create(path, factory)).value();
+    const fw::FactoryInfo factory = fw::testing::SmallFactory();
+    auto flash =
+        std::move(fw::FlashDevice::Create(
+                      path, factory, fw::testing::TestKeyList({dxpu::fuzz::FuzzKey().public_key})))
+            .value();
     const auto image =
         fw::testing::SignedImage(fw::FirmwareVersion::Of(1, 0, 0), 3000, 1, dxpu::fuzz::FuzzKey());
     Check(fw::testing::InstallGood(*flash, fw::Slot::kA, image).ok(),

@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
-  Answer(dxpu::manager::BoxFromJson(body));
+  Answer(dxpu::manager::AddBoxRequestFromJson(body));
   Answer(dxpu::manager::HostFromJson(body));
   Answer(dxpu::manager::AllocationRequestFromJson(body));
   return 0;
