@@ -225,6 +225,9 @@ std::string DxfpConsts(Out& o) {
   o.Int("DXFP_CREDIT_BODY_SIZE", DXFP_CREDIT_BODY_SIZE);
   o.Int("DXFP_HELLO_BODY_SIZE", DXFP_HELLO_BODY_SIZE);
   o.Int("DXFP_CLOSE_BODY_SIZE", DXFP_CLOSE_BODY_SIZE);
+  o.Int("DXFP_NOISE_HELLO_BODY_SIZE", DXFP_NOISE_HELLO_BODY_SIZE);
+  o.Int("DXFP_NOISE_WELCOME_BODY_SIZE", DXFP_NOISE_WELCOME_BODY_SIZE);
+  o.Int("DXFP_MAC1_BODY_SIZE", DXFP_MAC1_BODY_SIZE);
   o.Line("");
   o.Line("  // The header's version and its 32-bit words (DXFP_OFF_* / 4); the records start at");
   o.Line("  // DW_RECORDS.");
@@ -242,7 +245,9 @@ std::string DxfpConsts(Out& o) {
           {{"REC_TLP", DXFP_REC_TLP},
            {"REC_CREDIT", DXFP_REC_CREDIT},
            {"REC_HELLO", DXFP_REC_HELLO},
-           {"REC_CLOSE", DXFP_REC_CLOSE}});
+           {"REC_CLOSE", DXFP_REC_CLOSE},
+           {"REC_NOISE", DXFP_REC_NOISE},
+           {"REC_MAC1", DXFP_REC_MAC1}});
   o.Logic("DXFP_F_ACK_REQ, DXFP_F_NAK, DXFP_F_ALL", 8,
           {{"F_ACK_REQ", DXFP_F_ACK_REQ}, {"F_NAK", DXFP_F_NAK}, {"F_ALL", DXFP_F_ALL}}, true);
   o.Line("");

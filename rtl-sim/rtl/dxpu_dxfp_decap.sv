@@ -12,7 +12,7 @@
 //     trailer (dxpu_crc32c);
 //   - check: its records are walked as they arrive, one per cycle, each as soon as the DWs it
 //     needs are stored: bounds, reserved byte, zero padding, record type against frame type,
-//     CREDIT/HELLO/CLOSE body lengths, and every TLP record through a dxpu_tlp_classify instance
+//     CREDIT/HELLO/CLOSE/NOISE/MAC1 body lengths, and every TLP record through a dxpu_tlp_classify instance
 //     (lib/core's decoder rules, given the TLP's first 16 bytes and its length). Once the frame
 //     is in and its records walked, it is decided in parse order: fewer than 36 bytes
 //     (truncated), Length (below 36, above cfg_max_frame or 9216, not a multiple of 4), Length
@@ -295,6 +295,14 @@ module dxpu_dxfp_decap
       if ((ftype != T_HELLO && ftype != T_WELCOME) || blen != 16'(DXFP_HELLO_BODY_SIZE))
         rec_bad = 1'b1;
       REC_CLOSE: if (ftype != T_CLOSE || blen != 16'(DXFP_CLOSE_BODY_SIZE)) rec_bad = 1'b1;
+      // The handshake's records (docs/protocol.md 4.12): only in HELLO and WELCOME, of the
+      // sizes lib/core's parser takes; the port never sees them (handshakes are the session's)
+      // but agrees with lib/core on every frame.
+      REC_NOISE:
+      if ((ftype != T_HELLO || blen != 16'(DXFP_NOISE_HELLO_BODY_SIZE)) &&
+          (ftype != T_WELCOME || blen != 16'(DXFP_NOISE_WELCOME_BODY_SIZE)))
+        rec_bad = 1'b1;
+      REC_MAC1: if (ftype != T_HELLO || blen != 16'(DXFP_MAC1_BODY_SIZE)) rec_bad = 1'b1;
       default: ;
     endcase
     rec_next = p_reg + PTR_W'(1) + PTR_W'(padded >> 2);
