@@ -27,7 +27,7 @@ const dxfp_crypto_ops& Ops() { return SodiumCryptoOps(); }
 
 Bytes RandomBytes(size_t n) {
   Bytes b(n);
-  randombytes_buf(b.data(), b.size());
+  if (!b.empty()) randombytes_buf(b.data(), b.size());  // (an empty vector's data() is null)
   return b;
 }
 
