@@ -86,6 +86,10 @@ std::unique_ptr<BridgeBox> BridgeBox::Create(const BridgeBoxConfig& config, std:
   if (why.empty() && config.devices.empty()) why = "a bridge needs at least one device";
   if (why.empty() && (config.max_hosts == 0 || config.max_hosts >= kNoHost))
     why = "max_hosts must be 1..65534";
+  if (why.empty() && config.identity && config.plane.framing)
+    why =
+        "the data plane's framing (the RTL port) does not seal frames yet: authenticated "
+        "sessions need lib/core's framing";
   GoldenDatapathConfig dc;
   dc.devices = static_cast<uint16_t>(std::min<size_t>(config.devices.size(), 4096));
   dc.host_slots = config.max_hosts;
@@ -134,8 +138,12 @@ BridgeBox::BridgeBox(const BridgeBoxConfig& config, std::unique_ptr<Datapath> da
   std::random_device rd;
   epoch_ = config.epoch;
   while (epoch_ == 0) epoch_ = rd();
-  next_session_id_ = (rd() & 0xffff) + 1;
   session_template_.epoch = epoch_;
+  if (config.identity) {
+    auth_ = std::make_unique<HostAuthenticator>(*config.identity);
+    session_template_.auth.ops = &crypto::SodiumCryptoOps();
+    config_.identity.reset();  // the secret key lives in auth_ only
+  }
   if (config.plane.framing) {
     // What the framing hardware carries: its replay window, and frames no larger than its own.
     const fabric::FramingLimits& lim = config.plane.framing.limits;
@@ -223,6 +231,8 @@ void BridgeBox::ReceiveFrame(uint64_t now, const Peer& from, std::span<const uin
                              const Transmit& tx) {
   now_ = now;
   counters_.frames_in++;
+  if (auth_ && frame.size() >= DXFP_HDR_SIZE && dxfp_frame_is_sealed(frame.data()))
+    return ReceiveSealed(now, from, frame);
   dxfp_frame f{};
   const dxfp_err err = dxfp_frame_parse(frame.data(), frame.size(), DXFP_MAX_FRAME, &f);
   if (err == DXFP_ERR_BAD_VERSION && f.hdr.type == DXFP_HELLO) {
@@ -238,7 +248,8 @@ void BridgeBox::ReceiveFrame(uint64_t now, const Peer& from, std::span<const uin
     counters_.frames_bad++;
     return;
   }
-  if (f.hdr.type == DXFP_HELLO) return OnHello(now, from, f, tx);
+  if (f.hdr.type == DXFP_HELLO)
+    return auth_ ? OnAuthHello(now, from, f, frame, tx) : OnHello(now, from, f, tx);
   auto it = by_session_.find(f.hdr.dst_session);
   if (it != by_session_.end() && !hosts_[it->second].down) {
     hosts_[it->second].endpoint->ReceiveFrame(now, f, frame);
@@ -278,8 +289,83 @@ void BridgeBox::OnHello(uint64_t now, const Peer& from, const dxfp_frame& f, con
   OpenSession(now, from, f, hello.node_id, tx);
 }
 
+void BridgeBox::ReceiveSealed(uint64_t now, const Peer& from, std::span<const uint8_t> frame) {
+  dxfp_header h{};
+  if (!dxfp_header_peek(frame.data(), frame.size(), &h)) {
+    counters_.frames_bad++;
+    return;
+  }
+  auto it = by_session_.find(h.dst_session);
+  if (it == by_session_.end() || hosts_[it->second].down) {
+    // No CLOSE in reply: a plaintext CLOSE means nothing to an authenticated host.
+    counters_.frames_no_session++;
+    return;
+  }
+  Host& host = hosts_[it->second];
+  // Only the host's key opens it: where it came from is where the host now is (roaming).
+  if (host.endpoint->Receive(now, frame) == DXFP_RX_OK && !(from == host.peer)) host.peer = from;
+}
+
+std::optional<HostSlot> BridgeBox::SlotOfPeer(uint32_t peer_session, uint32_t peer_epoch) const {
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    const Host& h = hosts_[i];
+    if (h.endpoint && !h.down && h.peer_session == peer_session && h.peer_epoch == peer_epoch)
+      return static_cast<HostSlot>(i);
+  }
+  return std::nullopt;
+}
+
+void BridgeBox::OnAuthHello(uint64_t now, const Peer& from, const dxfp_frame& f,
+                            std::span<const uint8_t> raw, const Transmit& tx) {
+  // The same HELLO again (its WELCOME was lost): the session it opened sends that WELCOME again.
+  if (auto slot = SlotOfPeer(f.hdr.src_session, f.hdr.src_epoch)) {
+    hosts_[*slot].endpoint->ReceiveFrame(now, f);
+    return;
+  }
+  auto opened = auth_->Open(now, fmt::format("{}/{}", from.link, from.address.ToString()), raw);
+  if (const HelloRefusal* why = std::get_if<HelloRefusal>(&opened)) {
+    counters_.hellos_refused++;
+    uint64_t suppressed = 0;
+    if (refusal_log_.Allow(uint64_t{0xa0} + static_cast<uint64_t>(*why), now, &suppressed))
+      spdlog::warn("HELLO from {} refused: {} ({} more suppressed)", from.address.ToString(),
+                   HelloRefusalName(*why), suppressed);
+    return;
+  }
+  OpenedHello& hello = std::get<OpenedHello>(opened);
+  // A newer handshake of the same host replaces one it has not finished.
+  for (size_t i = 0; i < hosts_.size(); ++i) {
+    if (hosts_[i].endpoint && hosts_[i].pending && hosts_[i].node == hello.node)
+      EndSession(static_cast<HostSlot>(i));
+  }
+  OpenSession(now, from, hello.frame, hello.node, tx, &hello.hs);
+  dxfp_noise_wipe(&hello.hs);
+}
+
+uint32_t BridgeBox::NewSessionId() {
+  // Random, so that a session ID names a session without being guessable (docs/protocol.md).
+  std::random_device rd;
+  uint32_t id = 0;
+  while (id == 0 || by_session_.contains(id)) id = rd();
+  return id;
+}
+
+void BridgeBox::ConfirmSession(HostSlot slot) {
+  Host& h = hosts_[slot];
+  if (!h.pending) return;
+  h.pending = false;
+  if (auto old = LiveSlot(h.node); old && *old != slot) {
+    // The host reconnected: its old session ends (the next flush sends its CLOSE and frees it);
+    // its devices stay its own and move to the new session.
+    spdlog::info("host {:#x}: session {:#x} replaces session {:#x}", h.node,
+                 h.endpoint->session_id(), hosts_[*old].endpoint->session_id());
+    hosts_[*old].endpoint->Close(now_, DXFP_CLOSE_SHUTDOWN);
+  }
+  by_node_[h.node] = slot;
+  BindOwnedDevices(slot);
+}
+
 void BridgeBox::OpenSession(uint64_t now, const Peer& from, const dxfp_frame& hello, uint64_t node,
-                            const Transmit& tx) {
+                            const Transmit& tx, dxfp_noise* hs) {
   auto free_slot = std::find_if(hosts_.begin(), hosts_.end(),
                                 [](const Host& h) { return h.endpoint == nullptr; });
   if (free_slot == hosts_.end()) {
@@ -292,9 +378,11 @@ void BridgeBox::OpenSession(uint64_t now, const Peer& from, const dxfp_frame& he
   }
   const auto slot = static_cast<HostSlot>(free_slot - hosts_.begin());
   dxfp_session_config cfg = session_template_;
-  cfg.session_id = next_session_id_++;
-  if (next_session_id_ == 0) next_session_id_ = 1;
-  cfg.initial_seq = static_cast<uint32_t>(std::random_device{}());
+  std::random_device rd;
+  cfg.session_id = NewSessionId();
+  cfg.epoch = 0;
+  while (cfg.epoch == 0) cfg.epoch = rd();  // per session: a CLOSE cannot guess it
+  cfg.initial_seq = static_cast<uint32_t>(rd());
   if (from.link < config_.link_max_frame.size())
     cfg.max_frame = std::min(cfg.max_frame, config_.link_max_frame[from.link]);
   if (config_.plane.framing) cfg.max_frame &= ~3u;  // the port's frames are whole dwords
@@ -302,6 +390,7 @@ void BridgeBox::OpenSession(uint64_t now, const Peer& from, const dxfp_frame& he
   fabric::EndpointCallbacks cb;
   cb.deliver = [this, slot](const dxpu_tlp& t) { OnHostTlp(slot, t); };
   cb.established = [this, slot] {
+    ConfirmSession(slot);
     const Host& h = hosts_[slot];
     if (config_.plane.framing && !h.endpoint->framed())
       spdlog::warn("host {:#x}: session {:#x} framed by lib/core, not the data plane: {}", h.node,
@@ -325,7 +414,7 @@ void BridgeBox::OpenSession(uint64_t now, const Peer& from, const dxfp_frame& he
     counters_.hellos_refused++;
     return;
   }
-  const dxfp_rx_result r = ep->Accept(now, hello);
+  const dxfp_rx_result r = hs != nullptr ? ep->AcceptAuth(now, hello, hs) : ep->Accept(now, hello);
   if (r != DXFP_RX_OK) {
     counters_.hellos_refused++;
     if (r == DXFP_RX_BAD_VERSION) {
@@ -344,13 +433,16 @@ void BridgeBox::OpenSession(uint64_t now, const Peer& from, const dxfp_frame& he
   h.peer_session = hello.hdr.src_session;
   h.peer_epoch = hello.hdr.src_epoch;
   h.down = false;
+  h.pending = hs != nullptr;
   h.deferred.clear();
   by_session_[cfg.session_id] = slot;
-  by_node_[node] = slot;
   counters_.sessions_opened++;
-  spdlog::info("host {:#x}: session {:#x} from {} (slot {})", node, cfg.session_id,
-               from.address.ToString(), slot);
-  BindOwnedDevices(slot);
+  spdlog::info("host {:#x}: session {:#x} from {} (slot {}{})", node, cfg.session_id,
+               from.address.ToString(), slot, hs != nullptr ? ", authenticated" : "");
+  if (hs == nullptr) {
+    by_node_[node] = slot;
+    BindOwnedDevices(slot);
+  }
 }
 
 void BridgeBox::BindOwnedDevices(HostSlot slot) {
@@ -376,6 +468,7 @@ void BridgeBox::EndSession(HostSlot slot) {
   if (it != by_node_.end() && it->second == slot) by_node_.erase(it);
   h.endpoint.reset();
   h.down = false;
+  h.pending = false;
   counters_.sessions_closed++;
 }
 
@@ -871,6 +964,8 @@ std::vector<HostStatus> BridgeBox::Hosts() const {
     s.state = h.endpoint->state();
     s.deferred = h.deferred.size();
     s.framed = h.endpoint->framed();
+    s.authenticated = auth_ != nullptr;
+    s.pending = h.pending;
     s.session = h.endpoint->counters();
     out.push_back(std::move(s));
   }

@@ -27,6 +27,7 @@
 #include "bridge-fw/box_switch.h"
 #include "bridge-fw/datapath.h"
 #include "bridge-fw/golden_datapath.h"
+#include "bridge-fw/host_auth.h"
 #include "bridge-fw/virtual_bars.h"
 #include "bridge-fw/write_combiner.h"
 #include "core/dxfp_session.h"
@@ -83,6 +84,9 @@ struct BridgeBoxConfig {
   uint32_t refusal_log_burst = 5;
   // The data plane; default: the C++ golden model and lib/core's framing.
   DataPlane plane;
+  // Host authentication (docs/protocol.md 4.12): every session authenticated and sealed, each
+  // host known by its key. nullopt: plaintext sessions, anyone on the fabric may connect.
+  std::optional<BoxIdentity> identity;
   // Each GPU's activity log (gpu/activity.h) with the GPU's index in `devices`; null: off.
   std::function<void(size_t device, const gpu::CommandActivity&)> gpu_activity = nullptr;
 };
@@ -144,8 +148,10 @@ struct HostStatus {
   uint64_t node = 0;
   std::string peer;
   dxfp_session_state state = DXFP_STATE_IDLE;
-  size_t deferred = 0;  // requests waiting for a box tag
-  bool framed = false;  // the data plane's framing (the RTL port) carries its DATA frames
+  size_t deferred = 0;         // requests waiting for a box tag
+  bool framed = false;         // the data plane's framing (the RTL port) carries its DATA frames
+  bool authenticated = false;  // its handshake proved the host's key; its frames are sealed
+  bool pending = false;        // authenticated, waiting for its first sealed DATA
   dxfp_session_counters session{};
 };
 
@@ -225,6 +231,11 @@ class BridgeBox {
   std::vector<HostStatus> Hosts() const;
   uint64_t node_id() const { return config_.node_id; }  // the bridge's identity in HELLO
   const BoxCounters& counters() const { return counters_; }
+  // HELLOs refused by the authentication, by reason (enum HelloRefusal); all zero without it.
+  std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)> hello_refusals() const {
+    return auth_ ? auth_->refusals()
+                 : std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)>{};
+  }
   DatapathCounters datapath_counters() const { return datapath_->counters(); }
   // The box-side function of device d.
   pcie::Function& function(DeviceIndex d) { return *devices_.at(d).function; }
@@ -262,6 +273,9 @@ class BridgeBox {
     uint32_t peer_session = 0;
     uint32_t peer_epoch = 0;
     bool down = false;
+    // Authenticated and not yet confirmed by its first sealed DATA: it holds nothing, and a
+    // live session of the same host stays in place until it is confirmed.
+    bool pending = false;
     std::deque<Deferred> deferred;  // requests refused with kRetry, in arrival order
   };
 
@@ -271,8 +285,17 @@ class BridgeBox {
 
   // Sessions.
   void OnHello(uint64_t now, const Peer& from, const dxfp_frame& f, const Transmit& tx);
+  void OnAuthHello(uint64_t now, const Peer& from, const dxfp_frame& f,
+                   std::span<const uint8_t> raw, const Transmit& tx);
+  void ReceiveSealed(uint64_t now, const Peer& from, std::span<const uint8_t> frame);
+  // hs: the opened handshake of an authenticated HELLO (the session starts pending); null:
+  // plaintext.
   void OpenSession(uint64_t now, const Peer& from, const dxfp_frame& hello, uint64_t node,
-                   const Transmit& tx);
+                   const Transmit& tx, dxfp_noise* hs = nullptr);
+  // A pending session's first sealed DATA arrived: it takes over from the host's old session.
+  void ConfirmSession(HostSlot slot);
+  std::optional<HostSlot> SlotOfPeer(uint32_t peer_session, uint32_t peer_epoch) const;
+  uint32_t NewSessionId();
   void EndSession(HostSlot slot);
   void BindOwnedDevices(HostSlot slot);
   std::optional<HostSlot> LiveSlot(uint64_t node) const;
@@ -313,7 +336,6 @@ class BridgeBox {
   BridgeBoxConfig config_;
   dxfp_session_config session_template_{};
   uint32_t epoch_ = 0;
-  uint32_t next_session_id_ = 1;
   std::unique_ptr<Datapath> datapath_;
   std::vector<Device> devices_;
   std::vector<Host> hosts_;                            // by slot; endpoint null: free
@@ -325,6 +347,7 @@ class BridgeBox {
   uint64_t last_close_reply_ = 0;
   uint64_t now_ = 0;  // the time of the call in progress (for callbacks)
   BoxCounters counters_;
+  std::unique_ptr<HostAuthenticator> auth_;  // null: plaintext sessions
 };
 
 }  // namespace dxpu::bridge

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/dxfp_session.h"
+#include "crypto/fabric_keys.h"
 #include "sim/units.h"
 
 namespace dxpu::bridge {
@@ -192,6 +193,8 @@ class Reader {
   void ReadDevices(const json& root, BridgeConfig* c);
   void ReadLimits(const json& root, BridgeConfig* c);
   void ReadLog(const json& root, BridgeConfig* c);
+  void ReadIdentity(const json& root, BridgeConfig* c);
+  std::optional<IdentityHost> ReadIdentityHost(const json& v, std::string_view path);
   // Two parts may not use one address: links and the management socket.
   void CheckAddressesUnique(const BridgeConfig& c);
 
@@ -413,6 +416,66 @@ void Reader::ReadManagement(const json& root, BridgeConfig* c) {
   }
 }
 
+std::optional<IdentityHost> Reader::ReadIdentityHost(const json& v, std::string_view path) {
+  if (!Object(v, path, {"node", "key"})) return std::nullopt;
+  const json* node = Required(v, path, "node");
+  const json* key = Required(v, path, "key");
+  if (node == nullptr || key == nullptr) return std::nullopt;
+  IdentityHost h;
+  const auto node_text = String(*node, Join(path, "node"));
+  std::optional<uint64_t> id;
+  if (node_text) id = ParseNodeId(*node_text);
+  if (node_text && (!id || *id == 0))
+    Error(Join(path, "node"), fmt::format("{} is not a non-zero 64-bit node ID", Quote(*node)));
+  const auto key_text = String(*key, Join(path, "key"));
+  if (key_text) {
+    crypto::KeyResult<crypto::Key> k = crypto::ParseFabricPublicKey(*key_text);
+    if (!k.ok()) {
+      Error(Join(path, "key"), k.error().message);
+    } else {
+      h.public_key = k.value();
+    }
+  }
+  if (!id || !key_text) return std::nullopt;
+  h.node_id = *id;
+  return h;
+}
+
+void Reader::ReadIdentity(const json& root, BridgeConfig* c) {
+  const json* v = Find(root, "identity");
+  if (v == nullptr || !Object(*v, "identity", {"key", "hosts", "hellos_per_second", "hello_burst"}))
+    return;
+  IdentityConfig id;
+  if (const json* key = Required(*v, "identity", "key")) {
+    if (auto text = String(*key, "identity.key")) id.key_path = *text;
+  }
+  if (const json* rate = Find(*v, "hellos_per_second")) {
+    if (auto n = Unsigned(*rate, "identity.hellos_per_second", 1, 100000))
+      id.hellos_per_second = static_cast<uint32_t>(*n);
+  }
+  if (const json* burst = Find(*v, "hello_burst")) {
+    if (auto n = Unsigned(*burst, "identity.hello_burst", 1, 100000))
+      id.hello_burst = static_cast<uint32_t>(*n);
+  }
+  const json* hosts = Required(*v, "identity", "hosts");
+  if (hosts == nullptr) return;
+  if (!hosts->is_array()) {
+    Error("identity.hosts", "must be an array of {\"node\": ..., \"key\": ...}");
+    return;
+  }
+  for (size_t i = 0; i < hosts->size(); ++i) {
+    const std::string path = At("identity.hosts", i);
+    auto h = ReadIdentityHost((*hosts)[i], path);
+    if (!h) continue;
+    for (const IdentityHost& other : id.hosts) {
+      if (other.public_key == h->public_key) Error(path, "the same key is listed twice");
+      if (other.node_id == h->node_id) Error(path, "the same node is listed twice");
+    }
+    id.hosts.push_back(*h);
+  }
+  c->identity = std::move(id);
+}
+
 void Reader::ReadMetrics(const json& root, BridgeConfig* c) {
   const json* m = Find(root, "metrics");
   if (m == nullptr || !Object(*m, "metrics", {"listen"})) return;
@@ -607,8 +670,9 @@ void Reader::CheckAddressesUnique(const BridgeConfig& c) {
 
 BridgeConfigResult Reader::Read(const json& root) {
   BridgeConfigResult r;
-  if (!Object(root, "",
-              {"node_id", "links", "management", "metrics", "devices", "limits", "log"})) {
+  if (!Object(
+          root, "",
+          {"node_id", "links", "management", "metrics", "devices", "limits", "log", "identity"})) {
     r.errors = std::move(errors_);
     return r;
   }
@@ -620,6 +684,7 @@ BridgeConfigResult Reader::Read(const json& root) {
   ReadDevices(root, &c);
   ReadLimits(root, &c);
   ReadLog(root, &c);
+  ReadIdentity(root, &c);
   if (errors_.empty()) CheckAddressesUnique(c);
   r.errors = std::move(errors_);
   if (r.errors.empty()) r.config = std::move(c);

@@ -7,6 +7,7 @@
 
 #include <spdlog/common.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -66,6 +67,18 @@ struct LimitsConfig {
   uint64_t link_down_ns = 20'000'000;           // a session without progress goes down
 };
 
+// Host authentication (docs/bridge-config.md "identity", docs/protocol.md 4.12).
+struct IdentityHost {
+  uint64_t node_id = 0;
+  std::array<uint8_t, 32> public_key{};
+};
+struct IdentityConfig {
+  std::string key_path;  // the bridge's secret key file (dxpu keygen); read at start
+  std::vector<IdentityHost> hosts;
+  uint32_t hellos_per_second = 20;
+  uint32_t hello_burst = 40;
+};
+
 enum class LogFormat : uint8_t { kText, kJson };
 
 struct LogConfig {
@@ -81,6 +94,7 @@ struct BridgeConfig {
   std::vector<DeviceConfig> devices;
   LimitsConfig limits;
   LogConfig log;
+  std::optional<IdentityConfig> identity;  // nullopt: plaintext sessions (a warning at start)
 };
 
 // A configuration, or every error found (the JSON path, a colon, why).

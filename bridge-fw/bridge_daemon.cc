@@ -18,6 +18,7 @@
 
 #include "bridge-fw/firmware/boot_protocol.h"
 #include "core/dxpu_mgmt.h"
+#include "crypto/fabric_keys.h"
 #include "fabric/link_driver.h"
 #include "link/packet_link.h"
 #include "link/udp_link.h"
@@ -69,6 +70,31 @@ std::unique_ptr<link::Link> OpenLink(const LinkConfig& c, std::string* error) {
   return nullptr;
 }
 
+// The configuration's identity, with the bridge's secret key read from its file.
+bool LoadIdentity(const BridgeConfig& config, BridgeBoxConfig* box, std::string* error) {
+  if (!config.identity) {
+    spdlog::warn(
+        "no identity configured: host sessions are not authenticated, and anyone on the "
+        "fabric may connect as any host (docs/security.md)");
+    return true;
+  }
+  const IdentityConfig& c = *config.identity;
+  crypto::KeyResult<crypto::KeyPair> keys = crypto::ReadFabricSecretKeyFile(c.key_path);
+  if (!keys.ok()) {
+    *error = "identity.key: " + keys.error().message;
+    return false;
+  }
+  BoxIdentity id;
+  id.keys = keys.value();
+  for (const IdentityHost& h : c.hosts) id.hosts.push_back(HostKey{h.public_key, h.node_id});
+  id.hellos_per_second = c.hellos_per_second;
+  id.hello_burst = c.hello_burst;
+  box->identity = std::move(id);
+  spdlog::info("identity: public key {}, {} hosts may connect", crypto::KeyHex(keys.value().pub),
+               c.hosts.size());
+  return true;
+}
+
 }  // namespace
 
 BridgeBoxConfig ToBoxConfig(const BridgeConfig& config) {
@@ -112,6 +138,7 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
 
   BridgeBoxConfig box_config = ToBoxConfig(config);
   box_config.plane = embedding.plane;
+  if (!LoadIdentity(config, &box_config, error)) return nullptr;
   d->embedding_crash_after_ = embedding.crash_after_ownership_change;
   d->health_delay_ms_ = embedding.health_delay_ms;
   size_t max_frame = 0;
@@ -332,8 +359,15 @@ std::string BridgeDaemon::Metrics() const {
           c.frames_no_session);
   counter("dxpu_bridge_sessions_opened_total", "Host sessions opened.", c.sessions_opened);
   counter("dxpu_bridge_sessions_closed_total", "Host sessions ended.", c.sessions_closed);
-  counter("dxpu_bridge_hellos_refused_total", "HELLOs refused (no slot, bad version).",
+  counter("dxpu_bridge_hellos_refused_total",
+          "HELLOs refused (no slot, bad version, or the authentication's reasons).",
           c.hellos_refused);
+  const auto refusals = box_->hello_refusals();
+  for (size_t r = 0; r < refusals.size(); ++r) {
+    w.Counter("dxpu_bridge_hellos_unauthenticated_total",
+              "HELLOs the host authentication refused, by reason (docs/protocol.md 4.12).",
+              {{"reason", HelloRefusalName(static_cast<HelloRefusal>(r))}}, refusals[r]);
+  }
   counter("dxpu_bridge_tlps_from_hosts_total", "TLPs delivered by host sessions.",
           c.tlps_from_hosts);
   counter("dxpu_bridge_tlps_to_hosts_total", "TLPs queued to host sessions.", c.tlps_to_hosts);

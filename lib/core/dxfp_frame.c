@@ -54,6 +54,14 @@ static void read_header(const uint8_t *b, struct dxfp_header *h)
 	h->ack = dxpu_get_be32(&b[DXFP_OFF_ACK]);
 }
 
+bool dxfp_header_peek(const uint8_t *buf, size_t len, struct dxfp_header *h)
+{
+	if (len < DXFP_HDR_SIZE)
+		return false;
+	read_header(buf, h);
+	return true;
+}
+
 /* One record at p (before end): bounds, padding, known body. Returns the next record. */
 static const uint8_t *check_record(const uint8_t *p, const uint8_t *end, uint8_t frame_type)
 {

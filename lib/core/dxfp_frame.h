@@ -97,6 +97,13 @@ enum dxfp_err dxfp_frame_parse(const uint8_t *buf, size_t len, uint32_t max_fram
 			       struct dxfp_frame *f);
 
 /*
+ * Read the header of the frame in buf[0..len) without checking the frame (a
+ * sealed frame cannot be checked before its session opens it): for routing
+ * only. False when len is shorter than a header.
+ */
+bool dxfp_header_peek(const uint8_t *buf, size_t len, struct dxfp_header *h);
+
+/*
  * The checks of dxfp_frame_parse() after the length and the CRC: the 32-byte
  * header at hdr, records_len bytes of records at records. extra_flags: flag
  * bits allowed beyond DXFP_F_ALL (the sealed-frame code passes DXFP_F_SEALED).

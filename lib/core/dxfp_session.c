@@ -64,6 +64,19 @@ void dxfp_session_config_size_replay(struct dxfp_session_config *cfg, uint64_t b
 	cfg->replay_window = round_up_pow2(bytes / avg_tlp_bytes + 1u);
 }
 
+static const char *auth_config_check(const struct dxfp_session_auth *a, uint32_t max_frame)
+{
+	const struct dxfp_crypto_ops *o = a->ops;
+
+	if (!o)
+		return NULL;
+	if (!o->x25519 || !o->x25519_keypair || !o->aead_seal || !o->aead_open || !o->sha256)
+		return "authentication needs every crypto primitive";
+	if (max_frame < DXFP_HS_FRAME_MAX || max_frame < DXFP_MIN_SESSION_FRAME + DXFP_SEAL_GROWTH)
+		return "an authenticated session needs max_frame of at least 220 bytes";
+	return NULL;
+}
+
 const char *dxfp_session_config_check(const struct dxfp_session_config *cfg)
 {
 	int i;
@@ -95,7 +108,7 @@ const char *dxfp_session_config_check(const struct dxfp_session_config *cfg)
 		return "RTOs must satisfy 0 < min <= initial <= max";
 	if (cfg->max_rto_ns > cfg->link_down_ns / 2)
 		return "max_rto_ns must be at most half of link_down_ns, so a healed path is retried";
-	return NULL;
+	return auth_config_check(&cfg->auth, cfg->max_frame);
 }
 
 static uint32_t np_slots_for(uint32_t max_np)
@@ -115,7 +128,8 @@ size_t dxfp_session_mem_size(const struct dxfp_session_config *cfg)
 	return align8(sizeof(struct dxfp_replay_desc) * cfg->replay_window) +
 	       align8(sizeof(struct dxfp_np_entry) * np_slots_for(cfg->max_np)) +
 	       align8(sizeof(struct dxpu_tlp) * cfg->max_np) +
-	       align8(sizeof(struct dxfp_np_order) * cfg->max_np) + align8(cfg->replay_bytes);
+	       align8(sizeof(struct dxfp_np_order) * cfg->max_np) + align8(cfg->replay_bytes) +
+	       (cfg->auth.ops ? 2u * align8(cfg->max_frame) : 0u);
 }
 
 bool dxfp_session_init(struct dxfp_session *s, const struct dxfp_session_config *cfg, void *mem,
@@ -144,6 +158,11 @@ bool dxfp_session_init(struct dxfp_session *s, const struct dxfp_session_config 
 	s->np_sort = (struct dxfp_np_order *)p;
 	p += align8(sizeof(struct dxfp_np_order) * cfg->max_np);
 	s->ring = p;
+	p += align8(cfg->replay_bytes);
+	if (cfg->auth.ops) {
+		s->tx_sealed = p;
+		s->rx_sealed = p + align8(cfg->max_frame);
+	}
 
 	s->una = cfg->initial_seq;
 	s->send_ptr = cfg->initial_seq;
@@ -270,6 +289,32 @@ static uint32_t collect_unanswered(struct dxfp_session *s)
 	return n;
 }
 
+static bool authenticated(const struct dxfp_session *s)
+{
+	return s->cfg.auth.ops != NULL;
+}
+
+/* The largest frame this end builds before sealing: sealing adds DXFP_SEAL_GROWTH. */
+static uint32_t frame_room(const struct dxfp_session *s)
+{
+	return authenticated(s) ? s->max_frame - DXFP_SEAL_GROWTH : s->max_frame;
+}
+
+/* The handshake's secrets are no longer needed (it split, or failed). */
+static void wipe_handshake(struct dxfp_session *s)
+{
+	dxfp_noise_wipe(&s->hs);
+	dxpu_wipe(s->cfg.auth.static_secret, sizeof(s->cfg.auth.static_secret));
+}
+
+/* Nothing will be sealed or opened again. */
+static void wipe_keys(struct dxfp_session *s)
+{
+	wipe_handshake(s);
+	dxpu_wipe(&s->keys, sizeof(s->keys));
+	s->keys_ready = false;
+}
+
 static void go_down(struct dxfp_session *s, enum dxfp_down_reason reason)
 {
 	uint32_t n;
@@ -289,10 +334,13 @@ static void go_down(struct dxfp_session *s, enum dxfp_down_reason reason)
 	/* The replay buffer and the table are dead: nothing may read them again. */
 	s->ring_count = 0;
 	s->una = s->send_ptr = s->next_seq;
+	if (!s->close_pending)
+		wipe_keys(s); /* else after the CLOSE is sealed */
 }
 
 static void become_established(struct dxfp_session *s, uint64_t now)
 {
+	wipe_handshake(s);
 	s->state = DXFP_STATE_ESTABLISHED;
 	s->last_progress = now;
 	s->hello_deadline = DXFP_NO_DEADLINE;
@@ -375,7 +423,7 @@ static enum dxfp_send_result check_send(struct dxfp_session *s, int cls, uint32_
 		return DXFP_SEND_DOWN;
 	if (s->state != DXFP_STATE_ESTABLISHED)
 		return DXFP_SEND_NOT_READY;
-	if (rec_len + DXFP_MIN_FRAME + DXFP_REC_HDR_SIZE + DXFP_CREDIT_BODY_SIZE > s->max_frame)
+	if (rec_len + DXFP_MIN_FRAME + DXFP_REC_HDR_SIZE + DXFP_CREDIT_BODY_SIZE > frame_room(s))
 		return DXFP_SEND_TOO_BIG;
 	if (!dxfp_tx_credits_allow(&s->tx_credits, cls, payload_bytes))
 		return DXFP_SEND_NO_CREDIT;
@@ -493,6 +541,14 @@ static uint64_t *drop_counter(struct dxfp_session *s, enum dxfp_rx_result r)
 		return &c->credit_violation;
 	case DXFP_RX_DOWN:
 		return &c->rx_down;
+	case DXFP_RX_BAD_TAG:
+		return &c->bad_tag;
+	case DXFP_RX_REPLAYED:
+		return &c->replayed;
+	case DXFP_RX_UNSEALED:
+		return &c->unsealed;
+	case DXFP_RX_NO_AUTH:
+		return &c->no_auth;
 	default:
 		return NULL;
 	}
@@ -555,10 +611,12 @@ bool dxfp_hello_identity(const struct dxfp_frame *f, struct dxfp_hello *hello)
 	return f->hdr.type == DXFP_HELLO && read_hello_credits(f, hello, &c);
 }
 
-static bool hello_usable(const struct dxfp_hello *h)
+static bool hello_usable(const struct dxfp_session *s, const struct dxfp_hello *h)
 {
+	uint32_t min_frame = DXFP_MIN_SESSION_FRAME + (authenticated(s) ? DXFP_SEAL_GROWTH : 0u);
+
 	return h->version_min <= DXFP_VERSION && h->version_max >= DXFP_VERSION &&
-	       h->max_frame >= DXFP_MIN_SESSION_FRAME && h->replay_window != 0 &&
+	       h->max_frame >= min_frame && h->replay_window != 0 &&
 	       h->replay_window <= DXFP_MAX_REPLAY_WINDOW;
 }
 
@@ -572,21 +630,19 @@ static void take_peer_hello(struct dxfp_session *s, const struct dxfp_hello *h,
 	dxfp_tx_credits_update(&s->tx_credits, c);
 }
 
-enum dxfp_rx_result dxfp_session_accept(struct dxfp_session *s, uint64_t now,
+static enum dxfp_rx_result accept_hello(struct dxfp_session *s, uint64_t now,
 					const struct dxfp_frame *hello)
 {
 	struct dxfp_hello h;
 	struct dxfp_credits c;
 
-	s->counters.frames_rx++;
-	s->counters.bytes_rx += hello->hdr.length;
 	if (s->cfg.role != DXFP_ROLE_RESPONDER || s->state != DXFP_STATE_IDLE ||
 	    hello->hdr.type != DXFP_HELLO)
 		return count_drop(s, DXFP_RX_UNEXPECTED);
 	if (hello->hdr.src_session == 0 || hello->hdr.src_epoch == 0 ||
 	    !read_hello_credits(hello, &h, &c))
 		return count_drop(s, DXFP_RX_MALFORMED);
-	if (!hello_usable(&h))
+	if (!hello_usable(s, &h))
 		return count_drop(s, DXFP_RX_BAD_VERSION);
 	s->peer_session = hello->hdr.src_session;
 	s->peer_epoch = hello->hdr.src_epoch;
@@ -598,6 +654,77 @@ enum dxfp_rx_result dxfp_session_accept(struct dxfp_session *s, uint64_t now,
 	s->last_tx = now;
 	s->welcome_pending = true;
 	return DXFP_RX_OK;
+}
+
+enum dxfp_rx_result dxfp_session_accept(struct dxfp_session *s, uint64_t now,
+					const struct dxfp_frame *hello)
+{
+	s->counters.frames_rx++;
+	s->counters.bytes_rx += hello->hdr.length;
+	if (authenticated(s))
+		return count_drop(s, DXFP_RX_NO_AUTH);
+	return accept_hello(s, now, hello);
+}
+
+static void init_header(struct dxfp_session *s, struct dxfp_header *h, uint8_t type);
+static bool write_hello_records(struct dxfp_session *s, struct dxfp_writer *w, uint8_t type,
+				uint8_t *buf, size_t cap);
+
+/* The WELCOME with the handshake's second message, built once: hs splits into the keys. */
+static bool build_auth_welcome(struct dxfp_session *s, struct dxfp_noise *hs)
+{
+	struct dxfp_writer w;
+	size_t len = 0;
+
+	if (!write_hello_records(s, &w, DXFP_WELCOME, s->hs_frame, sizeof(s->hs_frame)) ||
+	    dxfp_welcome_finish(hs, &w, &len, &s->keys) != DXFP_OK)
+		return false;
+	s->hs_len = (uint16_t)len;
+	s->keys_ready = true;
+	return true;
+}
+
+enum dxfp_rx_result dxfp_session_accept_auth(struct dxfp_session *s, uint64_t now,
+					     const struct dxfp_frame *hello, struct dxfp_noise *hs)
+{
+	enum dxfp_rx_result r;
+
+	s->counters.frames_rx++;
+	s->counters.bytes_rx += hello->hdr.length;
+	if (!authenticated(s)) {
+		dxfp_noise_wipe(hs);
+		return count_drop(s, DXFP_RX_UNEXPECTED);
+	}
+	r = accept_hello(s, now, hello);
+	if (r == DXFP_RX_OK && !build_auth_welcome(s, hs)) {
+		s->state = DXFP_STATE_IDLE; /* hs was not a handshake at its second message */
+		s->welcome_pending = false;
+		r = count_drop(s, DXFP_RX_NO_AUTH);
+	}
+	dxfp_noise_wipe(hs);
+	return r;
+}
+
+/*
+ * Initiator, authenticated: the WELCOME's handshake (f is parsed; its bytes
+ * start DXFP_HDR_SIZE before its records). A copy of the handshake tries it, so
+ * that a forged WELCOME leaves the real one's way open.
+ */
+static enum dxfp_rx_result open_auth_welcome(struct dxfp_session *s, const struct dxfp_frame *f)
+{
+	struct dxfp_noise *try = &s->hs_try;
+	enum dxfp_err e;
+
+	*try = s->hs;
+	e = dxfp_welcome_open(try, f->records - DXFP_HDR_SIZE, f, &s->keys);
+	if (e == DXFP_OK) {
+		s->keys_ready = true;
+		s->hs = *try;
+	}
+	dxfp_noise_wipe(try);
+	if (e == DXFP_ERR_NO_AUTH)
+		return DXFP_RX_NO_AUTH;
+	return e == DXFP_OK ? DXFP_RX_OK : DXFP_RX_BAD_TAG;
 }
 
 static enum dxfp_rx_result on_welcome(struct dxfp_session *s, uint64_t now,
@@ -616,10 +743,16 @@ static enum dxfp_rx_result on_welcome(struct dxfp_session *s, uint64_t now,
 		return DXFP_RX_UNEXPECTED;
 	if (f->hdr.src_session == 0 || f->hdr.src_epoch == 0 || !read_hello_credits(f, &h, &c))
 		return DXFP_RX_MALFORMED;
-	if (!hello_usable(&h))
+	if (!hello_usable(s, &h))
 		return DXFP_RX_BAD_VERSION;
 	if (f->hdr.ack != s->next_seq)
 		return DXFP_RX_BAD_ACK;
+	if (authenticated(s)) {
+		enum dxfp_rx_result r = open_auth_welcome(s, f);
+
+		if (r != DXFP_RX_OK)
+			return r;
+	}
 	s->peer_session = f->hdr.src_session;
 	s->peer_epoch = f->hdr.src_epoch;
 	s->expected = f->hdr.seq;
@@ -834,6 +967,59 @@ static enum dxfp_rx_result on_data(struct dxfp_session *s, uint64_t now, const s
 	return res;
 }
 
+/* A frame addressed to this session from its peer (checked before anything is opened). */
+static enum dxfp_rx_result check_route(const struct dxfp_session *s, const struct dxfp_header *h)
+{
+	if (h->dst_session != s->cfg.session_id)
+		return DXFP_RX_UNKNOWN_SESSION;
+	if (h->dst_epoch != s->cfg.epoch || h->src_session != s->peer_session ||
+	    h->src_epoch != s->peer_epoch)
+		return DXFP_RX_STALE_EPOCH;
+	return DXFP_RX_OK;
+}
+
+/*
+ * A sealed frame: routed, its counter checked and its tag opened into
+ * rx_sealed, then taken as a DATA or CLOSE. Only the peer can seal, so a
+ * sealed CLOSE's source is checked as any other frame's.
+ */
+static enum dxfp_rx_result receive_sealed(struct dxfp_session *s, uint64_t now, const uint8_t *buf,
+					  size_t len)
+{
+	struct dxfp_header h;
+	struct dxfp_frame f;
+	enum dxfp_rx_result r;
+	enum dxfp_err e;
+	uint64_t counter;
+	size_t n = len < s->cfg.max_frame ? len : s->cfg.max_frame;
+
+	s->counters.frames_rx++;
+	s->counters.bytes_rx += len;
+	if (s->state == DXFP_STATE_DOWN)
+		return count_drop(s, DXFP_RX_DOWN);
+	if (!s->keys_ready)
+		return count_drop(s, DXFP_RX_UNEXPECTED);
+	if (!dxfp_header_peek(buf, len, &h))
+		return count_drop(s, DXFP_RX_TRUNCATED);
+	r = check_route(s, &h);
+	if (r != DXFP_RX_OK)
+		return count_drop(s, r);
+	memcpy(s->rx_sealed, buf, n);
+	e = dxfp_frame_open(s->cfg.auth.ops, &s->keys.recv, &s->replay, s->rx_sealed, n,
+			    s->cfg.max_frame, &f, &counter);
+	if (e == DXFP_ERR_BAD_TAG)
+		return count_drop(s, DXFP_RX_BAD_TAG);
+	if (e == DXFP_ERR_REPLAYED)
+		return count_drop(s, DXFP_RX_REPLAYED);
+	if (e != DXFP_OK)
+		return count_drop(s, from_frame_err(e));
+	if (f.hdr.type == DXFP_CLOSE)
+		return on_close(s, &f);
+	if (f.hdr.type != DXFP_DATA)
+		return count_drop(s, DXFP_RX_UNEXPECTED);
+	return count_drop(s, on_data(s, now, &f));
+}
+
 enum dxfp_rx_result dxfp_session_receive_frame(struct dxfp_session *s, uint64_t now,
 					       const struct dxfp_frame *f)
 {
@@ -859,6 +1045,8 @@ enum dxfp_rx_result dxfp_session_receive_frame(struct dxfp_session *s, uint64_t 
 		return count_drop(s, DXFP_RX_UNKNOWN_SESSION);
 	if (h->dst_epoch != s->cfg.epoch)
 		return count_drop(s, DXFP_RX_STALE_EPOCH);
+	if (authenticated(s) && h->type != DXFP_WELCOME)
+		return count_drop(s, DXFP_RX_UNSEALED); /* only the handshake is in the clear */
 	if (h->type == DXFP_CLOSE) {
 		/* A CLOSE may come from a peer that lost our session: only its target is checked. */
 		return on_close(s, f);
@@ -878,7 +1066,11 @@ enum dxfp_rx_result dxfp_session_receive(struct dxfp_session *s, uint64_t now, c
 					 size_t len)
 {
 	struct dxfp_frame f;
-	enum dxfp_err err = dxfp_frame_parse(buf, len, s->max_frame, &f);
+	enum dxfp_err err;
+
+	if (authenticated(s) && len >= DXFP_HDR_SIZE && dxfp_frame_is_sealed(buf))
+		return receive_sealed(s, now, buf, len);
+	err = dxfp_frame_parse(buf, len, s->max_frame, &f);
 
 	if (err != DXFP_OK) {
 		s->counters.frames_rx++;
@@ -989,11 +1181,11 @@ static void my_hello(const struct dxfp_session *s, struct dxfp_hello *h)
 }
 
 /*
- * Seal the frame in out: w's buffer is its head, out->piece[1..np) are runs of
- * TLP records (ntlp of them) in the replay ring; the CRC goes last.
+ * Finish the frame in out: w's buffer is its head, out->piece[1..np) are runs
+ * of TLP records (ntlp of them) in the replay ring; the CRC goes last.
  */
-static size_t seal(struct dxfp_session *s, uint64_t now, struct dxfp_writer *w,
-		   struct dxfp_frame_out *out, size_t np, uint16_t ntlp)
+static size_t finish_frame(struct dxfp_session *s, uint64_t now, struct dxfp_writer *w,
+			   struct dxfp_frame_out *out, size_t np, uint16_t ntlp)
 {
 	size_t len = 0;
 
@@ -1010,11 +1202,11 @@ static size_t seal(struct dxfp_session *s, uint64_t now, struct dxfp_writer *w,
 	return len;
 }
 
-static size_t build_handshake(struct dxfp_session *s, uint64_t now, struct dxfp_frame_out *out,
-			      uint8_t type)
+/* The header, HELLO and CREDIT records of a HELLO or WELCOME, into buf. */
+static bool write_hello_records(struct dxfp_session *s, struct dxfp_writer *w, uint8_t type,
+				uint8_t *buf, size_t cap)
 {
 	struct dxfp_header h;
-	struct dxfp_writer w;
 	struct dxfp_hello hello;
 
 	init_header(s, &h, type);
@@ -1023,14 +1215,83 @@ static size_t build_handshake(struct dxfp_session *s, uint64_t now, struct dxfp_
 		h.dst_epoch = 0;
 		h.ack = 0;
 	}
-	if (dxfp_writer_init(&w, out->head, sizeof(out->head), &h) != DXFP_OK)
-		return 0;
+	if (dxfp_writer_init(w, buf, cap, &h) != DXFP_OK)
+		return false;
 	my_hello(s, &hello);
 	dxfp_rx_credits_advert(&s->rx_credits, &s->advertised);
-	if (dxfp_writer_add_hello(&w, &hello) != DXFP_OK ||
-	    dxfp_writer_add_credits(&w, &s->advertised) != DXFP_OK)
+	return dxfp_writer_add_hello(w, &hello) == DXFP_OK &&
+	       dxfp_writer_add_credits(w, &s->advertised) == DXFP_OK;
+}
+
+/* Authenticated: the HELLO with the handshake's first message, built at the first send. */
+static bool build_auth_hello(struct dxfp_session *s, uint64_t now)
+{
+	const struct dxfp_session_auth *a = &s->cfg.auth;
+	struct dxfp_writer w;
+	size_t len = 0;
+
+	if (!write_hello_records(s, &w, DXFP_HELLO, s->hs_frame, sizeof(s->hs_frame)) ||
+	    dxfp_hello_finish(&s->hs, a->ops, a->static_secret, a->peer_public,
+			      now + a->wall_clock_offset_ns, &w, &len) != DXFP_OK)
+		return false;
+	s->hs_len = (uint16_t)len;
+	return true;
+}
+
+/* The frame in hs_frame, as it was first sent. */
+static size_t resend_handshake(struct dxfp_session *s, uint64_t now, struct dxfp_frame_out *out)
+{
+	if (s->hs_len == 0)
 		return 0;
-	return seal(s, now, &w, out, 1, 0);
+	out->piece[0].base = s->hs_frame;
+	out->piece[0].len = s->hs_len;
+	out->npieces = 1;
+	out->len = s->hs_len;
+	s->counters.frames_tx++;
+	s->counters.bytes_tx += s->hs_len;
+	s->last_tx = now;
+	return s->hs_len;
+}
+
+static size_t build_handshake(struct dxfp_session *s, uint64_t now, struct dxfp_frame_out *out,
+			      uint8_t type)
+{
+	struct dxfp_writer w;
+
+	if (authenticated(s)) {
+		if (type == DXFP_HELLO && s->hs_len == 0 && !build_auth_hello(s, now))
+			return 0;
+		return resend_handshake(s, now, out);
+	}
+	if (!write_hello_records(s, &w, type, out->head, sizeof(out->head)))
+		return 0;
+	return finish_frame(s, now, &w, out, 1, 0);
+}
+
+/*
+ * Authenticated: the frame in out's pieces, gathered into tx_sealed and sealed
+ * there under the next counter; out becomes that one piece. 0 when the counter
+ * is spent (the session must end: a key seals at most 2^64 - 1 frames).
+ */
+static size_t seal_out(struct dxfp_session *s, struct dxfp_frame_out *out)
+{
+	size_t i, at = 0, n;
+
+	for (i = 0; i < out->npieces; i++) {
+		memcpy(&s->tx_sealed[at], out->piece[i].base, out->piece[i].len);
+		at += out->piece[i].len;
+	}
+	n = dxfp_frame_seal(s->cfg.auth.ops, &s->keys.send, s->seal_counter, s->tx_sealed, at,
+			    s->cfg.max_frame);
+	if (n == 0)
+		return 0;
+	s->seal_counter++;
+	s->counters.bytes_tx += n - at;
+	out->piece[0].base = s->tx_sealed;
+	out->piece[0].len = n;
+	out->npieces = 1;
+	out->len = n;
+	return n;
 }
 
 static size_t build_close(struct dxfp_session *s, uint64_t now, struct dxfp_frame_out *out)
@@ -1045,7 +1306,7 @@ static size_t build_close(struct dxfp_session *s, uint64_t now, struct dxfp_fram
 	if (dxfp_writer_init(&w, out->head, sizeof(out->head), &h) != DXFP_OK ||
 	    dxfp_writer_add_close(&w, &c) != DXFP_OK)
 		return 0;
-	return seal(s, now, &w, out, 1, 0);
+	return finish_frame(s, now, &w, out, 1, 0);
 }
 
 /*
@@ -1130,7 +1391,7 @@ static size_t build_data(struct dxfp_session *s, uint64_t now, size_t cap,
 	s->credit_now = false;
 	s->probe_now = false;
 	s->rx_unacked_tlps = 0;
-	return seal(s, now, &w, out, np, ntlp);
+	return finish_frame(s, now, &w, out, np, ntlp);
 }
 
 bool dxfp_session_poll_pieces(struct dxfp_session *s, uint64_t now, size_t cap,
@@ -1140,16 +1401,22 @@ bool dxfp_session_poll_pieces(struct dxfp_session *s, uint64_t now, size_t cap,
 
 	out->npieces = 0;
 	out->len = 0;
-	if (cap < DXFP_MIN_SESSION_FRAME)
-		return false; /* smaller than any frame the session may need to send */
 	if (cap > s->max_frame)
 		cap = s->max_frame;
+	if (authenticated(s))
+		cap -= cap >= DXFP_SEAL_GROWTH ? DXFP_SEAL_GROWTH : cap; /* room for sealing */
+	if (cap < DXFP_MIN_SESSION_FRAME)
+		return false; /* smaller than any frame the session may need to send */
 	run_timers(s, now);
 	switch (s->state) {
 	case DXFP_STATE_DOWN:
 		if (s->close_pending) {
 			s->close_pending = false;
-			n = build_close(s, now, out);
+			if (!authenticated(s) || s->keys_ready)
+				n = build_close(s, now, out);
+			if (n && authenticated(s))
+				n = seal_out(s, out);
+			wipe_keys(s);
 		}
 		break;
 	case DXFP_STATE_CONNECTING:
@@ -1177,6 +1444,8 @@ bool dxfp_session_poll_pieces(struct dxfp_session *s, uint64_t now, size_t cap,
 		if (s->send_ptr != s->next_seq || s->nak_pending || s->ack_now || s->credit_now ||
 		    s->probe_now)
 			n = build_data(s, now, cap, out);
+		if (n && authenticated(s))
+			n = seal_out(s, out);
 		break;
 	default:
 		break;
@@ -1355,6 +1624,10 @@ const char *dxfp_rx_result_name(enum dxfp_rx_result r)
 		[DXFP_RX_WINDOW_VIOLATION] = "window-violation",
 		[DXFP_RX_CREDIT_VIOLATION] = "credit-violation",
 		[DXFP_RX_DOWN] = "down",
+		[DXFP_RX_BAD_TAG] = "bad-tag",
+		[DXFP_RX_REPLAYED] = "replayed",
+		[DXFP_RX_UNSEALED] = "unsealed",
+		[DXFP_RX_NO_AUTH] = "no-auth",
 	};
 
 	return (unsigned int)r < DXFP_RX_COUNT ? names[r] : "unknown";
@@ -1392,6 +1665,10 @@ const char *dxfp_session_counter_name(size_t i)
 		"window-violation",
 		"credit-violation",
 		"rx-down",
+		"bad-tag",
+		"replayed",
+		"unsealed",
+		"no-auth",
 		"duplicate",
 		"gap",
 	};

@@ -33,7 +33,9 @@
 
 #include "dxfp_credit.h"
 #include "dxfp_frame.h"
+#include "dxfp_handshake.h"
 #include "dxfp_rtt.h"
+#include "dxfp_seal.h"
 
 DXPU_EXTERN_C_BEGIN
 
@@ -94,8 +96,31 @@ enum dxfp_rx_result {
 	DXFP_RX_WINDOW_VIOLATION, /* TLPs beyond the peer's replay window */
 	DXFP_RX_CREDIT_VIOLATION, /* TLPs beyond the credit this end advertised */
 	DXFP_RX_DOWN,		  /* the session is down */
+	DXFP_RX_BAD_TAG,	  /* a sealed frame whose tag fails (forged, changed, wrong key) */
+	DXFP_RX_REPLAYED,	  /* a sealed frame whose counter was taken already or is too old */
+	DXFP_RX_UNSEALED,	  /* a DATA or CLOSE in the clear on an authenticated session */
+	DXFP_RX_NO_AUTH, /* a HELLO or WELCOME without the handshake an authenticated end needs */
 	DXFP_RX_COUNT
 };
+
+/*
+ * Authentication (docs/protocol.md 4.12): with ops set, the HELLO and WELCOME
+ * carry a Noise IK handshake and every frame after them is sealed
+ * (dxfp_seal.h); frames in the clear other than the handshake's are dropped.
+ * ops NULL: a plaintext session (CRC32C only), as before authentication.
+ */
+struct dxfp_session_auth {
+	const struct dxfp_crypto_ops *ops;
+	uint8_t static_secret[DXFP_KEY_SIZE]; /* initiator: this host's long-term key */
+	uint8_t peer_public[DXFP_KEY_SIZE];   /* initiator: the bridge's public key */
+	/* initiator: the HELLO's timestamp (wall clock, ns) is now + this; it must grow */
+	uint64_t wall_clock_offset_ns;
+};
+
+/* The largest handshake frame: a HELLO with its handshake records. */
+#define DXFP_HS_FRAME_MAX                                                                          \
+	(DXFP_HDR_SIZE + 2u * DXFP_REC_HDR_SIZE + DXFP_HELLO_BODY_SIZE + DXFP_CREDIT_BODY_SIZE +   \
+	 DXFP_HELLO_AUTH_SIZE + DXFP_CRC_SIZE)
 
 /*
  * Configuration. dxfp_session_config_defaults() fills sensible values for a
@@ -125,6 +150,8 @@ struct dxfp_session_config {
 	uint64_t min_rto_ns;
 	uint64_t max_rto_ns;
 	uint64_t timer_granularity_ns; /* resolution of the caller's timer (RFC 6298 G) */
+
+	struct dxfp_session_auth auth; /* zeroed by the defaults: plaintext */
 };
 
 #define DXFP_MAX_REPLAY_WINDOW (1u << 20)
@@ -166,6 +193,10 @@ struct dxfp_session_counters {
 	uint64_t window_violation;
 	uint64_t credit_violation;
 	uint64_t rx_down;
+	uint64_t bad_tag;
+	uint64_t replayed;
+	uint64_t unsealed;
+	uint64_t no_auth;
 	/* ... and per TLP record */
 	uint64_t duplicate; /* TLP records before the expected sequence number */
 	uint64_t gap;	    /* TLP records after it (dropped; a NAK follows) */
@@ -215,6 +246,11 @@ struct dxfp_np_order {
  */
 struct dxfp_session {
 	struct dxfp_session_config cfg;
+	/* authentication (cfg.auth.ops set): the handshake until it splits, then its keys */
+	struct dxfp_noise hs;
+	struct dxfp_noise hs_try; /* initiator: a WELCOME is tried on a copy */
+	struct dxfp_noise_keys keys;
+	struct dxfp_replay replay;
 	struct dxfp_session_ops ops;
 	struct dxfp_tx_credits tx_credits;
 	struct dxfp_rtt rtt;
@@ -235,6 +271,7 @@ struct dxfp_session {
 	uint64_t hello_deadline;
 	uint64_t hello_interval;
 	uint64_t last_progress;
+	uint64_t seal_counter; /* the next counter this end seals a frame with */
 
 	void *ctx;
 	struct dxfp_replay_desc *desc; /* replay_window entries, indexed by seq mod window */
@@ -242,6 +279,8 @@ struct dxfp_session {
 	struct dxfp_np_entry *np;      /* outstanding non-posted requests, np_slots entries */
 	struct dxpu_tlp *np_report;    /* max_np entries: the link_down list */
 	struct dxfp_np_order *np_sort; /* max_np entries */
+	uint8_t *tx_sealed;	       /* authenticated: max_frame bytes, the frame being sealed */
+	uint8_t *rx_sealed;	       /* authenticated: max_frame bytes, the frame being opened */
 
 	enum dxfp_session_state state;
 	enum dxfp_down_reason down_reason;
@@ -273,6 +312,10 @@ struct dxfp_session {
 	uint32_t np_order;
 
 	uint16_t peer_close_reason;
+	uint16_t hs_len; /* bytes in hs_frame; 0: not built yet */
+	/* authenticated: this end's HELLO (initiator) or WELCOME (responder), sent again as is */
+	uint8_t hs_frame[DXFP_HS_FRAME_MAX];
+	bool keys_ready; /* authenticated: the handshake split, frames are sealed */
 	bool replaying;
 	bool nak_acted;
 	bool ack_pending;     /* TLPs arrived that no frame has acknowledged */
@@ -325,12 +368,25 @@ void dxfp_session_connect(struct dxfp_session *s, uint64_t now);
 enum dxfp_rx_result dxfp_session_accept(struct dxfp_session *s, uint64_t now,
 					const struct dxfp_frame *hello);
 
+/*
+ * Responder, authenticated: as dxfp_session_accept, for a HELLO whose handshake
+ * the caller opened with dxfp_hello_open() (it found hs->rs among its hosts' keys
+ * and checked the timestamp). The WELCOME, with the handshake's second message,
+ * is built here; hs is wiped. DXFP_RX_UNEXPECTED when the session is not
+ * authenticated; a plain dxfp_session_accept() on an authenticated session says
+ * DXFP_RX_NO_AUTH.
+ */
+enum dxfp_rx_result dxfp_session_accept_auth(struct dxfp_session *s, uint64_t now,
+					     const struct dxfp_frame *hello, struct dxfp_noise *hs);
+
 /* Read the identity of a HELLO frame (for a responder's demultiplexer). */
 bool dxfp_hello_identity(const struct dxfp_frame *f, struct dxfp_hello *hello);
 
 /*
- * A received frame, raw (parsed and checked here) or already parsed by dxfp_frame_parse (which
- * checked every TLP in it: they are not checked again before delivery).
+ * A received frame, raw (parsed and checked here; sealed frames opened here) or already parsed
+ * by dxfp_frame_parse (which checked every TLP in it: they are not checked again before
+ * delivery). A parsed frame is in the clear: an authenticated session takes only HELLO and
+ * WELCOME that way, whose bytes must surround f (f->records at DXFP_HDR_SIZE after the start).
  */
 enum dxfp_rx_result dxfp_session_receive(struct dxfp_session *s, uint64_t now, const uint8_t *buf,
 					 size_t len);

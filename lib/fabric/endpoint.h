@@ -70,6 +70,10 @@ class Endpoint {
   dxfp_rx_result Accept(uint64_t now, const dxfp_frame& hello) {
     return dxfp_session_accept(&session_, now, &hello);
   }
+  // An authenticated responder: hs is the HELLO's opened handshake (wiped here).
+  dxfp_rx_result AcceptAuth(uint64_t now, const dxfp_frame& hello, dxfp_noise* hs) {
+    return dxfp_session_accept_auth(&session_, now, &hello, hs);
+  }
   dxfp_rx_result Receive(uint64_t now, std::span<const uint8_t> frame);
   // A frame parsed by dxfp_frame_parse; `raw` is the frame as it arrived (a DataFraming takes
   // the bytes: without them a DATA frame cannot go to one, and lib/core takes it).

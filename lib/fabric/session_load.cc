@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/dxfp_session.h"
+#include "crypto/fabric_keys.h"
 #include "fabric/link_driver.h"
 #include "fabric/session_frame.h"
 
@@ -82,10 +83,16 @@ SessionLoadResult RunSessionLoad(RawLinkPair& links, const SessionLoadOptions& o
       std::min<size_t>({o.max_frame, links.tx->max_frame(), links.rx->max_frame()}));
   auto sender = std::make_unique<LoadSession>();
   auto receiver = std::make_unique<LoadSession>();
-  if (!Init(sender.get(), LoadConfig(DXFP_ROLE_INITIATOR, max_frame, o.replay_bytes,
-                                     o.tlp_payload_bytes, o.min_rto_ns)) ||
-      !Init(receiver.get(), LoadConfig(DXFP_ROLE_RESPONDER, max_frame, o.replay_bytes,
-                                       o.tlp_payload_bytes, o.min_rto_ns))) {
+  dxfp_session_config sc =
+      LoadConfig(DXFP_ROLE_INITIATOR, max_frame, o.replay_bytes, o.tlp_payload_bytes, o.min_rto_ns);
+  dxfp_session_config rc =
+      LoadConfig(DXFP_ROLE_RESPONDER, max_frame, o.replay_bytes, o.tlp_payload_bytes, o.min_rto_ns);
+  const crypto::KeyPair host_key = crypto::NewKeyPair(), bridge_key = crypto::NewKeyPair();
+  if (o.authenticated) {
+    crypto::SetHostAuth(&sc, host_key, bridge_key.pub);
+    rc.auth.ops = sc.auth.ops;
+  }
+  if (!Init(sender.get(), sc) || !Init(receiver.get(), rc)) {
     result.error = "session configuration refused";
     return result;
   }
@@ -121,7 +128,9 @@ SessionLoadResult RunSessionLoad(RawLinkPair& links, const SessionLoadOptions& o
     for (int i = 0; i < 256; i++) {
       const link::LinkResult r = via.Receive(rx_buf, learn ? &from : nullptr);
       if (!r.ok()) return;
-      if (at.s.state == DXFP_STATE_IDLE) {
+      if (at.s.state == DXFP_STATE_IDLE && o.authenticated) {
+        (void)crypto::AcceptAuthenticatedHello(&at.s, now, bridge_key, {rx_buf.data(), r.size});
+      } else if (at.s.state == DXFP_STATE_IDLE) {
         dxfp_frame f{};
         if (dxfp_frame_parse(rx_buf.data(), r.size, DXFP_MAX_FRAME, &f) == DXFP_OK &&
             f.hdr.type == DXFP_HELLO)

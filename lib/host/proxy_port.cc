@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <random>
 
+#include "crypto/fabric_keys.h"
 #include "fabric/link_driver.h"
 #include "host/host_port.h"
 #include "host/realtime_host.h"
@@ -33,12 +35,16 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenProxyPort(ProxyPortOptions opt
   if (session.max_frame == 0) dxfp_session_config_defaults(&session);
   std::vector<DeviceId> devices;
   std::vector<PathId> paths;
-  uint32_t session_id = 1;
+  std::random_device rd;
   for (BridgeAttachment& b : options.bridges) {
     dxfp_session_config sc = session;
-    sc.session_id = session_id++;
-    sc.epoch = static_cast<uint32_t>(fabric::MonotonicNanos() * 2654435761U) | 1U;
-    sc.initial_seq = static_cast<uint32_t>(fabric::MonotonicNanos() >> 10);
+    // Random: a session ID and epoch name a session without being guessable.
+    sc.session_id = rd() | 1U;
+    sc.epoch = rd() | 1U;
+    sc.initial_seq = rd();
+    if (b.public_key && !options.key)
+      return Status{ErrorCode::kInvalidArgument, b.name + ": a bridge key but no host key"};
+    if (b.public_key) crypto::SetHostAuth(&sc, *options.key, *b.public_key);
     std::optional<PathId> path =
         host->AddBridge(b.name, std::move(b.link), std::move(b.peer), sc, &error);
     if (!path) return Status{ErrorCode::kInvalidArgument, b.name + ": " + error};

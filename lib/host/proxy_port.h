@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/dxfp_session.h"
+#include "crypto/sodium_crypto_ops.h"
 #include "dxgpu/port.h"
 #include "host/realtime_host.h"
 #include "link/link.h"
@@ -23,11 +25,16 @@ struct BridgeAttachment {
   std::unique_ptr<link::Link> link;
   link::LinkAddress peer;
   std::vector<uint16_t> host_bdfs;  // the devices the bridge presents to this host
+  // The bridge's public key: the session is authenticated and sealed (ProxyPortOptions::key
+  // set too). nullopt: a plaintext session.
+  std::optional<crypto::Key> public_key;
 };
 
 struct ProxyPortOptions {
   uint64_t node_id = 1;  // the identity the bridges assigned the devices to
   std::vector<BridgeAttachment> bridges;
+  // This host's key pair: sessions to bridges whose public key is given are authenticated.
+  std::optional<crypto::KeyPair> key;
   // Session parameters; node ID, role and IDs are set by the port. Zero max_frame: defaults.
   dxfp_session_config session{};
   uint64_t connect_timeout_ns = 3'000'000'000;

@@ -47,9 +47,9 @@ BoxWorld::BoxWorld(const bridge::BridgeBoxConfig& config, Transport transport, u
   }
 }
 
-TestHost& BoxWorld::AddHost(uint64_t node) {
+TestHost& BoxWorld::AddHost(uint64_t node, const dxfp_session_config* base) {
   const size_t i = hosts_.size();
-  hosts_.push_back(std::make_unique<TestHost>(node, static_cast<uint32_t>(100 + i)));
+  hosts_.push_back(std::make_unique<TestHost>(node, static_cast<uint32_t>(100 + i), base));
   TestHost* h = hosts_.back().get();
   if (transport_ == Transport::kMemoryLink) {
     auto pair = link::MemoryLink::Pair(4096);
@@ -115,6 +115,7 @@ bool BoxWorld::Step() {
     h.now_ns = now_;
     h.endpoint().Flush(now_, [&](link::FramePieces p) {
       moved_ = true;
+      if (host_tap) host_tap(i, link::GatherFrame(p));
       if (transport_ == Transport::kMemoryLink) {
         host_links_[i]->SendPieces(link::LinkAddress(), p);
       } else {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "bridge-fw/bridge_box.h"
@@ -33,7 +34,10 @@ class BoxWorld {
   uint64_t now() const { return now_; }
 
   // A host with this node ID, connected and established (false if it did not establish).
-  TestHost& AddHost(uint64_t node);
+  // base: the session's parameters (e.g. its authentication); null: the defaults.
+  TestHost& AddHost(uint64_t node, const dxfp_session_config* base = nullptr);
+  // Sees every frame a host sends to the box (before it arrives), with the host's index.
+  std::function<void(size_t host, std::span<const uint8_t> frame)> host_tap;
   bool Connect(TestHost& h);
 
   // Moves frames and time until done() or the virtual time limit; true when done() held.

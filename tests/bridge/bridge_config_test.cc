@@ -241,7 +241,7 @@ TEST(BridgeConfigErrors, SyntaxAndTopLevel) {
   doc["device"] = json::array();
   EXPECT_EQ(OneError(doc),
             "device: unknown key (expected node_id, links, management, metrics, devices, limits, "
-            "log)");
+            "log, identity)");
   for (const char* key : {"node_id", "links", "devices"}) {
     doc = Minimal();
     doc.erase(key);
@@ -516,6 +516,45 @@ TEST(BridgeConfigErrors, Log) {
     ASSERT_TRUE(r.ok()) << name;
     EXPECT_EQ(r.config->log.level, level) << name;
   }
+}
+
+TEST(BridgeConfig, IdentityListsHostKeysBoundToNodes) {
+  json doc = Minimal();
+  const std::string k1(64, 'a'), k2 = "DXPU-FABRIC-PUBLIC-KEY-V1 " + std::string(64, 'b');
+  doc["identity"] = {{"key", "/etc/dxpu/bridge.key"},
+                     {"hosts", {{{"node", "0x1111"}, {"key", k1}}, {{"node", "42"}, {"key", k2}}}},
+                     {"hello_burst", 7}};
+  const BridgeConfigResult r = ParseBridgeConfig(doc.dump());
+  ASSERT_TRUE(r.ok()) << JoinErrors(r);
+  ASSERT_TRUE(r.config->identity.has_value());
+  const IdentityConfig& id = *r.config->identity;
+  EXPECT_EQ(id.key_path, "/etc/dxpu/bridge.key");
+  ASSERT_EQ(id.hosts.size(), 2u);
+  EXPECT_EQ(id.hosts[0].node_id, 0x1111u);
+  EXPECT_EQ(id.hosts[0].public_key[0], 0xaa);
+  EXPECT_EQ(id.hosts[1].node_id, 42u);
+  EXPECT_EQ(id.hosts[1].public_key[31], 0xbb);
+  EXPECT_EQ(id.hello_burst, 7u);
+  EXPECT_EQ(id.hellos_per_second, 20u);
+  EXPECT_FALSE(ParseBridgeConfig(Minimal().dump()).config->identity.has_value());
+}
+
+TEST(BridgeConfigErrors, Identity) {
+  json doc = Minimal();
+  const std::string k(64, 'c');
+  doc["identity"] = {{"hosts", json::array()}};
+  EXPECT_EQ(OneError(doc), "identity.key: missing (required)");
+  doc["identity"] = {{"key", "/k"}, {"hosts", {{{"node", "0x0"}, {"key", k}}}}};
+  EXPECT_EQ(OneError(doc), "identity.hosts[0].node: '0x0' is not a non-zero 64-bit node ID");
+  doc["identity"] = {{"key", "/k"}, {"hosts", {{{"node", "1"}, {"key", "abcd"}}}}};
+  EXPECT_EQ(
+      OneError(doc),
+      "identity.hosts[0].key: a public key is 64 hexadecimal digits (dxpu keygen writes one)");
+  doc["identity"] = {{"key", "/k"},
+                     {"hosts", {{{"node", "1"}, {"key", k}}, {{"node", "2"}, {"key", k}}}}};
+  EXPECT_EQ(OneError(doc), "identity.hosts[1]: the same key is listed twice");
+  doc["identity"] = {{"key", "/k"}, {"hosts", json::array()}, {"hello_burst", 0}};
+  EXPECT_EQ(OneError(doc), "identity.hello_burst: 0 is not in 1..100000");
 }
 
 // Every error is reported, not just the first.

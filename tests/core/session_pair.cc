@@ -62,6 +62,7 @@ SessionPair::SessionPair(const dxfp_session_config& a_cfg, const dxfp_session_co
 
 dxfp_rx_result SessionPair::Deliver(SessionNode& to, const Frame& frame) const {
   if (to.state() == DXFP_STATE_IDLE && to.s()->cfg.role == DXFP_ROLE_RESPONDER) {
+    if (accept) return accept(to.s(), now, frame);
     dxfp_frame f{};
     if (dxfp_frame_parse(frame.data(), frame.size(), DXFP_MAX_FRAME, &f) != DXFP_OK ||
         f.hdr.type != DXFP_HELLO)

@@ -64,6 +64,10 @@ class SessionPair {
   SessionNode b;
   uint64_t now = 1000;
   Filter filter;
+  // How an idle responder takes a HELLO; unset: dxfp_frame_parse and dxfp_session_accept
+  // (an authenticated test opens the handshake and calls dxfp_session_accept_auth).
+  using Accept = std::function<dxfp_rx_result(dxfp_session* s, uint64_t now, const Frame& hello)>;
+  Accept accept;
   std::vector<Frame> a_to_b;  // every frame a sent (before the filter)
   std::vector<Frame> b_to_a;
 

@@ -139,7 +139,7 @@ void Frames(Writer& w) {
 void Sessions(Writer& w) {
   const auto scenarios = dxpu::fuzz::Scenarios();
   for (size_t s = 0; s < scenarios.size(); ++s) {
-    dxpu::fuzz::SessionWorld world;
+    dxpu::fuzz::SessionWorld world(scenarios[s].authenticated);
     scenarios[s].setup(world);
     Bytes input{static_cast<uint8_t>(s)};
     world.on_send = [&](const dxpu::fuzz::SessionEnd& from, const dxpu::fuzz::Frame& f) {

@@ -73,8 +73,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const auto scenarios = dxpu::fuzz::Scenarios();
-  SessionWorld w;
-  scenarios[data[0] % scenarios.size()].setup(w);
+  const dxpu::fuzz::Scenario& scenario = scenarios[data[0] % scenarios.size()];
+  SessionWorld w(scenario.authenticated);
+  scenario.setup(w);
   PieceReader reader({data + 1, size - 1});
   PieceReader::Piece piece;
   for (int n = 0; n < 64 && reader.Next(&piece); ++n) Apply(w, piece);

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "core/tlp_build.h"
+#include "crypto/fabric_keys.h"
 #include "fuzz_util.h"
 #include "session_pair.h"
 
@@ -13,11 +14,55 @@ namespace {
 
 void Check(bool ok, const char* what) { Require(ok, "dxfp_session_fuzz", what); }
 
+// Fixed long-term keys of the host and the bridge.
+crypto::KeyPair FixedKey(uint8_t fill) {
+  crypto::KeyPair k;
+  k.secret.fill(fill);
+  k.pub = crypto::PublicKeyOf(k.secret);
+  return k;
+}
+const crypto::KeyPair& HostKey() {
+  static const crypto::KeyPair k = FixedKey(0x11);
+  return k;
+}
+const crypto::KeyPair& BridgeKey() {
+  static const crypto::KeyPair k = FixedKey(0x22);
+  return k;
+}
+
+// Ephemeral keys from a counter the world resets: the same input makes the same frames.
+uint64_t g_ephemeral = 0;
+void DeterministicKeypair(uint8_t secret[DXFP_KEY_SIZE], uint8_t pub[DXFP_KEY_SIZE]) {
+  crypto::Key s{};
+  s.fill(0x5a);
+  ++g_ephemeral;
+  for (size_t i = 0; i < 8; ++i) s[i] = static_cast<uint8_t>(g_ephemeral >> (8 * i));
+  const crypto::Key p = crypto::PublicKeyOf(s);
+  std::copy(s.begin(), s.end(), secret);
+  std::copy(p.begin(), p.end(), pub);
+}
+const dxfp_crypto_ops& FuzzOps() {
+  static const dxfp_crypto_ops ops = [] {
+    dxfp_crypto_ops o = crypto::SodiumCryptoOps();
+    o.x25519_keypair = &DeterministicKeypair;
+    return o;
+  }();
+  return ops;
+}
+
 // The session tests' configuration (tests/core/session_pair.h), with a smaller replay buffer:
 // each input sets up two sessions.
-dxfp_session_config EndConfig(dxfp_session_role role) {
+dxfp_session_config EndConfig(dxfp_session_role role, bool authenticated) {
   dxfp_session_config c = test::TestConfig(role);
   c.replay_bytes = 16 * 1024;
+  if (authenticated) {
+    c.auth.ops = &FuzzOps();
+    if (role == DXFP_ROLE_INITIATOR) {
+      std::copy(HostKey().secret.begin(), HostKey().secret.end(), c.auth.static_secret);
+      std::copy(BridgeKey().pub.begin(), BridgeKey().pub.end(), c.auth.peer_public);
+      c.auth.wall_clock_offset_ns = 1'000'000'000;
+    }
+  }
   return c;
 }
 
@@ -51,55 +96,64 @@ void Establish(SessionWorld& w) {
         "the honest ends did not establish");
 }
 
+// The states a victim can be in.
+void InitiatorConnecting(SessionWorld& w) {
+  dxfp_session_connect(w.initiator.s(), w.now);
+  Lose(w, w.initiator);
+  w.victim = &w.initiator;
+}
+void ResponderIdle(SessionWorld& w) { w.victim = &w.responder; }
+void ResponderAccepting(SessionWorld& w) {
+  w.victim = &w.responder;
+  dxfp_session_connect(w.initiator.s(), w.now);
+  std::array<uint8_t, DXFP_MAX_FRAME> buf{};
+  size_t len = 0;
+  Check(dxfp_session_poll(w.initiator.s(), w.now, buf.data(), buf.size(), &len), "no HELLO");
+  Check(w.Deliver(w.responder, {buf.data(), len}) == DXFP_RX_OK, "HELLO refused");
+  Lose(w, w.responder);  // the WELCOME
+}
+void InitiatorEstablished(SessionWorld& w) {
+  w.victim = &w.initiator;
+  Establish(w);
+}
+void ResponderEstablished(SessionWorld& w) {
+  w.victim = &w.responder;
+  Establish(w);
+}
+void InitiatorInFlight(SessionWorld& w) {
+  w.victim = &w.initiator;
+  Establish(w);
+  SendSome(w, w.initiator);
+  Lose(w, w.initiator);
+}
+void ResponderInFlight(SessionWorld& w) {
+  w.victim = &w.responder;
+  Establish(w);
+  SendSome(w, w.responder);
+  Lose(w, w.responder);
+}
+void InitiatorDown(SessionWorld& w) {
+  w.victim = &w.initiator;
+  Establish(w);
+  dxfp_session_close(w.initiator.s(), w.now, DXFP_CLOSE_SHUTDOWN);
+  Lose(w, w.initiator);
+}
+
 constexpr Scenario kScenarios[] = {
-    {"initiator-connecting",
-     [](SessionWorld& w) {
-       dxfp_session_connect(w.initiator.s(), w.now);
-       Lose(w, w.initiator);
-       w.victim = &w.initiator;
-     }},
-    {"responder-idle", [](SessionWorld& w) { w.victim = &w.responder; }},
-    {"responder-accepting",
-     [](SessionWorld& w) {
-       w.victim = &w.responder;
-       dxfp_session_connect(w.initiator.s(), w.now);
-       std::array<uint8_t, DXFP_MAX_FRAME> buf{};
-       size_t len = 0;
-       Check(dxfp_session_poll(w.initiator.s(), w.now, buf.data(), buf.size(), &len), "no HELLO");
-       w.Deliver(w.responder, {buf.data(), len});
-       Lose(w, w.responder);  // the WELCOME
-     }},
-    {"initiator-established",
-     [](SessionWorld& w) {
-       w.victim = &w.initiator;
-       Establish(w);
-     }},
-    {"responder-established",
-     [](SessionWorld& w) {
-       w.victim = &w.responder;
-       Establish(w);
-     }},
-    {"initiator-in-flight",
-     [](SessionWorld& w) {
-       w.victim = &w.initiator;
-       Establish(w);
-       SendSome(w, w.initiator);
-       Lose(w, w.initiator);
-     }},
-    {"responder-in-flight",
-     [](SessionWorld& w) {
-       w.victim = &w.responder;
-       Establish(w);
-       SendSome(w, w.responder);
-       Lose(w, w.responder);
-     }},
-    {"initiator-down",
-     [](SessionWorld& w) {
-       w.victim = &w.initiator;
-       Establish(w);
-       dxfp_session_close(w.initiator.s(), w.now, DXFP_CLOSE_SHUTDOWN);
-       Lose(w, w.initiator);
-     }},
+    {"initiator-connecting", InitiatorConnecting},
+    {"responder-idle", ResponderIdle},
+    {"responder-accepting", ResponderAccepting},
+    {"initiator-established", InitiatorEstablished},
+    {"responder-established", ResponderEstablished},
+    {"initiator-in-flight", InitiatorInFlight},
+    {"responder-in-flight", ResponderInFlight},
+    {"initiator-down", InitiatorDown},
+    // The same states with the authenticated handshake and sealed frames (docs/protocol.md
+    // 4.12): the victim's peer seals, the input's frames are an attacker's.
+    {"auth-initiator-connecting", InitiatorConnecting, true},
+    {"auth-responder-accepting", ResponderAccepting, true},
+    {"auth-initiator-established", InitiatorEstablished, true},
+    {"auth-responder-in-flight", ResponderInFlight, true},
 };
 
 }  // namespace
@@ -117,8 +171,8 @@ dxpu_tlp InFlightRead(uint16_t i) {
   return rd;
 }
 
-SessionEnd::SessionEnd(dxfp_session_role role) {
-  const dxfp_session_config cfg = EndConfig(role);
+SessionEnd::SessionEnd(dxfp_session_role role, bool authenticated) {
+  const dxfp_session_config cfg = EndConfig(role, authenticated);
   const size_t need = dxfp_session_mem_size(&cfg);
   Check(need != 0, "invalid session configuration");
   mem_.resize((need + 7) / 8);
@@ -154,7 +208,10 @@ void SessionEnd::OnLinkDown(void* ctx, dxfp_down_reason reason, const dxpu_tlp* 
           "an unanswered request that is not non-posted");
 }
 
-SessionWorld::SessionWorld() = default;
+SessionWorld::SessionWorld(bool auth)
+    : authenticated((g_ephemeral = 0, auth)),
+      initiator(DXFP_ROLE_INITIATOR, auth),
+      responder(DXFP_ROLE_RESPONDER, auth) {}
 
 dxfp_rx_result SessionWorld::Deliver(SessionEnd& to, std::span<const uint8_t> frame) {
   if (to.state() == DXFP_STATE_IDLE && to.role() == DXFP_ROLE_RESPONDER) {
@@ -164,7 +221,9 @@ dxfp_rx_result SessionWorld::Deliver(SessionEnd& to, std::span<const uint8_t> fr
       return DXFP_RX_UNEXPECTED;
     dxfp_hello hello{};
     if (!dxfp_hello_identity(&f, &hello)) return DXFP_RX_MALFORMED;
-    return dxfp_session_accept(to.s(), now, &f);
+    if (!authenticated) return dxfp_session_accept(to.s(), now, &f);
+    return crypto::AcceptAuthenticatedHello(to.s(), now, BridgeKey(), frame, &HostKey().pub,
+                                            &FuzzOps());
   }
   const dxfp_rx_result r = dxfp_session_receive(to.s(), now, frame.data(), frame.size());
   Check(r >= DXFP_RX_OK && r < DXFP_RX_COUNT, "receive result out of range");
@@ -175,8 +234,17 @@ bool SessionWorld::PollOne(SessionEnd& from) {
   size_t len = 0;
   if (!dxfp_session_poll(from.s(), now, buf_.data(), buf_.size(), &len)) return false;
   dxfp_frame f{};
-  Check(dxfp_frame_parse(buf_.data(), len, DXFP_MAX_FRAME, &f) == DXFP_OK,
-        "a session sent a frame that does not parse");
+  dxfp_header h{};
+  if (authenticated && dxfp_frame_is_sealed(buf_.data())) {
+    Check(
+        dxfp_header_peek(buf_.data(), len, &h) && h.length == len && len <= from.s()->cfg.max_frame,
+        "a session sent a sealed frame whose header does not describe it");
+  } else {
+    Check(dxfp_frame_parse(buf_.data(), len, DXFP_MAX_FRAME, &f) == DXFP_OK,
+          "a session sent a frame that does not parse");
+    Check(!authenticated || f.hdr.type == DXFP_HELLO || f.hdr.type == DXFP_WELCOME,
+          "an authenticated session sent a frame in the clear after the handshake");
+  }
   Frame frame(buf_.begin(), buf_.begin() + static_cast<ptrdiff_t>(len));
   if (on_send) on_send(from, frame);
   SessionEnd& to = &from == &initiator ? responder : initiator;

@@ -20,7 +20,9 @@ using Frame = std::vector<uint8_t>;
 
 class SessionEnd {
  public:
-  explicit SessionEnd(dxfp_session_role role);
+  // authenticated: the Noise handshake and sealed frames (fixed keys, deterministic
+  // ephemeral keys, so that an input always does the same).
+  explicit SessionEnd(dxfp_session_role role, bool authenticated = false);
   SessionEnd(const SessionEnd&) = delete;
   SessionEnd& operator=(const SessionEnd&) = delete;
   ~SessionEnd() = default;
@@ -45,10 +47,11 @@ class SessionEnd {
 
 class SessionWorld {
  public:
-  SessionWorld();
+  explicit SessionWorld(bool authenticated = false);
 
-  SessionEnd initiator{DXFP_ROLE_INITIATOR};
-  SessionEnd responder{DXFP_ROLE_RESPONDER};
+  const bool authenticated;
+  SessionEnd initiator;
+  SessionEnd responder;
   SessionEnd* victim = &initiator;
   uint64_t now = 1000;
   // Frames the honest peer sent the victim, oldest first (at most kKept): what an attacker
@@ -59,7 +62,8 @@ class SessionWorld {
   std::function<void(const SessionEnd& from, const Frame&)> on_send;
 
   // A frame as it arrives at `to` from the fabric: a responder that is idle takes a HELLO
-  // through dxfp_session_accept, as a bridge's demultiplexer hands it over.
+  // through dxfp_session_accept (authenticated: the handshake opened with the bridge's key and
+  // the host's key checked, then dxfp_session_accept_auth), as a bridge's demultiplexer does.
   dxfp_rx_result Deliver(SessionEnd& to, std::span<const uint8_t> frame);
   // Exchanges frames until neither end sends (bounded), each end sending the completions it
   // owes on the way; every frame sent must parse.
@@ -84,6 +88,7 @@ dxpu_tlp InFlightRead(uint16_t i);
 struct Scenario {
   const char* name;
   void (*setup)(SessionWorld& w);
+  bool authenticated = false;  // the world is made with authenticated sessions
 };
 std::span<const Scenario> Scenarios();
 

@@ -5,12 +5,23 @@
 //      (node 0x1122334455667788) + CREDIT
 //   3  Ethernet, DATA seq 5 with its CRC32C corrupted
 //   4  UDP/IPv4 to UDP_PORT, frame 2's HELLO with its CRC32C corrupted (no DxFP for the heuristic)
+// With --auth (dxfp_pcap_writer --auth OUT.pcap), an authenticated session's first frames
+// instead (docs/protocol.md 4.12), each over Ethernet:
+//   1  HELLO: HELLO, CREDIT, NOISE (104 B), MAC1
+//   2  WELCOME: HELLO, CREDIT, NOISE (48 B)
+//   3  DATA, sealed, counter 0 (the host's first frame: an MWr of 8 bytes)
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
-#include "core/dxfp_frame.h"
+#include "core/dxfp_handshake.h"
+#include "core/dxfp_session.h"
+#include "crypto/fabric_keys.h"
 
 namespace {
 
@@ -29,6 +40,18 @@ Bytes ethernet(uint16_t ethertype) {
   Bytes b = {0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01};
   put16(b, ethertype);
   return b;
+}
+
+// An 8-byte memory write to 0xf0000040.
+dxpu_tlp mwr_8_bytes(const uint8_t* data) {
+  dxpu_tlp mwr{};
+  mwr.kind = DXPU_TLP_MWR;
+  mwr.addr = 0xf0000040;
+  mwr.length_dw = 2;
+  mwr.first_be = 0xf;
+  mwr.last_be = 0xf;
+  mwr.payload = data;
+  return mwr;
 }
 
 Bytes finish(dxfp_writer& w, Bytes& buf) {
@@ -64,14 +87,8 @@ Bytes data_frame() {
   cpld.byte_count = 4;
   cpld.lower_addr = 0x10;
   cpld.payload = kData;
-  dxpu_tlp mwr{};
-  mwr.kind = DXPU_TLP_MWR;
-  mwr.addr = 0xf0000040;
-  mwr.length_dw = 2;
-  mwr.first_be = 0xf;
-  mwr.last_be = 0xf;
-  mwr.payload = kData;
-  for (const dxpu_tlp* t : {&mrd, &cpld, &mwr}) {
+  const dxpu_tlp mwr = mwr_8_bytes(kData);
+  for (const dxpu_tlp* t : std::initializer_list<const dxpu_tlp*>{&mrd, &cpld, &mwr}) {
     if (dxfp_writer_add_tlp(&w, t) != DXFP_OK) std::abort();
   }
   return finish(w, buf);
@@ -112,6 +129,59 @@ Bytes udp_ipv4(const Bytes& payload, uint16_t port) {
   return b;
 }
 
+// Frames of one authenticated session: a host and a bridge with libsodium's primitives.
+struct AuthEnd {
+  std::vector<uint64_t> mem;
+  dxfp_session s{};
+  explicit AuthEnd(const dxfp_session_config& c) {
+    static constexpr dxfp_session_ops kOps = {
+        [](void*, const dxpu_tlp*) {}, [](void*, dxfp_down_reason, const dxpu_tlp*, size_t) {},
+        nullptr};
+    mem.resize(dxfp_session_mem_size(&c) / 8 + 1);
+    if (!dxfp_session_init(&s, &c, mem.data(), mem.size() * 8, &kOps, nullptr)) std::abort();
+  }
+  Bytes Poll(uint64_t now) {
+    Bytes buf(DXFP_MAX_FRAME);
+    size_t len = 0;
+    if (!dxfp_session_poll(&s, now, buf.data(), buf.size(), &len)) std::abort();
+    buf.resize(len);
+    return buf;
+  }
+};
+
+std::vector<Bytes> auth_frames() {
+  const dxfp_crypto_ops& ops = dxpu::crypto::SodiumCryptoOps();
+  const dxpu::crypto::KeyPair host = dxpu::crypto::NewKeyPair(),
+                              bridge = dxpu::crypto::NewKeyPair();
+  dxfp_session_config hc, bc;
+  dxfp_session_config_defaults(&hc);
+  hc.role = DXFP_ROLE_INITIATOR;
+  hc.node_id = 0x1122334455667788ULL;
+  hc.session_id = 9;
+  hc.epoch = 0xabcdef01;
+  hc.initial_seq = 100;
+  hc.max_frame = 1472;
+  hc.auth.ops = &ops;
+  std::copy(host.secret.begin(), host.secret.end(), hc.auth.static_secret);
+  std::copy(bridge.pub.begin(), bridge.pub.end(), hc.auth.peer_public);
+  bc = hc;
+  bc.role = DXFP_ROLE_RESPONDER;
+  bc.node_id = 0xb0c5;
+  bc.session_id = 0x77;
+  bc.epoch = 0x12345678;
+  bc.initial_seq = 500;
+  AuthEnd h(hc), b(bc);
+  dxfp_session_connect(&h.s, 1000);
+  Bytes hello = h.Poll(1000);
+  if (dxpu::crypto::AcceptAuthenticatedHello(&b.s, 1000, bridge, hello) != DXFP_RX_OK) std::abort();
+  Bytes welcome = b.Poll(1000);
+  if (dxfp_session_receive(&h.s, 1000, welcome.data(), welcome.size()) != DXFP_RX_OK) std::abort();
+  static const uint8_t kData[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const dxpu_tlp mwr = mwr_8_bytes(kData);
+  if (dxfp_session_send(&h.s, 1000, &mwr) != DXFP_SEND_OK) std::abort();
+  return {hello, welcome, h.Poll(1000)};
+}
+
 // A UDP port, 1..65535; 0 when s is not one.
 uint16_t parse_port(const char* s) {
   char* end = nullptr;
@@ -124,26 +194,37 @@ uint16_t parse_port(const char* s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const uint16_t port = argc == 3 ? parse_port(argv[2]) : DXFP_UDP_PORT;
+  const bool auth = argc == 3 && std::string(argv[1]) == "--auth";
+  const uint16_t port = argc == 3 && !auth ? parse_port(argv[2]) : DXFP_UDP_PORT;
   if ((argc != 2 && argc != 3) || port == 0) {
-    std::fprintf(stderr, "usage: %s OUT.pcap [UDP_PORT]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s OUT.pcap [UDP_PORT] | --auth OUT.pcap\n", argv[0]);
     return 2;
   }
+  if (auth) ++argv;  // argv[1] is the output from here on
   std::vector<Bytes> packets;
   Bytes eth = ethernet(DXFP_ETHERTYPE);
-  Bytes d = data_frame();
-  Bytes p1 = eth;
-  p1.insert(p1.end(), d.begin(), d.end());
-  packets.push_back(p1);
-  packets.push_back(udp_ipv4(hello_frame(), port));
-  Bytes bad = data_frame();
-  bad[27] = 5;  // seq 5; the CRC no longer matches
-  Bytes p3 = eth;
-  p3.insert(p3.end(), bad.begin(), bad.end());
-  packets.push_back(p3);
-  Bytes bad_hello = hello_frame();
-  bad_hello.back() ^= 0x01;
-  packets.push_back(udp_ipv4(bad_hello, port));
+  if (auth) {
+    for (const Bytes& frame : auth_frames()) {
+      Bytes p = eth;
+      p.insert(p.end(), frame.begin(), frame.end());
+      packets.push_back(p);
+    }
+  }
+  if (!auth) {
+    Bytes d = data_frame();
+    Bytes p1 = eth;
+    p1.insert(p1.end(), d.begin(), d.end());
+    packets.push_back(p1);
+    packets.push_back(udp_ipv4(hello_frame(), port));
+    Bytes bad = data_frame();
+    bad[27] = 5;  // seq 5; the CRC no longer matches
+    Bytes p3 = eth;
+    p3.insert(p3.end(), bad.begin(), bad.end());
+    packets.push_back(p3);
+    Bytes bad_hello = hello_frame();
+    bad_hello.back() ^= 0x01;
+    packets.push_back(udp_ipv4(bad_hello, port));
+  }
 
   Bytes out;
   put32le(out, 0xa1b2c3d4);  // pcap, microseconds

@@ -32,6 +32,7 @@ struct BenchFabricArgs {
   unsigned rounds = 3;
   unsigned replay_kib = 256;
   std::chrono::nanoseconds min_rto = std::chrono::microseconds(300);
+  bool sealed = true;  // also the authenticated, sealed session (docs/protocol.md 4.12)
   bool json = false;
 };
 
@@ -48,14 +49,16 @@ struct Row {
   std::string link;
   size_t size = 0;
   double loss = 0;
-  double raw_bps = 0;  // payload bytes/s the raw link moved, in the same rounds
+  bool sealed = false;  // the authenticated session, every frame sealed
+  double raw_bps = 0;   // payload bytes/s the raw link moved, in the same rounds
   double session_bps = 0;
   double tlps_per_s = 0;
   uint64_t retransmitted = 0;  // summed over the rounds, as are RTOs and NAKs
   uint64_t rto_expiries = 0;
   uint64_t naks = 0;
-  Ratio vs_raw;       // this session / the raw link (every row)
-  Ratio vs_lossless;  // this session / the same session without loss (lossy rows only)
+  Ratio vs_raw;        // this session / the raw link (every row)
+  Ratio vs_lossless;   // this session / the same session without loss (lossy rows only)
+  Ratio vs_plaintext;  // this sealed session / the plaintext one (sealed rows only)
   std::string error;
 };
 
@@ -80,7 +83,8 @@ double MeasureRaw(const BenchFabricArgs& a, const std::string& link, size_t size
 }
 
 fabric::SessionLoadResult MeasureSession(const BenchFabricArgs& a, const std::string& link,
-                                         size_t size, double loss, uint64_t seed) {
+                                         size_t size, double loss, uint64_t seed,
+                                         bool sealed = false) {
   fabric::RawLinkPair pair = fabric::OpenRawLinkPair(KindOf(link), 1024);
   if (!pair.ok()) {
     fabric::SessionLoadResult r;
@@ -94,6 +98,7 @@ fabric::SessionLoadResult MeasureSession(const BenchFabricArgs& a, const std::st
   so.seed = seed;
   so.replay_bytes = a.replay_kib * 1024;
   so.min_rto_ns = static_cast<uint64_t>(a.min_rto.count());
+  so.authenticated = sealed;
   return fabric::RunSessionLoad(pair, so);
 }
 
@@ -144,8 +149,10 @@ std::vector<Row> MeasureCell(const BenchFabricArgs& a, const std::string& link, 
   clean.size = size;
   Row lossy = clean;
   lossy.loss = a.loss;
+  Row sealed = clean;
+  sealed.sealed = true;
   const std::string lossy_name = fmt::format("session, {:g}% loss", a.loss * 100);
-  std::vector<double> raw, session, session_tlps, lost, lost_tlps;
+  std::vector<double> raw, session, session_tlps, lost, lost_tlps, sealed_bps, sealed_tlps;
   for (unsigned round = 0; round < a.rounds && clean.error.empty(); ++round) {
     runs.Start(link, size, round + 1, a.rounds, "raw link", a.duration);
     raw.push_back(MeasureRaw(a, link, size, &clean.error));
@@ -164,6 +171,16 @@ std::vector<Row> MeasureCell(const BenchFabricArgs& a, const std::string& link, 
       lossy.rto_expiries += l.rto_expiries;
       lossy.naks += l.naks;
     }
+    if (a.sealed) {
+      runs.Start(link, size, round + 1, a.rounds, "sealed session, no loss", a.duration);
+      const fabric::SessionLoadResult e = MeasureSession(a, link, size, 0, round + 1, true);
+      if (sealed.error.empty()) sealed.error = e.error;
+      sealed_bps.push_back(e.payload_bytes_per_second());
+      sealed_tlps.push_back(e.tlps_per_second());
+      sealed.retransmitted += e.retransmitted;
+      sealed.rto_expiries += e.rto_expiries;
+      sealed.naks += e.naks;
+    }
   }
   clean.raw_bps = Median(raw);
   clean.session_bps = Median(session);
@@ -177,6 +194,14 @@ std::vector<Row> MeasureCell(const BenchFabricArgs& a, const std::string& link, 
     lossy.vs_raw = RatioOf(raw, lost);
     lossy.vs_lossless = RatioOf(session, lost);
     rows.push_back(lossy);
+  }
+  if (a.sealed) {
+    sealed.raw_bps = clean.raw_bps;
+    sealed.session_bps = Median(sealed_bps);
+    sealed.tlps_per_s = Median(sealed_tlps);
+    sealed.vs_raw = RatioOf(raw, sealed_bps);
+    sealed.vs_plaintext = RatioOf(session, sealed_bps);
+    rows.push_back(sealed);
   }
   return rows;
 }
@@ -194,7 +219,8 @@ std::string RatioText(const Ratio& r) {
 
 int RunBenchFabric(const BenchFabricArgs& a) {
   std::vector<Row> rows;
-  RunCounter runs(a.links.size() * a.sizes.size() * a.rounds * (a.loss > 0 ? 3 : 2));
+  RunCounter runs(a.links.size() * a.sizes.size() * a.rounds *
+                  (2 + (a.loss > 0 ? 1 : 0) + (a.sealed ? 1 : 0)));
   for (const std::string& link : a.links) {
     for (size_t size : a.sizes) {
       for (Row& r : MeasureCell(a, link, size, runs)) rows.push_back(std::move(r));
@@ -207,6 +233,7 @@ int RunBenchFabric(const BenchFabricArgs& a) {
       out.push_back({{"link", r.link},
                      {"tlp_payload_bytes", r.size},
                      {"loss", r.loss},
+                     {"sealed", r.sealed},
                      {"rounds", a.rounds},
                      {"raw_payload_bytes_per_s", r.raw_bps},
                      {"session_payload_bytes_per_s", r.session_bps},
@@ -216,6 +243,7 @@ int RunBenchFabric(const BenchFabricArgs& a) {
                      {"naks", r.naks},
                      {"vs_raw_link", RatioJson(r.vs_raw)},
                      {"vs_lossless", RatioJson(r.vs_lossless)},
+                     {"vs_plaintext", RatioJson(r.vs_plaintext)},
                      {"error", r.error}});
       failed = failed || !r.error.empty();
     }
@@ -226,9 +254,9 @@ int RunBenchFabric(const BenchFabricArgs& a) {
       "DxFP session goodput vs the raw link (same bytes, no protocol): medians of %u rounds of "
       "%s per run\n",
       a.rounds, FormatDuration(a.duration).c_str());
-  std::printf("%-8s %7s %6s %10s %13s %9s %20s %20s %8s %6s %6s\n", "link", "payload", "loss",
-              "raw MB/s", "session MB/s", "M TLPs/s", "vs raw link", "vs lossless", "retx", "RTOs",
-              "NAKs");
+  std::printf("%-8s %7s %6s %6s %10s %13s %9s %20s %20s %20s %8s %6s %6s\n", "link", "payload",
+              "loss", "sealed", "raw MB/s", "session MB/s", "M TLPs/s", "vs raw link",
+              "vs lossless", "vs plaintext", "retx", "RTOs", "NAKs");
   for (const Row& r : rows) {
     if (!r.error.empty()) {
       std::printf("%-8s %6zuB %5.1f%%  error: %s\n", r.link.c_str(), r.size, r.loss * 100,
@@ -236,17 +264,19 @@ int RunBenchFabric(const BenchFabricArgs& a) {
       failed = true;
       continue;
     }
-    std::printf("%-8s %6zuB %5.1f%% %10.0f %13.1f %9.2f %20s %20s %8llu %6llu %6llu\n",
-                r.link.c_str(), r.size, r.loss * 100, r.raw_bps / 1e6, r.session_bps / 1e6,
-                r.tlps_per_s / 1e6, RatioText(r.vs_raw).c_str(), RatioText(r.vs_lossless).c_str(),
+    std::printf("%-8s %6zuB %5.1f%% %6s %10.0f %13.1f %9.2f %20s %20s %20s %8llu %6llu %6llu\n",
+                r.link.c_str(), r.size, r.loss * 100, r.sealed ? "yes" : "no", r.raw_bps / 1e6,
+                r.session_bps / 1e6, r.tlps_per_s / 1e6, RatioText(r.vs_raw).c_str(),
+                RatioText(r.vs_lossless).c_str(), RatioText(r.vs_plaintext).c_str(),
                 static_cast<unsigned long long>(r.retransmitted),
                 static_cast<unsigned long long>(r.rto_expiries),
                 static_cast<unsigned long long>(r.naks));
   }
   std::printf(
       "vs raw link: this row's session goodput / the raw link's, per round; vs lossless: this "
-      "row's goodput / the same session's at 0%% loss, per round (lossy rows only); median "
-      "(min-max) over the rounds\n");
+      "row's goodput / the same session's at 0%% loss, per round (lossy rows only); vs "
+      "plaintext: the sealed session's goodput / the plaintext one's, per round (sealed rows "
+      "only); median (min-max) over the rounds\n");
   return failed ? kExitFailure : kExitOk;
 }
 
@@ -265,7 +295,9 @@ Command AddBenchCommand(CLI::App& parent) {
       "back for --duration each; the table shows medians over --rounds rounds and the range "
       "of the per-round ratios, because the machine's speed drifts between runs: 'vs raw link' "
       "is a row's goodput over the raw link's, 'vs lossless' a lossy row's over the same "
-      "session's without loss. A line on stderr as each run starts says which of how many.");
+      "session's without loss; then (--sealed, the default) the authenticated session with every "
+      "frame sealed, 'vs plaintext' its goodput over the plaintext session's. A line on "
+      "stderr as each run starts says which of how many.");
   // "mem" as dxpu demo and bench gpu spell the in-memory link; "memory" is its old spelling
   // here and still the row's name in the table and the JSON.
   fabric->add_option("--link", args->links, "links to measure: mem (in-memory), udp (loopback)")
@@ -296,6 +328,11 @@ Command AddBenchCommand(CLI::App& parent) {
                      "trip includes the other end's whole batch)",
                      {std::chrono::microseconds(10), std::chrono::seconds(1)},
                      {{"--min-rto-us", DurationUnit::kMicroseconds}});
+  fabric
+      ->add_flag("--sealed,!--no-sealed", args->sealed,
+                 "also run the authenticated session, every frame sealed with "
+                 "ChaCha20-Poly1305, against the plaintext one (its row's 'vs plaintext')")
+      ->capture_default_str();
   fabric->add_flag("--json", args->json, "print the results as JSON");
   fabric->footer(
       "Examples:\n"

@@ -340,20 +340,26 @@ run "sim without subcommand" 2 "$DXPU" sim
 
 # --- bench fabric ------------------------------------------------------------------------
 if run "bench fabric" 0 "$DXPU" bench fabric --link memory --size 256 --duration 50ms --rounds 2 --json; then
-  json_check "bench fabric json" "len(d) == 2 and d[0]['session_payload_bytes_per_s'] > 0 and d[0]['raw_payload_bytes_per_s'] > 0 and d[1]['loss'] == 0.01"
+  json_check "bench fabric json" "len(d) == 3 and d[0]['session_payload_bytes_per_s'] > 0 and d[0]['raw_payload_bytes_per_s'] > 0 and d[1]['loss'] == 0.01 and d[2]['sealed'] and not d[0]['sealed'] and d[2]['session_payload_bytes_per_s'] > 0"
   json_check "bench fabric rounds" "all(r['rounds'] == 2 and 0 < r['vs_raw_link']['min'] <= r['vs_raw_link']['median'] <= r['vs_raw_link']['max'] for r in d)"
-  # Each column has one baseline: the raw link on every row, the loss-free session on lossy rows.
-  json_check "bench fabric baselines" "d[0]['vs_lossless'] is None and 0 < d[1]['vs_lossless']['min'] <= d[1]['vs_lossless']['median'] <= d[1]['vs_lossless']['max'] and d[1]['raw_payload_bytes_per_s'] == d[0]['raw_payload_bytes_per_s']"
-  # A line on stderr as each run starts: 2 rounds x (raw link, session, lossy session).
+  # Each column has one baseline: the raw link on every row, the loss-free session on lossy
+  # rows, the plaintext session on the sealed row.
+  json_check "bench fabric baselines" "d[0]['vs_lossless'] is None and 0 < d[1]['vs_lossless']['min'] <= d[1]['vs_lossless']['median'] <= d[1]['vs_lossless']['max'] and d[1]['raw_payload_bytes_per_s'] == d[0]['raw_payload_bytes_per_s'] and d[0]['vs_plaintext'] is None and 0 < d[2]['vs_plaintext']['min'] <= d[2]['vs_plaintext']['median'] <= d[2]['vs_plaintext']['max']"
+  # A line on stderr as each run starts: 2 rounds x (raw link, session, lossy, sealed session).
   checks=$((checks + 1))
-  [ "$(grep -c '^\[[1-6]/6\] in-memory link, 256-byte TLPs, round [12]/2: ' "$tmp/err")" = 6 ] ||
-    fail "bench fabric progress: want lines [1/6]..[6/6] on stderr, got: $(cat "$tmp/err")"
-  grep_check "bench fabric progress lossy" err '^\[6/6\] .*round 2/2: session, 1% loss (50ms) \.\.\.$'
+  [ "$(grep -c '^\[[1-8]/8\] in-memory link, 256-byte TLPs, round [12]/2: ' "$tmp/err")" = 8 ] ||
+    fail "bench fabric progress: want lines [1/8]..[8/8] on stderr, got: $(cat "$tmp/err")"
+  grep_check "bench fabric progress lossy" err '^\[7/8\] .*round 2/2: session, 1% loss (50ms) \.\.\.$'
+  grep_check "bench fabric progress sealed" err '^\[8/8\] .*round 2/2: sealed session, no loss (50ms) \.\.\.$'
+fi
+if run "bench fabric without the sealed session" 0 "$DXPU" bench fabric --link mem --size 64 --duration 20ms --rounds 1 --no-sealed --json; then
+  json_check "bench fabric --no-sealed" "len(d) == 2 and not any(r['sealed'] for r in d)"
 fi
 if run "bench fabric text" 0 "$DXPU" bench fabric --link mem --size 64 --duration 20ms --rounds 1 --loss 0.02; then
-  grep_check "bench fabric columns" out "vs raw link .*vs lossless"
-  grep_check "bench fabric lossless row" out '^memory  *64B   0.0% .*% ([0-9.]*-[0-9.]*)  *- '
-  grep_check "bench fabric lossy row" out '^memory  *64B   2.0% .*% ([0-9.]*-[0-9.]*)  *[0-9.]*% ([0-9.]*-[0-9.]*) '
+  grep_check "bench fabric columns" out "vs raw link .*vs lossless .*vs plaintext"
+  grep_check "bench fabric lossless row" out '^memory  *64B   0.0%  *no .*% ([0-9.]*-[0-9.]*)  *-  *- '
+  grep_check "bench fabric lossy row" out '^memory  *64B   2.0%  *no .*% ([0-9.]*-[0-9.]*)  *[0-9.]*% ([0-9.]*-[0-9.]*)  *- '
+  grep_check "bench fabric sealed row" out '^memory  *64B   0.0%  *yes .*% ([0-9.]*-[0-9.]*)  *-  *[0-9.]*% ([0-9.]*-[0-9.]*) '
 fi
 run "bench fabric odd size" 2 "$DXPU" bench fabric --size 6
 run "bench fabric bad link" 2 "$DXPU" bench fabric --link tcp

@@ -14,6 +14,7 @@
 #include "crc_command.h"
 #include "demo.h"
 #include "flash_command.h"
+#include "keygen_command.h"
 #include "lib/cli/help_formatter.h"
 #include "lspci_command.h"
 #include "model_command.h"
@@ -77,6 +78,7 @@ int Main(int argc, char** argv) {
   commands.push_back(AddPoolCommand(app));
   commands.push_back(AddRtlCommand(app));
   commands.push_back(AddFlashCommand(app));
+  commands.push_back(AddKeygenCommand(app));
   commands.push_back(AddModelCommand(app));
   commands.push_back(AddTraceCommand(app));
   commands.push_back(AddVersionCommand(app));

@@ -19,7 +19,9 @@ if not created then
 end
 
 local frame_types = { [1] = "HELLO", [2] = "WELCOME", [3] = "DATA", [4] = "CLOSE" }
-local record_types = { [1] = "TLP", [2] = "CREDIT", [3] = "HELLO", [4] = "CLOSE" }
+local record_types = {
+  [1] = "TLP", [2] = "CREDIT", [3] = "HELLO", [4] = "CLOSE", [5] = "NOISE", [6] = "MAC1",
+}
 local close_reasons = {
   [1] = "shutdown", [2] = "unknown-session", [3] = "unsupported-version",
   [4] = "protocol-error", [5] = "released", [6] = "link-timeout",
@@ -36,6 +38,16 @@ f.type = ProtoField.uint8("dxfp.type", "Type", base.DEC, frame_types)
 f.flags = ProtoField.uint8("dxfp.flags", "Flags", base.HEX)
 f.ack_req = ProtoField.bool("dxfp.flags.ack_req", "ACK_REQ", 8, nil, 0x01)
 f.nak = ProtoField.bool("dxfp.flags.nak", "NAK", 8, nil, 0x02)
+f.sealed = ProtoField.bool("dxfp.flags.sealed", "SEALED", 8, nil, 0x04)
+-- Authenticated sessions (docs/protocol.md 4.12): the handshake's records, and sealed frames.
+f.noise_e = ProtoField.bytes("dxfp.noise.ephemeral", "Ephemeral key (e)")
+f.noise_s = ProtoField.bytes("dxfp.noise.static", "Encrypted static key (s) and tag")
+f.noise_ts = ProtoField.bytes("dxfp.noise.timestamp", "Encrypted timestamp and tag")
+f.noise_tag = ProtoField.bytes("dxfp.noise.tag", "Empty payload's tag")
+f.mac1 = ProtoField.bytes("dxfp.mac1", "MAC1")
+f.seal_counter = ProtoField.uint64("dxfp.sealed.counter", "Counter (nonce)")
+f.seal_records = ProtoField.bytes("dxfp.sealed.records", "Encrypted records")
+f.seal_tag = ProtoField.bytes("dxfp.sealed.tag", "Tag (Poly1305)")
 f.length = ProtoField.uint16("dxfp.length", "Length")
 f.nrec = ProtoField.uint16("dxfp.nrec", "Record count")
 f.dst_session = ProtoField.uint32("dxfp.dst_session", "Destination session", base.HEX)
@@ -222,6 +234,15 @@ local function dissect_record(tvb, tree, frame_seq, tlp_index)
     r:add(f.hello_window, body(16, 4))
   elseif rtype == 4 and blen == 8 then
     r:add(f.close_reason, body(0, 2))
+  elseif rtype == 5 and blen == 104 then  -- HELLO: e, s (32 + 16), timestamp (8 + 16)
+    r:add(f.noise_e, body(0, 32))
+    r:add(f.noise_s, body(32, 48))
+    r:add(f.noise_ts, body(80, 24))
+  elseif rtype == 5 and blen == 48 then  -- WELCOME: e, the empty payload's tag
+    r:add(f.noise_e, body(0, 32))
+    r:add(f.noise_tag, body(32, 16))
+  elseif rtype == 6 and blen == 16 then
+    r:add(f.mac1, body(0, 16))
   end
   return summary, 4 + padded
 end
@@ -236,6 +257,7 @@ function dxfp.dissector(tvb, pinfo, tree)
   local fl = t:add(f.flags, tvb(2, 1))
   fl:add(f.ack_req, tvb(2, 1))
   fl:add(f.nak, tvb(2, 1))
+  fl:add(f.sealed, tvb(2, 1))
   t:add(f.length, tvb(4, 2))
   t:add(f.nrec, tvb(6, 2))
   t:add(f.dst_session, tvb(8, 4))
@@ -247,6 +269,20 @@ function dxfp.dissector(tvb, pinfo, tree)
   if flen < 36 or flen > tvb:len() then
     t:add_expert_info(PI_MALFORMED, PI_ERROR, "Length outside the frame")
     return tvb:len()
+  end
+  if bit32.band(tvb(2, 1):uint(), 4) ~= 0 then
+    -- Sealed: the counter in the clear, the records encrypted, the tag instead of the CRC.
+    if flen < 56 then
+      t:add_expert_info(PI_MALFORMED, PI_ERROR, "sealed frame shorter than its counter and tag")
+      return flen
+    end
+    t:add(f.seal_counter, tvb(32, 8))
+    t:add(f.seal_records, tvb(40, flen - 56))
+    t:add(f.seal_tag, tvb(flen - 16, 16))
+    pinfo.cols.info = string.format("%s sealed counter=%s seq=%d ack=%d (%d bytes encrypted)",
+      frame_types[tvb(1, 1):uint()] or "?", tostring(tvb(32, 8):uint64()), tvb(24, 4):uint(),
+      tvb(28, 4):uint(), flen - 56)
+    return flen
   end
   local crc = tvb(flen - 4, 4):uint()
   t:add(f.crc, tvb(flen - 4, 4))
@@ -305,7 +341,16 @@ local function heuristic_udp(tvb, pinfo, tree)
   if tvb(0, 1):uint() ~= 1 or ftype < 1 or ftype > 4 or flen < 36 or flen > tvb:len() then
     return false
   end
-  if crc32c(tvb, 0, flen - 4) ~= tvb(flen - 4, 4):uint() then return false end
+  local sealed = bit32.band(tvb(2, 1):uint(), 4) ~= 0
+  if sealed then
+    -- No CRC to check: the header must describe the datagram exactly (a sealed DATA or CLOSE,
+    -- a whole number of dwords, the reserved byte zero).
+    if flen ~= tvb:len() or flen < 56 or flen % 4 ~= 0 or ftype < 3 or tvb(3, 1):uint() ~= 0 then
+      return false
+    end
+  elseif crc32c(tvb, 0, flen - 4) ~= tvb(flen - 4, 4):uint() then
+    return false
+  end
   dxfp.dissector(tvb, pinfo, tree)
   return true
 end

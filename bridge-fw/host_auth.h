@@ -1,0 +1,104 @@
+// host_auth.h - the bridge's side of the authenticated handshake (docs/protocol.md 4.12): its
+// long-term key, the hosts that may connect (each key bound to a node ID), the last HELLO
+// timestamp taken from each, and a limit on HELLOs per source. Sans-IO: the bridge hands it a
+// HELLO as it arrived and the time; it says who sent it, with the opened handshake for the
+// session, or why not, cheapest check first (rate, MAC1, then the X25519s), and allocates
+// nothing for a HELLO that fails.
+#ifndef DXPU_BRIDGE_FW_HOST_AUTH_H_
+#define DXPU_BRIDGE_FW_HOST_AUTH_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "core/dxfp_handshake.h"
+#include "crypto/sodium_crypto_ops.h"
+
+namespace dxpu::bridge {
+
+// A host allowed to connect: its public key and the node ID its sessions get.
+struct HostKey {
+  crypto::Key public_key{};
+  uint64_t node_id = 0;
+};
+
+// What a bridge authenticates with. Absent from the configuration: plaintext sessions.
+struct BoxIdentity {
+  crypto::KeyPair keys;
+  std::vector<HostKey> hosts;
+  // HELLOs one source (link and address) may send: a steady rate and a burst.
+  uint32_t hellos_per_second = 20;
+  uint32_t hello_burst = 40;
+  size_t max_sources = 4096;  // sources remembered by the limit
+};
+
+enum class HelloRefusal : uint8_t {
+  kRateLimited,   // the source sent more HELLOs than its limit
+  kMalformed,     // not a HELLO frame (length, CRC, records)
+  kNoAuth,        // no handshake records: a plaintext host
+  kBadMac1,       // MAC1 fails: the sender does not know this bridge's key
+  kBadHandshake,  // the handshake fails (not from the key it names, or not to us)
+  kUnknownKey,    // a key this bridge does not list
+  kWrongNode,     // the HELLO names another node ID than the key's
+  kStale,         // its timestamp is not above the last HELLO taken from that key (a replay)
+  kCount
+};
+std::string_view HelloRefusalName(HelloRefusal r);  // "rate-limited", "bad-mac1", ...
+
+struct OpenedHello {
+  dxfp_frame frame{};  // points into the caller's buffer
+  dxfp_noise hs{};     // for dxfp_session_accept_auth (which wipes it)
+  uint64_t node = 0;
+};
+
+class HostAuthenticator {
+ public:
+  explicit HostAuthenticator(BoxIdentity identity);
+  HostAuthenticator(const HostAuthenticator&) = delete;
+  HostAuthenticator& operator=(const HostAuthenticator&) = delete;
+  HostAuthenticator(HostAuthenticator&&) = delete;
+  HostAuthenticator& operator=(HostAuthenticator&&) = delete;
+  ~HostAuthenticator();
+
+  // A HELLO from `source` at now (ns, monotonic). On success its timestamp is taken: the same
+  // HELLO again is kStale (a repeated HELLO belongs to the session it opened; the caller routes
+  // it there first).
+  std::variant<OpenedHello, HelloRefusal> Open(uint64_t now, const std::string& source,
+                                               std::span<const uint8_t> frame);
+  // Whether `source` may send one more HELLO now (takes a token); Open calls it first.
+  bool AllowHello(uint64_t now, const std::string& source);
+
+  const crypto::Key& public_key() const { return identity_.keys.pub; }
+  const std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)>& refusals() const {
+    return refusals_;
+  }
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    uint64_t last = 0;
+  };
+  struct KnownHost {
+    uint64_t node_id = 0;
+    uint64_t last_timestamp = 0;  // 0: none taken yet
+  };
+
+  HelloRefusal Refuse(HelloRefusal r);
+  void ForgetIdleSources(uint64_t now);
+
+  BoxIdentity identity_;
+  std::array<uint8_t, DXFP_HASH_SIZE> mac1_key_{};
+  std::map<crypto::Key, KnownHost> hosts_;
+  std::unordered_map<std::string, Bucket> sources_;
+  std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)> refusals_{};
+};
+
+}  // namespace dxpu::bridge
+
+#endif  // DXPU_BRIDGE_FW_HOST_AUTH_H_
