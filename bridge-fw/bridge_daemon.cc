@@ -441,6 +441,15 @@ std::string BridgeDaemon::Metrics() const {
               {{"link", index}, {"type", type}}, lc.dropped);
   }
 
+  WriteManagementMetrics(w);
+  return w.Finish();
+}
+
+// The management socket's counters: requests, refusals (those of its authentication by reason).
+void BridgeDaemon::WriteManagementMetrics(metrics::PrometheusWriter& w) const {
+  const auto counter = [&w](const char* name, const char* help, uint64_t v) {
+    w.Counter(name, help, {}, v);
+  };
   ManagementCounters m = management_counters_;
   if (firmware_) {
     const ManagementCounters f = firmware_->counters();
@@ -468,7 +477,6 @@ std::string BridgeDaemon::Metrics() const {
   counter("dxpu_bridge_management_unsigned_accepted_total",
           "Unsigned state-changing requests accepted (management.insecure_unsigned).",
           a.accepted_unsigned);
-  return w.Finish();
 }
 
 }  // namespace dxpu::bridge

@@ -21,6 +21,7 @@
 #include "link/link.h"
 #include "link/unique_fd.h"
 #include "metrics/metrics_server.h"
+#include "metrics/prometheus_writer.h"
 
 namespace dxpu::bridge {
 
@@ -85,6 +86,7 @@ class BridgeDaemon {
   void OnSignal();
   void MaybeCrashForTest(std::span<const uint8_t> request);
   void ArmHealthCheck();
+  void WriteManagementMetrics(metrics::PrometheusWriter& w) const;
   // The management socket's datagram: the answer to send now (empty: none, or later).
   std::vector<uint8_t> OnManagementRequest(std::span<const uint8_t> request,
                                            const ManagementPeer& from);

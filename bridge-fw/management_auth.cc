@@ -85,13 +85,13 @@ uint16_t AuthVerdictStatus(AuthVerdict v) {
   }
 }
 
-ManagementAuthenticator::ManagementAuthenticator(std::vector<firmware::PublicKey> trusted,
+ManagementAuthenticator::ManagementAuthenticator(const std::vector<firmware::PublicKey>& trusted,
                                                  bool insecure_unsigned)
     : insecure_unsigned_(insecure_unsigned) {
   for (const firmware::PublicKey& k : trusted) keys_[firmware::KeyIdOf(k)] = k;
 }
 
-AuthVerdict ManagementAuthenticator::CheckFence(Fence& f, const dxpu_mgmt_auth& a) const {
+AuthVerdict ManagementAuthenticator::CheckFence(Fence& f, const dxpu_mgmt_auth& a) {
   if (a.epoch < f.epoch) return AuthVerdict::kStaleEpoch;
   if (a.sequence == 0) return AuthVerdict::kReplayed;  // signers count from 1
   if (a.epoch > f.epoch) {

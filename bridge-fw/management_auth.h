@@ -91,7 +91,7 @@ class ManagementAuthenticator {
   // (requests from the manager's concurrent workers may arrive out of order within it).
   static constexpr uint64_t kWindow = 64;
 
-  ManagementAuthenticator(std::vector<firmware::PublicKey> trusted, bool insecure_unsigned);
+  ManagementAuthenticator(const std::vector<firmware::PublicKey>& trusted, bool insecure_unsigned);
 
   // The verdict on a decoded request `m` from `datagram` (its bytes, which dxpu_mgmt_decode
   // accepted). A read-only request passes unsigned; a signed one of any type is verified.
@@ -108,7 +108,7 @@ class ManagementAuthenticator {
     uint64_t top = 0;   // the highest sequence number accepted in the epoch
     uint64_t seen = 0;  // bit i: top - i was accepted
   };
-  AuthVerdict CheckFence(Fence& f, const dxpu_mgmt_auth& a) const;
+  static AuthVerdict CheckFence(Fence& f, const dxpu_mgmt_auth& a);
   void Count(AuthVerdict v, bool is_signed);
 
   std::map<firmware::KeyId, firmware::PublicKey> keys_;
