@@ -149,7 +149,9 @@ std::vector<DmaGrants> AskDmaGrants(const BridgeOptions& o, const dxpu_mgmt_stat
   for (size_t i = 0; i < r.device_count; ++i) {
     dxpu_mgmt_device_entry e{};
     if (!dxpu_mgmt_status_entry(&r, i, &e)) break;
-    if (e.owner == 0 || e.state != DXPU_MGMT_DEV_ASSIGNED) {
+    // A quarantined device keeps its owner's windows until it is released.
+    if (e.owner == 0 ||
+        (e.state != DXPU_MGMT_DEV_ASSIGNED && e.state != DXPU_MGMT_DEV_QUARANTINED)) {
       out[i].known = true;  // the bridge's rule: a free device has no windows
       continue;
     }
