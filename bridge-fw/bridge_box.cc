@@ -74,6 +74,8 @@ std::string_view ManageResultName(ManageResult r) {
       return "overlap";
     case ManageResult::kBadArgument:
       return "bad-argument";
+    case ManageResult::kQuarantined:
+      return "quarantined";
   }
   return "?";
 }
@@ -447,6 +449,7 @@ void BridgeBox::OpenSession(uint64_t now, const Peer& from, const dxfp_frame& he
 
 void BridgeBox::BindOwnedDevices(HostSlot slot) {
   const uint64_t node = hosts_[slot].node;
+  LiftQuarantine(node);
   for (size_t i = 0; i < devices_.size(); ++i) {
     Device& dev = devices_[i];
     if (dev.owner_node != node) continue;
@@ -470,6 +473,31 @@ void BridgeBox::EndSession(HostSlot slot) {
   h.down = false;
   h.pending = false;
   counters_.sessions_closed++;
+  QuarantineOwnedDevices(h.node);
+}
+
+void BridgeBox::QuarantineOwnedDevices(uint64_t node) {
+  if (node == 0 || LiveSlot(node)) return;
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    Device& dev = devices_[i];
+    if (dev.owner_node != node || dev.quarantined) continue;
+    dev.quarantined = true;
+    counters_.quarantined++;
+    spdlog::warn(
+        "device {} ({:04x}): quarantined: host {:#x}'s session ended without RELEASE; "
+        "it goes to no other host until released (reset and scrubbed)",
+        i, dev.box_bdf, node);
+  }
+}
+
+void BridgeBox::LiftQuarantine(uint64_t node) {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    Device& dev = devices_[i];
+    if (dev.owner_node != node || !dev.quarantined) continue;
+    dev.quarantined = false;
+    spdlog::info("device {} ({:04x}): out of quarantine: its owner {:#x} is back", i, dev.box_bdf,
+                 node);
+  }
 }
 
 std::optional<HostSlot> BridgeBox::LiveSlot(uint64_t node) const {
@@ -843,6 +871,7 @@ ManageResult BridgeBox::Assign(DeviceIndex d, uint64_t node, uint16_t host_bdf) 
   if (dev.owner_node == node) {
     return dev.host_bdf == host_bdf ? ManageResult::kOk : ManageResult::kBadArgument;
   }
+  if (dev.quarantined) return ManageResult::kQuarantined;
   if (dev.owner_node != 0) return ManageResult::kDeviceBusy;
   for (const Device& other : devices_) {
     if (other.owner_node == node && other.host_bdf == host_bdf) return ManageResult::kBadArgument;
@@ -884,6 +913,7 @@ ManageResult BridgeBox::Release(DeviceIndex d, uint64_t now) {
   dev.bars.Reset();
   dev.host_command = 0;
   dev.grants.clear();
+  dev.quarantined = false;  // reset and scrubbed
   datapath_->SetDevice(d, DeviceEntry{dev.box_bdf, 0, kNoHost});
   return ManageResult::kOk;
 }
@@ -941,7 +971,9 @@ std::vector<DeviceStatus> BridgeBox::Devices() const {
     s.memory_bytes = dev.identity.memory_bytes;
     s.box_bdf = dev.box_bdf;
     s.host_bdf = dev.host_bdf;
-    s.state = dev.owner_node != 0 ? DeviceState::kAssigned : DeviceState::kFree;
+    s.state = dev.quarantined       ? DeviceState::kQuarantined
+              : dev.owner_node != 0 ? DeviceState::kAssigned
+                                    : DeviceState::kFree;
     s.owner_node = dev.owner_node;
     s.owner_connected = LiveSlot(dev.owner_node).has_value();
     s.dma_windows = dev.grants.size();

@@ -100,10 +100,14 @@ enum class ManageResult : uint8_t {
   kTableFull,    // no room for another DMA window
   kOverlap,      // the window overlaps one the device has
   kBadArgument,  // zero size, a wrapping range, node 0, a BDF the host already uses
+  kQuarantined,  // ASSIGN to another node of a device whose owner's session was lost
 };
 std::string_view ManageResultName(ManageResult r);
 
-enum class DeviceState : uint8_t { kFree, kAssigned };
+// kQuarantined: its owner's session was lost without RELEASE. The device keeps its owner
+// (whose reconnect finds it again, as it was), and goes to no one else until a RELEASE has
+// reset it and scrubbed its memory.
+enum class DeviceState : uint8_t { kFree, kAssigned, kQuarantined };
 
 // What a factory needs beside the device's own entry: the box-wide settings.
 struct FunctionContext {
@@ -175,6 +179,7 @@ struct BoxCounters {
   uint64_t releases = 0;
   uint64_t scrubbed_bytes = 0;
   uint64_t refusal_logs_suppressed = 0;
+  uint64_t quarantined = 0;  // devices put in quarantine: their owner's session was lost
 };
 
 class BridgeBox {
@@ -261,6 +266,7 @@ class BridgeBox {
     uint64_t resets = 0;
     uint64_t scrubbed_bytes = 0;
     bool stalled = false;
+    bool quarantined = false;  // DeviceState::kQuarantined
   };
   struct Deferred {
     dxpu_tlp tlp{};
@@ -298,6 +304,10 @@ class BridgeBox {
   uint32_t NewSessionId();
   void EndSession(HostSlot slot);
   void BindOwnedDevices(HostSlot slot);
+  // Tenant hygiene (docs/bridge.md, "Quarantine"): the devices of a node whose session ended
+  // without RELEASE go into quarantine; its own new session takes them out again.
+  void QuarantineOwnedDevices(uint64_t node);
+  void LiftQuarantine(uint64_t node);
   std::optional<HostSlot> LiveSlot(uint64_t node) const;
   void FlushHosts(uint64_t now, const Transmit& tx);
 

@@ -17,6 +17,7 @@
 #include <dxpu/mgmt.h>
 #include <nlohmann/json.hpp>
 
+#include "bridge-fw/firmware/signing.h"
 #include "core/dxfp_session.h"
 #include "crypto/fabric_keys.h"
 #include "sim/units.h"
@@ -189,6 +190,7 @@ class Reader {
   std::optional<LinkConfig> ReadLink(const json& v, std::string_view path);
   void ReadLinkOptions(const json& v, std::string_view path, LinkConfig* l);
   void ReadManagement(const json& root, BridgeConfig* c);
+  void ReadManagementTrust(const json& m, BridgeConfig* c);
   void ReadMetrics(const json& root, BridgeConfig* c);
   void ReadDevices(const json& root, BridgeConfig* c);
   void ReadLimits(const json& root, BridgeConfig* c);
@@ -387,11 +389,48 @@ void Reader::ReadLinks(const json& root, BridgeConfig* c) {
   }
 }
 
+// A public key: 64 hex digits, or a public key file's line ("DXPU-FW-PUBLIC-KEY-V1 <hex>").
+void Reader::ReadManagementTrust(const json& m, BridgeConfig* c) {
+  if (const json* insecure = Find(m, "insecure_unsigned")) {
+    if (auto b = Bool(*insecure, "management.insecure_unsigned"))
+      c->management.insecure_unsigned = *b;
+  }
+  const json* keys = Find(m, "trusted_keys");
+  if (keys == nullptr) return;
+  if (!keys->is_array()) {
+    Error("management.trusted_keys", "must be an array of public keys (64 hex digits each)");
+    return;
+  }
+  constexpr std::string_view kPrefix = "DXPU-FW-PUBLIC-KEY-V1 ";
+  for (size_t i = 0; i < keys->size(); ++i) {
+    const std::string path = At("management.trusted_keys", i);
+    std::optional<std::string> text = String((*keys)[i], path);
+    if (!text) continue;
+    std::string_view hex = *text;
+    if (hex.starts_with(kPrefix)) hex.remove_prefix(kPrefix.size());
+    std::array<uint8_t, 32> key{};
+    if (!firmware::ParseHex(hex, key)) {
+      Error(path, "not a public key: 64 hexadecimal digits, or a .pub file's line");
+      continue;
+    }
+    if (std::find(c->management.trusted_keys.begin(), c->management.trusted_keys.end(), key) !=
+        c->management.trusted_keys.end()) {
+      Error(path, "the same key twice");
+      continue;
+    }
+    c->management.trusted_keys.push_back(key);
+  }
+}
+
 void Reader::ReadManagement(const json& root, BridgeConfig* c) {
   c->management.address =
       *link::LinkAddress::FromIp("127.0.0.1", static_cast<uint16_t>(DXPU_MGMT_UDP_PORT));
   const json* m = Find(root, "management");
-  if (m == nullptr || !Object(*m, "management", {"listen", "unix", "allow_remote"})) return;
+  if (m == nullptr ||
+      !Object(*m, "management",
+              {"listen", "unix", "allow_remote", "trusted_keys", "insecure_unsigned"}))
+    return;
+  ReadManagementTrust(*m, c);
   const json* listen = Find(*m, "listen");
   const json* unix_path = Find(*m, "unix");
   if ((listen == nullptr) == (unix_path == nullptr)) {

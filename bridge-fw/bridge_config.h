@@ -42,8 +42,15 @@ struct LinkConfig {
 // an AF_UNIX datagram socket (LinkAddress::Unix) the daemon creates with mode 0600.
 struct ManagementConfig {
   link::LinkAddress address;
-  // The socket is unauthenticated: an address other than loopback needs this set.
+  // Read-only requests are unauthenticated: an address other than loopback needs this set.
   bool allow_remote = false;
+  // The Ed25519 public keys (the manager's, an operator's) whose signatures the bridge accepts
+  // on requests that change its state (docs/protocol.md 15.8). None: every such request is
+  // refused, unless insecure_unsigned.
+  std::vector<std::array<uint8_t, 32>> trusted_keys;
+  // Accept unsigned state-changing requests from whoever reaches the socket (a lab, a test);
+  // signed ones are still verified and fenced.
+  bool insecure_unsigned = false;
 };
 
 // The Prometheus metrics endpoint (HTTP on TCP).

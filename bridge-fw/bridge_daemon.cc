@@ -13,6 +13,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -195,18 +196,22 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
   }
   for (uint32_t i = 0; i < d->links_.size(); ++i)
     d->loop_->AddFd(d->links_[i]->fd(), [self, i] { self->OnLinkReadable(i); });
+  d->auth_ = std::make_unique<ManagementAuthenticator>(config.management.trusted_keys,
+                                                       config.management.insecure_unsigned);
+  if (config.management.insecure_unsigned) {
+    spdlog::warn(
+        "management: insecure_unsigned: unsigned requests that change state are "
+        "accepted from whoever reaches {}",
+        config.management.address.ToString());
+  } else if (config.management.trusted_keys.empty()) {
+    spdlog::warn(
+        "management: no trusted key: every request that changes state (ASSIGN, "
+        "RELEASE, DMA_GRANT, FW_*) will be refused; name the manager's public key in "
+        "management.trusted_keys");
+  }
   d->loop_->AddFd(d->management_.fd(), [self] {
     self->management_.Serve([self](std::span<const uint8_t> request, const ManagementPeer& from) {
-      // Firmware work (flash erases and writes, an image read back and hashed) goes to the
-      // worker, answered from there: the loop goes on forwarding frames meanwhile.
-      if (self->firmware_ && IsFirmwareDatagram(request)) {
-        self->firmware_->Submit(request, from);
-        return std::vector<uint8_t>{};
-      }
-      std::vector<uint8_t> reply = HandleManagement(*self->box_, request, fabric::MonotonicNanos(),
-                                                    &self->management_counters_);
-      self->MaybeCrashForTest(request);
-      return reply;
+      return self->OnManagementRequest(request, from);
     });
     self->RunBox();  // a release may have answered requests with UR
   });
@@ -219,6 +224,23 @@ std::unique_ptr<BridgeDaemon> BridgeDaemon::Create(const BridgeConfig& config, s
 }
 
 BridgeDaemon::~BridgeDaemon() = default;
+
+std::vector<uint8_t> BridgeDaemon::OnManagementRequest(std::span<const uint8_t> request,
+                                                       const ManagementPeer& from) {
+  const uint64_t now = fabric::MonotonicNanos();
+  if (std::optional<std::vector<uint8_t>> refused =
+          CheckAuthentication(*auth_, request, now, &management_counters_, &auth_log_))
+    return std::move(*refused);
+  // Firmware work (flash erases and writes, an image read back and hashed) goes to the
+  // worker, answered from there: the loop goes on forwarding frames meanwhile.
+  if (firmware_ && IsFirmwareDatagram(request)) {
+    firmware_->Submit(request, from);
+    return {};
+  }
+  std::vector<uint8_t> reply = HandleManagement(*box_, request, now, &management_counters_);
+  MaybeCrashForTest(request);
+  return reply;
+}
 
 void BridgeDaemon::MaybeCrashForTest(std::span<const uint8_t> request) {
   const uint32_t crash_after = embedding_crash_after_;
@@ -388,6 +410,8 @@ std::string BridgeDaemon::Metrics() const {
           c.host_queue_full);
   counter("dxpu_bridge_releases_total", "Devices released (reset and scrubbed).", c.releases);
   counter("dxpu_bridge_scrubbed_bytes_total", "Device memory zeroed on release.", c.scrubbed_bytes);
+  counter("dxpu_bridge_quarantined_total",
+          "Devices quarantined: their owner's session ended without RELEASE.", c.quarantined);
   counter("dxpu_bridge_refusal_logs_suppressed_total", "Refusal log lines rate-limited away.",
           c.refusal_logs_suppressed);
   counter("dxpu_bridge_link_send_errors_total", "Frames a link refused to send.", send_errors_);
@@ -412,7 +436,10 @@ std::string BridgeDaemon::Metrics() const {
                                         (dev.box_bdf >> 3) & 0x1f, dev.box_bdf & 7);
     w.Gauge("dxpu_bridge_device_assigned", "1 while a host holds the device.",
             {{"device", index}, {"box_bdf", bdf}, {"profile", dev.profile}},
-            dev.state == DeviceState::kAssigned ? 1 : 0);
+            dev.owner_node != 0 ? 1 : 0);
+    w.Gauge("dxpu_bridge_device_quarantined",
+            "1 while the device is quarantined: its owner's session was lost without RELEASE.",
+            {{"device", index}}, dev.state == DeviceState::kQuarantined ? 1 : 0);
     w.Gauge("dxpu_bridge_device_owner_connected", "1 while the owner has a live session.",
             {{"device", index}}, dev.owner_connected ? 1 : 0);
     w.Counter("dxpu_bridge_device_resets_total", "FLRs on release.", {{"device", index}},
@@ -448,6 +475,15 @@ std::string BridgeDaemon::Metrics() const {
               {{"link", index}, {"type", type}}, lc.dropped);
   }
 
+  WriteManagementMetrics(w);
+  return w.Finish();
+}
+
+// The management socket's counters: requests, refusals (those of its authentication by reason).
+void BridgeDaemon::WriteManagementMetrics(metrics::PrometheusWriter& w) const {
+  const auto counter = [&w](const char* name, const char* help, uint64_t v) {
+    w.Counter(name, help, {}, v);
+  };
   ManagementCounters m = management_counters_;
   if (firmware_) {
     const ManagementCounters f = firmware_->counters();
@@ -458,7 +494,23 @@ std::string BridgeDaemon::Metrics() const {
   counter("dxpu_bridge_management_requests_total", "Management requests answered.", m.requests);
   counter("dxpu_bridge_management_refused_total", "Management requests refused.", m.refused);
   counter("dxpu_bridge_management_dropped_total", "Management datagrams not answered.", m.dropped);
-  return w.Finish();
+  const AuthCounters& a = auth_->counters();
+  const std::pair<const char*, uint64_t> auth_refusals[] = {{"unsigned", a.unsigned_requests},
+                                                            {"unknown-key", a.unknown_key},
+                                                            {"bad-signature", a.bad_signature},
+                                                            {"stale-epoch", a.stale_epoch},
+                                                            {"replayed", a.replayed}};
+  for (const auto& [reason, n] : auth_refusals) {
+    w.Counter("dxpu_bridge_management_auth_refused_total",
+              "State-changing management requests refused by their authentication, by reason.",
+              {{"reason", reason}}, n);
+  }
+  counter("dxpu_bridge_management_signed_total",
+          "Signed management requests accepted (a trusted key, a fresh epoch and sequence).",
+          a.accepted_signed);
+  counter("dxpu_bridge_management_unsigned_accepted_total",
+          "Unsigned state-changing requests accepted (management.insecure_unsigned).",
+          a.accepted_unsigned);
 }
 
 }  // namespace dxpu::bridge

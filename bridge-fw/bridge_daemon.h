@@ -21,6 +21,7 @@
 #include "link/link.h"
 #include "link/unique_fd.h"
 #include "metrics/metrics_server.h"
+#include "metrics/prometheus_writer.h"
 
 namespace dxpu::bridge {
 
@@ -85,6 +86,10 @@ class BridgeDaemon {
   void OnSignal();
   void MaybeCrashForTest(std::span<const uint8_t> request);
   void ArmHealthCheck();
+  void WriteManagementMetrics(metrics::PrometheusWriter& w) const;
+  // The management socket's datagram: the answer to send now (empty: none, or later).
+  std::vector<uint8_t> OnManagementRequest(std::span<const uint8_t> request,
+                                           const ManagementPeer& from);
   void OnHealthCheck();
 
   BridgeConfig config_;
@@ -95,6 +100,10 @@ class BridgeDaemon {
   std::vector<std::unique_ptr<link::Link>> links_;
   ManagementSocket management_;
   ManagementCounters management_counters_;
+  // Signed, fenced state-changing requests (docs/protocol.md 15.8); checked on the loop before
+  // any request is handled or handed to the firmware worker.
+  std::unique_ptr<ManagementAuthenticator> auth_;
+  util::RateLimitedLog auth_log_{1'000'000'000, 5};
   std::unique_ptr<metrics::MetricsServer> metrics_;
   // The firmware service runs on this worker, off the data path (docs/firmware.md, "Off the
   // data path"); what the health check needs of it, read before it moved there.

@@ -32,8 +32,10 @@ std::vector<uint8_t> StatusReport(const BridgeBox& box, uint32_t request_id) {
     dxpu_mgmt_device_entry e{};
     e.device = d.index;
     e.box_bdf = d.box_bdf;
-    e.host_bdf = d.state == DeviceState::kAssigned ? d.host_bdf : 0;
-    e.state = d.state == DeviceState::kAssigned ? DXPU_MGMT_DEV_ASSIGNED : DXPU_MGMT_DEV_FREE;
+    e.host_bdf = d.owner_node != 0 ? d.host_bdf : 0;
+    e.state = d.state == DeviceState::kQuarantined ? DXPU_MGMT_DEV_QUARANTINED
+              : d.state == DeviceState::kAssigned  ? DXPU_MGMT_DEV_ASSIGNED
+                                                   : DXPU_MGMT_DEV_FREE;
     e.owner = d.owner_node;
     entries.push_back(e);
   }
@@ -162,6 +164,8 @@ uint16_t ToMgmtStatus(ManageResult r) {
       return DXPU_MGMT_OVERLAP;
     case ManageResult::kBadArgument:
       return DXPU_MGMT_BAD_ARGUMENT;
+    case ManageResult::kQuarantined:
+      return DXPU_MGMT_QUARANTINED;
   }
   return DXPU_MGMT_INTERNAL;
 }
@@ -196,6 +200,29 @@ std::optional<std::vector<uint8_t>> DecodeRequest(std::span<const uint8_t> reque
 }
 
 }  // namespace
+
+std::optional<std::vector<uint8_t>> CheckAuthentication(ManagementAuthenticator& auth,
+                                                        std::span<const uint8_t> request,
+                                                        uint64_t now, ManagementCounters* counters,
+                                                        util::RateLimitedLog* log) {
+  dxpu_mgmt_msg m{};
+  if (dxpu_mgmt_decode(request.data(), request.size(), &m) != DXPU_MGMT_ERR_OK ||
+      dxpu_mgmt_is_response(&m))
+    return std::nullopt;
+  const AuthVerdict v = auth.Check(m, request);
+  if (v == AuthVerdict::kOk) return std::nullopt;
+  counters->requests++;
+  counters->refused++;
+  uint64_t suppressed = 0;
+  if (log->Allow(static_cast<uint64_t>(v), now, &suppressed)) {
+    spdlog::warn(
+        "management: refused {} request {:#x}: {} (epoch {}, sequence {}; {} more "
+        "refusals for this reason suppressed)",
+        dxpu_mgmt_type_name(m.type), m.request_id, AuthVerdictName(v), m.auth.epoch,
+        m.auth.sequence, suppressed);
+  }
+  return Reply(m, AuthVerdictStatus(v));
+}
 
 bool IsFirmwareDatagram(std::span<const uint8_t> request) {
   return request.size() > DXPU_MGMT_OFF_TYPE && IsFirmwareRequest(request[DXPU_MGMT_OFF_TYPE]);

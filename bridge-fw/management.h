@@ -5,11 +5,14 @@
 #define DXPU_BRIDGE_FW_MANAGEMENT_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "bridge-fw/bridge_box.h"
 #include "bridge-fw/firmware/firmware_service.h"
+#include "bridge-fw/management_auth.h"
+#include "lib/util/rate_limited_log.h"
 
 namespace dxpu::bridge {
 
@@ -18,6 +21,15 @@ struct ManagementCounters {
   uint64_t refused = 0;   // answered with an error status (any)
   uint64_t dropped = 0;   // not answered: too short, not DXMG, or a response
 };
+
+// The refusal of a request whose authentication does not pass (docs/protocol.md 15.8):
+// answered with UNAUTHENTICATED, STALE_EPOCH or REPLAYED, counted in *counters (refused) and
+// by `auth`, logged through `log` at a bounded rate. nullopt: the request goes on (a datagram
+// that does not decode goes on too: the handler refuses it as malformed).
+std::optional<std::vector<uint8_t>> CheckAuthentication(ManagementAuthenticator& auth,
+                                                        std::span<const uint8_t> request,
+                                                        uint64_t now, ManagementCounters* counters,
+                                                        util::RateLimitedLog* log);
 
 // The response to `request` (untrusted bytes), or empty when it gets none. The request is
 // applied to `box` at time `now` before the response is built, so an OK means it is in force.

@@ -88,6 +88,18 @@ std::string RefusalSentence(uint16_t status) {
              "uses";
     case DXPU_MGMT_UNKNOWN_TYPE:
       return "the bridge does not know this request: its firmware is older than the request";
+    case DXPU_MGMT_UNAUTHENTICATED:
+      return "the bridge refuses requests that change its state unless they are signed by a key "
+             "its configuration trusts (management.trusted_keys): give the key (--key), or add "
+             "its public half to the bridge's configuration";
+    case DXPU_MGMT_STALE_EPOCH:
+      return "the bridge has accepted requests from a newer epoch under this key (a newer "
+             "manager took over): this one is fenced out";
+    case DXPU_MGMT_REPLAYED:
+      return "the bridge has seen this request's sequence number already (a replay)";
+    case DXPU_MGMT_QUARANTINED:
+      return "the device is quarantined: its owner's session was lost; release it (reset and "
+             "scrub) before assigning it to another host";
     case DXPU_MGMT_FW_UNAVAILABLE:
       return "the bridge was not started from a flash by its boot loader, so it cannot take a "
              "firmware update";
@@ -130,6 +142,16 @@ std::string ManagementReply::Problem() const {
   return "";
 }
 
+std::vector<uint8_t> ManagementClient::Encode(dxpu_mgmt_msg request) const {
+  if (signer_) signer_->Prepare(&request);
+  std::vector<uint8_t> out(DXPU_MGMT_MAX_MSG);  // a FW_CHUNK fills a whole datagram
+  size_t len = 0;
+  if (dxpu_mgmt_encode(&request, out.data(), out.size(), &len) != DXPU_MGMT_ERR_OK) return {};
+  out.resize(len);
+  if (signer_) signer_->Sign(out);
+  return out;
+}
+
 ManagementReply ManagementClient::Exchange(dxpu_mgmt_msg request) const {
   const std::string where = target_.ToString();
   sockaddr_storage to{};
@@ -153,10 +175,6 @@ ManagementReply ManagementClient::Exchange(dxpu_mgmt_msg request) const {
       return Failure("socket", fmt::format("bind {}: {}", client_path, ErrnoText()));
   }
   request.request_id = static_cast<uint32_t>(std::random_device{}());
-  std::vector<uint8_t> out(DXPU_MGMT_MAX_MSG);  // a FW_CHUNK fills a whole datagram
-  size_t len = 0;
-  if (dxpu_mgmt_encode(&request, out.data(), out.size(), &len) != DXPU_MGMT_ERR_OK)
-    return Failure("internal", "cannot encode the request");
   std::vector<uint8_t> in(DXPU_MGMT_MAX_MSG);
   ManagementReply result = Failure(
       "timeout", fmt::format("no answer from {}: nothing answered {} request{} there, {} ms each",
@@ -164,7 +182,13 @@ ManagementReply ManagementClient::Exchange(dxpu_mgmt_msg request) const {
   for (int attempt = 0; attempt < attempts_; ++attempt) {
     spdlog::debug("{} request {:#x} to {} (attempt {})", dxpu_mgmt_type_name(request.type),
                   request.request_id, where, attempt + 1);
-    if (sendto(fd.get(), out.data(), len, 0, reinterpret_cast<sockaddr*>(&to), to_len) < 0) {
+    // Each attempt signed afresh: a bridge refuses a sequence number it has seen.
+    const std::vector<uint8_t> out = Encode(request);
+    if (out.empty()) {
+      result = Failure("internal", "cannot encode the request");
+      break;
+    }
+    if (sendto(fd.get(), out.data(), out.size(), 0, reinterpret_cast<sockaddr*>(&to), to_len) < 0) {
       result = Unreachable(where, errno);
       break;
     }

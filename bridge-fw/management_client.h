@@ -5,12 +5,14 @@
 #define DXPU_BRIDGE_FW_MANAGEMENT_CLIENT_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "bridge-fw/datapath.h"
+#include "bridge-fw/management_auth.h"
 #include "core/dxpu_mgmt.h"
 #include "link/link_address.h"
 
@@ -78,8 +80,15 @@ std::string RefusalSentence(uint16_t status);
 
 class ManagementClient {
  public:
-  explicit ManagementClient(link::LinkAddress target, int timeout_ms = 1000, int attempts = 3)
-      : target_(std::move(target)), timeout_ms_(timeout_ms), attempts_(attempts) {}
+  // With a signer, every request that changes state is signed (docs/protocol.md 15.8), each
+  // attempt with a sequence number of its own; without one it goes unsigned, and a bridge
+  // that trusts a key refuses it (`unauthenticated`).
+  explicit ManagementClient(link::LinkAddress target, int timeout_ms = 1000, int attempts = 3,
+                            std::shared_ptr<ManagementSigner> signer = nullptr)
+      : target_(std::move(target)),
+        timeout_ms_(timeout_ms),
+        attempts_(attempts),
+        signer_(std::move(signer)) {}
 
   // Sends the request (a fresh request ID) and waits for the response with that ID.
   ManagementReply Exchange(dxpu_mgmt_msg request) const;
@@ -109,9 +118,14 @@ class ManagementClient {
   const link::LinkAddress& target() const { return target_; }
 
  private:
+  // The datagram of one attempt: encoded, and signed when there is a signer; empty when it
+  // cannot be encoded.
+  std::vector<uint8_t> Encode(dxpu_mgmt_msg request) const;
+
   link::LinkAddress target_;
   int timeout_ms_;
   int attempts_;
+  std::shared_ptr<ManagementSigner> signer_;
 };
 
 }  // namespace dxpu::bridge

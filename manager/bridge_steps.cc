@@ -7,6 +7,7 @@
 #include <utility>
 
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 
 #include "bridge-fw/bridge_config.h"
 #include "host/proxy_port.h"
@@ -38,10 +39,28 @@ dxpu_mgmt_msg Request(uint8_t type) {
   return m;
 }
 
+// A device whose owner's session was lost is quarantined on its bridge: before it goes to
+// anyone else, RELEASE resets it and scrubs its memory (the manager holds no lease for that
+// owner, or it would not be lending the device), then the ASSIGN is made again.
+bridge::ManagementReply ScrubQuarantined(const Action& a, const ManagementExchange& exchange,
+                                         const dxpu_mgmt_msg& assign,
+                                         bridge::ManagementReply reply) {
+  if (!reply.answered() || reply.msg.status != DXPU_MGMT_QUARANTINED) return reply;
+  spdlog::warn(
+      "pool: {} device {} is quarantined (its owner's session was lost): resetting "
+      "and scrubbing it before it goes to {}",
+      a.box.id, a.device, a.host.id);
+  dxpu_mgmt_msg release = Request(DXPU_MGMT_RELEASE);
+  release.body.release = {a.device};
+  const bridge::ManagementReply released = exchange(release);
+  if (!released.ok()) return released;
+  return exchange(assign);
+}
+
 ActionResult Assign(const Action& a, const ManagementExchange& exchange) {
   dxpu_mgmt_msg assign = Request(DXPU_MGMT_ASSIGN);
   assign.body.assign = {a.device, a.host_bdf, a.host.node_id};
-  bridge::ManagementReply reply = exchange(assign);
+  bridge::ManagementReply reply = ScrubQuarantined(a, exchange, assign, exchange(assign));
   if (reply.answered() && reply.msg.status == DXPU_MGMT_DEVICE_BUSY) {
     // Another node has it: which one, so that the manager can say who holds it.
     ActionResult r = Failed(a, reply, "ASSIGN on");
@@ -149,16 +168,17 @@ std::optional<link::LinkAddress> ParseManagementAddress(std::string_view text) {
   return bridge::ParseIpPort(text);
 }
 
-ManagementExchange SocketExchange(const std::string& management, int timeout_ms, int attempts) {
+ManagementExchange SocketExchange(const std::string& management, int timeout_ms, int attempts,
+                                  std::shared_ptr<bridge::ManagementSigner> signer) {
   std::optional<link::LinkAddress> target = ParseManagementAddress(management);
-  return [target, management, timeout_ms, attempts](dxpu_mgmt_msg request) {
+  return [target, management, timeout_ms, attempts, signer](dxpu_mgmt_msg request) {
     if (!target) {
       bridge::ManagementReply r;
       r.error_name = "bad-address";
       r.error = fmt::format("'{}' is not a management address", management);
       return r;
     }
-    return bridge::ManagementClient(*target, timeout_ms, attempts).Exchange(request);
+    return bridge::ManagementClient(*target, timeout_ms, attempts, signer).Exchange(request);
   };
 }
 

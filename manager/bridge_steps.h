@@ -8,6 +8,7 @@
 #define DXPU_MANAGER_BRIDGE_STEPS_H_
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,8 +29,9 @@ ActionResult RunBridgeAction(const Action& action, const ManagementExchange& exc
 std::optional<link::LinkAddress> ParseManagementAddress(std::string_view text);
 
 // An exchange with a bridge's management socket (a fresh socket per request; the timeout
-// and attempts of ManagementClient).
-ManagementExchange SocketExchange(const std::string& management, int timeout_ms, int attempts);
+// and attempts of ManagementClient), signing what changes state when given a signer.
+ManagementExchange SocketExchange(const std::string& management, int timeout_ms, int attempts,
+                                  std::shared_ptr<bridge::ManagementSigner> signer = nullptr);
 
 }  // namespace dxpu::manager
 

@@ -155,6 +155,12 @@ int Main(int argc, char** argv) {
   app.add_option("--audit-log", audit_path,
                  "where every change and refused change is recorded, one JSON line each "
                  "(default: the --db file's name with .audit.jsonl)");
+  std::string management_key;
+  app.add_option("--management-key", management_key,
+                 "the Ed25519 secret key file (`dxpu flash keygen`) the manager signs its "
+                 "bridge requests with; each bridge trusts its public half "
+                 "(management.trusted_keys). Without it they go unsigned")
+      ->check(CLI::ExistingFile);
   AddTimingOptions(app, &attach, &detach, &probe);
   app.add_option("--workers", o.workers, "steps run at once")
       ->check(CLI::Range(1u, 256u))
@@ -199,6 +205,20 @@ int Main(int argc, char** argv) {
   if (lock < 0) {
     spdlog::error("{}", lock_error);
     return 1;
+  }
+  if (!management_key.empty()) {
+    std::string key_error;
+    o.signer = dxpu::bridge::ManagementSigner::FromKeyFile(
+        management_key, dxpu::bridge::WallClockEpoch(), &key_error);
+    if (!o.signer) {
+      spdlog::error("--management-key: {}", key_error);
+      return 1;
+    }
+    spdlog::info("signing bridge requests with {} (epoch {})", management_key, o.signer->epoch());
+  } else {
+    spdlog::warn(
+        "no --management-key: bridge requests go unsigned, and a bridge that trusts a "
+        "management key refuses them");
   }
   o.pool.attach_timeout_ns = static_cast<uint64_t>(attach.count());
   o.pool.detach_timeout_ns = static_cast<uint64_t>(detach.count());

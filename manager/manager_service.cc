@@ -61,7 +61,7 @@ ActionResult RunActionOverNetwork(const Action& action, const ServiceOptions& op
   if (action.kind == ActionKind::kAgentAttach || action.kind == ActionKind::kAgentDetach)
     return RunAgentAction(action, options);
   return RunBridgeAction(action, SocketExchange(action.box.management, options.bridge_timeout_ms,
-                                                options.bridge_attempts));
+                                                options.bridge_attempts, options.signer));
 }
 
 void ManagerService::CrashForTest(const Action& a, const char* when) {

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "bridge-fw/management_auth.h"
 #include "manager/pool_manager.h"
 #include "manager/pool_store.h"
 
@@ -26,6 +27,9 @@ struct ServiceOptions {
   int bridge_timeout_ms = 500;  // per management request attempt
   int bridge_attempts = 3;
   int agent_timeout_ms = 15'000;  // an attach reads the device's whole configuration space
+  // Signs the requests that change a bridge's state (docs/protocol.md 15.8): the manager's key
+  // and its epoch. Null: they go unsigned, and a bridge that trusts a key refuses them.
+  std::shared_ptr<bridge::ManagementSigner> signer;
   // Crash tests only: the process exits (status 137, nothing cleaned up) at the crash_step-th
   // lease step (probes not counted), before or after the manager records its result. 0: never.
   uint64_t crash_step = 0;

@@ -33,7 +33,19 @@ DXPU_EXTERN_C_BEGIN
 #define DXPU_MGMT_OFF_STATUS 14
 
 #define DXPU_MGMT_F_RESPONSE 0x0001u
-#define DXPU_MGMT_F_ALL 0x0001u
+#define DXPU_MGMT_F_SIGNED 0x0002u /* a request: the authentication record follows the body */
+#define DXPU_MGMT_F_ALL 0x0003u
+
+/*
+ * The authentication record of a signed request (DXPU_MGMT_F_SIGNED), after the body (Body
+ * length counts the body alone):
+ *   0 epoch u64   8 sequence u64   16 key ID (8 bytes)   24 Ed25519 signature (64 bytes)
+ * The signature covers every byte of the datagram before it: header, body, epoch, sequence
+ * and key ID. The key ID is the first 8 bytes of SHA-256 of the signer's public key.
+ */
+#define DXPU_MGMT_AUTH_SIZE 88u
+#define DXPU_MGMT_KEY_ID_SIZE 8u
+#define DXPU_MGMT_SIGNATURE_SIZE 64u
 
 enum dxpu_mgmt_type {
 	DXPU_MGMT_ASSIGN = 1,
@@ -79,6 +91,11 @@ enum dxpu_mgmt_status {
 	DXPU_MGMT_INCOMPLETE = 19,	/* FW_COMMIT before every byte of the image arrived */
 	DXPU_MGMT_FLASH_ERROR = 20,	/* the flash refused an operation */
 	DXPU_MGMT_TRIAL_RUNNING = 21,	/* FW_BEGIN while the running image is still on trial */
+	/* Authentication and fencing of state-changing requests (docs/protocol.md 15.8). */
+	DXPU_MGMT_UNAUTHENTICATED = 22, /* unsigned, an unknown key, or a bad signature */
+	DXPU_MGMT_STALE_EPOCH = 23,	/* an epoch below the highest the bridge accepted */
+	DXPU_MGMT_REPLAYED = 24,	/* a sequence number seen, or too old, in its epoch */
+	DXPU_MGMT_QUARANTINED = 25,	/* ASSIGN of a device whose owner's session was lost */
 	DXPU_MGMT_STATUS_COUNT
 };
 
@@ -87,6 +104,11 @@ enum dxpu_mgmt_status {
 /* device u16, rsvd u16, rsvd u32 (RELEASE, DMA_REVOKE_ALL, DMA_LIST) */
 #define DXPU_MGMT_DEVICE_REF_SIZE 8u
 #define DXPU_MGMT_DMA_GRANT_SIZE 32u /* as DEVICE_REF, then device base, host base, size (u64) */
+/*
+ * Where a DMA_GRANT window must end: both its device and its host range at or below 2^52
+ * (the widest physical address x86-64 and Arm64 define).
+ */
+#define DXPU_MGMT_DMA_ADDR_LIMIT (1ull << 52)
 #define DXPU_MGMT_STATUS_REQ_SIZE 0u
 #define DXPU_MGMT_INVENTORY_REQ_SIZE 0u
 /* FW_BEGIN: flags u32 (DXPU_MGMT_FW_F_*), rsvd u32, then the image's 256-byte header. */
@@ -96,9 +118,10 @@ enum dxpu_mgmt_status {
 #define DXPU_MGMT_FW_F_ALL 0x00000001u
 /* FW_CHUNK: offset in the image u64, CRC32C of the data u32, rsvd u32, then 1 .. max bytes. */
 #define DXPU_MGMT_FW_CHUNK_FIXED_SIZE 16u
-/* The most data one FW_CHUNK carries: 65507 - 16 - 16 = 65475 bytes. */
+/* The most data one signed FW_CHUNK carries: 65507 - 16 - 16 - 88 = 65387 bytes. */
 #define DXPU_MGMT_FW_CHUNK_MAX_DATA                                                                \
-	(DXPU_MGMT_MAX_MSG - DXPU_MGMT_HDR_SIZE - DXPU_MGMT_FW_CHUNK_FIXED_SIZE)
+	(DXPU_MGMT_MAX_MSG - DXPU_MGMT_HDR_SIZE - DXPU_MGMT_FW_CHUNK_FIXED_SIZE -                  \
+	 DXPU_MGMT_AUTH_SIZE)
 /* FW_STATUS, FW_COMMIT, FW_REBOOT requests: empty. */
 
 /*
@@ -147,6 +170,8 @@ enum dxpu_mgmt_device_state {
 	DXPU_MGMT_DEV_FREE = 0,
 	DXPU_MGMT_DEV_ASSIGNED = 1,
 	DXPU_MGMT_DEV_SCRUBBING = 2, /* released, being reset and scrubbed */
+	/* its owner's session was lost without RELEASE: lent to no one else until reset and scrubbed */
+	DXPU_MGMT_DEV_QUARANTINED = 3,
 };
 
 /* The transfer in a firmware report. */

@@ -76,6 +76,8 @@ static enum dxpu_mgmt_err check_header(const struct dxpu_mgmt_msg *m)
 {
 	if (m->flags & ~DXPU_MGMT_F_ALL)
 		return DXPU_MGMT_ERR_RESERVED;
+	if (dxpu_mgmt_is_response(m) && dxpu_mgmt_is_signed(m))
+		return DXPU_MGMT_ERR_RESERVED; /* only requests are signed */
 	if (!dxpu_mgmt_is_response(m) && m->status != DXPU_MGMT_OK)
 		return DXPU_MGMT_ERR_REQUEST_STATUS;
 	if (m->status >= DXPU_MGMT_STATUS_COUNT)
@@ -101,6 +103,7 @@ static enum dxpu_mgmt_err check_entry(const struct dxpu_mgmt_device_entry *e)
 	case DXPU_MGMT_DEV_FREE:
 		return e->owner == 0 ? DXPU_MGMT_ERR_OK : DXPU_MGMT_ERR_BAD_ENTRY;
 	case DXPU_MGMT_DEV_ASSIGNED:
+	case DXPU_MGMT_DEV_QUARANTINED:
 		return e->owner != 0 ? DXPU_MGMT_ERR_OK : DXPU_MGMT_ERR_BAD_ENTRY;
 	case DXPU_MGMT_DEV_SCRUBBING:
 		return DXPU_MGMT_ERR_OK; /* the owner it is scrubbed after, or 0 */
@@ -233,6 +236,12 @@ static enum dxpu_mgmt_err decode_inventory(const uint8_t *b, size_t blen, struct
 static bool range_fits(uint64_t base, uint64_t size)
 {
 	return size - 1 <= ~(uint64_t)0 - base;
+}
+
+/* Whether [base, base + size) ends at or below DXPU_MGMT_DMA_ADDR_LIMIT (size > 0). */
+static bool range_below_limit(uint64_t base, uint64_t size)
+{
+	return size <= DXPU_MGMT_DMA_ADDR_LIMIT && base <= DXPU_MGMT_DMA_ADDR_LIMIT - size;
 }
 
 static void dma_window_read(const uint8_t *p, struct dxpu_mgmt_dma_window *w)
@@ -404,6 +413,37 @@ static enum dxpu_mgmt_err decode_request(const uint8_t *b, size_t blen, struct d
 	return DXPU_MGMT_ERR_OK;
 }
 
+/* ---- authentication record ---- */
+
+static void auth_read(const uint8_t *p, struct dxpu_mgmt_auth *a)
+{
+	a->epoch = get_be64(&p[0]);
+	a->sequence = get_be64(&p[8]);
+	memcpy(a->key_id, &p[16], DXPU_MGMT_KEY_ID_SIZE);
+	a->signature = &p[16 + DXPU_MGMT_KEY_ID_SIZE];
+}
+
+static void auth_write(uint8_t *p, const struct dxpu_mgmt_auth *a)
+{
+	put_be64(&p[0], a->epoch);
+	put_be64(&p[8], a->sequence);
+	memcpy(&p[16], a->key_id, DXPU_MGMT_KEY_ID_SIZE);
+	memset(&p[16 + DXPU_MGMT_KEY_ID_SIZE], 0, DXPU_MGMT_SIGNATURE_SIZE);
+}
+
+bool dxpu_mgmt_changes_state(uint8_t type)
+{
+	switch (type) {
+	case DXPU_MGMT_STATUS:
+	case DXPU_MGMT_INVENTORY:
+	case DXPU_MGMT_FW_STATUS:
+	case DXPU_MGMT_DMA_LIST:
+		return false;
+	default:
+		return true;
+	}
+}
+
 enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_mgmt_msg *m)
 {
 	enum dxpu_mgmt_err err;
@@ -429,6 +469,12 @@ enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_
 	if (len > DXPU_MGMT_MAX_MSG)
 		return DXPU_MGMT_ERR_TOO_LARGE;
 	blen = len - DXPU_MGMT_HDR_SIZE;
+	if (dxpu_mgmt_is_signed(m)) {
+		if (blen < DXPU_MGMT_AUTH_SIZE)
+			return DXPU_MGMT_ERR_LENGTH_MISMATCH;
+		blen -= DXPU_MGMT_AUTH_SIZE;
+		auth_read(&buf[DXPU_MGMT_HDR_SIZE + blen], &m->auth);
+	}
 	if (m->body_length != blen)
 		return DXPU_MGMT_ERR_LENGTH_MISMATCH;
 	body = &buf[DXPU_MGMT_HDR_SIZE];
@@ -559,7 +605,7 @@ enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf,
 {
 	const struct dxpu_mgmt_status_report *r = &m->body.status_report;
 	const struct dxpu_mgmt_inventory *inv = &m->body.inventory;
-	size_t body_len = 0, entries_len;
+	size_t body_len = 0, entries_len, auth_len;
 	enum dxpu_mgmt_err err = encoded_body_size(m, &body_len);
 	uint8_t *b;
 
@@ -587,7 +633,10 @@ enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf,
 		if (err)
 			return err;
 	}
-	if (cap < DXPU_MGMT_HDR_SIZE + body_len)
+	auth_len = dxpu_mgmt_is_signed(m) ? DXPU_MGMT_AUTH_SIZE : 0;
+	if (DXPU_MGMT_HDR_SIZE + body_len + auth_len > DXPU_MGMT_MAX_MSG)
+		return DXPU_MGMT_ERR_TOO_LARGE;
+	if (cap < DXPU_MGMT_HDR_SIZE + body_len + auth_len)
 		return DXPU_MGMT_ERR_NO_SPACE;
 	put_header(buf, m, body_len);
 	b = &buf[DXPU_MGMT_HDR_SIZE];
@@ -616,7 +665,9 @@ enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf,
 	} else if (!dxpu_mgmt_is_response(m)) {
 		put_request_body(b, m);
 	}
-	*len = DXPU_MGMT_HDR_SIZE + body_len;
+	if (auth_len)
+		auth_write(&b[body_len], &m->auth);
+	*len = DXPU_MGMT_HDR_SIZE + body_len + auth_len;
 	return DXPU_MGMT_ERR_OK;
 }
 
@@ -802,8 +853,8 @@ enum dxpu_mgmt_status dxpu_mgmt_check_args(const struct dxpu_mgmt_msg *request)
 	case DXPU_MGMT_ASSIGN:
 		return request->body.assign.host_node_id ? DXPU_MGMT_OK : DXPU_MGMT_BAD_ARGUMENT;
 	case DXPU_MGMT_DMA_GRANT:
-		if (!g->size || !range_fits(g->device_base, g->size) ||
-		    !range_fits(g->host_base, g->size))
+		if (!g->size || !range_below_limit(g->device_base, g->size) ||
+		    !range_below_limit(g->host_base, g->size))
 			return DXPU_MGMT_BAD_ARGUMENT;
 		return DXPU_MGMT_OK;
 	default:
@@ -879,6 +930,10 @@ const char *dxpu_mgmt_status_name(uint16_t status)
 		[DXPU_MGMT_INCOMPLETE] = "incomplete",
 		[DXPU_MGMT_FLASH_ERROR] = "flash-error",
 		[DXPU_MGMT_TRIAL_RUNNING] = "trial-running",
+		[DXPU_MGMT_UNAUTHENTICATED] = "unauthenticated",
+		[DXPU_MGMT_STALE_EPOCH] = "stale-epoch",
+		[DXPU_MGMT_REPLAYED] = "replayed",
+		[DXPU_MGMT_QUARANTINED] = "quarantined",
 	};
 
 	return status < DXPU_MGMT_STATUS_COUNT ? names[status] : "unknown";
@@ -914,6 +969,8 @@ const char *dxpu_mgmt_device_state_name(uint8_t state)
 		return "assigned";
 	case DXPU_MGMT_DEV_SCRUBBING:
 		return "scrubbing";
+	case DXPU_MGMT_DEV_QUARANTINED:
+		return "quarantined";
 	default:
 		return "unknown";
 	}

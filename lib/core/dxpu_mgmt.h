@@ -152,6 +152,18 @@ struct dxpu_mgmt_fw_report {
 	uint64_t total;		  /* the image's bytes (header and payload); 0 when idle */
 };
 
+/*
+ * The authentication record of a signed request (DXPU_MGMT_F_SIGNED). The encoder writes
+ * epoch, sequence and key ID and leaves the signature zero: the caller signs the datagram's
+ * first len - DXPU_MGMT_SIGNATURE_SIZE bytes and writes the signature into its last ones.
+ */
+struct dxpu_mgmt_auth {
+	uint64_t epoch;	   /* the signer's epoch: a restarted manager's is higher */
+	uint64_t sequence; /* within the epoch, each request's own */
+	uint8_t key_id[DXPU_MGMT_KEY_ID_SIZE];
+	const uint8_t *signature; /* decoded: DXPU_MGMT_SIGNATURE_SIZE bytes in the datagram */
+};
+
 /* A decoded message, or one to encode. */
 struct dxpu_mgmt_msg {
 	uint8_t version; /* decoded; the encoder always writes DXPU_MGMT_VERSION */
@@ -177,6 +189,7 @@ struct dxpu_mgmt_msg {
 		struct dxpu_mgmt_fw_chunk fw_chunk;
 		struct dxpu_mgmt_fw_report fw_report; /* OK to FW_BEGIN, CHUNK, STATUS, COMMIT */
 	} body;
+	struct dxpu_mgmt_auth auth; /* a request with DXPU_MGMT_F_SIGNED */
 };
 
 static inline bool dxpu_mgmt_is_response(const struct dxpu_mgmt_msg *m)
@@ -184,15 +197,29 @@ static inline bool dxpu_mgmt_is_response(const struct dxpu_mgmt_msg *m)
 	return (m->flags & DXPU_MGMT_F_RESPONSE) != 0;
 }
 
+static inline bool dxpu_mgmt_is_signed(const struct dxpu_mgmt_msg *m)
+{
+	return (m->flags & DXPU_MGMT_F_SIGNED) != 0;
+}
+
+/*
+ * Whether a request of this type changes the bridge's state (ASSIGN, RELEASE, DMA_GRANT,
+ * DMA_REVOKE_ALL, FW_BEGIN, FW_CHUNK, FW_COMMIT, FW_REBOOT, and any type this version does not
+ * define): such a request must be signed. STATUS, INVENTORY, FW_STATUS and DMA_LIST only read.
+ */
+bool dxpu_mgmt_changes_state(uint8_t type);
+
 /*
  * Decode and check the datagram buf[0..len). On every error but SHORT and
  * BAD_MAGIC the header fields of *m (version, type, flags, request_id,
  * body_length, status) are filled in, so a server can answer; the body is
  * valid only on DXPU_MGMT_ERR_OK.
  *
- * Checks, in this order: SHORT, BAD_MAGIC, BAD_VERSION, RESERVED (flags),
- * REQUEST_STATUS / BAD_STATUS, UNKNOWN_TYPE (an error response may carry any
- * type: it echoes the request's), TOO_LARGE, LENGTH_MISMATCH, BODY_SIZE,
+ * Checks, in this order: SHORT, BAD_MAGIC, BAD_VERSION, RESERVED (flags;
+ * DXPU_MGMT_F_SIGNED on a response), REQUEST_STATUS / BAD_STATUS, UNKNOWN_TYPE
+ * (an error response may carry any type: it echoes the request's), TOO_LARGE,
+ * LENGTH_MISMATCH (a signed request: Body length is not the bytes between the
+ * header and its DXPU_MGMT_AUTH_SIZE-byte record), BODY_SIZE,
  * RESERVED (body fields), then for each entry of a STATUS or INVENTORY
  * report in turn RESERVED (its reserved byte, its name's padding) and
  * BAD_ENTRY. A DMA_LIST report: BODY_SIZE (shorter than its 8 fixed bytes),
@@ -274,7 +301,7 @@ bool dxpu_mgmt_dma_list_window(const struct dxpu_mgmt_dma_list *l, size_t i,
 /*
  * The request's arguments, judged: DXPU_MGMT_OK, or DXPU_MGMT_BAD_ARGUMENT for
  * host node ID 0 (ASSIGN) and, in DMA_GRANT, a zero size or a device or host
- * range that wraps past 2^64; DXPU_MGMT_BAD_CRC for a FW_CHUNK whose data does
+ * range that ends past DXPU_MGMT_DMA_ADDR_LIMIT (2^52; so none wraps); DXPU_MGMT_BAD_CRC for a FW_CHUNK whose data does
  * not match its CRC32C, BAD_ARGUMENT for one whose range wraps past 2^64. A
  * server answers these before it looks at any table.
  */

@@ -14,9 +14,12 @@
 #include <vector>
 
 #include "box_world.h"
+#include "bridge-fw/management.h"
+#include "core/dxpu_mgmt.h"
 #include "gpu/device_profile.h"
 #include "gpu/gpu_registers.h"
 #include "gpu_driver.h"
+#include "manager/bridge_steps.h"
 #include "tlp_testutil.h"
 
 namespace dxpu::test {
@@ -362,6 +365,109 @@ TEST_P(BoxTest, ReleaseResetsAndScrubsForTheNextTenant) {
   ASSERT_TRUE(b->Run(back));
   std::span<uint8_t> got = hb.Memory(kDst, secret.size());
   EXPECT_EQ(std::count(got.begin(), got.end(), 0), static_cast<long>(secret.size()));
+}
+
+// Whether the pattern's first 64 bytes occur anywhere in device d's memory.
+bool MemoryHolds(bridge::BridgeBox& box, bridge::DeviceIndex d, const std::vector<uint8_t>& pattern,
+                 uint64_t memory_bytes) {
+  const auto needle = std::span<const uint8_t>(pattern).first(64);
+  std::vector<uint8_t> chunk((1 << 20) + needle.size());
+  for (uint64_t at = 0; at < memory_bytes; at += 1 << 20) {
+    const uint64_t n = std::min<uint64_t>(chunk.size(), memory_bytes - at);
+    if (!box.device(d).ReadMemory(at, std::span<uint8_t>(chunk.data(), n))) return true;
+    if (std::search(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n), needle.begin(),
+                    needle.end()) != chunk.begin() + static_cast<std::ptrdiff_t>(n))
+      return true;
+  }
+  return false;
+}
+
+// Issue 32 item 4: tenant A writes a pattern into its GPU, and its session is lost without a
+// RELEASE. The GPU is quarantined: A's own return finds it as it was, but no one else gets it
+// (ASSIGN refused, STATUS says "quarantined") until the manager's assign step has reset and
+// scrubbed it; tenant B then finds none of A's pattern, through its BAR or anywhere in the
+// GPU's memory.
+TEST_P(BoxTest, ALostSessionsGpuIsQuarantinedUntilScrubbedForTheNextTenant) {
+  GpuDriver* a = Tenant(kNodeA, 0);
+  ASSERT_NE(a, nullptr);
+  bridge::BridgeBox& box = world_->box();
+  const uint64_t memory_bytes = box.Devices()[0].memory_bytes;
+  std::vector<uint8_t> secret(8192);
+  for (size_t i = 0; i < secret.size(); ++i) secret[i] = static_cast<uint8_t>(0xa5 ^ (i * 13));
+  Put(world_->host(0), kSrc, secret.data(), secret.size());
+  Pushbuffer pb;
+  pb.Copy(true, false, secret.size(), kSrc, 0x4000);
+  ASSERT_TRUE(a->Run(pb));
+  ASSERT_TRUE(MemoryHolds(box, 0, secret, memory_bytes)) << "the pattern never reached the GPU";
+
+  const auto lose_session = [&](TestHost& h) {
+    h.endpoint().Close(world_->now(), DXFP_CLOSE_SHUTDOWN);
+    return world_->RunUntil([&] { return box.Hosts().empty(); }, 100'000'000);
+  };
+  ASSERT_TRUE(lose_session(world_->host(0)));
+  EXPECT_EQ(box.Devices()[0].state, bridge::DeviceState::kQuarantined);
+  EXPECT_EQ(box.Devices()[0].owner_node, kNodeA);
+  EXPECT_EQ(box.counters().quarantined, 1U);
+
+  // A comes back (a new session of the same node): its GPU, as it left it.
+  TestHost& again = world_->AddHost(kNodeA);
+  ASSERT_TRUE(world_->Connect(again));
+  EXPECT_EQ(box.Devices()[0].state, bridge::DeviceState::kAssigned);
+  auto mine = world_->MemRead(again, a->layout().bar_mem + 0x4000, 64);
+  ASSERT_TRUE(mine.has_value());
+  EXPECT_TRUE(std::equal(mine->begin(), mine->end(), secret.begin()));
+  ASSERT_TRUE(lose_session(again));
+  ASSERT_EQ(box.Devices()[0].state, bridge::DeviceState::kQuarantined);
+
+  // No one else gets it as it is.
+  EXPECT_EQ(box.Assign(0, kNodeB, kHostBdf), bridge::ManageResult::kQuarantined);
+  bridge::ManagementCounters counters;
+  uint32_t request_id = 0;
+  const manager::ManagementExchange exchange = [&](dxpu_mgmt_msg m) {
+    m.request_id = ++request_id;
+    std::vector<uint8_t> req(256);
+    size_t len = 0;
+    EXPECT_EQ(dxpu_mgmt_encode(&m, req.data(), req.size(), &len), DXPU_MGMT_ERR_OK);
+    req.resize(len);
+    bridge::ManagementReply reply;
+    reply.bytes = bridge::HandleManagement(box, req, world_->now(), &counters);
+    EXPECT_EQ(dxpu_mgmt_decode(reply.bytes.data(), reply.bytes.size(), &reply.msg),
+              DXPU_MGMT_ERR_OK);
+    return reply;
+  };
+  dxpu_mgmt_msg status_request{};
+  status_request.type = DXPU_MGMT_STATUS;
+  const bridge::ManagementReply status = exchange(status_request);
+  dxpu_mgmt_device_entry entry{};
+  ASSERT_TRUE(dxpu_mgmt_status_entry(&status.msg.body.status_report, 0, &entry));
+  EXPECT_EQ(entry.state, DXPU_MGMT_DEV_QUARANTINED);
+  EXPECT_EQ(entry.owner, kNodeA);
+  EXPECT_STREQ(dxpu_mgmt_device_state_name(entry.state), "quarantined");
+
+  // The manager lends it to B: its assign step meets the quarantine, releases (resets and
+  // scrubs) the GPU, then assigns it.
+  TestHost& hb = world_->AddHost(kNodeB);
+  ASSERT_TRUE(world_->Connect(hb));
+  manager::Action lend;
+  lend.kind = manager::ActionKind::kBridgeAssign;
+  lend.box.id = "box";
+  lend.device = 0;
+  lend.host.id = "tenant-b";
+  lend.host.node_id = kNodeB;
+  lend.host_bdf = kHostBdf;
+  const manager::ActionResult done = manager::RunBridgeAction(lend, exchange);
+  ASSERT_EQ(done.outcome, manager::ActionOutcome::kDone) << done.error;
+  EXPECT_EQ(box.Devices()[0].state, bridge::DeviceState::kAssigned);
+  EXPECT_EQ(box.Devices()[0].owner_node, kNodeB);
+  EXPECT_EQ(box.Devices()[0].resets, 1U);
+
+  // B reads where A's pattern was, and the whole GPU holds none of it.
+  drivers_.push_back(std::make_unique<GpuDriver>(*world_, hb, kHostBdf));
+  ASSERT_EQ(drivers_.back()->BringUp(0), "");
+  auto seen = world_->MemRead(hb, drivers_.back()->layout().bar_mem + 0x4000, 4096);
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(std::count(seen->begin(), seen->end(), 0), 4096);
+  EXPECT_FALSE(MemoryHolds(box, 0, secret, memory_bytes));
 }
 
 TEST_P(BoxTest, HungDeviceTimesOutAndItsLateCompletionIsDropped) {

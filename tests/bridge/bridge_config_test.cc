@@ -166,6 +166,52 @@ TEST(BridgeConfig, OptionalValuesTakeEffect) {
   EXPECT_EQ(remote.config->management.address, Ip("0.0.0.0", 17481));
 }
 
+// docs/protocol.md 15.8: the keys a bridge trusts with its state, and the lab switch.
+TEST(BridgeConfig, ManagementTrustedKeysAndInsecureUnsigned) {
+  const std::string hex = "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c";
+  json doc = Minimal();
+  doc["management"] = {{"listen", "127.0.0.1:17481"},
+                       {"trusted_keys", {hex, "DXPU-FW-PUBLIC-KEY-V1 " + std::string(64, 'A')}}};
+  BridgeConfigResult r = ParseBridgeConfig(doc.dump());
+  ASSERT_TRUE(r.ok()) << JoinErrors(r);
+  ASSERT_EQ(r.config->management.trusted_keys.size(), 2u);
+  EXPECT_EQ(r.config->management.trusted_keys[0][0], 0x3d);
+  EXPECT_EQ(r.config->management.trusted_keys[0][31], 0x0c);
+  EXPECT_EQ(r.config->management.trusted_keys[1][5], 0xaa);
+  EXPECT_FALSE(r.config->management.insecure_unsigned);
+  // The default: no key, not insecure (every state-changing request refused).
+  r = ParseBridgeConfig(Minimal().dump());
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r.config->management.trusted_keys.empty());
+  EXPECT_FALSE(r.config->management.insecure_unsigned);
+  doc["management"] = {{"listen", "127.0.0.1:17481"}, {"insecure_unsigned", true}};
+  r = ParseBridgeConfig(doc.dump());
+  ASSERT_TRUE(r.ok()) << JoinErrors(r);
+  EXPECT_TRUE(r.config->management.insecure_unsigned);
+
+  const auto errors_of = [&](json management) {
+    json d = Minimal();
+    d["management"] = std::move(management);
+    return JoinErrors(ParseBridgeConfig(d.dump()));
+  };
+  EXPECT_NE(errors_of({{"listen", "127.0.0.1:1"}, {"trusted_keys", hex}})
+                .find("management.trusted_keys: must be an array"),
+            std::string::npos);
+  EXPECT_NE(errors_of({{"listen", "127.0.0.1:1"}, {"trusted_keys", {hex.substr(2)}}})
+                .find("management.trusted_keys[0]: not a public key"),
+            std::string::npos);
+  EXPECT_NE(
+      errors_of({{"listen", "127.0.0.1:1"}, {"trusted_keys", {"DXPU-FW-SECRET-KEY-V1 " + hex}}})
+          .find("management.trusted_keys[0]: not a public key"),
+      std::string::npos);
+  EXPECT_NE(errors_of({{"listen", "127.0.0.1:1"}, {"trusted_keys", {hex, hex}}})
+                .find("management.trusted_keys[1]: the same key twice"),
+            std::string::npos);
+  EXPECT_NE(errors_of({{"listen", "127.0.0.1:1"}, {"insecure_unsigned", "yes"}})
+                .find("management.insecure_unsigned"),
+            std::string::npos);
+}
+
 TEST(BridgeConfig, ShippedExampleParses) {
   const std::string path = std::string(DXPU_SOURCE_DIR) + "/bridge-fw/examples/bridge.json";
   const BridgeConfigResult r = LoadBridgeConfig(path);
@@ -175,6 +221,9 @@ TEST(BridgeConfig, ShippedExampleParses) {
   EXPECT_EQ(c.links[0].type, LinkType::kUdp);
   EXPECT_EQ(c.links[0].listen, Ip("127.0.0.1", 17480));
   EXPECT_EQ(c.management.address, Ip("127.0.0.1", 17481));
+  // No key trusted until the operator names the manager's (README's recipe does).
+  EXPECT_TRUE(c.management.trusted_keys.empty());
+  EXPECT_FALSE(c.management.insecure_unsigned);
   ASSERT_TRUE(c.metrics.has_value());
   EXPECT_EQ(c.metrics->listen, Ip("127.0.0.1", 9480));
   ASSERT_EQ(c.devices.size(), 2u);
@@ -384,7 +433,8 @@ TEST(BridgeConfigErrors, ManagementAndMetrics) {
       {"management", {{"unix", ""}}, "management.unix: '' is not a socket path (1..107 bytes)"},
       {"management",
        {{"listen", "127.0.0.1:1"}, {"port", 1}},
-       "management.port: unknown key (expected listen, unix, allow_remote)"},
+       "management.port: unknown key (expected listen, unix, allow_remote, trusted_keys, "
+       "insecure_unsigned)"},
       {"management", "127.0.0.1:17481", "management: expected an object, got string"},
       {"metrics", json::object(), "metrics.listen: missing (required)"},
       {"metrics",

@@ -30,6 +30,7 @@
 #include "link/udp_link.h"
 #include "link/unix_dgram_link.h"
 #include "link_host.h"
+#include "management_keys.h"
 #include "test_host.h"
 
 namespace dxpu::test {
@@ -68,12 +69,13 @@ TEST(BridgeDaemon, ServesHostsManagementAndMetricsThenShutsDownCleanly) {
   const uint16_t dxfp_port = FreePort(SOCK_DGRAM);
   const uint16_t metrics_port = FreePort(SOCK_STREAM);
   const std::string mgmt = FreshSocketPath("bridge-test-mgmt");
+  const TestManagementKey key = MakeTestManagementKey();
   const std::string text = R"({
     "node_id": "0xb0c5",
     "links": [{"type": "udp", "listen": "127.0.0.1:)" +
                            std::to_string(dxfp_port) + R"("}],
     "management": {"unix": ")" +
-                           mgmt + R"("},
+                           mgmt + R"(", "trusted_keys": [")" + key.PublicHex() + R"("]},
     "metrics": {"listen": "127.0.0.1:)" +
                            std::to_string(metrics_port) + R"("},
     "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "16MiB"},
@@ -86,7 +88,7 @@ TEST(BridgeDaemon, ServesHostsManagementAndMetricsThenShutsDownCleanly) {
   EXPECT_EQ(fs::status(mgmt).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
 
-  const bridge::ManagementClient manager(link::LinkAddress::Unix(mgmt));
+  const bridge::ManagementClient manager(link::LinkAddress::Unix(mgmt), 1000, 3, key.signer);
   EXPECT_TRUE(manager.Assign(1, 0x0100, 0xa1).ok());
 
   LinkHost h(0xa1, link::UdpLink::Open("127.0.0.1", 0).link,
@@ -136,13 +138,14 @@ TEST(BridgeDaemon, ServesAHostOverAnAfUnixLink) {
   const std::string base = "/tmp/dxpu-bridge-test-" + std::to_string(getpid());
   const std::string bridge_sock = base + ".dxfp", host_sock = base + ".host";
   const std::string mgmt = base + ".mgmt2";
+  const TestManagementKey key = MakeTestManagementKey();
   const std::string text = R"({
     "node_id": "0xb0c6",
     "links": [{"type": "unix", "path": ")" +
                            bridge_sock + R"(", "peer": ")" + host_sock +
                            R"(", "mac": "02:00:00:00:00:b0"}],
     "management": {"unix": ")" +
-                           mgmt + R"("},
+                           mgmt + R"(", "trusted_keys": [")" + key.PublicHex() + R"("]},
     "devices": [{"profile": "h100-80g", "box_bdf": "01:00.0", "memory": "16MiB"}],
     "limits": {"link_down": "2s"},
     "log": {"format": "json"}
@@ -151,7 +154,8 @@ TEST(BridgeDaemon, ServesAHostOverAnAfUnixLink) {
   ASSERT_TRUE(daemon.Start());
   ASSERT_TRUE(WaitForPath(mgmt)) << "the daemon did not come up";
   const bridge::ManagementReply assigned =
-      bridge::ManagementClient(link::LinkAddress::Unix(mgmt)).Assign(0, 0x0200, 0xa2);
+      bridge::ManagementClient(link::LinkAddress::Unix(mgmt), 1000, 3, key.signer)
+          .Assign(0, 0x0200, 0xa2);
   ASSERT_TRUE(assigned.ok()) << assigned.Problem();
 
   link::UnixDgramLink::Options o;
@@ -165,6 +169,117 @@ TEST(BridgeDaemon, ServesAHostOverAnAfUnixLink) {
   EXPECT_EQ(h.ConnectAndReadIds(0x0200), h100.vendor_id | (uint32_t{h100.device_id} << 16));
   EXPECT_EQ(daemon.Terminate(), 0);
   EXPECT_TRUE(h.RunUntil([&] { return h.host().down(); }, 500));
+}
+
+// One request sent as these exact bytes to an AF_UNIX management socket: the answer's status,
+// or -1 when none came.
+int SendDatagram(const std::string& mgmt, const std::vector<uint8_t>& bytes) {
+  const std::string me = FreshSocketPath("bridge-test-raw");
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un local{}, to{};
+  local.sun_family = to.sun_family = AF_UNIX;
+  std::snprintf(local.sun_path, sizeof(local.sun_path), "%s", me.c_str());
+  std::snprintf(to.sun_path, sizeof(to.sun_path), "%s", mgmt.c_str());
+  int status = -1;
+  std::vector<uint8_t> in(DXPU_MGMT_MAX_MSG);
+  pollfd p{fd, POLLIN, 0};
+  dxpu_mgmt_msg m{};
+  if (bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) == 0 &&
+      sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to)) ==
+          static_cast<ssize_t>(bytes.size()) &&
+      poll(&p, 1, 2000) == 1) {
+    const ssize_t n = recv(fd, in.data(), in.size(), 0);
+    if (n > 0 && dxpu_mgmt_decode(in.data(), static_cast<size_t>(n), &m) == DXPU_MGMT_ERR_OK)
+      status = m.status;
+  }
+  close(fd);
+  unlink(me.c_str());
+  return status;
+}
+
+// A signed ASSIGN datagram, as a controller with `signer` sends it.
+std::vector<uint8_t> SignedAssign(bridge::ManagementSigner& signer, uint16_t device,
+                                  uint64_t node) {
+  dxpu_mgmt_msg m{};
+  m.type = DXPU_MGMT_ASSIGN;
+  m.request_id = 7;
+  m.body.assign = {device, 0x0100, node};
+  signer.Prepare(&m);
+  std::vector<uint8_t> out(DXPU_MGMT_MAX_MSG);
+  size_t len = 0;
+  EXPECT_EQ(dxpu_mgmt_encode(&m, out.data(), out.size(), &len), DXPU_MGMT_ERR_OK);
+  out.resize(len);
+  signer.Sign(out);
+  return out;
+}
+
+// Issue 32 item 3: a bridge that trusts a management key takes state-changing requests only
+// signed by it, from the newest epoch, each once; read-only ones from anyone. Every refusal
+// is answered with its reason and counted in the metrics.
+TEST(BridgeDaemon, StateChangingRequestsMustBeSignedFreshAndFromTheNewestEpoch) {
+  const uint16_t dxfp_port = FreePort(SOCK_DGRAM);
+  const uint16_t metrics_port = FreePort(SOCK_STREAM);
+  const std::string mgmt = FreshSocketPath("bridge-test-auth");
+  const TestManagementKey key = MakeTestManagementKey(1000);
+  const TestManagementKey stranger = MakeTestManagementKey(1000);
+  const std::string text = R"({"node_id": "0xb0c7",
+    "links": [{"type": "udp", "listen": "127.0.0.1:)" +
+                           std::to_string(dxfp_port) + R"("}],
+    "management": {"unix": ")" +
+                           mgmt + R"(", "trusted_keys": [")" + key.PublicHex() +
+                           R"("]},
+    "metrics": {"listen": "127.0.0.1:)" +
+                           std::to_string(metrics_port) + R"("},
+    "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "16MiB"},
+                {"profile": "dxgpu", "box_bdf": "02:00.0", "memory": "16MiB"}]})";
+  Daemon daemon(text);
+  ASSERT_TRUE(daemon.Start());
+  ASSERT_TRUE(WaitForPath(mgmt)) << daemon.LogTail();
+  const link::LinkAddress at = link::LinkAddress::Unix(mgmt);
+
+  // Unsigned: a STATUS is answered, an ASSIGN refused; so is one signed by an unknown key, and
+  // one whose signature does not match its bytes.
+  const bridge::ManagementClient anyone(at, 1000, 1);
+  EXPECT_TRUE(anyone.Status().ok());
+  EXPECT_EQ(anyone.Assign(0, 0x0100, 0xa1).msg.status, DXPU_MGMT_UNAUTHENTICATED);
+  EXPECT_EQ(
+      bridge::ManagementClient(at, 1000, 1, stranger.signer).Assign(0, 0x0100, 0xa1).msg.status,
+      DXPU_MGMT_UNAUTHENTICATED);
+  std::vector<uint8_t> forged = SignedAssign(*key.signer, 0, 0xa1);
+  forged[DXPU_MGMT_HDR_SIZE + 8] ^= 0x01;  // another node, under the manager's signature
+  EXPECT_EQ(SendDatagram(mgmt, forged), DXPU_MGMT_UNAUTHENTICATED);
+
+  // Signed by the trusted key: done. The same datagram again (a capture replayed): refused.
+  const std::vector<uint8_t> assign = SignedAssign(*key.signer, 0, 0xa1);
+  EXPECT_EQ(SendDatagram(mgmt, assign), DXPU_MGMT_OK);
+  EXPECT_EQ(SendDatagram(mgmt, assign), DXPU_MGMT_REPLAYED);
+
+  // A DMA window of 2^63 bytes from address 0 is refused, signed or not.
+  const bridge::ManagementClient manager(at, 1000, 3, key.signer);
+  EXPECT_EQ(manager.Grant(0, 0, 0, uint64_t{1} << 63).msg.status, DXPU_MGMT_BAD_ARGUMENT);
+  EXPECT_TRUE(manager.Grant(0, 1ull << 32, 1ull << 32, 1ull << 20).ok());
+
+  // A restarted manager (a newer epoch) fences out the old one: the old one's next request,
+  // and its earlier ones replayed, are refused as stale.
+  const std::shared_ptr<bridge::ManagementSigner> newer = key.AtEpoch(2000);
+  EXPECT_TRUE(bridge::ManagementClient(at, 1000, 3, newer).Release(0).ok());
+  EXPECT_EQ(manager.Assign(1, 0x0200, 0xa1).msg.status, DXPU_MGMT_STALE_EPOCH);
+  EXPECT_EQ(SendDatagram(mgmt, assign), DXPU_MGMT_STALE_EPOCH);
+  const bridge::ManagementReply status = anyone.Status();
+  ASSERT_TRUE(status.ok());
+  dxpu_mgmt_device_entry e{};
+  ASSERT_TRUE(dxpu_mgmt_status_entry(&status.msg.body.status_report, 1, &e));
+  EXPECT_EQ(e.state, DXPU_MGMT_DEV_FREE) << "a stale manager's ASSIGN took effect";
+
+  const std::string metrics = HttpGet(metrics_port, "/metrics");
+  for (const char* line : {"dxpu_bridge_management_auth_refused_total{reason=\"unsigned\"} 1",
+                           "dxpu_bridge_management_auth_refused_total{reason=\"unknown-key\"} 1",
+                           "dxpu_bridge_management_auth_refused_total{reason=\"bad-signature\"} 1",
+                           "dxpu_bridge_management_auth_refused_total{reason=\"replayed\"} 1",
+                           "dxpu_bridge_management_auth_refused_total{reason=\"stale-epoch\"} 2"})
+    EXPECT_NE(metrics.find(line), std::string::npos) << line << "\n" << metrics;
+  EXPECT_NE(daemon.LogTail().find("refused assign request"), std::string::npos);
+  EXPECT_EQ(daemon.Terminate(), 0);
 }
 
 TEST(BridgeDaemon, RefusesABadConfigurationNamingTheField) {

@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "bridge-fw/management_auth.h"
 
 #include "core/dxpu_mgmt.h"
 #include "gpu/device_profile.h"
@@ -303,6 +307,124 @@ TEST(Management, GarbageIsDroppedOrRefusedNeverApplied) {
   resp.type = DXPU_MGMT_RELEASE;
   resp.flags = DXPU_MGMT_F_RESPONSE;
   EXPECT_TRUE(HandleManagement(*box, Encode(resp), 0, &c).empty());
+}
+
+// Issue 32 item 4: a DMA window must fit a host's address width (2^52), so a window of 2^63
+// bytes from address 0 is refused before any table is looked at; so is one that wraps.
+TEST(Management, DmaGrantsBeyondTheAddressWidthAreRefused) {
+  auto box = Box();
+  ManagementCounters c;
+  dxpu_mgmt_msg assign = Request(DXPU_MGMT_ASSIGN, 1);
+  assign.body.assign = {0, 0x0300, 0xa0};
+  ASSERT_EQ(Ask(*box, assign, &c).status, DXPU_MGMT_OK);
+  dxpu_mgmt_msg grant = Request(DXPU_MGMT_DMA_GRANT, 2);
+  const uint64_t limit = DXPU_MGMT_DMA_ADDR_LIMIT;
+  const struct {
+    uint64_t device_base, host_base, size;
+    uint16_t status;
+  } cases[] = {
+      {0, 0, uint64_t{1} << 63, DXPU_MGMT_BAD_ARGUMENT},
+      {0, 0, ~uint64_t{0}, DXPU_MGMT_BAD_ARGUMENT},
+      {limit - 4096, limit - 4096, 8192, DXPU_MGMT_BAD_ARGUMENT},
+      {0x1000, limit - 4096, 8192, DXPU_MGMT_BAD_ARGUMENT},
+      {~uint64_t{0} - 10, 0x1000, 4096, DXPU_MGMT_BAD_ARGUMENT},
+      {0x1000, 0x1000, 0, DXPU_MGMT_BAD_ARGUMENT},
+      {limit - 4096, limit - 4096, 4096, DXPU_MGMT_OK},  // ends at the limit exactly
+  };
+  for (const auto& k : cases) {
+    grant.body.dma_grant = {0, k.device_base, k.host_base, k.size};
+    EXPECT_EQ(Ask(*box, grant, &c).status, k.status)
+        << std::hex << k.device_base << " " << k.host_base << " " << k.size;
+  }
+  EXPECT_EQ(box->Devices()[0].dma_windows, 1U);
+}
+
+// Sign `m` as a controller does: the datagram's bytes.
+std::vector<uint8_t> Signed(ManagementSigner& signer, dxpu_mgmt_msg m) {
+  signer.Prepare(&m);
+  std::vector<uint8_t> buf(512);
+  size_t len = 0;
+  EXPECT_EQ(dxpu_mgmt_encode(&m, buf.data(), buf.size(), &len), DXPU_MGMT_ERR_OK);
+  buf.resize(len);
+  signer.Sign(buf);
+  return buf;
+}
+
+AuthVerdict Judge(ManagementAuthenticator& auth, const std::vector<uint8_t>& bytes) {
+  dxpu_mgmt_msg m{};
+  EXPECT_EQ(dxpu_mgmt_decode(bytes.data(), bytes.size(), &m), DXPU_MGMT_ERR_OK);
+  return auth.Check(m, bytes);
+}
+
+dxpu_mgmt_msg Release(uint16_t device) {
+  dxpu_mgmt_msg m = Request(DXPU_MGMT_RELEASE, device);
+  m.body.release.device = device;
+  return m;
+}
+
+// Issue 32 item 3: the fence. Requests of one epoch may arrive in any order within the window
+// (the manager's workers run at once) and each is taken once; one older than the window, one
+// seen before, one from a lower epoch are refused; a higher epoch takes over.
+TEST(ManagementAuth, TheFenceTakesEachRequestOnceFromTheNewestEpoch) {
+  const firmware::KeyPair k = firmware::GenerateKeyPair();
+  ManagementSigner signer(k.secret_key, 5);
+  ManagementAuthenticator auth({k.public_key}, false);
+  std::vector<std::vector<uint8_t>> sent;
+  for (uint16_t i = 0; i < ManagementAuthenticator::kWindow; ++i)
+    sent.push_back(Signed(signer, Release(i)));
+  std::mt19937_64 rng(7);
+  std::shuffle(sent.begin(), sent.end(), rng);
+  for (const auto& d : sent) EXPECT_EQ(Judge(auth, d), AuthVerdict::kOk);
+  for (const auto& d : sent) EXPECT_EQ(Judge(auth, d), AuthVerdict::kReplayed);
+  // One request held back past the window: too old to tell, refused.
+  const std::vector<uint8_t> late = Signed(signer, Release(0));
+  for (uint64_t i = 0; i < ManagementAuthenticator::kWindow; ++i)
+    EXPECT_EQ(Judge(auth, Signed(signer, Release(1))), AuthVerdict::kOk);
+  EXPECT_EQ(Judge(auth, late), AuthVerdict::kReplayed);
+
+  // A lower epoch is stale; a higher one takes over and fences the old one out.
+  ManagementSigner old_manager(k.secret_key, 4);
+  EXPECT_EQ(Judge(auth, Signed(old_manager, Release(0))), AuthVerdict::kStaleEpoch);
+  ManagementSigner new_manager(k.secret_key, 6);
+  EXPECT_EQ(Judge(auth, Signed(new_manager, Release(0))), AuthVerdict::kOk);
+  EXPECT_EQ(Judge(auth, Signed(signer, Release(0))), AuthVerdict::kStaleEpoch);
+  EXPECT_EQ(auth.counters().stale_epoch, 2U);
+  EXPECT_EQ(auth.counters().replayed, ManagementAuthenticator::kWindow + 1);
+}
+
+TEST(ManagementAuth, UnsignedUnknownAndForgedRequestsAreRefused) {
+  const firmware::KeyPair k = firmware::GenerateKeyPair();
+  const firmware::KeyPair other = firmware::GenerateKeyPair();
+  ManagementSigner signer(k.secret_key, 1);
+  ManagementSigner stranger(other.secret_key, 1);
+  ManagementAuthenticator auth({k.public_key}, false);
+  EXPECT_EQ(Judge(auth, Encode(Release(0))), AuthVerdict::kUnsigned);
+  EXPECT_EQ(Judge(auth, Encode(Request(DXPU_MGMT_STATUS, 1))), AuthVerdict::kOk);  // read-only
+  EXPECT_EQ(Judge(auth, Encode(Request(DXPU_MGMT_FW_REBOOT, 1))), AuthVerdict::kUnsigned);
+  EXPECT_EQ(Judge(auth, Signed(stranger, Release(0))), AuthVerdict::kUnknownKey);
+  // Every byte of a signed request is bound: any one flipped, it no longer verifies.
+  const std::vector<uint8_t> good = Signed(signer, Release(3));
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::vector<uint8_t> bad = good;
+    bad[i] ^= 0x40;
+    dxpu_mgmt_msg m{};
+    if (dxpu_mgmt_decode(bad.data(), bad.size(), &m) != DXPU_MGMT_ERR_OK) continue;
+    const AuthVerdict v = auth.Check(m, bad);
+    EXPECT_TRUE(v == AuthVerdict::kBadSignature || v == AuthVerdict::kUnknownKey ||
+                v == AuthVerdict::kUnsigned)
+        << "byte " << i << ": " << AuthVerdictName(v);
+  }
+  EXPECT_EQ(Judge(auth, good), AuthVerdict::kOk);
+  EXPECT_EQ(auth.counters().accepted_signed, 1U);
+
+  // insecure_unsigned: unsigned requests pass, signed ones are still verified.
+  ManagementAuthenticator lab({}, true);
+  EXPECT_EQ(Judge(lab, Encode(Release(0))), AuthVerdict::kOk);
+  EXPECT_EQ(Judge(lab, Signed(stranger, Release(0))), AuthVerdict::kUnknownKey);
+  // No key and not insecure: every state-changing request is refused.
+  ManagementAuthenticator none({}, false);
+  EXPECT_EQ(Judge(none, Signed(signer, Release(0))), AuthVerdict::kUnknownKey);
+  EXPECT_EQ(Judge(none, Encode(Release(0))), AuthVerdict::kUnsigned);
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 // printed; DXPU_SEED replays).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <set>
@@ -695,7 +697,11 @@ TEST(MgmtDecode, BadVersionStillReportsTheHeader) {
 }
 
 TEST(MgmtDecode, ReservedFlags) {
-  for (uint16_t flag = 0x0002; flag != 0; flag = static_cast<uint16_t>(flag << 1)) {
+  // SIGNED belongs to requests: a response with it is refused.
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_SIGNED | DXPU_MGMT_F_RESPONSE, 1, 0,
+                           ReportBody(0, {}))),
+            DXPU_MGMT_ERR_RESERVED);
+  for (uint16_t flag = 0x0004; flag != 0; flag = static_cast<uint16_t>(flag << 1)) {
     EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, flag, 1, 0, {})), DXPU_MGMT_ERR_RESERVED) << flag;
     EXPECT_EQ(
         Decode(Message(DXPU_MGMT_STATUS, flag | DXPU_MGMT_F_RESPONSE, 1, 0, ReportBody(0, {}))),
@@ -710,7 +716,8 @@ TEST(MgmtDecode, StatusFieldRules) {
   EXPECT_EQ(Decode(Message(DXPU_MGMT_RELEASE, 0, 1, 0x8000, DeviceRefBody(1))),
             DXPU_MGMT_ERR_REQUEST_STATUS);
   // A response carries a status this version defines.
-  for (uint16_t st : {22, 0x100, 0xffff}) {
+  for (uint16_t st :
+       {static_cast<uint16_t>(DXPU_MGMT_STATUS_COUNT), uint16_t{0x100}, uint16_t{0xffff}}) {
     EXPECT_EQ(Decode(Message(DXPU_MGMT_ASSIGN, DXPU_MGMT_F_RESPONSE, 1, st, {})),
               DXPU_MGMT_ERR_BAD_STATUS)
         << st;
@@ -955,7 +962,9 @@ TEST(MgmtDecode, ChecksComeInTheDocumentedOrder) {
 
 TEST(MgmtEncode, RefusesWhatTheDecoderRefuses) {
   dxpu_mgmt_msg m = Request(DXPU_MGMT_STATUS, 1);
-  m.flags = 0x0002;
+  m.flags = 0x0004;
+  EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_RESERVED);
+  m.flags = DXPU_MGMT_F_SIGNED | DXPU_MGMT_F_RESPONSE;  // only requests are signed
   EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_RESERVED);
   m = Request(DXPU_MGMT_STATUS, 1);
   m.status = DXPU_MGMT_INTERNAL;
@@ -1015,6 +1024,80 @@ TEST(MgmtEncode, NoSpaceWritesNothing) {
   EXPECT_EQ(len, 80u);
 }
 
+// ---- the authentication record (docs/protocol.md 15.8) ----
+
+// A signed request: the body, then epoch, sequence, key ID and a signature the caller writes;
+// the decoder reports them and where the signature lies, Body length counting the body alone.
+TEST(MgmtSigned, TheRecordFollowsTheBodyAndRoundTrips) {
+  dxpu_mgmt_msg m = Request(DXPU_MGMT_DMA_GRANT, 0x51);
+  m.flags = DXPU_MGMT_F_SIGNED;
+  m.body.dma_grant = {3, 0x1000, 0x2000, 0x3000};
+  m.auth.epoch = 0x0102030405060708ull;
+  m.auth.sequence = 0x1112131415161718ull;
+  for (size_t i = 0; i < DXPU_MGMT_KEY_ID_SIZE; ++i)
+    m.auth.key_id[i] = static_cast<uint8_t>(0xa0 + i);
+  Bytes b = Encode(m);
+  ASSERT_EQ(b.size(), DXPU_MGMT_HDR_SIZE + DXPU_MGMT_DMA_GRANT_SIZE + DXPU_MGMT_AUTH_SIZE);
+  EXPECT_EQ(b[12] << 8 | b[13], static_cast<int>(DXPU_MGMT_DMA_GRANT_SIZE));  // the body alone
+  const size_t rec = DXPU_MGMT_HDR_SIZE + DXPU_MGMT_DMA_GRANT_SIZE;
+  EXPECT_EQ(b[rec], 0x01);
+  EXPECT_EQ(b[rec + 8], 0x11);
+  EXPECT_EQ(b[rec + 16], 0xa0);
+  for (size_t i = rec + 24; i < b.size(); ++i)
+    EXPECT_EQ(b[i], 0) << "the signature is the caller's";
+  for (size_t i = rec + 24; i < b.size(); ++i) b[i] = static_cast<uint8_t>(i);
+
+  dxpu_mgmt_msg d{};
+  ASSERT_EQ(Decode(b, &d), DXPU_MGMT_ERR_OK);
+  EXPECT_TRUE(dxpu_mgmt_is_signed(&d));
+  EXPECT_EQ(d.body.dma_grant.host_base, 0x2000u);
+  EXPECT_EQ(d.auth.epoch, m.auth.epoch);
+  EXPECT_EQ(d.auth.sequence, m.auth.sequence);
+  EXPECT_TRUE(std::equal(d.auth.key_id, d.auth.key_id + DXPU_MGMT_KEY_ID_SIZE, m.auth.key_id));
+  ASSERT_NE(d.auth.signature, nullptr);
+  EXPECT_EQ(d.auth.signature[0], static_cast<uint8_t>(rec + 24));
+  EXPECT_EQ(d.auth.signature[63], static_cast<uint8_t>(b.size() - 1));
+
+  // The record cut short, or the flag on a datagram without one: the lengths disagree.
+  Bytes cut(b.begin(), b.end() - 1);
+  EXPECT_EQ(Decode(cut), DXPU_MGMT_ERR_LENGTH_MISMATCH);
+  Bytes unsigned_one = b;
+  unsigned_one[7] = 0;  // SIGNED cleared: 88 bytes too many
+  EXPECT_EQ(Decode(unsigned_one), DXPU_MGMT_ERR_LENGTH_MISMATCH);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_SIGNED, 1, 0, Bytes(87, 0))),
+            DXPU_MGMT_ERR_LENGTH_MISMATCH);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_SIGNED, 1, 0, {})),
+            DXPU_MGMT_ERR_LENGTH_MISMATCH);
+  // A signed request with an empty body: the record alone after the header.
+  Bytes status = Message(DXPU_MGMT_STATUS, DXPU_MGMT_F_SIGNED, 1, 0, {});
+  status.resize(status.size() + DXPU_MGMT_AUTH_SIZE, 0);
+  EXPECT_EQ(Decode(status), DXPU_MGMT_ERR_OK);
+}
+
+TEST(MgmtSigned, TheLargestSignedChunkFitsADatagram) {
+  const Bytes data(DXPU_MGMT_FW_CHUNK_MAX_DATA, 0x5a);
+  dxpu_mgmt_msg m = Request(DXPU_MGMT_FW_CHUNK, 2);
+  m.flags = DXPU_MGMT_F_SIGNED;
+  m.body.fw_chunk = {0, dxpu_crc32c(0, data.data(), data.size()),
+                     static_cast<uint16_t>(data.size()), data.data()};
+  const Bytes b = Encode(m);
+  EXPECT_EQ(b.size(), DXPU_MGMT_MAX_MSG);
+  dxpu_mgmt_msg d{};
+  ASSERT_EQ(Decode(b, &d), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(d.body.fw_chunk.length, DXPU_MGMT_FW_CHUNK_MAX_DATA);
+}
+
+TEST(MgmtSigned, WhatChangesState) {
+  for (int t :
+       std::initializer_list<int>{DXPU_MGMT_ASSIGN, DXPU_MGMT_RELEASE, DXPU_MGMT_DMA_GRANT,
+                                  DXPU_MGMT_DMA_REVOKE_ALL, DXPU_MGMT_FW_BEGIN, DXPU_MGMT_FW_CHUNK,
+                                  DXPU_MGMT_FW_COMMIT, DXPU_MGMT_FW_REBOOT, 0, 13, 0xff})
+    EXPECT_TRUE(dxpu_mgmt_changes_state(static_cast<uint8_t>(t))) << t;
+  for (int t : std::initializer_list<int>{DXPU_MGMT_STATUS, DXPU_MGMT_INVENTORY,
+                                          DXPU_MGMT_FW_STATUS, DXPU_MGMT_DMA_LIST})
+    EXPECT_FALSE(dxpu_mgmt_changes_state(static_cast<uint8_t>(t))) << t;
+}
+
 // ---- arguments, answers, names ----
 
 TEST(MgmtArgs, BadArguments) {
@@ -1025,21 +1108,27 @@ TEST(MgmtArgs, BadArguments) {
   EXPECT_EQ(dxpu_mgmt_check_args(&m), DXPU_MGMT_OK);
 
   const uint64_t top = ~uint64_t{0};
+  const uint64_t limit = DXPU_MGMT_DMA_ADDR_LIMIT;  // 2^52: both ranges end at or below it
   struct Grant {
     uint64_t device_base, host_base, size;
     dxpu_mgmt_status want;
   };
   const Grant grants[] = {
-      {0x1000, 0x2000, 0, DXPU_MGMT_BAD_ARGUMENT},            // zero size
-      {0x1000, 0x2000, 0x1000, DXPU_MGMT_OK},                 // ordinary
-      {top - 0xfff, 0x2000, 0x1000, DXPU_MGMT_OK},            // device range ends at 2^64
-      {top - 0xffe, 0x2000, 0x1000, DXPU_MGMT_BAD_ARGUMENT},  // device range wraps
-      {0x2000, top - 0xfff, 0x1000, DXPU_MGMT_OK},            // host range ends at 2^64
-      {0x2000, top - 0xffe, 0x1000, DXPU_MGMT_BAD_ARGUMENT},  // host range wraps
-      {0, 0, top, DXPU_MGMT_OK},                              // all but the last byte
-      {1, 0, top, DXPU_MGMT_OK},                              // [1, 2^64)
-      {2, 0, top, DXPU_MGMT_BAD_ARGUMENT},                    // one byte too many
-      {top, top, 1, DXPU_MGMT_OK},                            // the last byte
+      {0x1000, 0x2000, 0, DXPU_MGMT_BAD_ARGUMENT},              // zero size
+      {0x1000, 0x2000, 0x1000, DXPU_MGMT_OK},                   // ordinary
+      {limit - 0x1000, 0x2000, 0x1000, DXPU_MGMT_OK},           // device range ends at 2^52
+      {limit - 0xfff, 0x2000, 0x1000, DXPU_MGMT_BAD_ARGUMENT},  // one byte past it
+      {0x2000, limit - 0x1000, 0x1000, DXPU_MGMT_OK},           // host range ends at 2^52
+      {0x2000, limit - 0xfff, 0x1000, DXPU_MGMT_BAD_ARGUMENT},  // one byte past it
+      {0, 0, limit, DXPU_MGMT_OK},                              // the whole width
+      {1, 1, limit, DXPU_MGMT_BAD_ARGUMENT},                    // one byte too many
+      {0, 0, uint64_t{1} << 63, DXPU_MGMT_BAD_ARGUMENT},        // issue 32: 2^63 from 0
+      {top - 0xfff, 0x2000, 0x1000, DXPU_MGMT_BAD_ARGUMENT},    // far past, up to 2^64
+      {top - 0xffe, 0x2000, 0x1000, DXPU_MGMT_BAD_ARGUMENT},    // wraps
+      {0x2000, top - 0xffe, 0x1000, DXPU_MGMT_BAD_ARGUMENT},    // wraps
+      {0, 0, top, DXPU_MGMT_BAD_ARGUMENT},                      // all of 2^64
+      {top, top, 1, DXPU_MGMT_BAD_ARGUMENT},                    // the last byte of 2^64
+      {limit - 1, limit - 1, 1, DXPU_MGMT_OK},                  // the last byte below 2^52
   };
   for (const Grant& g : grants) {
     m = Request(DXPU_MGMT_DMA_GRANT, 1);
@@ -1096,7 +1185,15 @@ TEST(MgmtNames, StableAndDistinct) {
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_FLASH_ERROR), "flash-error");
   EXPECT_EQ(DXPU_MGMT_FLASH_ERROR, 20);
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_TRIAL_RUNNING), "trial-running");
-  EXPECT_EQ(DXPU_MGMT_STATUS_COUNT, 22);
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_UNAUTHENTICATED), "unauthenticated");
+  EXPECT_EQ(DXPU_MGMT_UNAUTHENTICATED, 22);
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_STALE_EPOCH), "stale-epoch");
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_REPLAYED), "replayed");
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_QUARANTINED), "quarantined");
+  EXPECT_EQ(DXPU_MGMT_QUARANTINED, 25);
+  EXPECT_EQ(DXPU_MGMT_STATUS_COUNT, 26);
+  EXPECT_STREQ(dxpu_mgmt_device_state_name(DXPU_MGMT_DEV_QUARANTINED), "quarantined");
+  EXPECT_EQ(DXPU_MGMT_DEV_QUARANTINED, 3);
   EXPECT_STREQ(dxpu_mgmt_fw_transfer_name(DXPU_MGMT_FW_COMMITTED), "committed");
   EXPECT_STREQ(dxpu_mgmt_fw_transfer_name(3), "unknown");
   EXPECT_STREQ(dxpu_mgmt_fw_slot_state_name(DXPU_MGMT_FW_SLOT_BAD), "bad");
@@ -1107,7 +1204,7 @@ TEST(MgmtNames, StableAndDistinct) {
   EXPECT_STREQ(dxpu_mgmt_err_name(DXPU_MGMT_ERR_LENGTH_MISMATCH), "length-mismatch");
   EXPECT_STREQ(dxpu_mgmt_err_name(DXPU_MGMT_ERR_COUNT), "unknown");
   EXPECT_STREQ(dxpu_mgmt_device_state_name(DXPU_MGMT_DEV_SCRUBBING), "scrubbing");
-  EXPECT_STREQ(dxpu_mgmt_device_state_name(3), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_device_state_name(4), "unknown");
   std::set<std::string> seen;
   for (uint16_t s = 0; s < DXPU_MGMT_STATUS_COUNT; ++s) {
     const std::string n = dxpu_mgmt_status_name(s);

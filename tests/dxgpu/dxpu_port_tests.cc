@@ -11,6 +11,7 @@
 #include "bridge_process.h"
 #include "host/proxy_port.h"
 #include "link/udp_link.h"
+#include "management_keys.h"
 #include "runtime_fixture.h"
 
 namespace dxpu::dxgpu::test {
@@ -33,17 +34,19 @@ SharedBridge& Bridge() {
     SharedBridge s;
     s.port = dxpu::test::FreePort(SOCK_DGRAM);
     const std::string mgmt = dxpu::test::FreshSocketPath("dxgpu-test-mgmt");
+    const dxpu::test::TestManagementKey key = dxpu::test::MakeTestManagementKey();
     s.process = std::make_unique<dxpu::test::BridgeProcess>(
         R"({"node_id": "0xb2", "links": [{"type": "udp", "listen": "127.0.0.1:)" +
         std::to_string(s.port) + R"("}], "management": {"unix": ")" + mgmt +
-        R"("}, "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "1GiB"},
+        R"(", "trusted_keys": [")" + key.PublicHex() +
+        R"("]}, "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "1GiB"},
                         {"profile": "dxgpu", "box_bdf": "02:00.0", "memory": "1GiB"}],
            "limits": {"link_down": "2s"}})");
     if (!s.process->Start() || !dxpu::test::WaitForPath(mgmt)) {
       s.error = "the bridge did not start";
       return s;
     }
-    const bridge::ManagementClient manager(link::LinkAddress::Unix(mgmt));
+    const bridge::ManagementClient manager(link::LinkAddress::Unix(mgmt), 1000, 3, key.signer);
     for (uint16_t dev = 0; dev < 2; ++dev) {
       bridge::ManagementReply r = manager.Assign(dev, 0x0100, kNodes[dev]);
       if (!r.ok()) s.error = "assign: " + r.Problem();

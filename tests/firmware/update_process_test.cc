@@ -87,7 +87,8 @@ TEST(FirmwareUpdateProcess, UpdateUnderTrafficRecoversEveryHostSession) {
 
   // The manager's part: each host owns a device; it assigns them again after the reboot (the
   // pool manager's probe does that, docs/manager.md).
-  const bridge::ManagementClient manager(link::LinkAddress::Unix(rig.mgmt()), 300, 3);
+  const bridge::ManagementClient manager(link::LinkAddress::Unix(rig.mgmt()), 300, 3,
+                                         rig.key().signer);
   const auto assign_all = [&] {
     return manager.Assign(0, 0x0100, 0xa1).ok() && manager.Assign(1, 0x0200, 0xa2).ok();
   };
@@ -230,7 +231,8 @@ TEST(FirmwareUpdateProcess, PushWithWaitFailsWhenTheBridgeRollsBack) {
   ASSERT_EQ(bind(busy.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   socklen_t len = sizeof a;
   ASSERT_EQ(getsockname(busy.get(), reinterpret_cast<sockaddr*>(&a), &len), 0);
-  const std::string broken = UpdateRig::Config(ntohs(a.sin_port), rig.mgmt());
+  const std::string broken =
+      UpdateRig::Config(ntohs(a.sin_port), rig.mgmt(), "2s", rig.key().PublicHex());
 
   const auto boot = rig.Boot();
   ASSERT_TRUE(rig.WaitRunning(kV1, true)) << rig.BootLog();
@@ -266,7 +268,8 @@ TEST(FirmwareUpdateProcess, APushToASlowFlashNeverHoldsUpTheDataPath) {
   testing::UpdateRig rig("250ms");
   const auto boot = rig.Boot({"--flash-erase-delay-ms", "400"});
   ASSERT_TRUE(rig.WaitRunning(testing::kFlashedV1, true)) << rig.BootLog();
-  const bridge::ManagementClient manager(link::LinkAddress::Unix(rig.mgmt()), 300, 3);
+  const bridge::ManagementClient manager(link::LinkAddress::Unix(rig.mgmt()), 300, 3,
+                                         rig.key().signer);
   ASSERT_TRUE(manager.Assign(0, 0x0100, 0xa1).ok());
   test::LinkHost host(0xa1, link::UdpLink::Open("127.0.0.1", 0).link,
                       *link::LinkAddress::FromIp("127.0.0.1", rig.udp()));

@@ -24,27 +24,29 @@ bool WaitFor(const std::function<bool()>& done, int seconds) {
 }
 
 UpdateRig::UpdateRig(const std::string& link_down)
-    : udp_(test::FreePort(SOCK_DGRAM)),
+    : key_file_(key_.WriteFiles(dir_.path("operator"))),
+      udp_(test::FreePort(SOCK_DGRAM)),
       mgmt_(test::FreshSocketPath("fw-update-mgmt")),
-      bridge_(dir_.path("bridge"), Config(udp_, mgmt_, link_down)) {}
+      bridge_(dir_.path("bridge"), Config(udp_, mgmt_, link_down, key_.PublicHex())) {}
 
-std::string UpdateRig::Config(uint16_t udp, const std::string& mgmt, const std::string& link_down) {
+std::string UpdateRig::Config(uint16_t udp, const std::string& mgmt, const std::string& link_down,
+                              const std::string& trusted_key) {
   return fmt::format(R"({{
       "node_id": "0xb0c5",
       "links": [{{"type": "udp", "listen": "127.0.0.1:{}"}}],
-      "management": {{"unix": "{}"}},
+      "management": {{"unix": "{}", "trusted_keys": ["{}"]}},
       "devices": [{{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "16MiB"}},
                   {{"profile": "dxgpu", "box_bdf": "02:00.0", "memory": "16MiB"}}],
       "limits": {{"link_down": "{}"}},
       "log": {{"level": "info", "format": "text"}}
     }})",
-                     udp, mgmt, link_down);
+                     udp, mgmt, trusted_key, link_down);
 }
 
 int UpdateRig::Push(const std::string& image, const std::vector<std::string>& args,
                     test::ChildProcess** running) {
-  std::vector<std::string> argv = {DXPU_CLI_BIN, "flash",    "push",
-                                   image,        "--bridge", "unix:" + mgmt_};
+  std::vector<std::string> argv = {DXPU_CLI_BIN, "flash",         "push",  image,
+                                   "--bridge",   "unix:" + mgmt_, "--key", key_file_};
   argv.insert(argv.end(), args.begin(), args.end());
   push_ = std::make_unique<test::ChildProcess>(argv, dir_.path("push.log"));
   push_->Start();

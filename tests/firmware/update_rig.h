@@ -17,6 +17,7 @@
 #include "core/dxpu_mgmt.h"
 #include "firmware_testutil.h"
 #include "flashed_bridge.h"
+#include "management_keys.h"
 
 namespace dxpu::firmware::testing {
 
@@ -30,8 +31,9 @@ class UpdateRig {
   // `link_down`: the bridge's limits.link_down (docs/bridge-config.md).
   explicit UpdateRig(const std::string& link_down = "2s");
 
-  static std::string Config(uint16_t udp, const std::string& mgmt,
-                            const std::string& link_down = "2s");
+  // The bridge's configuration; it trusts the management key `trusted_key` (hex).
+  static std::string Config(uint16_t udp, const std::string& mgmt, const std::string& link_down,
+                            const std::string& trusted_key);
 
   FlashedBridge& bridge() { return bridge_; }
   std::vector<uint8_t> Image(FirmwareVersion version, const KeyPair& key = TestKey(),
@@ -46,8 +48,12 @@ class UpdateRig {
   }
   std::string BootLog() const { return bridge_.BootLog(); }
 
-  // `dxpu flash push IMAGE --bridge unix:MGMT ARGS...`: its exit status; with `running`, the
-  // push is left running and returned there instead.
+  // The operator's management key, which the bridge trusts: Push signs with it, and so do the
+  // tests' own management clients.
+  const test::TestManagementKey& key() const { return key_; }
+
+  // `dxpu flash push IMAGE --bridge unix:MGMT --key KEY ARGS...`: its exit status; with `running`,
+  // the push is left running and returned there instead.
   int Push(const std::string& image, const std::vector<std::string>& args = {},
            test::ChildProcess** running = nullptr);
   std::string PushLog() const { return push_ ? push_->LogTail() : ""; }
@@ -61,6 +67,8 @@ class UpdateRig {
 
  private:
   ScratchDir dir_;
+  test::TestManagementKey key_ = test::MakeTestManagementKey();
+  std::string key_file_;
   uint16_t udp_;
   std::string mgmt_;
   FlashedBridge bridge_;

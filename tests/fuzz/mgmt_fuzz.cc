@@ -4,7 +4,11 @@
 // decoders). The input is a sequence of pieces (fuzz_util.h), each one datagram; an odd op
 // first signs an FW_BEGIN's image header again with the key the flash trusts (fuzz_key.h, whose
 // key ID the seed corpus's headers carry) and puts an FW_CHUNK's CRC32C right, so the fuzzer
-// reaches what lies behind those checks. Every datagram also goes
+// reaches what lies behind those checks; an op with bit 1 set signs the datagram as a manager
+// does (docs/protocol.md 15.8) with the fuzz key, which the bridge's authentication check
+// trusts, at one of three epochs (bits 2-3), so the fence is reached with signatures that
+// verify. Every datagram goes through that check, then to the handler whatever its verdict
+// (so the handlers stay covered by the unsigned seed corpus), and also
 // to the controller's decoders as if a bridge had answered it. A bridge answers every request
 // it decodes with a response that decodes, to the same request ID (docs/fuzzing.md).
 #include <unistd.h>
@@ -13,12 +17,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "bridge-fw/firmware/firmware_service.h"
 #include "bridge-fw/management.h"
+#include "bridge-fw/management_auth.h"
 #include "bridge-fw/management_client.h"
 #include "core/crc32c.h"
 #include "core/dxpu_mgmt.h"
@@ -87,6 +93,45 @@ std::vector<uint8_t> Endorse(std::span<const uint8_t> datagram) {
   return encoded;
 }
 
+// The datagram signed by `signer` (its flag and record replaced), as a controller sends it; as
+// it was when it does not decode or is a response.
+std::vector<uint8_t> Signed(std::span<const uint8_t> datagram,
+                            dxpu::bridge::ManagementSigner& signer) {
+  std::vector<uint8_t> out(datagram.begin(), datagram.end());
+  dxpu_mgmt_msg m{};
+  if (dxpu_mgmt_decode(datagram.data(), datagram.size(), &m) != DXPU_MGMT_ERR_OK ||
+      dxpu_mgmt_is_response(&m))
+    return out;
+  m.flags = static_cast<uint16_t>(m.flags & ~DXPU_MGMT_F_SIGNED);
+  signer.Prepare(&m);
+  std::vector<uint8_t> encoded(DXPU_MGMT_MAX_MSG);
+  size_t len = 0;
+  if (dxpu_mgmt_encode(&m, encoded.data(), encoded.size(), &len) != DXPU_MGMT_ERR_OK) return out;
+  encoded.resize(len);
+  signer.Sign(encoded);
+  return encoded;
+}
+
+// The bridge's authentication check: a refusal is an answer to the same request.
+void Authenticate(dxpu::bridge::ManagementAuthenticator& auth, std::span<const uint8_t> datagram,
+                  uint64_t now) {
+  dxpu::bridge::ManagementCounters counters;
+  dxpu::util::RateLimitedLog log(1'000'000'000, 5);
+  const std::optional<std::vector<uint8_t>> refused =
+      dxpu::bridge::CheckAuthentication(auth, datagram, now, &counters, &log);
+  if (!refused) return;
+  dxpu_mgmt_msg request{}, answer{};
+  Check(dxpu_mgmt_decode(datagram.data(), datagram.size(), &request) == DXPU_MGMT_ERR_OK,
+        "a datagram that does not decode was refused by its authentication");
+  Check(dxpu_mgmt_decode(refused->data(), refused->size(), &answer) == DXPU_MGMT_ERR_OK,
+        "an authentication refusal does not decode");
+  Check(dxpu_mgmt_is_response(&answer) && answer.request_id == request.request_id &&
+            answer.status != DXPU_MGMT_OK,
+        "an authentication refusal is not a refusal of the same request");
+  Check(dxpu_mgmt_changes_state(request.type) || dxpu_mgmt_is_signed(&request),
+        "an unsigned read-only request was refused");
+}
+
 // The datagram as a controller's client reads an answer.
 void AsAnswer(std::span<const uint8_t> datagram) {
   dxpu::bridge::ManagementReply reply;
@@ -133,14 +178,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(firmware.ok(), "cannot open the flash copy");
   dxpu::fuzz::PieceReader reader({data, size});
   dxpu::fuzz::PieceReader::Piece piece;
+  dxpu::bridge::ManagementAuthenticator auth({dxpu::fuzz::FuzzKey().public_key}, false);
+  std::array<std::unique_ptr<dxpu::bridge::ManagementSigner>, 3> signers;
+  for (size_t i = 0; i < signers.size(); ++i)
+    signers[i] =
+        std::make_unique<dxpu::bridge::ManagementSigner>(dxpu::fuzz::FuzzKey().secret_key, 1 + i);
   uint64_t now = 1000;
   for (int n = 0; n < 64 && reader.Next(&piece); ++n) {
     AsAnswer(piece.bytes);
-    if (piece.op & 1) {
-      AsRequest(*box, firmware.value().get(), Endorse(piece.bytes), now);
-    } else {
-      AsRequest(*box, firmware.value().get(), piece.bytes, now);
-    }
+    std::vector<uint8_t> datagram =
+        piece.op & 1 ? Endorse(piece.bytes)
+                     : std::vector<uint8_t>(piece.bytes.begin(), piece.bytes.end());
+    if (piece.op & 2) datagram = Signed(datagram, *signers[(piece.op >> 2) % signers.size()]);
+    Authenticate(auth, datagram, now);
+    AsRequest(*box, firmware.value().get(), datagram, now);
     now += 1'000'000;
   }
   return 0;

@@ -28,6 +28,7 @@
 #include "host/host_port.h"
 #include "host/proxy_port.h"
 #include "link/udp_link.h"
+#include "management_keys.h"
 #include "sim-world/sim_port.h"
 
 namespace dxpu::test {
@@ -334,14 +335,15 @@ BridgeSetup StartBridge(const std::vector<std::string>& profiles, const std::str
     devices += (i ? ", " : "") + std::string(R"({"profile": ")") + profiles[i] +
                R"(", "box_bdf": "0)" + std::to_string(i + 1) + R"(:00.0", "memory": "64MiB"})";
   }
+  const TestManagementKey key = MakeTestManagementKey();
   const std::string text =
       R"({"node_id": "0xb1", "links": [{"type": "udp", "listen": "127.0.0.1:)" +
-      std::to_string(s.port) + R"("}], "management": {"unix": ")" + s.mgmt + R"("}, "devices": [)" +
-      devices + R"(], "limits": {"link_down": ")" + link_down +
-      R"(", "completion_timeout": "2s"}})";
+      std::to_string(s.port) + R"("}], "management": {"unix": ")" + s.mgmt +
+      R"(", "trusted_keys": [")" + key.PublicHex() + R"("]}, "devices": [)" + devices +
+      R"(], "limits": {"link_down": ")" + link_down + R"(", "completion_timeout": "2s"}})";
   s.process = std::make_unique<BridgeProcess>(text);
   if (!s.process->Start() || !WaitForPath(s.mgmt)) return s;
-  const bridge::ManagementClient manager(link::LinkAddress::Unix(s.mgmt));
+  const bridge::ManagementClient manager(link::LinkAddress::Unix(s.mgmt), 1000, 3, key.signer);
   for (size_t i = 0; i < profiles.size(); ++i) {
     const auto dev = static_cast<uint16_t>(i);
     EXPECT_TRUE(manager.Assign(dev, static_cast<uint16_t>((i + first_bus) << 8), kNode).ok());

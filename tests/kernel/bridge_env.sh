@@ -35,7 +35,7 @@ start_bridge_at() {
   "node_id": "$node",
   "links": [{"type": "unix", "path": "$dir/link.sock", "peer": "$peer",
              "mac": "$mac", "mtu": 1500}],
-  "management": {"unix": "$dir/mgmt.sock"},
+  "management": {"unix": "$dir/mgmt.sock", "insecure_unsigned": true},
   "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "$memory"}],
   "limits": {"link_down": "${bridge_link_down:-2s}"$limits_extra},
   "log": {"level": "info", "format": "text"}

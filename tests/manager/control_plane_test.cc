@@ -28,6 +28,7 @@
 #include "bridge_process.h"
 #include "child_process.h"
 #include "link/unique_fd.h"
+#include "management_keys.h"
 #include "manager/bridge_steps.h"
 #include "pool_bridge_config.h"
 
@@ -88,7 +89,8 @@ class ControlPlane {
     manager_ = std::make_unique<ChildProcess>(
         std::vector<std::string>{DXPU_MANAGER_BIN, "--port", std::to_string(manager_port_), "--db",
                                  (dir_ / "pool.db").string(), "--bridge-socket-dir",
-                                 (dir_ / "sockets").string(), "--probe-interval", "200ms"},
+                                 (dir_ / "sockets").string(), "--probe-interval", "200ms",
+                                 "--management-key", key_.WriteFiles((dir_ / "manager").string())},
         dir_ / "manager.log");
     manager_->Start();
     agent_ = std::make_unique<ChildProcess>(
@@ -148,8 +150,12 @@ class ControlPlane {
     return r && r->status == 200;
   }
 
+  // The management key the manager signs its bridge requests with.
+  const TestManagementKey& key() const { return key_; }
+
  private:
   std::filesystem::path dir_;
+  TestManagementKey key_ = MakeTestManagementKey();
   uint16_t manager_port_ = 0, agent_port_ = 0;
   std::unique_ptr<ChildProcess> manager_, agent_;
 };
@@ -313,9 +319,13 @@ std::map<uint16_t, uint64_t> Owners(uint16_t mgmt) {
 TEST(ControlPlane, ABridgeHoldingForeignAssignmentsIsNotAdoptedWithoutTheOperator) {
   ControlPlane cp;
   const uint16_t udp = FreePort(SOCK_DGRAM), mgmt = FreePort(SOCK_DGRAM);
-  BridgeProcess bridge(PoolBridgeConfig(0xb0b0, udp, mgmt));
+  // The bridge trusts this pool's manager and another controller, which assigns a GPU.
+  const TestManagementKey other = MakeTestManagementKey();
+  BridgeProcess bridge(
+      PoolBridgeConfig(0xb0b0, udp, mgmt, {cp.key().PublicHex(), other.PublicHex()}));
   ASSERT_TRUE(bridge.Start());
-  const bridge::ManagementClient other_pool(*link::LinkAddress::FromIp("127.0.0.1", mgmt));
+  const bridge::ManagementClient other_pool(*link::LinkAddress::FromIp("127.0.0.1", mgmt), 1000, 3,
+                                            other.signer);
   ASSERT_TRUE(WaitFor([&] { return other_pool.Assign(0, 0x0300, 0x77).ok(); }));
   const json box = {{"id", "box-a"},
                     {"management", fmt::format("udp:127.0.0.1:{}", mgmt)},

@@ -31,6 +31,7 @@
 #include "bridge_process.h"
 #include "child_process.h"
 #include "flashed_bridge.h"
+#include "management_keys.h"
 #include "manager/pool_audit.h"
 #include "pool_bridge_config.h"
 
@@ -75,12 +76,15 @@ class ProcessPool {
                        const std::string& bridge_crash = "", BoxA box_a = BoxA::kProcess) {
     char tmpl[] = "/tmp/dxpu-pool-proc-XXXXXX";
     dir_ = mkdtemp(tmpl);
+    manager_key_file_ = manager_key_.WriteFiles((dir_ / "manager").string());
+    operator_key_file_ = operator_key_.WriteFiles((dir_ / "operator").string());
     for (int b = 0; b < 2; ++b) {
       Box box;
       box.id = b == 0 ? "box-a" : "box-b";
       box.udp = FreePort(SOCK_DGRAM);
       box.mgmt = FreePort(SOCK_DGRAM);
-      const std::string config = PoolBridgeConfig(0xb0b0 + b, box.udp, box.mgmt);
+      const std::string config = PoolBridgeConfig(
+          0xb0b0 + b, box.udp, box.mgmt, {manager_key_.PublicHex(), operator_key_.PublicHex()});
       if (b == 0 && box_a == BoxA::kFlashed) {
         box.flashed =
             std::make_unique<firmware::testing::FlashedBridge>((dir_ / box.id).string(), config);
@@ -136,6 +140,10 @@ class ProcessPool {
     if (!::testing::Test::HasFailure()) std::filesystem::remove_all(dir_);
   }
 
+  // What an operator signs its requests to the pool's bridges with.
+  std::shared_ptr<bridge::ManagementSigner> operator_signer() const { return operator_key_.signer; }
+  const std::string& operator_key_file() const { return operator_key_file_; }
+
   // After a failure: the end of every daemon's log (the whole logs stay in dir_).
   void PrintLogTails() const {
     std::cerr << "--- logs in " << dir_.string() << '\n';
@@ -159,7 +167,9 @@ class ProcessPool {
                                   "--detach-timeout",
                                   "5s",
                                   "--attach-timeout",
-                                  "60s"};
+                                  "60s",
+                                  "--management-key",
+                                  manager_key_file_};
     if (!crash.empty()) {
       a.emplace_back("--crash-at");
       a.push_back(crash);
@@ -346,6 +356,11 @@ class ProcessPool {
 
  private:
   std::filesystem::path dir_;
+  // The manager signs its bridge requests with its key; the tests act as an operator with
+  // another (docs/protocol.md 15.8). Each bridge trusts both.
+  TestManagementKey manager_key_ = MakeTestManagementKey();
+  TestManagementKey operator_key_ = MakeTestManagementKey();
+  std::string manager_key_file_, operator_key_file_;
   std::vector<Box> boxes_;
   std::vector<Host> hosts_;
   uint16_t manager_port_ = 0;
@@ -429,7 +444,7 @@ TEST(PoolProcessTest, SceneAndBadRequestsWithRealProcesses) {
   const json& gpu = free_gpus->body[0];
   const size_t box = gpu["box"] == "box-a" ? 0 : 1;
   const bridge::ManagementClient operator_cli(
-      *link::LinkAddress::FromIp("127.0.0.1", pool.box(box).mgmt));
+      *link::LinkAddress::FromIp("127.0.0.1", pool.box(box).mgmt), 1000, 3, pool.operator_signer());
   ASSERT_TRUE(operator_cli.Assign(gpu["device"].get<uint16_t>(), 0x0900, 0x77).ok());
   manager::PoolResult<manager::PoolAudit> audit = manager::AuditPool(pool.url());
   ASSERT_TRUE(audit.ok());
@@ -870,9 +885,10 @@ TEST(PoolProcessTest, FirmwareUpdateKeepsTheHostsGpus) {
   ProcessPool::Box& box = pool.box(0);
   const firmware::FirmwareVersion v2 = firmware::FirmwareVersion::Of(1, 1, 0);
   const std::string image = box.flashed->ImageFile("v2.img", box.flashed->Image(v2));
-  ChildProcess push({DXPU_CLI_BIN, "flash", "push", image, "--bridge",
-                     fmt::format("127.0.0.1:{}", box.mgmt), "--json"},
-                    box.flashed->path("push.log"));
+  ChildProcess push(
+      {DXPU_CLI_BIN, "flash", "push", image, "--bridge", fmt::format("127.0.0.1:{}", box.mgmt),
+       "--json", "--key", pool.operator_key_file()},
+      box.flashed->path("push.log"));
   push.Start();
   ASSERT_EQ(push.Wait(120'000), 0) << push.LogTail() << box.flashed->BootLog();
   ASSERT_TRUE(ProcessPool::WaitFor([&] {

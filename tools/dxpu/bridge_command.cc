@@ -35,6 +35,7 @@ struct BridgeOptions {
   std::string host_bdf = "01:00.0";
   std::string node;
   std::string device_base, host_base, size;
+  std::string key;  // --key: the operator's management key file
 };
 
 Result<link::LinkAddress> ParseTarget(const std::string& to) {
@@ -62,7 +63,14 @@ bridge::ManagementReply Exchange(const BridgeOptions& o, const dxpu_mgmt_msg& re
     r.error = target.error().message;
     return r;
   }
-  return bridge::ManagementClient(target.value(), TimeoutMs(o.timeout), o.attempts)
+  Result<std::shared_ptr<bridge::ManagementSigner>> signer = LoadManagementSigner(o.key);
+  if (!signer.ok()) {
+    bridge::ManagementReply r;
+    r.error_name = signer.error().name;
+    r.error = signer.error().message;
+    return r;
+  }
+  return bridge::ManagementClient(target.value(), TimeoutMs(o.timeout), o.attempts, signer.value())
       .Exchange(request);
 }
 
@@ -141,7 +149,9 @@ std::vector<DmaGrants> AskDmaGrants(const BridgeOptions& o, const dxpu_mgmt_stat
   for (size_t i = 0; i < r.device_count; ++i) {
     dxpu_mgmt_device_entry e{};
     if (!dxpu_mgmt_status_entry(&r, i, &e)) break;
-    if (e.owner == 0 || e.state != DXPU_MGMT_DEV_ASSIGNED) {
+    // A quarantined device keeps its owner's windows until it is released.
+    if (e.owner == 0 ||
+        (e.state != DXPU_MGMT_DEV_ASSIGNED && e.state != DXPU_MGMT_DEV_QUARANTINED)) {
       out[i].known = true;  // the bridge's rule: a free device has no windows
       continue;
     }
@@ -326,9 +336,28 @@ void CommonOptions(CLI::App* cmd, BridgeOptions& o) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   cmd->add_flag("--json", o.json, "print the result as JSON");
+  AddManagementKeyOption(*cmd, &o.key);
 }
 
 }  // namespace
+
+void AddManagementKeyOption(CLI::App& cmd, std::string* path) {
+  cmd.add_option("--key", *path,
+                 fmt::format("the secret key file (dxpu flash keygen) that signs requests which "
+                             "change the bridge's state; the bridge trusts its public half "
+                             "(management.trusted_keys). Also ${}",
+                             kManagementKeyEnv))
+      ->envname(kManagementKeyEnv);
+}
+
+Result<std::shared_ptr<bridge::ManagementSigner>> LoadManagementSigner(const std::string& path) {
+  if (path.empty()) return std::shared_ptr<bridge::ManagementSigner>();
+  std::string error;
+  std::shared_ptr<bridge::ManagementSigner> signer =
+      bridge::ManagementSigner::FromKeyFile(path, bridge::WallClockEpoch(), &error);
+  if (!signer) return Error{"key-file", error};
+  return signer;
+}
 
 std::string UnreachableBridgeHint(std::string_view error_name, std::string_view address) {
   if (error_name != "timeout" && error_name != "refused" && error_name != "no-socket") return "";

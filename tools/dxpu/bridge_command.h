@@ -5,10 +5,12 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "bridge-fw/management_auth.h"
 #include "command.h"
 #include "result.h"
 
@@ -30,6 +32,13 @@ inline constexpr std::chrono::seconds kMaxTimeout{60};
 int TimeoutMs(std::chrono::nanoseconds timeout);
 // A usage error when the timeout is out of range.
 std::optional<Error> CheckTimeout(std::chrono::nanoseconds timeout);
+
+// --key FILE, or $DXPU_MANAGEMENT_KEY: the secret key file (`dxpu flash keygen`) that signs
+// the requests which change a bridge's state (docs/protocol.md 15.8).
+inline constexpr char kManagementKeyEnv[] = "DXPU_MANAGEMENT_KEY";
+void AddManagementKeyOption(CLI::App& cmd, std::string* path);
+// The signer of that file, its epoch this moment; null when no file was given.
+Result<std::shared_ptr<bridge::ManagementSigner>> LoadManagementSigner(const std::string& path);
 
 }  // namespace dxpu::cli
 

@@ -422,8 +422,11 @@ fi
 
 bridge_bin="$(dirname "$DXPU")/../bridge-fw/dxpu-bridge"
 if [ -x "$bridge_bin" ]; then
-  printf '{"node_id": "0xb0b2", "links": [{"type": "udp", "listen": "127.0.0.1:%s"}], "management": {"unix": "%s"}, "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "16MiB"}, {"profile": "dxgpu", "box_bdf": "02:00.0", "memory": "16MiB"}], "log": {"level": "warn"}}\n' \
-    "$(free_udp_port)" "$br/mgmt.sock" >"$br/bridge.json"
+  # The operator's management key (docs/protocol.md 15.8): the bridge trusts its public half,
+  # dxpu bridge signs with it through $DXPU_MANAGEMENT_KEY (or --key).
+  "$DXPU" flash keygen --out "$br/operator" >/dev/null || fail "flash keygen for the bridge"
+  printf '{"node_id": "0xb0b2", "links": [{"type": "udp", "listen": "127.0.0.1:%s"}], "management": {"unix": "%s", "trusted_keys": ["%s"]}, "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "16MiB"}, {"profile": "dxgpu", "box_bdf": "02:00.0", "memory": "16MiB"}], "log": {"level": "warn"}}\n' \
+    "$(free_udp_port)" "$br/mgmt.sock" "$(cat "$br/operator.pub")" >"$br/bridge.json"
   # dxpu-bridge's --health-delay is a duration; --health-delay-ms, its old spelling, is still taken.
   run "dxpu-bridge health delay" 0 "$bridge_bin" --config "$br/bridge.json" --check --health-delay 1500ms
   run "dxpu-bridge health delay old spelling" 0 "$bridge_bin" --config "$br/bridge.json" --check --health-delay-ms 1500
@@ -432,6 +435,15 @@ if [ -x "$bridge_bin" ]; then
   bridge_pid=$!
   for _ in $(seq 200); do [ -S "$br/mgmt.sock" ] && break; sleep 0.05; done
   mg="unix:$br/mgmt.sock"
+  # Unsigned, or signed by a key the bridge does not trust: refused, saying why.
+  if run "bridge assign unsigned" 1 "$DXPU" bridge assign --bridge "$mg" --device 0 --node-id 0xa1 --json; then
+    json_check "bridge assign unsigned" 'd["error"] == "unauthenticated" and "management.trusted_keys" in d["message"]'
+  fi
+  "$DXPU" flash keygen --out "$br/stranger" >/dev/null || fail "flash keygen stranger"
+  if run "bridge assign unknown key" 1 "$DXPU" bridge assign --bridge "$mg" --device 0 --node-id 0xa1 --key "$br/stranger.key"; then
+    grep_check "bridge assign unknown key" err "^dxpu bridge assign: unauthenticated: "
+  fi
+  export DXPU_MANAGEMENT_KEY="$br/operator.key"
   run "bridge assign" 0 "$DXPU" bridge assign --bridge "$mg" --device 0 --node-id 0xa1 --host-bdf 01:00.0
   # Another host's device: the refusal names the node that holds it.
   if run "bridge assign busy" 1 "$DXPU" bridge assign --bridge "$mg" --device 0 --node-id 0xa2 --json; then
@@ -471,6 +483,7 @@ if [ -x "$bridge_bin" ]; then
   fi
   kill "$bridge_pid" 2>/dev/null
   wait "$bridge_pid" 2>/dev/null
+  unset DXPU_MANAGEMENT_KEY
   # A bridge older than DMA_LIST answers it unknown-type: status still lists the devices and
   # says the grants are not reported (a stand-in: STATUS answered, every other type unknown).
   python3 -c 'import socket, struct
@@ -676,7 +689,7 @@ run "flash status bad address" 2 "$DXPU" flash status --bridge unix:
 run "flash push without a bridge" 2 "$DXPU" flash push "$fw/a.dxfw"
 run "flash status without a bridge" 2 "$DXPU" flash status
 run "flash push chunk too small" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --chunk-size 0
-run "flash push chunk too large" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --chunk-size 65476
+run "flash push chunk too large" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --chunk-size 65388
 # The old spellings --wait-s (seconds) and --timeout-ms are still taken: this push gets as far as
 # the bridge.
 if run "flash push old spellings" 1 "$DXPU" flash push "$fw/a.dxfw" --bridge "$nobody" --wait-s 5 --timeout-ms 100; then
@@ -694,7 +707,7 @@ if run "flash push wait too long" 2 "$DXPU" flash push "$fw/a.dxfw" --bridge "$n
   grep_check "flash push wait too long" err "at most 60min"
 fi
 if run "flash push help" 0 "$DXPU" flash push --help; then
-  for opt in --bridge --allow-downgrade --no-reboot --reinstall --chunk-size --wait --timeout --attempts --json; do
+  for opt in --bridge --allow-downgrade --no-reboot --reinstall --chunk-size --wait --timeout --attempts --json --key; do
     grep_check "flash push help" out "$opt"
   done
   checks=$((checks + 1))

@@ -49,6 +49,13 @@ Result<std::unique_ptr<DemoBridge>> DemoBridge::Start(const DemoBridgeOptions& o
   }
   b->management_path_ = (options.dir / "bridge.mgmt").string();
   config.management.address = link::LinkAddress::Unix(b->management_path_);
+  // Signed management (docs/protocol.md 15.8): a key made now unless the caller brings one.
+  b->signer_ = options.signer;
+  if (!b->signer_) {
+    b->signer_ = std::make_shared<bridge::ManagementSigner>(firmware::GenerateKeyPair().secret_key,
+                                                            bridge::WallClockEpoch());
+  }
+  config.management.trusted_keys.push_back(b->signer_->public_key());
 
   bridge::DaemonEmbedding embedding;
   embedding.handle_signals = false;
@@ -127,7 +134,8 @@ Result<host::BridgeAttachment> DemoBridge::Lend(size_t n, uint64_t node) {
   if (n > options_.profiles.size())
     return Error{"bad-count",
                  fmt::format("the box has {} GPUs, not {}", options_.profiles.size(), n)};
-  const bridge::ManagementClient manager(link::LinkAddress::Unix(management_path_));
+  const bridge::ManagementClient manager(link::LinkAddress::Unix(management_path_), 1000, 3,
+                                         signer_);
   host::BridgeAttachment a;
   for (size_t i = 0; i < n; ++i) {
     const auto device = static_cast<uint16_t>(i);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bridge-fw/bridge_daemon.h"
+#include "bridge-fw/management_auth.h"
 #include "host/proxy_port.h"
 #include "result.h"
 
@@ -29,6 +30,9 @@ struct DemoBridgeOptions {
   bridge::DataPlane plane;
   // Busy polling in the bridge's loop (DaemonEmbedding::busy_poll_ns); 0: it sleeps.
   uint64_t busy_poll_ns = 0;
+  // The management key the bridge trusts (the demo pool's manager's); null: a key pair made
+  // at start, which Lend() signs with. The demo runs no bridge unsigned.
+  std::shared_ptr<bridge::ManagementSigner> signer;
 };
 
 class DemoBridge {
@@ -62,7 +66,8 @@ class DemoBridge {
   std::string where_;
   std::string fabric_;
   std::string management_path_;
-  std::unique_ptr<link::Link> host_end_;  // mem: the host's end of the in-memory pair
+  std::shared_ptr<bridge::ManagementSigner> signer_;  // what Lend() signs with
+  std::unique_ptr<link::Link> host_end_;              // mem: the host's end of the in-memory pair
   link::LinkAddress host_peer_;
   std::string host_socket_;    // unix: the host's socket path
   std::string bridge_socket_;  // unix: the bridge's

@@ -188,8 +188,12 @@ PoolScene RunPoolScene(const fs::path& dir) {
   PoolScene result;
   // Two boxes.
   std::vector<std::unique_ptr<DemoBridge>> boxes;
+  // The manager's management key, made for the demo; both boxes trust it.
+  const auto signer = std::make_shared<bridge::ManagementSigner>(
+      firmware::GenerateKeyPair().secret_key, bridge::WallClockEpoch());
   for (const char* name : {"box-a", "box-b"}) {
     DemoBridgeOptions bo;
+    bo.signer = signer;
     bo.link = "udp";
     bo.profiles.assign(kGpusPerBox, "dxgpu");
     bo.memory_bytes = 64ull << 20;
@@ -211,6 +215,7 @@ PoolScene RunPoolScene(const fs::path& dir) {
     return result;
   }
   manager::ServiceOptions so;
+  so.signer = signer;
   so.pool.probe_interval_ns = 200 * manager::kMillisecond;
   manager::PoolResult<std::unique_ptr<manager::ManagerService>> service =
       manager::ManagerService::Start(std::move(store).value(), so);

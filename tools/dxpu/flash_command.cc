@@ -25,6 +25,7 @@
 #include "bridge-fw/firmware/key_list.h"
 #include "bridge-fw/firmware/signing.h"
 #include "bridge-fw/firmware/slot_writer.h"
+#include "bridge_command.h"
 #include "error_report.h"
 #include "flash_push.h"
 #include "lib/cli/options.h"
@@ -490,6 +491,7 @@ void AddTargetOptions(CLI::App* cmd, BridgeTargets& t) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   cmd->add_flag("--json", t.json, "print the result as a JSON array, one object per bridge");
+  AddManagementKeyOption(*cmd, &t.key);
 }
 
 CLI::App* AddPushCommand(CLI::App* flash, FlashOptions& o) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -149,7 +150,8 @@ struct Outcome {
 class BridgeUpdate {
  public:
   BridgeUpdate(const FlashPushOptions& o, std::span<const uint8_t> image,
-               const fw::ImageHeader& header, const link::LinkAddress& target, std::string label)
+               const fw::ImageHeader& header, const link::LinkAddress& target, std::string label,
+               const std::shared_ptr<bridge::ManagementSigner>& signer)
       : o_(o),
         image_(image),
         stream_(o.downgrade),
@@ -158,11 +160,12 @@ class BridgeUpdate {
         hw_revision_(header.hw_revision),
         build_id_(header.build_id),
         label_(std::move(label)),
-        client_(target, TimeoutMs(o.targets.timeout), o.targets.attempts),
+        client_(target, TimeoutMs(o.targets.timeout), o.targets.attempts, signer),
         commit_client_(target, std::max(TimeoutMs(o.targets.timeout), 1000),
                        std::max(o.targets.attempts,
-                                kCommitWaitMs / std::max(TimeoutMs(o.targets.timeout), 1000))),
-        poll_client_(target, TimeoutMs(o.targets.timeout), 1) {}
+                                kCommitWaitMs / std::max(TimeoutMs(o.targets.timeout), 1000)),
+                       signer),
+        poll_client_(target, TimeoutMs(o.targets.timeout), 1, signer) {}
 
   Outcome Run() {
     stream_.insert(stream_.end(), image_.begin(), image_.end());
@@ -645,11 +648,16 @@ int RunFlashPush(const FlashPushOptions& o, const std::vector<uint8_t>& image) {
   if (!header.ok())
     return ReportError("flash push", header.error(), o.targets.json, std::cout, std::cerr,
                        kExitFailure);
+  Result<std::shared_ptr<bridge::ManagementSigner>> signer = LoadManagementSigner(o.targets.key);
+  if (!signer.ok())
+    return ReportError("flash push", signer.error(), o.targets.json, std::cout, std::cerr,
+                       kExitUsage);
   Json results = Json::array();
   size_t failed = 0;
   for (size_t i = 0; i < targets.value().size(); ++i) {
     const std::string& label = o.targets.bridges[i];
-    const Outcome r = BridgeUpdate(o, image, header.value(), targets.value()[i], label).Run();
+    const Outcome r =
+        BridgeUpdate(o, image, header.value(), targets.value()[i], label, signer.value()).Run();
     if (!r.ok) ++failed;
     PrintOutcome(label, r, o.targets.json);
     results.push_back(OutcomeJson(label, r, header.value().version.packed));

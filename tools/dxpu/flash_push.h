@@ -14,7 +14,7 @@
 namespace dxpu::cli {
 
 inline constexpr uint32_t kDefaultChunkBytes = 32768;
-inline constexpr uint32_t kMaxChunkBytes = DXPU_MGMT_FW_CHUNK_MAX_DATA;  // 65475
+inline constexpr uint32_t kMaxChunkBytes = DXPU_MGMT_FW_CHUNK_MAX_DATA;  // 65387
 
 // How to reach the bridges: each --bridge is IP:PORT or unix:PATH, as `dxpu bridge --bridge`.
 struct BridgeTargets {
@@ -22,6 +22,7 @@ struct BridgeTargets {
   std::chrono::nanoseconds timeout = std::chrono::seconds(1);  // for each answer
   int attempts = 3;  // sends of one request before giving up
   bool json = false;
+  std::string key;  // --key: the management key that signs FW_BEGIN .. FW_REBOOT
 };
 
 struct FlashPushOptions {
