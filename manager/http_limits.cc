@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "lib/util/rate_limited_log.h"
+#include "manager/access.h"
 
 namespace dxpu::manager {
 
@@ -78,8 +79,8 @@ class RefusalLog {
       std::lock_guard lock(mutex_);
       if (!log_.Allow(static_cast<uint64_t>(res.status), now, &suppressed)) return;
     }
-    spdlog::warn("{}: refused {} {} from {}:{}: HTTP {}{}", daemon_, req.method, req.path,
-                 req.remote_addr, req.remote_port, res.status,
+    spdlog::warn("{}: refused {} {} from {}:{} by {}: HTTP {}{}", daemon_, req.method, req.path,
+                 req.remote_addr, req.remote_port, IdentityOf(req).name, res.status,
                  suppressed > 0
                      ? fmt::format(" ({} more HTTP {} not logged)", suppressed, res.status)
                      : std::string());

@@ -17,6 +17,7 @@
 
 #include "manager/pool_manager.h"
 #include "manager/pool_store.h"
+#include "manager/tls.h"
 
 namespace dxpu::manager {
 
@@ -26,6 +27,8 @@ struct ServiceOptions {
   int bridge_timeout_ms = 500;  // per management request attempt
   int bridge_attempts = 3;
   int agent_timeout_ms = 15'000;  // an attach reads the device's whole configuration space
+  // The manager's certificate towards https:// agents, and the pool's CA that signed theirs.
+  TlsFiles tls;
   // Crash tests only: the process exits (status 137, nothing cleaned up) at the crash_step-th
   // lease step (probes not counted), before or after the manager records its result. 0: never.
   uint64_t crash_step = 0;

@@ -27,6 +27,7 @@
 #include "bridge-fw/management_client.h"
 #include "bridge_process.h"
 #include "child_process.h"
+#include "daemon_test_util.h"
 #include "link/unique_fd.h"
 #include "manager/bridge_steps.h"
 #include "pool_bridge_config.h"
@@ -37,20 +38,6 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-struct Answer {
-  int status = 0;
-  json body;
-};
-
-bool WaitFor(const std::function<bool()>& done, milliseconds limit = milliseconds(20'000)) {
-  const auto end = Clock::now() + limit;
-  while (Clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  return done();
-}
 
 // A TCP connection to 127.0.0.1:port that sends what the test says, when it says.
 link::UniqueFd Connect(uint16_t port) {
@@ -153,14 +140,6 @@ class ControlPlane {
   uint16_t manager_port_ = 0, agent_port_ = 0;
   std::unique_ptr<ChildProcess> manager_, agent_;
 };
-
-// Counts the lines of `log` that hold `needle`.
-int CountLines(const std::filesystem::path& log, const std::string& needle) {
-  std::ifstream in(log);
-  int n = 0;
-  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
-  return n;
-}
 
 // 48 connections that send nothing and 16 that send a request one byte every 200 ms
 // (slowloris) to each daemon: /healthz is still answered at once, and the idle ones are

@@ -27,6 +27,8 @@
 #include "lib/cli/duration.h"
 #include "lib/cli/options.h"
 #include "manager/pool_audit.h"
+#include "manager/tls.h"
+#include "manager/tls_options.h"
 #include "result.h"
 
 namespace dxpu::cli {
@@ -59,6 +61,7 @@ struct PoolOptions {
   std::string key;
   std::chrono::nanoseconds wait = std::chrono::seconds(60);  // --wait
   double wait_s = 60;                                        // the same, in seconds
+  manager::TlsFiles tls;  // --tls-cert, --tls-key, --tls-ca: for an https:// manager
 };
 
 // The manager's URL: [http://|https://]HOST[:PORT][/PREFIX]; IPv6 hosts in brackets.
@@ -153,8 +156,11 @@ struct Reply {
 
 class ManagerClient {
  public:
-  ManagerClient(ManagerUrl url, double timeout_s)
-      : url_(std::move(url)), timeout_s_(timeout_s), http_(url_.origin) {
+  ManagerClient(ManagerUrl url, double timeout_s, const manager::TlsFiles& tls)
+      : url_(std::move(url)),
+        timeout_s_(timeout_s),
+        http_holder_(manager::MakeClient(url_.origin, tls)),
+        http_(*http_holder_) {
     http_.set_url_encode(false);  // paths and queries are escaped here
     http_.set_connection_timeout(Micros(timeout_s_));
     http_.set_write_timeout(Micros(timeout_s_));
@@ -227,6 +233,14 @@ class ManagerClient {
  private:
   Error NoAnswer(httplib::Error e, double waited_s) const {
     switch (e) {
+      case httplib::Error::SSLConnection:
+      case httplib::Error::SSLServerVerification:
+        return {"tls-refused",
+                fmt::format("the TLS handshake with the manager at {} failed ({}): is "
+                            "--tls-cert a certificate of the pool's CA, and --tls-ca the CA "
+                            "that signed the manager's ($DXPU_TLS_CERT, $DXPU_TLS_KEY, "
+                            "$DXPU_TLS_CA)?",
+                            url_.text, httplib::to_string(e))};
       case httplib::Error::Connection:
         return {"unreachable", fmt::format("cannot connect to the manager at {} (is dxpu-manager "
                                            "running there? --manager or ${} say where)",
@@ -250,7 +264,8 @@ class ManagerClient {
 
   ManagerUrl url_;
   double timeout_s_;
-  httplib::Client http_;
+  std::unique_ptr<httplib::Client> http_holder_;
+  httplib::Client& http_;
 };
 
 // A field of an answer as text: strings as they are, numbers as digits, booleans yes/no,
@@ -627,7 +642,8 @@ int RunRemoveHost(const PoolOptions& o, ManagerClient& c, std::string_view sub) 
 // The pool checked from outside: the manager's leases against each bridge's owners and each
 // agent's devices (manager/pool_audit.h). Exit 1 when an invariant does not hold.
 int RunAudit(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
-  manager::PoolResult<manager::PoolAudit> a = manager::AuditPool(c.url().origin + c.url().prefix);
+  manager::PoolResult<manager::PoolAudit> a =
+      manager::AuditPool(c.url().origin + c.url().prefix, o.tls);
   if (!a.ok()) return Fail(o, sub, Error{a.error().name, a.error().message});
   const manager::PoolAudit& audit = a.value();
   if (o.json) {
@@ -784,6 +800,7 @@ void CommonOptions(CLI::App* cmd, PoolOptions& o) {
                     "how long to wait for each HTTP answer (100ms to 1h; a bare number is seconds)",
                     {}, DurationUnit::kSeconds);
   cmd->add_flag("--json", o.json, "print the manager's JSON answer instead of a table");
+  manager::AddClientTlsOptions(*cmd, &o.tls);
 }
 
 constexpr const char* kExitStatus =
@@ -988,7 +1005,13 @@ Command AddPoolCommand(CLI::App& parent) {
               }
               o->timeout_s = std::chrono::duration<double>(o->timeout).count();
               o->wait_s = std::chrono::duration<double>(o->wait).count();
-              ManagerClient client(std::move(url).value(), o->timeout_s);
+              if (url.value().origin.starts_with("https://") && o->tls.any()) {
+                if (const std::string bad =
+                        manager::CheckTlsFiles(o->tls, "--tls-cert, --tls-key and --tls-ca");
+                    !bad.empty())
+                  return Fail(*o, name, Error{"bad-tls", bad}, kExitUsage);
+              }
+              ManagerClient client(std::move(url).value(), o->timeout_s, o->tls);
               return s.run(*o, client, name);
             }
             return kExitUsage;
