@@ -39,31 +39,6 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// A TCP connection to 127.0.0.1:port that sends what the test says, when it says.
-link::UniqueFd Connect(uint16_t port) {
-  link::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) return {};
-  return fd;
-}
-
-// Whether the server has closed `fd` (EOF or reset) within `limit`.
-bool ClosedByServer(int fd, milliseconds limit) {
-  const auto end = Clock::now() + limit;
-  char buf[512];
-  while (Clock::now() < end) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 50) == 1) {
-      const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-      if (n <= 0) return true;  // 0: EOF; < 0: reset
-    }
-  }
-  return false;
-}
-
 // The daemons of a control plane: a manager and one agent (userspace mode, no bridge needed).
 class ControlPlane {
  public:

@@ -132,6 +132,7 @@ class TlsPool {
   }
 
   std::string manager_url() const { return fmt::format("https://127.0.0.1:{}", manager_port_); }
+  uint16_t manager_port() const { return manager_port_; }
   std::string agent_url(size_t i) const {
     return fmt::format("https://127.0.0.1:{}", agent_ports_.at(i));
   }
@@ -314,6 +315,33 @@ TEST(Mtls, AReaderOnlyReadsAndAnUnknownIdentityGetsNothing) {
   EXPECT_EQ(reader_refused, 4);
   EXPECT_EQ(operator_entries, 1);
   EXPECT_GE(CountLines(pool.manager().log(), "by reader: HTTP 403"), 1) << pool.manager().LogTail();
+}
+
+// Connections that never start their handshake, or stop in the middle of it, are closed by
+// the server within seconds (the handshake has the read timeout, 2 s) and hold no thread
+// /healthz needs: a TLS port is no easier to starve than a plain one.
+TEST(Mtls, StalledHandshakesDoNotStarveHealthz) {
+  TlsPool pool;
+  const uint16_t port = pool.manager_port();
+  std::vector<link::UniqueFd> idle;
+  for (int i = 0; i < 32; ++i) {
+    idle.push_back(Connect(port));
+    ASSERT_TRUE(idle.back().valid());
+    if (i % 2 == 1) {  // half a ClientHello's record header: the handshake started, then stalls
+      const unsigned char start[] = {0x16, 0x03, 0x01};
+      ASSERT_EQ(::send(idle.back().get(), start, sizeof start, MSG_NOSIGNAL), 3);
+    }
+  }
+  std::this_thread::sleep_for(milliseconds(300));  // every connection accepted
+  for (int i = 0; i < 3; ++i) {
+    const auto start = Clock::now();
+    const std::optional<Answer> a =
+        Call(pool.manager_url(), pool.pki().Of("reader"), "GET", "/healthz");
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(a->status, 200);
+    EXPECT_LT(std::chrono::duration_cast<milliseconds>(Clock::now() - start).count(), 1000);
+  }
+  for (link::UniqueFd& fd : idle) EXPECT_TRUE(ClosedByServer(fd.get(), milliseconds(5000)));
 }
 
 // Without TLS a daemon serves loopback addresses only, unless told --insecure-plaintext.
