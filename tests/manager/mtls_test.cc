@@ -317,6 +317,39 @@ TEST(Mtls, AReaderOnlyReadsAndAnUnknownIdentityGetsNothing) {
   EXPECT_GE(CountLines(pool.manager().log(), "by reader: HTTP 403"), 1) << pool.manager().LogTail();
 }
 
+// dxpu pool over TLS: the certificate from the environment; one of another CA refused, saying
+// what to check; a host's refused what is the operator's.
+TEST(Mtls, DxpuPoolShowsItsCertificate) {
+  TlsPool pool;
+  struct Case {
+    manager::TlsFiles tls;
+    std::vector<std::string> args;
+    int status;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {pool.pki().Of("reader"), {"status"}, 0, "boxes"},
+      {pool.pki().Of("operator", true), {"status"}, 1, "--tls-cert a certificate of the pool's CA"},
+      {pool.pki().Of("host:h1"), {"boxes"}, 1, "forbidden: host:h1 may not GET /v1/boxes"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.tls.cert);
+    std::vector<std::string> argv = {"/usr/bin/env",
+                                     "DXPU_MANAGER=" + pool.manager_url(),
+                                     "DXPU_TLS_CERT=" + c.tls.cert,
+                                     "DXPU_TLS_KEY=" + c.tls.key,
+                                     "DXPU_TLS_CA=" + pool.pki().ca(),
+                                     DXPU_CLI_BIN,
+                                     "pool"};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    ChildProcess cli(argv, pool.manager().log().parent_path() / fmt::format("cli-{}.log", n++));
+    cli.Start();
+    EXPECT_EQ(cli.Wait(20'000), std::optional<int>(c.status));
+    EXPECT_NE(cli.LogTail().find(c.says), std::string::npos) << cli.LogTail();
+  }
+}
+
 // Connections that never start their handshake, or stop in the middle of it, are closed by
 // the server within seconds (the handshake has the read timeout, 2 s) and hold no thread
 // /healthz needs: a TLS port is no easier to starve than a plain one.

@@ -68,7 +68,7 @@ Command AddPkiCommand(CLI::App& parent) {
       "  dxpu pki issue /etc/dxpu/pki --cn host:h1 --san 10.0.0.21\n"
       "  dxpu pki issue /etc/dxpu/pki --cn operator\n"
       "Exit status: 0 made, 1 not made (the reason on stderr), 2 bad command line.\n");
-  return {pki, [o, init, issue]() -> int {
+  return {pki, [o, init]() -> int {
             if (init->parsed()) {
               return Report(manager::InitPoolCa(o->dir, o->days),
                             o->dir + "/ca.crt " + o->dir + "/ca.key");

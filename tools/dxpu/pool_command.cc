@@ -39,6 +39,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kDefaultManager = "http://127.0.0.1:17490";
 constexpr const char* kManagerEnv = "DXPU_MANAGER";
+constexpr const char* kTlsHint =
+    "is --tls-cert a certificate of the pool's CA, and --tls-ca the CA that signed the "
+    "manager's ($DXPU_TLS_CERT, $DXPU_TLS_KEY, $DXPU_TLS_CA)?";
 constexpr int kPollWaitSeconds = 1;  // each poll asks the manager to wait this long
 constexpr auto kMinPollInterval = std::chrono::milliseconds(200);
 constexpr auto kRetryInterval = std::chrono::seconds(1);  // after a poll that got no answer
@@ -235,12 +238,9 @@ class ManagerClient {
     switch (e) {
       case httplib::Error::SSLConnection:
       case httplib::Error::SSLServerVerification:
-        return {"tls-refused",
-                fmt::format("the TLS handshake with the manager at {} failed ({}): is "
-                            "--tls-cert a certificate of the pool's CA, and --tls-ca the CA "
-                            "that signed the manager's ($DXPU_TLS_CERT, $DXPU_TLS_KEY, "
-                            "$DXPU_TLS_CA)?",
-                            url_.text, httplib::to_string(e))};
+        return {"tls-refused", fmt::format("the TLS handshake with the manager at {} failed "
+                                           "({}): {}",
+                                           url_.text, httplib::to_string(e), kTlsHint)};
       case httplib::Error::Connection:
         return {"unreachable", fmt::format("cannot connect to the manager at {} (is dxpu-manager "
                                            "running there? --manager or ${} say where)",
@@ -251,15 +251,23 @@ class ManagerClient {
                             url_.text, timeout_s_)};
       case httplib::Error::Read:
         return {"timeout", fmt::format("no answer from the manager at {} within {:g} s (or it "
-                                       "closed the connection)",
-                                       url_.text, waited_s)};
+                                       "closed the connection){}",
+                                       url_.text, waited_s, TlsSuffix())};
       case httplib::Error::Write:
-        return {"no-answer",
-                fmt::format("the connection to the manager at {} broke while sending", url_.text)};
+        return {"no-answer", fmt::format("the connection to the manager at {} broke while "
+                                         "sending{}",
+                                         url_.text, TlsSuffix())};
       default:
         return {"no-answer", fmt::format("no answer from the manager at {} ({})", url_.text,
                                          httplib::to_string(e))};
     }
+  }
+
+  // TLS 1.3: the server refuses a client certificate after the client's side of the
+  // handshake is done, so the refusal shows as a connection closed while sending or reading.
+  std::string TlsSuffix() const {
+    if (!url_.origin.starts_with("https://")) return "";
+    return fmt::format("; over TLS a refused client certificate looks the same: {}", kTlsHint);
   }
 
   ManagerUrl url_;
