@@ -145,7 +145,8 @@ void AgentService::MaybeCrash(const std::string& gpu) {
 }
 
 AgentService::Registration AgentService::Register(std::string* why) {
-  const std::unique_ptr<httplib::Client> client = MakeClient(options_.manager, options_.tls);
+  const std::unique_ptr<httplib::Client> client =
+      MakeClient(options_.manager, options_.tls, "manager");
   client->set_connection_timeout(std::chrono::seconds(2));
   client->set_read_timeout(std::chrono::seconds(5));
   const json body = {

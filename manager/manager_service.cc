@@ -32,7 +32,8 @@ ActionResult RunAgentAction(const Action& a, const ServiceOptions& options) {
                                {"host_bdf", BdfText(a.host_bdf)},
                                {"node_id", fmt::format("{:#x}", a.host.node_id)},
                                {"allocation", AllocationName(a.allocation)}};
-  const std::unique_ptr<httplib::Client> client = MakeClient(a.host.agent, options.tls);
+  const std::unique_ptr<httplib::Client> client =
+      MakeClient(a.host.agent, options.tls, "host:" + a.host.id);  // h1's agent, no other
   const auto timeout = std::chrono::milliseconds(options.agent_timeout_ms);
   client->set_connection_timeout(std::chrono::seconds(2));
   client->set_read_timeout(timeout);

@@ -88,6 +88,32 @@ int VerifyClient(int ok, X509_STORE_CTX* store) {
   return 0;
 }
 
+// The CN a client wants of its server, held by the client's SSL_CTX (freed with it).
+void FreePeerCn(void*, void* ptr, CRYPTO_EX_DATA*, int, long, void*) {
+  delete static_cast<std::string*>(ptr);
+}
+
+int PeerCnIndex() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, FreePeerCn);
+  return index;
+}
+
+// After the chain verified: the server's own certificate (depth 0) has the CN wanted.
+int VerifyServerCn(int ok, X509_STORE_CTX* store) {
+  if (ok != 1 || X509_STORE_CTX_get_error_depth(store) != 0) return ok;
+  const auto* ssl = static_cast<const SSL*>(
+      X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  const auto* want = ssl != nullptr ? static_cast<const std::string*>(
+                                          SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), PeerCnIndex()))
+                                    : nullptr;
+  if (want == nullptr) return 1;
+  const std::string cn = SubjectCommonName(X509_STORE_CTX_get_current_cert(store));
+  if (cn == *want) return 1;
+  spdlog::warn("TLS: the server's certificate is CN '{}', not '{}': refused", cn, *want);
+  X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION);
+  return 0;
+}
+
 // The server's context: its certificate and key, the CA its clients' certificates must be
 // signed by, a client certificate required.
 bool SetUpServerContext(SSL_CTX& ctx, const TlsFiles& files, std::string* error) {
@@ -165,12 +191,19 @@ std::unique_ptr<httplib::Server> MakeServer(const TlsFiles& files, std::string* 
   return server;
 }
 
-std::unique_ptr<httplib::Client> MakeClient(const std::string& url, const TlsFiles& files) {
+std::unique_ptr<httplib::Client> MakeClient(const std::string& url, const TlsFiles& files,
+                                            const std::string& peer_cn) {
   if (!url.starts_with("https://")) return std::make_unique<httplib::Client>(url);
   IgnoreSigpipe();
   auto client = std::make_unique<httplib::Client>(url, files.cert, files.key);
   if (!files.ca.empty()) client->set_ca_cert_path(files.ca);
   client->enable_server_certificate_verification(true);
+  SSL_CTX* ctx = client->ssl_context();
+  if (!peer_cn.empty() && ctx != nullptr) {
+    // cpp-httplib sets each connection's verify mode without a callback, which keeps this one.
+    SSL_CTX_set_ex_data(ctx, PeerCnIndex(), new std::string(peer_cn));
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, VerifyServerCn);
+  }
   return client;
 }
 

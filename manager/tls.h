@@ -39,8 +39,11 @@ std::unique_ptr<httplib::Server> MakeServer(const TlsFiles& files, std::string* 
 
 // A client of `url` (http:// or https://, as httplib::Client takes it): over https it presents
 // files.cert and files.key (when given) and verifies the server against files.ca (the system's
-// CAs when none is given), its name or IP address included.
-std::unique_ptr<httplib::Client> MakeClient(const std::string& url, const TlsFiles& files);
+// CAs when none is given), its name or IP address included, and, when `peer_cn` is given, that
+// the server's certificate has that subject CN (the manager calling host h1's agent wants
+// "host:h1": a host cannot register another host's agent as its own).
+std::unique_ptr<httplib::Client> MakeClient(const std::string& url, const TlsFiles& files,
+                                            const std::string& peer_cn = "");
 
 // "" when a daemon may serve at `listen_host` as configured: over TLS (all three files given
 // and readable), or over plain HTTP on a loopback address, or over plain HTTP elsewhere with

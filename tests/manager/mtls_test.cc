@@ -39,7 +39,7 @@ class Pki {
     EXPECT_EQ(manager::InitPoolCa(dir_.string(), 1), "");
     EXPECT_EQ(manager::InitPoolCa(other_.string(), 1), "");
     for (const char* cn : {"manager", "host:h1", "host:h2"}) Issue(dir_, cn, {"127.0.0.1"});
-    for (const char* cn : {"operator", "reader", "nobody"}) Issue(dir_, cn, {});
+    for (const char* cn : {"operator", "reader", "nobody", "host:h3"}) Issue(dir_, cn, {});
     Issue(other_, "operator", {});
   }
 
@@ -315,6 +315,33 @@ TEST(Mtls, AReaderOnlyReadsAndAnUnknownIdentityGetsNothing) {
   EXPECT_EQ(reader_refused, 4);
   EXPECT_EQ(operator_entries, 1);
   EXPECT_GE(CountLines(pool.manager().log(), "by reader: HTTP 403"), 1) << pool.manager().LogTail();
+}
+
+// A host that registers another host's agent as its own gets nothing through it: the manager
+// wants the agent of the host it calls (CN host:h3) and refuses h2's agent's certificate, so
+// h2's agent is never asked to attach anything.
+TEST(Mtls, TheManagerCallsOnlyTheAgentOfTheHostItNames) {
+  TlsPool pool;
+  ASSERT_NO_FATAL_FAILURE(pool.AddBox());
+  const std::string url = pool.manager_url();
+  const json h3 = {{"id", "h3"},          {"node_id", "0xa3"}, {"agent", pool.agent_url(1)},
+                   {"mode", "userspace"}, {"boot_id", "b3"},   {"heartbeat_ms", 60'000}};
+  const std::optional<Answer> registered =
+      Call(url, pool.pki().Of("host:h3"), "POST", "/v1/hosts", h3);
+  ASSERT_TRUE(registered.has_value());
+  ASSERT_EQ(registered->status, 200) << registered->body.dump();
+  const std::optional<Answer> a = Call(url, pool.pki().Of("host:h3"), "POST",
+                                       "/v1/allocations?wait=2", {{"host", "h3"}, {"count", 1}});
+  ASSERT_TRUE(a.has_value());
+  EXPECT_NE(a->body["state"], "active") << a->body.dump();
+  EXPECT_TRUE(WaitFor([&] {
+    return CountLines(pool.manager().log(), "is CN 'host:h2', not 'host:h3'") >= 1;
+  })) << pool.manager().LogTail();
+  const std::optional<Answer> devices =
+      Call(pool.agent_url(1), pool.pki().Of("operator"), "GET", "/v1/devices");
+  ASSERT_TRUE(devices.has_value());
+  EXPECT_EQ(devices->body["devices"].size(), 0u);
+  EXPECT_EQ(CountLines(pool.manager().log().parent_path() / "agent-h2.log", "attach"), 0);
 }
 
 // dxpu pool over TLS: the certificate from the environment; one of another CA refused, saying
