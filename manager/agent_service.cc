@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bridge-fw/bridge_config.h"
+#include "manager/access.h"
 #include "manager/pool_json.h"
 
 namespace dxpu::manager {
@@ -90,6 +91,7 @@ bool AgentService::registered() const {
 }
 
 void AgentService::InstallRoutes(httplib::Server& server) {
+  InstallAccessGate(server, AgentRouteRefusal, &forbidden_);
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
@@ -102,6 +104,7 @@ void AgentService::InstallRoutes(httplib::Server& server) {
            {"node_id", fmt::format("{:#x}", options_.node_id)},
            {"mode", backend_->mode()},
            {"boot_id", boot_id_},
+           {"forbidden", forbidden_.load(std::memory_order_relaxed)},
            {"devices", out}});
   });
   auto call = [this](bool attach) {
@@ -142,14 +145,15 @@ void AgentService::MaybeCrash(const std::string& gpu) {
 }
 
 AgentService::Registration AgentService::Register(std::string* why) {
-  httplib::Client client(options_.manager);
-  client.set_connection_timeout(std::chrono::seconds(2));
-  client.set_read_timeout(std::chrono::seconds(5));
+  const std::unique_ptr<httplib::Client> client =
+      MakeClient(options_.manager, options_.tls, "manager");
+  client->set_connection_timeout(std::chrono::seconds(2));
+  client->set_read_timeout(std::chrono::seconds(5));
   const json body = {
       {"id", options_.id},           {"node_id", fmt::format("{:#x}", options_.node_id)},
       {"agent", options_.advertise}, {"mode", backend_->mode()},
       {"boot_id", boot_id_},         {"heartbeat_ms", options_.heartbeat_ms}};
-  httplib::Result res = client.Post("/v1/hosts", body.dump(), "application/json");
+  httplib::Result res = client->Post("/v1/hosts", body.dump(), "application/json");
   if (!res) {
     *why = fmt::format("no answer from the manager at {} ({})", options_.manager,
                        httplib::to_string(res.error()));

@@ -6,6 +6,7 @@
 #ifndef DXPU_MANAGER_AGENT_SERVICE_H_
 #define DXPU_MANAGER_AGENT_SERVICE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "manager/agent_backend.h"
+#include "manager/tls.h"
 
 namespace httplib {
 class Server;
@@ -28,6 +30,8 @@ struct AgentOptions {
   uint64_t node_id = 0;   // its DxFP node ID
   std::string manager;    // "http://127.0.0.1:17490"
   std::string advertise;  // the URL the manager calls this agent at
+  // This host's certificate (CN host:NAME) towards an https:// manager and the pool's CA.
+  TlsFiles tls;
   int heartbeat_ms = 10'000;
   // Registration retries while the manager does not answer: retry_ms, doubling up to
   // retry_max_ms, one log line each.
@@ -68,6 +72,7 @@ class AgentService {
   std::mutex calls_;                             // one attach or detach at a time
   std::map<std::string, std::string> attached_;  // gpu -> what the backend said
   uint64_t calls_done_ = 0;
+  std::atomic<uint64_t> forbidden_{0};  // requests refused for their identity (403)
   mutable std::mutex state_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;

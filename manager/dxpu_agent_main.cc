@@ -31,6 +31,7 @@
 #include "manager/proxy_backend.h"
 #include "manager/serve_until_signal.h"
 #include "manager/sysfs_backend.h"
+#include "manager/tls_options.h"
 
 namespace {
 
@@ -158,6 +159,7 @@ struct DaemonFlags {
   std::chrono::nanoseconds link_down = std::chrono::seconds(1);
   std::chrono::nanoseconds heartbeat = std::chrono::seconds(10);
   bool port_given = false;
+  bool insecure_plaintext = false;
 };
 
 // Serves the manager until SIGINT or SIGTERM.
@@ -196,11 +198,23 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
       return 1;
     }
   }
+  if (o.manager.starts_with("https://") && o.tls.cert.empty()) {
+    spdlog::error(
+        "--manager {} is HTTPS: it takes this host's client certificate (CN host:{}): give "
+        "--tls-cert, --tls-key and --tls-ca",
+        o.manager, o.id);
+    return 1;
+  }
   if (o.advertise.empty() && (listen == "0.0.0.0" || listen == "::")) {
     spdlog::error(
         "--listen {} without --advertise: the manager would be told to call this agent at "
         "{}:{}, which is no address it can reach; give --advertise http://THIS-HOST-IP:{}",
         f.listen, listen, port, port);
+    return 1;
+  }
+  if (const std::string problem = CheckServing(o.tls, f.insecure_plaintext, listen);
+      !problem.empty()) {
+    spdlog::error("{}", problem);
     return 1;
   }
   o.heartbeat_ms =
@@ -214,26 +228,32 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
   };
   std::unique_ptr<AttachBackend> backend =
       MakeBackend(f.mode, std::chrono::duration<double>(f.link_down).count());
-  httplib::Server server;
-  ApplyHttpLimits(server, HttpLimits{}, "dxpu-agent");
+  std::string tls_error;
+  const std::unique_ptr<httplib::Server> server = MakeServer(o.tls, &tls_error);
+  if (!server) {
+    spdlog::error("{}", tls_error);
+    return 1;
+  }
+  ApplyHttpLimits(*server, HttpLimits{}, "dxpu-agent");
   std::string bind_error;
-  const int bound = BindExclusively(server, listen, port, &bind_error);
+  const int bound = BindExclusively(*server, listen, port, &bind_error);
   if (bound <= 0) {
     spdlog::error("{}", bind_error);
     return 1;
   }
   if (o.advertise.empty()) {
+    const std::string scheme = o.tls.any() ? "https://" : "http://";
     o.advertise =
-        (listen.find(':') != std::string::npos ? "http://[" + listen + "]" : "http://" + listen) +
+        (listen.find(':') != std::string::npos ? scheme + "[" + listen + "]" : scheme + listen) +
         ":" + std::to_string(bound);
   }
   AgentService agent(o, std::move(backend));
-  agent.InstallRoutes(server);
+  agent.InstallRoutes(*server);
   agent.StartRegistration();
   std::printf("dxpu-agent: host '%s' (node %#llx), API on %s, manager %s\n", o.id.c_str(),
               static_cast<unsigned long long>(o.node_id), o.advertise.c_str(), o.manager.c_str());
   std::fflush(stdout);
-  ServeUntilSignal(server);
+  ServeUntilSignal(*server);
   if (refused) return 1;  // the reason is logged already, on one line
   spdlog::info("stopping");
   return 0;
@@ -292,6 +312,7 @@ int Main(int argc, char** argv) {
   app.add_option("--log-level", level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
+  AddDaemonTlsOptions(app, &o.tls, &f.insecure_plaintext);
   app.add_option("--crash-after-call", o.crash_call,
                  "crash tests only: exit after the N-th attach or detach took effect")
       ->group("");  // hidden

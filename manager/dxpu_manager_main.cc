@@ -27,6 +27,7 @@
 #include "manager/rest_api.h"
 #include "manager/serve_until_signal.h"
 #include "manager/sqlite_store.h"
+#include "manager/tls_options.h"
 
 namespace {
 
@@ -168,6 +169,8 @@ int Main(int argc, char** argv) {
   app.add_option("--log-level", level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
+  bool insecure_plaintext = false;
+  AddDaemonTlsOptions(app, &o.tls, &insecure_plaintext);
   std::string crash_at;
   app.add_option("--crash-at", crash_at,
                  "crash tests only: before:N or after:N exits at the N-th step of attach or "
@@ -195,6 +198,11 @@ int Main(int argc, char** argv) {
       return 1;
     }
     port = *listen_port;
+  }
+  if (const std::string problem = CheckServing(o.tls, insecure_plaintext, listen);
+      !problem.empty()) {
+    spdlog::error("{}", problem);
+    return 1;
   }
   if (const std::string problem = CheckConfiguration(db); !problem.empty()) {
     spdlog::error("{}", problem);
@@ -244,18 +252,24 @@ int Main(int argc, char** argv) {
     return 1;
   }
   rest.audit = audit.get();
-  httplib::Server server;
-  ApplyHttpLimits(server, HttpLimits{}, "dxpu-manager");
-  InstallRestApi(server, *service.value(), rest);
+  std::string tls_error;
+  const std::unique_ptr<httplib::Server> server = MakeServer(o.tls, &tls_error);
+  if (!server) {
+    spdlog::error("{}", tls_error);
+    return 1;
+  }
+  ApplyHttpLimits(*server, HttpLimits{}, "dxpu-manager");
+  InstallRestApi(*server, *service.value(), rest);
   std::string bind_error;
-  const int bound = BindExclusively(server, listen, port, &bind_error);
+  const int bound = BindExclusively(*server, listen, port, &bind_error);
   if (bound <= 0) {
     spdlog::error("{}", bind_error);
     return 1;
   }
-  std::printf("dxpu-manager: API on http://%s:%d, pool in %s\n", listen.c_str(), bound, db.c_str());
+  std::printf("dxpu-manager: API on %s://%s:%d, pool in %s\n", o.tls.any() ? "https" : "http",
+              listen.c_str(), bound, db.c_str());
   std::fflush(stdout);
-  ServeUntilSignal(server);
+  ServeUntilSignal(*server);
   spdlog::info("stopping");
   return 0;
 }

@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include "lib/util/rate_limited_log.h"
+#include "manager/access.h"
+#include "manager/tls.h"
 
 namespace dxpu::manager {
 
@@ -63,8 +65,9 @@ namespace {
 // in the next line. cpp-httplib calls the logger from every connection's thread.
 class RefusalLog {
  public:
-  RefusalLog(std::string daemon, const HttpLimits& limits)
+  RefusalLog(std::string daemon, const HttpLimits& limits, bool tls)
       : daemon_(std::move(daemon)),
+        tls_(tls),
         log_(limits.refusal_log_interval_ns, limits.refusal_log_burst) {}
 
   void Note(const httplib::Request& req, const httplib::Response& res) {
@@ -78,15 +81,22 @@ class RefusalLog {
       std::lock_guard lock(mutex_);
       if (!log_.Allow(static_cast<uint64_t>(res.status), now, &suppressed)) return;
     }
-    spdlog::warn("{}: refused {} {} from {}:{}: HTTP {}{}", daemon_, req.method, req.path,
-                 req.remote_addr, req.remote_port, res.status,
+    spdlog::warn("{}: refused {} {} from {}:{} by {}: HTTP {}{}", daemon_, req.method, req.path,
+                 req.remote_addr, req.remote_port, Who(req), res.status,
                  suppressed > 0
                      ? fmt::format(" ({} more HTTP {} not logged)", suppressed, res.status)
                      : std::string());
   }
 
  private:
+  // The request's identity; on a TLS server a request refused before it parsed has none yet
+  // (cpp-httplib sets the connection's TLS state on the request after parsing it).
+  std::string Who(const httplib::Request& req) const {
+    return tls_ && !OverTls(req) ? "(not parsed)" : IdentityOf(req).name;
+  }
+
   const std::string daemon_;
+  const bool tls_;
   std::mutex mutex_;
   util::RateLimitedLog log_;
 };
@@ -100,7 +110,8 @@ void ApplyHttpLimits(httplib::Server& server, const HttpLimits& limits, const st
   server.new_task_queue = [min = limits.min_workers, max = limits.max_workers] {
     return new ElasticTaskQueue(min, max);  // cpp-httplib owns and deletes it
   };
-  auto refusals = std::make_shared<RefusalLog>(daemon, limits);
+  const bool tls = dynamic_cast<httplib::SSLServer*>(&server) != nullptr;
+  auto refusals = std::make_shared<RefusalLog>(daemon, limits, tls);
   server.set_logger([refusals](const httplib::Request& req, const httplib::Response& res) {
     refusals->Note(req, res);
   });

@@ -32,13 +32,14 @@ ActionResult RunAgentAction(const Action& a, const ServiceOptions& options) {
                                {"host_bdf", BdfText(a.host_bdf)},
                                {"node_id", fmt::format("{:#x}", a.host.node_id)},
                                {"allocation", AllocationName(a.allocation)}};
-  httplib::Client client(a.host.agent);
+  const std::unique_ptr<httplib::Client> client =
+      MakeClient(a.host.agent, options.tls, "host:" + a.host.id);  // h1's agent, no other
   const auto timeout = std::chrono::milliseconds(options.agent_timeout_ms);
-  client.set_connection_timeout(std::chrono::seconds(2));
-  client.set_read_timeout(timeout);
-  client.set_write_timeout(timeout);
+  client->set_connection_timeout(std::chrono::seconds(2));
+  client->set_read_timeout(timeout);
+  client->set_write_timeout(timeout);
   const char* path = attach ? "/v1/attach" : "/v1/detach";
-  httplib::Result res = client.Post(path, body.dump(), "application/json");
+  httplib::Result res = client->Post(path, body.dump(), "application/json");
   if (!res) {
     r.outcome = ActionOutcome::kUnreachable;
     r.error = fmt::format("agent of {} at {}: {}", a.host.id, a.host.agent,

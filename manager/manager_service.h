@@ -18,6 +18,7 @@
 #include "bridge-fw/management_auth.h"
 #include "manager/pool_manager.h"
 #include "manager/pool_store.h"
+#include "manager/tls.h"
 
 namespace dxpu::manager {
 
@@ -30,6 +31,8 @@ struct ServiceOptions {
   // Signs the requests that change a bridge's state (docs/protocol.md 15.8): the manager's key
   // and its epoch. Null: they go unsigned, and a bridge that trusts a key refuses them.
   std::shared_ptr<bridge::ManagementSigner> signer;
+  // The manager's certificate towards https:// agents, and the pool's CA that signed theirs.
+  TlsFiles tls;
   // Crash tests only: the process exits (status 137, nothing cleaned up) at the crash_step-th
   // lease step (probes not counted), before or after the manager records its result. 0: never.
   uint64_t crash_step = 0;

@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -19,11 +20,11 @@ namespace {
 
 using nlohmann::json;
 
-PoolResult<json> Get(const std::string& url, const std::string& path) {
-  httplib::Client c(url);
-  c.set_connection_timeout(std::chrono::seconds(2));
-  c.set_read_timeout(std::chrono::seconds(10));
-  httplib::Result r = c.Get(path);
+PoolResult<json> Get(const std::string& url, const std::string& path, const TlsFiles& tls) {
+  const std::unique_ptr<httplib::Client> c = MakeClient(url, tls);
+  c->set_connection_timeout(std::chrono::seconds(2));
+  c->set_read_timeout(std::chrono::seconds(10));
+  httplib::Result r = c->Get(path);
   if (!r || r->status != 200) {
     return PoolError{ErrorKind::kUnavailable, "no-answer",
                      fmt::format("GET {}{}: {}", url, path,
@@ -38,13 +39,13 @@ PoolResult<json> Get(const std::string& url, const std::string& path) {
   return j;
 }
 
-PoolResult<PoolAudit> AuditPoolOrThrow(const std::string& manager_url);
+PoolResult<PoolAudit> AuditPoolOrThrow(const std::string& manager_url, const TlsFiles& tls);
 
 }  // namespace
 
-PoolResult<PoolAudit> AuditPool(const std::string& manager_url) {
+PoolResult<PoolAudit> AuditPool(const std::string& manager_url, const TlsFiles& tls) {
   try {
-    return AuditPoolOrThrow(manager_url);
+    return AuditPoolOrThrow(manager_url, tls);
   } catch (const nlohmann::json::exception& e) {
     return PoolError{
         ErrorKind::kUnavailable, "bad-answer",
@@ -54,12 +55,12 @@ PoolResult<PoolAudit> AuditPool(const std::string& manager_url) {
 
 namespace {
 
-PoolResult<PoolAudit> AuditPoolOrThrow(const std::string& manager_url) {
-  PoolResult<json> allocations = Get(manager_url, "/v1/allocations");
+PoolResult<PoolAudit> AuditPoolOrThrow(const std::string& manager_url, const TlsFiles& tls) {
+  PoolResult<json> allocations = Get(manager_url, "/v1/allocations", tls);
   if (!allocations.ok()) return allocations.error();
-  PoolResult<json> boxes = Get(manager_url, "/v1/boxes");
+  PoolResult<json> boxes = Get(manager_url, "/v1/boxes", tls);
   if (!boxes.ok()) return boxes.error();
-  PoolResult<json> hosts = Get(manager_url, "/v1/hosts");
+  PoolResult<json> hosts = Get(manager_url, "/v1/hosts", tls);
   if (!hosts.ok()) return hosts.error();
   PoolAudit audit;
   auto problem = [&](std::string p) { audit.problems.push_back(std::move(p)); };
@@ -123,7 +124,7 @@ PoolResult<PoolAudit> AuditPoolOrThrow(const std::string& manager_url) {
   }
   for (const auto& [id, host] : host_of) {
     const std::string agent = host.value("agent", std::string());
-    PoolResult<json> devices = Get(agent, "/v1/devices");
+    PoolResult<json> devices = Get(agent, "/v1/devices", tls);
     if (devices.ok() && !(devices.value().is_object() && devices.value().contains("devices") &&
                           devices.value()["devices"].is_array())) {
       devices = PoolError{ErrorKind::kUnavailable, "bad-answer",

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "manager/pool_error.h"
+#include "manager/tls.h"
 
 namespace dxpu::manager {
 
@@ -23,8 +24,9 @@ struct PoolAudit {
 };
 
 // The audit of every part that answers, or why it could not be made at all (the manager did
-// not answer).
-PoolResult<PoolAudit> AuditPool(const std::string& manager_url);
+// not answer). Over https://, `tls` is the client certificate (an operator's or a reader's)
+// shown to the manager and to the agents.
+PoolResult<PoolAudit> AuditPool(const std::string& manager_url, const TlsFiles& tls = {});
 
 }  // namespace dxpu::manager
 

@@ -7,6 +7,8 @@ int HttpStatusOf(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::kBadRequest:
       return 400;
+    case ErrorKind::kForbidden:
+      return 403;
     case ErrorKind::kNotFound:
       return 404;
     case ErrorKind::kConflict:

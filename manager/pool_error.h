@@ -12,6 +12,7 @@ namespace dxpu::manager {
 
 enum class ErrorKind : uint8_t {
   kBadRequest,   // 400: a malformed body, a field out of range
+  kForbidden,    // 403: the client's identity may not do this (docs/manager.md "Roles")
   kNotFound,     // 404: no such host, box, GPU or allocation
   kConflict,     // 409: not possible in the pool's present state (a double release, too few GPUs)
   kUnavailable,  // 503: the store or a component cannot be reached now; try again

@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <nlohmann/json.hpp>
 
+#include "manager/access.h"
 #include "manager/pool_json.h"
 
 #include <spdlog/spdlog.h>
@@ -26,6 +28,14 @@ using nlohmann::json;
 constexpr const char* kJson = "application/json";
 constexpr int kMaxWaitSeconds = 300;
 
+// What the routes share: the options (their own copy: the caller's may go before the server
+// stops) and the count of requests refused for their identity (403), in /v1/status.
+struct RestContext {
+  RestOptions options;
+  mutable std::atomic<uint64_t> forbidden{0};
+};
+using Context = std::shared_ptr<const RestContext>;
+
 void Reply(httplib::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(body.dump(2) + "\n", kJson);
@@ -33,6 +43,33 @@ void Reply(httplib::Response& res, int status, const json& body) {
 
 void Fail(httplib::Response& res, const PoolError& e) {
   Reply(res, HttpStatusOf(e.kind), ToJson(e));
+}
+
+// Fail, counting a refusal for the identity.
+void Refuse(const Context& o, httplib::Response& res, const PoolError& e) {
+  if (e.kind == ErrorKind::kForbidden) o->forbidden.fetch_add(1, std::memory_order_relaxed);
+  Fail(res, e);
+}
+
+// For a host: its own allocation `id`, else 403 (404 when there is none); nothing for others.
+std::optional<PoolError> RefuseOthersAllocation(ManagerService& service, const Identity& who,
+                                                uint64_t id) {
+  if (who.role != Role::kHost) return std::nullopt;
+  PoolResult<std::string> host =
+      service.With([id](PoolManager& m, uint64_t) -> PoolResult<std::string> {
+        PoolResult<AllocationView> v = m.Allocation(id);
+        if (!v.ok()) return v.error();
+        return v.value().record.host;
+      });
+  if (!host.ok()) return host.error();
+  if (host.value() != who.host) return NotYours(who, AllocationName(id));
+  return std::nullopt;
+}
+
+// For a host: 403 unless `host` is itself.
+std::optional<PoolError> RefuseOtherHost(const Identity& who, const std::string& host) {
+  if (who.role != Role::kHost || host == who.host) return std::nullopt;
+  return NotYours(who, "host " + host);
 }
 
 // ?wait=SECONDS: how long to wait for an allocation to finish what it does (0: not at all).
@@ -85,6 +122,21 @@ PoolResult<uint64_t> AllocationId(const httplib::Request& req) {
   return *id;
 }
 
+// The allocation a request's path names and its ?wait=, once the identity may have it.
+struct AllocationTarget {
+  uint64_t id = 0;
+  int wait_s = 0;
+};
+PoolResult<AllocationTarget> TargetOf(ManagerService& service, const httplib::Request& req) {
+  PoolResult<int> wait = WaitSeconds(req);
+  if (!wait.ok()) return wait.error();
+  PoolResult<uint64_t> id = AllocationId(req);
+  if (!id.ok()) return id.error();
+  if (std::optional<PoolError> no = RefuseOthersAllocation(service, IdentityOf(req), id.value()))
+    return *no;
+  return AllocationTarget{id.value(), wait.value()};
+}
+
 template <typename T, typename Views>
 json ArrayOf(const Views& views) {
   json out = json::array();
@@ -103,9 +155,6 @@ json HostJson(const PoolManager& m, const HostRecord& h, uint64_t now) {
   j["liveness"] = !live.known ? "unknown" : live.alive ? "alive" : "dead";
   return j;
 }
-
-// Who sent the request, as the audit log and the refusals name them.
-std::string IdentityOf([[maybe_unused]] const httplib::Request& req) { return "anonymous"; }
 
 // Records a request that changes (or tried to change) the pool once its handler has answered,
 // whichever way it returned.
@@ -130,7 +179,7 @@ class AuditScope {
  private:
   void Record() {
     AuditEntry e;
-    e.who = IdentityOf(req_);
+    e.who = IdentityOf(req_).name;
     e.from = fmt::format("{}:{}", req_.remote_addr, req_.remote_port);
     e.what = req_.method + " " + req_.path;
     e.detail = std::move(detail);
@@ -197,14 +246,13 @@ std::optional<PoolError> RefuseAdoption(const BoxRecord& box,
                   box.management, fmt::join(foreign.devices, "; "), box.id)};
 }
 
-void InstallBoxRoutes(httplib::Server& server, ManagerService& service,
-                      const std::shared_ptr<const RestOptions>& o) {
+void InstallBoxRoutes(httplib::Server& server, ManagerService& service, const Context& o) {
   server.Get("/v1/boxes", [&service](const httplib::Request&, httplib::Response& res) {
     Reply(res, 200,
           service.With([](PoolManager& m, uint64_t) { return ArrayOf<BoxRecord>(m.Boxes()); }));
   });
   server.Post("/v1/boxes", [&service, o](const httplib::Request& req, httplib::Response& res) {
-    const RestOptions& options = *o;
+    const RestOptions& options = o->options;
     AuditScope audit(options, req, res);
     PoolResult<AddBoxRequest> request = AddBoxRequestFromJson(req.body);
     if (!request.ok()) return Fail(res, request.error());
@@ -236,13 +284,13 @@ void InstallBoxRoutes(httplib::Server& server, ManagerService& service,
       spdlog::warn(
           "box {} adopted by {} (\"adopt\": \"reset\"): its bridge's GPUs held for others "
           "are reset and scrubbed: {}",
-          box.id, IdentityOf(req), fmt::join(adopted, "; "));
+          box.id, IdentityOf(req).name, fmt::join(adopted, "; "));
     }
     Reply(res, existed ? 200 : 201, ToJson(added.value()));  // 200: its addresses updated
   });
   server.Delete(R"(/v1/boxes/([^/]+))", [&service, o](const httplib::Request& req,
                                                       httplib::Response& res) {
-    const RestOptions& options = *o;
+    const RestOptions& options = o->options;
     AuditScope audit(options, req, res);
     const std::string id = req.matches[1];
     audit.detail = {{"box", id}};
@@ -252,13 +300,12 @@ void InstallBoxRoutes(httplib::Server& server, ManagerService& service,
   });
 }
 
-void InstallPoolRoutes(httplib::Server& server, ManagerService& service,
-                       const std::shared_ptr<const RestOptions>& o) {
+void InstallPoolRoutes(httplib::Server& server, ManagerService& service, const Context& o) {
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
-  server.Get("/v1/status", [&service](const httplib::Request&, httplib::Response& res) {
-    json j = service.With([](PoolManager& m, uint64_t) {
+  server.Get("/v1/status", [&service, o](const httplib::Request&, httplib::Response& res) {
+    json j = service.With([&o](PoolManager& m, uint64_t) {
       json s = ToJson(m.Summary());
       const ManagerCounters& c = m.counters();
       s["counters"] = {{"allocations", c.allocations},
@@ -271,7 +318,8 @@ void InstallPoolRoutes(httplib::Server& server, ManagerService& service,
                        {"detach_timeouts", c.detach_timeouts},
                        {"bridge_restarts_seen", c.bridge_restarts_seen},
                        {"agent_restarts_seen", c.agent_restarts_seen},
-                       {"orphans_released", c.orphans_released}};
+                       {"orphans_released", c.orphans_released},
+                       {"forbidden", o->forbidden.load(std::memory_order_relaxed)}};
       return s;
     });
     Reply(res, 200, j);
@@ -292,16 +340,21 @@ void InstallPoolRoutes(httplib::Server& server, ManagerService& service,
     }));
   });
 
-  server.Get("/v1/hosts", [&service](const httplib::Request&, httplib::Response& res) {
-    Reply(res, 200, service.With([](PoolManager& m, uint64_t now) {
+  server.Get("/v1/hosts", [&service](const httplib::Request& req, httplib::Response& res) {
+    const Identity who = IdentityOf(req);
+    Reply(res, 200, service.With([&who](PoolManager& m, uint64_t now) {
       json out = json::array();
-      for (const HostRecord& h : m.Hosts()) out.push_back(HostJson(m, h, now));
+      for (const HostRecord& h : m.Hosts()) {
+        if (!RefuseOtherHost(who, h.id)) out.push_back(HostJson(m, h, now));
+      }
       return out;
     }));
   });
   server.Get(
-      R"(/v1/hosts/([^/]+))", [&service](const httplib::Request& req, httplib::Response& res) {
+      R"(/v1/hosts/([^/]+))", [&service, o](const httplib::Request& req, httplib::Response& res) {
         const std::string id = req.matches[1];
+        if (std::optional<PoolError> no = RefuseOtherHost(IdentityOf(req), id))
+          return Refuse(o, res, *no);
         PoolResult<json> h = service.With([&](PoolManager& m, uint64_t now) -> PoolResult<json> {
           PoolResult<HostRecord> host = m.Host(id);
           if (!host.ok()) return host.error();
@@ -312,7 +365,7 @@ void InstallPoolRoutes(httplib::Server& server, ManagerService& service,
       });
   server.Delete(R"(/v1/hosts/([^/]+))",
                 [&service, o](const httplib::Request& req, httplib::Response& res) {
-                  const RestOptions& options = *o;
+                  const RestOptions& options = o->options;
                   AuditScope audit(options, req, res);
                   const std::string id = req.matches[1];
                   audit.detail = {{"host", id}};
@@ -322,10 +375,12 @@ void InstallPoolRoutes(httplib::Server& server, ManagerService& service,
                   Reply(res, 200, json{{"removed", id}});
                 });
   server.Post("/v1/hosts", [&service, o](const httplib::Request& req, httplib::Response& res) {
-    const RestOptions& options = *o;
+    const RestOptions& options = o->options;
     AuditScope audit(options, req, res);
     PoolResult<HostRecord> host = HostFromJson(req.body);
     if (!host.ok()) return Fail(res, host.error());
+    if (std::optional<PoolError> no = RefuseOtherHost(IdentityOf(req), host.value().id))
+      return Refuse(o, res, *no);
     audit.detail = {{"host", host.value().id},
                     {"node_id", fmt::format("{:#x}", host.value().node_id)},
                     {"agent", host.value().agent},
@@ -350,62 +405,82 @@ void InstallPoolRoutes(httplib::Server& server, ManagerService& service,
   });
 }
 
-void InstallAllocationRoutes(httplib::Server& server, ManagerService& service,
-                             const std::shared_ptr<const RestOptions>& o) {
-  server.Get("/v1/allocations", [&service](const httplib::Request&, httplib::Response& res) {
-    Reply(res, 200, service.With([](PoolManager& m, uint64_t) {
-      return ArrayOf<AllocationView>(m.Allocations());
+void InstallAllocationRoutes(httplib::Server& server, ManagerService& service, const Context& o) {
+  server.Get("/v1/allocations", [&service](const httplib::Request& req, httplib::Response& res) {
+    const Identity who = IdentityOf(req);
+    Reply(res, 200, service.With([&who](PoolManager& m, uint64_t) {
+      json out = json::array();
+      for (const AllocationView& v : m.Allocations()) {
+        if (!RefuseOtherHost(who, v.record.host)) out.push_back(ToJson(v));
+      }
+      return out;
     }));
   });
-  server.Post(
-      "/v1/allocations", [&service, o](const httplib::Request& req, httplib::Response& res) {
-        const RestOptions& options = *o;
-        AuditScope audit(options, req, res);
-        PoolResult<int> wait = WaitSeconds(req);
-        if (!wait.ok()) return Fail(res, wait.error());
-        PoolResult<AllocationRequest> request = AllocationRequestFromJson(req.body);
-        if (!request.ok()) return Fail(res, request.error());
-        audit.detail = {{"host", request.value().host}, {"count", request.value().count}};
-        PoolResult<AllocationView> made = service.With(
-            [&](PoolManager& m, uint64_t now) { return m.Allocate(request.value(), now); });
-        if (!made.ok()) return Fail(res, made.error());
-        audit.detail["allocation"] = AllocationName(made.value().record.id);
-        res.set_header("Location", "/v1/allocations/" + AllocationName(made.value().record.id));
-        // Made and active within the wait: 201; failed: 200 (its state and error say why); still
-        // attaching: 202.
-        if (AnswerAllocation(service, made.value().record.id, wait.value(), res) ==
-            AllocationState::kActive)
-          res.status = 201;
-      });
+  server.Post("/v1/allocations", [&service, o](const httplib::Request& req,
+                                               httplib::Response& res) {
+    const RestOptions& options = o->options;
+    AuditScope audit(options, req, res);
+    PoolResult<int> wait = WaitSeconds(req);
+    if (!wait.ok()) return Fail(res, wait.error());
+    PoolResult<AllocationRequest> request = AllocationRequestFromJson(req.body);
+    if (!request.ok()) return Fail(res, request.error());
+    audit.detail = {{"host", request.value().host}, {"count", request.value().count}};
+    const Identity who = IdentityOf(req);
+    if (std::optional<PoolError> no = RefuseOtherHost(who, request.value().host))
+      return Refuse(o, res, *no);
+    PoolResult<AllocationView> made =
+        service.With([&](PoolManager& m, uint64_t now) -> PoolResult<AllocationView> {
+          // An idempotency key answers the allocation it made: only its own host's.
+          const std::string& key = request.value().request_key;
+          for (const AllocationView& v : m.Allocations()) {
+            if (!key.empty() && v.record.request_key == key && RefuseOtherHost(who, v.record.host))
+              return NotYours(who, AllocationName(v.record.id));
+          }
+          return m.Allocate(request.value(), now);
+        });
+    if (!made.ok()) return Refuse(o, res, made.error());
+    audit.detail["allocation"] = AllocationName(made.value().record.id);
+    res.set_header("Location", "/v1/allocations/" + AllocationName(made.value().record.id));
+    // Made and active within the wait: 201; failed: 200 (its state and error say why); still
+    // attaching: 202.
+    if (AnswerAllocation(service, made.value().record.id, wait.value(), res) ==
+        AllocationState::kActive)
+      res.status = 201;
+  });
   server.Get(R"(/v1/allocations/([^/]+))",
-             [&service](const httplib::Request& req, httplib::Response& res) {
-               PoolResult<int> wait = WaitSeconds(req);
-               if (!wait.ok()) return Fail(res, wait.error());
-               PoolResult<uint64_t> id = AllocationId(req);
-               if (!id.ok()) return Fail(res, id.error());
-               AnswerAllocation(service, id.value(), wait.value(), res);
+             [&service, o](const httplib::Request& req, httplib::Response& res) {
+               PoolResult<AllocationTarget> target = TargetOf(service, req);
+               if (!target.ok()) return Refuse(o, res, target.error());
+               AnswerAllocation(service, target.value().id, target.value().wait_s, res);
              });
   server.Delete(R"(/v1/allocations/([^/]+))", [&service, o](const httplib::Request& req,
                                                             httplib::Response& res) {
-    const RestOptions& options = *o;
+    const RestOptions& options = o->options;
     AuditScope audit(options, req, res);
     audit.detail = {{"allocation", std::string(req.matches[1])}};
-    PoolResult<int> wait = WaitSeconds(req);
-    if (!wait.ok()) return Fail(res, wait.error());
-    PoolResult<uint64_t> id = AllocationId(req);
-    if (!id.ok()) return Fail(res, id.error());
+    PoolResult<AllocationTarget> target = TargetOf(service, req);
+    if (!target.ok()) return Refuse(o, res, target.error());
+    const uint64_t id = target.value().id;
     PoolResult<AllocationView> released =
-        service.With([&](PoolManager& m, uint64_t now) { return m.Release(id.value(), now); });
+        service.With([id](PoolManager& m, uint64_t now) { return m.Release(id, now); });
     if (!released.ok()) return Fail(res, released.error());
-    AnswerAllocation(service, id.value(), wait.value(), res);
+    AnswerAllocation(service, id, target.value().wait_s, res);
   });
 }
 
 }  // namespace
 
 void InstallRestApi(httplib::Server& server, ManagerService& service, const RestOptions& options) {
-  // The routes keep their own copy: the caller's may go before the server stops.
-  const auto o = std::make_shared<const RestOptions>(options);
+  auto context = std::make_shared<RestContext>();
+  context->options = options;
+  const Context o = context;
+  // Refused for the identity alone (403) before any route; a refused change is audited too.
+  InstallAccessGate(server, ManagerRouteRefusal, &context->forbidden,
+                    [o](const httplib::Request& req, const httplib::Response& res) {
+                      if (req.method != "GET") {
+                        const AuditScope audit(o->options, req, res);  // recorded as it goes
+                      }
+                    });
   InstallPoolRoutes(server, service, o);
   InstallBoxRoutes(server, service, o);
   InstallAllocationRoutes(server, service, o);

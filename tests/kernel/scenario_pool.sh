@@ -31,7 +31,7 @@ dev=/sys/bus/pci/devices/$dom:00:00.0
 # start_agent N: the agent daemon, its log in /tmp/agent.N.log; sets agent_pid.
 start_agent() {
   dxpu-agent --host guest --node-id 0x525400123456 --manager "$MANAGER" --listen 0.0.0.0 \
-    --port "$AGENT_PORT" --advertise "$ADVERTISE" --mode kernel --heartbeat 1s \
+    --insecure-plaintext --port "$AGENT_PORT" --advertise "$ADVERTISE" --mode kernel --heartbeat 1s \
     >"/tmp/agent.$1.log" 2>&1 &
   agent_pid=$!
 }

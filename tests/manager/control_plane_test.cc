@@ -27,6 +27,7 @@
 #include "bridge-fw/management_client.h"
 #include "bridge_process.h"
 #include "child_process.h"
+#include "daemon_test_util.h"
 #include "link/unique_fd.h"
 #include "management_keys.h"
 #include "manager/bridge_steps.h"
@@ -38,45 +39,6 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-
-struct Answer {
-  int status = 0;
-  json body;
-};
-
-bool WaitFor(const std::function<bool()>& done, milliseconds limit = milliseconds(20'000)) {
-  const auto end = Clock::now() + limit;
-  while (Clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  return done();
-}
-
-// A TCP connection to 127.0.0.1:port that sends what the test says, when it says.
-link::UniqueFd Connect(uint16_t port) {
-  link::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) return {};
-  return fd;
-}
-
-// Whether the server has closed `fd` (EOF or reset) within `limit`.
-bool ClosedByServer(int fd, milliseconds limit) {
-  const auto end = Clock::now() + limit;
-  char buf[512];
-  while (Clock::now() < end) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 50) == 1) {
-      const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-      if (n <= 0) return true;  // 0: EOF; < 0: reset
-    }
-  }
-  return false;
-}
 
 // The daemons of a control plane: a manager and one agent (userspace mode, no bridge needed).
 class ControlPlane {
@@ -159,14 +121,6 @@ class ControlPlane {
   uint16_t manager_port_ = 0, agent_port_ = 0;
   std::unique_ptr<ChildProcess> manager_, agent_;
 };
-
-// Counts the lines of `log` that hold `needle`.
-int CountLines(const std::filesystem::path& log, const std::string& needle) {
-  std::ifstream in(log);
-  int n = 0;
-  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
-  return n;
-}
 
 // 48 connections that send nothing and 16 that send a request one byte every 200 ms
 // (slowloris) to each daemon: /healthz is still answered at once, and the idle ones are

@@ -2,7 +2,7 @@
 # cli_test.sh - end-to-end checks of the dxpu CLI. Usage: cli_test.sh PATH/TO/dxpu [--sanitizers]
 # Exercises decode of a hand-derived vector, encode->decode round trips, error handling
 # (bad hex, truncated TLPs, codec rule violations, usage errors), crc32c, the demo, `run`,
-# `lspci`, `pool` without a manager, `flash` (push and status without a bridge), `model` (a
+# `lspci`, `pool` without a manager, `pki`, `flash` (push and status without a bridge), `model` (a
 # shipped trace, plain and gzipped, summary counts, bad input, the timeline) and --help of every
 # command.
 # Prints each failure and exits 1 if there was any.
@@ -744,6 +744,35 @@ run "pool bad count" 2 "$DXPU" pool allocate --host h1 --count two
 run "pool release without an ID" 2 "$DXPU" pool release
 run "pool without subcommand" 2 "$DXPU" pool
 
+# --- pki ----------------------------------------------------------------------------------
+# The pool's CA and certificates (docs/manager.md "TLS and roles"), checked with openssl(1): a
+# certificate the CA signed, its CN the identity, its key 0600; nothing overwritten.
+pki=$tmp/pki
+if run "pki init" 0 "$DXPU" pki init "$pki" --days 2; then
+  grep_check "pki init" out "ca.crt"
+fi
+run "pki init again" 1 "$DXPU" pki init "$pki"
+grep_check "pki init again" err "exists"
+if run "pki issue host" 0 "$DXPU" pki issue "$pki" --cn host:h1 --san 127.0.0.1 --san h1.pool; then
+  run "pki verify host" 0 openssl verify -CAfile "$pki/ca.crt" "$pki/host-h1.crt"
+  run "pki subject" 0 openssl x509 -in "$pki/host-h1.crt" -noout -subject -ext subjectAltName
+  grep_check "pki subject" out "CN = host:h1"
+  grep_check "pki subject" out "IP Address:127.0.0.1, DNS:h1.pool"
+  checks=$((checks + 1))
+  [ "$(stat -c %a "$pki/host-h1.key")" = 600 ] || fail "pki issue: the key is not 0600"
+fi
+run "pki issue again" 1 "$DXPU" pki issue "$pki" --cn host:h1
+run "pki bad cn" 1 "$DXPU" pki issue "$pki" --cn 'host:a/b'
+run "pki bad san" 1 "$DXPU" pki issue "$pki" --cn reader --san 'not a name!'
+run "pki no ca" 1 "$DXPU" pki issue "$tmp/no-ca" --cn reader
+grep_check "pki no ca" err "no CA in"
+run "pki without subcommand" 2 "$DXPU" pki
+# A client certificate's files checked before any connection; a manager over TLS without one.
+if run "pool bad tls files" 2 "$DXPU" pool status --manager https://127.0.0.1:1 --tls-cert "$tmp/none.crt" \
+    --tls-key "$tmp/none.key" --tls-ca "$pki/ca.crt"; then
+  grep_check "pool bad tls files" err "bad-tls: cannot read"
+fi
+
 # --- model --------------------------------------------------------------------------------
 traces="$(cd "$(dirname "$0")/../../tests/perfmodel/data" && pwd)"
 if run "model trace" 0 "$DXPU" model "$traces/small_trace.json" --json --svg "$tmp/m.svg" \
@@ -862,7 +891,7 @@ run "model timeline without a trace" 2 "$DXPU" model --native 10us --timeline "$
 # --- help and version -------------------------------------------------------------------
 for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \
     "pool remove-box" "pool gpus" "pool hosts" "pool audit" "pool allocations" "pool list" "pool allocate" \
-    "pool release" "pool show" "pool remove-host" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "model" "trace" "trace record" "trace list" "version" \
+    "pool release" "pool show" "pool remove-host" "pki" "pki init" "pki issue" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "model" "trace" "trace record" "trace list" "version" \
     "rtl" "rtl regress" "bridge" "bridge status" "bridge assign" "bridge grant"; do
   # shellcheck disable=SC2086  # $cmd is a command path, split on purpose
   if run "help '$cmd'" 0 "$DXPU" $cmd --help; then

@@ -18,6 +18,7 @@
 #include "lib/cli/help_formatter.h"
 #include "lspci_command.h"
 #include "model_command.h"
+#include "pki_command.h"
 #include "pool_command.h"
 #include "rtl_command.h"
 #include "run_command.h"
@@ -76,6 +77,7 @@ int Main(int argc, char** argv) {
   commands.push_back(AddBenchCommand(app));
   commands.push_back(AddBridgeCommand(app));
   commands.push_back(AddPoolCommand(app));
+  commands.push_back(AddPkiCommand(app));
   commands.push_back(AddRtlCommand(app));
   commands.push_back(AddFlashCommand(app));
   commands.push_back(AddKeygenCommand(app));

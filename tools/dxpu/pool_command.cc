@@ -27,6 +27,8 @@
 #include "lib/cli/duration.h"
 #include "lib/cli/options.h"
 #include "manager/pool_audit.h"
+#include "manager/tls.h"
+#include "manager/tls_options.h"
 #include "result.h"
 
 namespace dxpu::cli {
@@ -37,6 +39,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kDefaultManager = "http://127.0.0.1:17490";
 constexpr const char* kManagerEnv = "DXPU_MANAGER";
+constexpr const char* kTlsHint =
+    "is --tls-cert a certificate of the pool's CA, and --tls-ca the CA that signed the "
+    "manager's ($DXPU_TLS_CERT, $DXPU_TLS_KEY, $DXPU_TLS_CA)?";
 constexpr int kPollWaitSeconds = 1;  // each poll asks the manager to wait this long
 constexpr auto kMinPollInterval = std::chrono::milliseconds(200);
 constexpr auto kRetryInterval = std::chrono::seconds(1);  // after a poll that got no answer
@@ -59,6 +64,7 @@ struct PoolOptions {
   std::string key;
   std::chrono::nanoseconds wait = std::chrono::seconds(60);  // --wait
   double wait_s = 60;                                        // the same, in seconds
+  manager::TlsFiles tls;  // --tls-cert, --tls-key, --tls-ca: for an https:// manager
 };
 
 // The manager's URL: [http://|https://]HOST[:PORT][/PREFIX]; IPv6 hosts in brackets.
@@ -153,8 +159,11 @@ struct Reply {
 
 class ManagerClient {
  public:
-  ManagerClient(ManagerUrl url, double timeout_s)
-      : url_(std::move(url)), timeout_s_(timeout_s), http_(url_.origin) {
+  ManagerClient(ManagerUrl url, double timeout_s, const manager::TlsFiles& tls)
+      : url_(std::move(url)),
+        timeout_s_(timeout_s),
+        http_holder_(manager::MakeClient(url_.origin, tls)),
+        http_(*http_holder_) {
     http_.set_url_encode(false);  // paths and queries are escaped here
     http_.set_connection_timeout(Micros(timeout_s_));
     http_.set_write_timeout(Micros(timeout_s_));
@@ -227,6 +236,11 @@ class ManagerClient {
  private:
   Error NoAnswer(httplib::Error e, double waited_s) const {
     switch (e) {
+      case httplib::Error::SSLConnection:
+      case httplib::Error::SSLServerVerification:
+        return {"tls-refused", fmt::format("the TLS handshake with the manager at {} failed "
+                                           "({}): {}",
+                                           url_.text, httplib::to_string(e), kTlsHint)};
       case httplib::Error::Connection:
         return {"unreachable", fmt::format("cannot connect to the manager at {} (is dxpu-manager "
                                            "running there? --manager or ${} say where)",
@@ -237,20 +251,29 @@ class ManagerClient {
                             url_.text, timeout_s_)};
       case httplib::Error::Read:
         return {"timeout", fmt::format("no answer from the manager at {} within {:g} s (or it "
-                                       "closed the connection)",
-                                       url_.text, waited_s)};
+                                       "closed the connection){}",
+                                       url_.text, waited_s, TlsSuffix())};
       case httplib::Error::Write:
-        return {"no-answer",
-                fmt::format("the connection to the manager at {} broke while sending", url_.text)};
+        return {"no-answer", fmt::format("the connection to the manager at {} broke while "
+                                         "sending{}",
+                                         url_.text, TlsSuffix())};
       default:
         return {"no-answer", fmt::format("no answer from the manager at {} ({})", url_.text,
                                          httplib::to_string(e))};
     }
   }
 
+  // TLS 1.3: the server refuses a client certificate after the client's side of the
+  // handshake is done, so the refusal shows as a connection closed while sending or reading.
+  std::string TlsSuffix() const {
+    if (!url_.origin.starts_with("https://")) return "";
+    return fmt::format("; over TLS a refused client certificate looks the same: {}", kTlsHint);
+  }
+
   ManagerUrl url_;
   double timeout_s_;
-  httplib::Client http_;
+  std::unique_ptr<httplib::Client> http_holder_;
+  httplib::Client& http_;
 };
 
 // A field of an answer as text: strings as they are, numbers as digits, booleans yes/no,
@@ -627,7 +650,8 @@ int RunRemoveHost(const PoolOptions& o, ManagerClient& c, std::string_view sub) 
 // The pool checked from outside: the manager's leases against each bridge's owners and each
 // agent's devices (manager/pool_audit.h). Exit 1 when an invariant does not hold.
 int RunAudit(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
-  manager::PoolResult<manager::PoolAudit> a = manager::AuditPool(c.url().origin + c.url().prefix);
+  manager::PoolResult<manager::PoolAudit> a =
+      manager::AuditPool(c.url().origin + c.url().prefix, o.tls);
   if (!a.ok()) return Fail(o, sub, Error{a.error().name, a.error().message});
   const manager::PoolAudit& audit = a.value();
   if (o.json) {
@@ -784,6 +808,7 @@ void CommonOptions(CLI::App* cmd, PoolOptions& o) {
                     "how long to wait for each HTTP answer (100ms to 1h; a bare number is seconds)",
                     {}, DurationUnit::kSeconds);
   cmd->add_flag("--json", o.json, "print the manager's JSON answer instead of a table");
+  manager::AddClientTlsOptions(*cmd, &o.tls);
 }
 
 constexpr const char* kExitStatus =
@@ -988,7 +1013,13 @@ Command AddPoolCommand(CLI::App& parent) {
               }
               o->timeout_s = std::chrono::duration<double>(o->timeout).count();
               o->wait_s = std::chrono::duration<double>(o->wait).count();
-              ManagerClient client(std::move(url).value(), o->timeout_s);
+              if (url.value().origin.starts_with("https://") && o->tls.any()) {
+                if (const std::string bad =
+                        manager::CheckTlsFiles(o->tls, "--tls-cert, --tls-key and --tls-ca");
+                    !bad.empty())
+                  return Fail(*o, name, Error{"bad-tls", bad}, kExitUsage);
+              }
+              ManagerClient client(std::move(url).value(), o->timeout_s, o->tls);
               return s.run(*o, client, name);
             }
             return kExitUsage;
