@@ -22,6 +22,7 @@
 #include "child_process.h"
 #include "daemon_test_util.h"
 #include "manager/pki.h"
+#include "management_keys.h"
 #include "manager/tls.h"
 #include "pool_bridge_config.h"
 
@@ -89,7 +90,8 @@ class TlsPool {
     manager_ = std::make_unique<ChildProcess>(
         Daemon(DXPU_MANAGER_BIN, "manager",
                {"--port", std::to_string(manager_port_), "--db", (dir_ / "pool.db").string(),
-                "--bridge-socket-dir", (dir_ / "sockets").string(), "--probe-interval", "200ms"}),
+                "--bridge-socket-dir", (dir_ / "sockets").string(), "--probe-interval", "200ms",
+                "--management-key", key_.WriteFiles((dir_ / "management").string())}),
         dir_ / "manager.log");
     manager_->Start();
     for (const auto& [host, node] : {std::pair{"h1", "0xa1"}, std::pair{"h2", "0xa2"}}) {
@@ -119,7 +121,7 @@ class TlsPool {
   // Adds a bridge with two GPUs as box-a (by the operator).
   void AddBox() {
     const uint16_t udp = FreePort(SOCK_DGRAM), mgmt = FreePort(SOCK_DGRAM);
-    bridge_ = std::make_unique<BridgeProcess>(PoolBridgeConfig(0xb0b0, udp, mgmt));
+    bridge_ = std::make_unique<BridgeProcess>(PoolBridgeConfig(0xb0b0, udp, mgmt, {key_.PublicHex()}));
     ASSERT_TRUE(bridge_->Start());
     const json box = {{"id", "box-a"},
                       {"management", fmt::format("udp:127.0.0.1:{}", mgmt)},
@@ -161,6 +163,7 @@ class TlsPool {
   }
 
   std::filesystem::path dir_;
+  TestManagementKey key_ = MakeTestManagementKey();
   std::unique_ptr<Pki> pki_;
   uint16_t manager_port_ = 0;
   std::vector<uint16_t> agent_ports_;
