@@ -499,7 +499,7 @@ void Reader::ReadIdentity(const json& root, BridgeConfig* c) {
   const json* hosts = Required(*v, "identity", "hosts");
   if (hosts == nullptr) return;
   if (!hosts->is_array()) {
-    Error("identity.hosts", "must be an array of {\"node\": ..., \"key\": ...}");
+    Error("identity.hosts", R"(must be an array of {"node": ..., "key": ...})");
     return;
   }
   for (size_t i = 0; i < hosts->size(); ++i) {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/dxfp_session.h"
+
 namespace dxpu::bridge {
 namespace {
 

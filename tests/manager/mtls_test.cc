@@ -21,8 +21,8 @@
 #include "bridge_process.h"
 #include "child_process.h"
 #include "daemon_test_util.h"
-#include "manager/pki.h"
 #include "management_keys.h"
+#include "manager/pki.h"
 #include "manager/tls.h"
 #include "pool_bridge_config.h"
 
@@ -121,7 +121,8 @@ class TlsPool {
   // Adds a bridge with two GPUs as box-a (by the operator).
   void AddBox() {
     const uint16_t udp = FreePort(SOCK_DGRAM), mgmt = FreePort(SOCK_DGRAM);
-    bridge_ = std::make_unique<BridgeProcess>(PoolBridgeConfig(0xb0b0, udp, mgmt, {key_.PublicHex()}));
+    bridge_ =
+        std::make_unique<BridgeProcess>(PoolBridgeConfig(0xb0b0, udp, mgmt, {key_.PublicHex()}));
     ASSERT_TRUE(bridge_->Start());
     const json box = {{"id", "box-a"},
                       {"management", fmt::format("udp:127.0.0.1:{}", mgmt)},
