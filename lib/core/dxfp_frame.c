@@ -305,21 +305,29 @@ enum dxfp_err dxfp_writer_add_close(struct dxfp_writer *w, const struct dxfp_clo
 	return DXFP_OK;
 }
 
-void dxfp_writer_finish_pieces(struct dxfp_writer *w, const struct dxfp_piece *more, size_t n,
-			       uint16_t more_nrec, uint8_t crc[DXFP_CRC_SIZE], size_t *len)
+void dxfp_writer_finish_header(struct dxfp_writer *w, const struct dxfp_piece *more, size_t n,
+			       uint16_t more_nrec, size_t *len)
 {
 	size_t total = w->len + DXFP_CRC_SIZE, i;
-	uint32_t c;
 
 	for (i = 0; i < n; i++)
 		total += more[i].len;
 	dxpu_put_be16(&w->buf[DXFP_OFF_LENGTH], (uint16_t)total);
 	dxpu_put_be16(&w->buf[DXFP_OFF_NREC], (uint16_t)(w->nrec + more_nrec));
+	*len = total;
+}
+
+void dxfp_writer_finish_pieces(struct dxfp_writer *w, const struct dxfp_piece *more, size_t n,
+			       uint16_t more_nrec, uint8_t crc[DXFP_CRC_SIZE], size_t *len)
+{
+	size_t i;
+	uint32_t c;
+
+	dxfp_writer_finish_header(w, more, n, more_nrec, len);
 	c = dxpu_crc32c(0, w->buf, w->len);
 	for (i = 0; i < n; i++)
 		c = dxpu_crc32c(c, more[i].base, more[i].len);
 	dxpu_put_be32(crc, c);
-	*len = total;
 }
 
 void dxfp_writer_finish(struct dxfp_writer *w, size_t *len)

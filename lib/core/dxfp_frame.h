@@ -163,6 +163,14 @@ struct dxfp_piece {
 };
 
 /*
+ * dxfp_writer_finish_pieces() without the CRC: Length (counting the CRC's
+ * place) and the record count only, for a frame that will be sealed
+ * (dxfp_seal.h: the tag takes the CRC's place, so the CRC is never computed).
+ */
+void dxfp_writer_finish_header(struct dxfp_writer *w, const struct dxfp_piece *more, size_t n,
+			       uint16_t more_nrec, size_t *len);
+
+/*
  * Finish a frame whose records go on past the writer's buffer: the n pieces
  * (whole encoded records, more_nrec of them, directly after w's bytes on the
  * wire) and then the CRC32C, which is written to crc and covers w's bytes and

@@ -1189,7 +1189,10 @@ static size_t finish_frame(struct dxfp_session *s, uint64_t now, struct dxfp_wri
 {
 	size_t len = 0;
 
-	dxfp_writer_finish_pieces(w, &out->piece[1], np - 1, ntlp, out->crc, &len);
+	if (authenticated(s)) /* sealed next: the tag takes the CRC's place */
+		dxfp_writer_finish_header(w, &out->piece[1], np - 1, ntlp, &len);
+	else
+		dxfp_writer_finish_pieces(w, &out->piece[1], np - 1, ntlp, out->crc, &len);
 	out->piece[0].base = out->head;
 	out->piece[0].len = w->len;
 	out->piece[np].base = out->crc;
