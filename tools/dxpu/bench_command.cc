@@ -139,9 +139,22 @@ class RunCounter {
   size_t started_ = 0;
 };
 
-// The loss-free row of a (link, size) cell and, with a.loss > 0, its lossy row. Each round
-// runs the raw link, the session and the lossy session back to back, so each ratio compares
-// runs a moment apart: the machine's speed drifts between rounds, not within one.
+// One round's run of a row: its goodput and TLP rate, its recovery counted (summed over rounds),
+// its first error kept.
+void TakeRun(const fabric::SessionLoadResult& r, Row* row, std::vector<double>* bps,
+             std::vector<double>* tlps) {
+  if (row->error.empty()) row->error = r.error;
+  bps->push_back(r.payload_bytes_per_second());
+  tlps->push_back(r.tlps_per_second());
+  row->retransmitted += r.retransmitted;
+  row->rto_expiries += r.rto_expiries;
+  row->naks += r.naks;
+}
+
+// The loss-free row of a (link, size) cell, with a.loss > 0 its lossy row, with a.sealed its
+// sealed row. Each round runs the raw link, the session, the lossy and the sealed session back
+// to back, so each ratio compares runs a moment apart: the machine's speed drifts between
+// rounds, not within one.
 std::vector<Row> MeasureCell(const BenchFabricArgs& a, const std::string& link, size_t size,
                              RunCounter& runs) {
   Row clean;
@@ -163,23 +176,12 @@ std::vector<Row> MeasureCell(const BenchFabricArgs& a, const std::string& link, 
     session_tlps.push_back(s.tlps_per_second());
     if (a.loss > 0) {
       runs.Start(link, size, round + 1, a.rounds, lossy_name, a.duration);
-      const fabric::SessionLoadResult l = MeasureSession(a, link, size, a.loss, round + 1);
-      if (lossy.error.empty()) lossy.error = l.error;
-      lost.push_back(l.payload_bytes_per_second());
-      lost_tlps.push_back(l.tlps_per_second());
-      lossy.retransmitted += l.retransmitted;
-      lossy.rto_expiries += l.rto_expiries;
-      lossy.naks += l.naks;
+      TakeRun(MeasureSession(a, link, size, a.loss, round + 1), &lossy, &lost, &lost_tlps);
     }
     if (a.sealed) {
       runs.Start(link, size, round + 1, a.rounds, "sealed session, no loss", a.duration);
-      const fabric::SessionLoadResult e = MeasureSession(a, link, size, 0, round + 1, true);
-      if (sealed.error.empty()) sealed.error = e.error;
-      sealed_bps.push_back(e.payload_bytes_per_second());
-      sealed_tlps.push_back(e.tlps_per_second());
-      sealed.retransmitted += e.retransmitted;
-      sealed.rto_expiries += e.rto_expiries;
-      sealed.naks += e.naks;
+      TakeRun(MeasureSession(a, link, size, 0, round + 1, true), &sealed, &sealed_bps,
+              &sealed_tlps);
     }
   }
   clean.raw_bps = Median(raw);

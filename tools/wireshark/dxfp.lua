@@ -4,7 +4,8 @@
 --   tshark -X lua_script:tools/wireshark/dxfp.lua -r capture.pcap -V
 -- Registers on EtherType 0x88B5 and the UDP ports of the preference dxfp.udp_ports (17480 by
 -- default; `tshark -o dxfp.udp_ports:36767`, or a range such as 17480,36000-36999), and as a
--- heuristic on any other UDP port (preference dxfp.heuristic). Checks the CRC32C trailer.
+-- heuristic on any other UDP port (preference dxfp.heuristic). Checks the CRC32C trailer; a
+-- sealed frame (docs/protocol.md 4.12) shows its counter, encrypted records and tag instead.
 -- Loaded twice (a copy in a Lua plugin directory and -X lua_script:... too), the second load
 -- does nothing: the first one's protocol dissects (docs/protocol.md, 4.10).
 
