@@ -325,6 +325,18 @@ void BridgeBox::OnAuthHello(uint64_t now, const Peer& from, const dxfp_frame& f,
     return;
   }
   auto opened = auth_->Open(now, fmt::format("{}/{}", from.link, from.address.ToString()), raw);
+  if (const CookieReply* cookie = std::get_if<CookieReply>(&opened)) {
+    // Under load: no handshake for a source that has not shown it receives at its address.
+    counters_.hellos_refused++;
+    const std::array<std::span<const uint8_t>, 1> piece{cookie->frame};
+    tx(from, piece);
+    uint64_t suppressed = 0;
+    if (refusal_log_.Allow(uint64_t{0xa0} + static_cast<uint64_t>(HelloRefusal::kCookie), now,
+                           &suppressed))
+      spdlog::warn("under load: HELLO from {} answered with a cookie ({} more suppressed)",
+                   from.address.ToString(), suppressed);
+    return;
+  }
   if (const HelloRefusal* why = std::get_if<HelloRefusal>(&opened)) {
     counters_.hellos_refused++;
     uint64_t suppressed = 0;

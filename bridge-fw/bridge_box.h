@@ -237,6 +237,8 @@ class BridgeBox {
   uint64_t node_id() const { return config_.node_id; }  // the bridge's identity in HELLO
   const BoxCounters& counters() const { return counters_; }
   // HELLOs refused by the authentication, by reason (enum HelloRefusal); all zero without it.
+  // Whether HELLOs need a cookie now (identity only: more handshakes than its budget).
+  bool UnderLoad() const { return auth_ && auth_->UnderLoad(now_); }
   std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)> hello_refusals() const {
     return auth_ ? auth_->refusals()
                  : std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)>{};

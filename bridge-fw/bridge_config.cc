@@ -482,7 +482,9 @@ std::optional<IdentityHost> Reader::ReadIdentityHost(const json& v, std::string_
 
 void Reader::ReadIdentity(const json& root, BridgeConfig* c) {
   const json* v = Find(root, "identity");
-  if (v == nullptr || !Object(*v, "identity", {"key", "hosts", "hellos_per_second", "hello_burst"}))
+  if (v == nullptr ||
+      !Object(*v, "identity",
+              {"key", "hosts", "hellos_per_second", "hello_burst", "handshakes_per_second"}))
     return;
   IdentityConfig id;
   if (const json* key = Required(*v, "identity", "key")) {
@@ -495,6 +497,10 @@ void Reader::ReadIdentity(const json& root, BridgeConfig* c) {
   if (const json* burst = Find(*v, "hello_burst")) {
     if (auto n = Unsigned(*burst, "identity.hello_burst", 1, 100000))
       id.hello_burst = static_cast<uint32_t>(*n);
+  }
+  if (const json* load = Find(*v, "handshakes_per_second")) {
+    if (auto n = Unsigned(*load, "identity.handshakes_per_second", 1, 100000))
+      id.handshakes_per_second = static_cast<uint32_t>(*n);
   }
   const json* hosts = Required(*v, "identity", "hosts");
   if (hosts == nullptr) return;

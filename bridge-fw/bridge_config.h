@@ -84,6 +84,7 @@ struct IdentityConfig {
   std::vector<IdentityHost> hosts;
   uint32_t hellos_per_second = 20;
   uint32_t hello_burst = 40;
+  uint32_t handshakes_per_second = 100;  // beyond it (all sources), HELLOs need a cookie
 };
 
 enum class LogFormat : uint8_t { kText, kJson };

@@ -90,6 +90,7 @@ bool LoadIdentity(const BridgeConfig& config, BridgeBoxConfig* box, std::string*
   for (const IdentityHost& h : c.hosts) id.hosts.push_back(HostKey{h.public_key, h.node_id});
   id.hellos_per_second = c.hellos_per_second;
   id.hello_burst = c.hello_burst;
+  id.handshakes_per_second = c.handshakes_per_second;
   box->identity = std::move(id);
   spdlog::info("identity: public key {}, {} hosts may connect", crypto::KeyHex(keys.value().pub),
                c.hosts.size());

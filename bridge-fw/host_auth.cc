@@ -14,6 +14,19 @@ namespace {
 constexpr uint64_t kNsPerS = 1'000'000'000;
 // A source silent this long has a full bucket again: forgetting it changes nothing.
 constexpr uint64_t kIdleSourceNs = 10 * kNsPerS;
+// WireGuard's: a cookie secret lives two minutes; load lasts a second after the budget ran out.
+constexpr uint64_t kCookieSecretNs = 120 * kNsPerS;
+constexpr uint64_t kLoadHoldNs = kNsPerS;
+
+// A token bucket: refilled at `rate` a second up to `burst`; true when it paid for one more.
+bool TakeToken(double* tokens, uint64_t* last, uint64_t now, uint32_t rate, uint32_t burst) {
+  const double elapsed_s = static_cast<double>(now - *last) / static_cast<double>(kNsPerS);
+  *tokens = std::min(static_cast<double>(burst), *tokens + elapsed_s * rate);
+  *last = now;
+  if (*tokens < 1.0) return false;
+  *tokens -= 1.0;
+  return true;
+}
 
 }  // namespace
 
@@ -35,6 +48,8 @@ std::string_view HelloRefusalName(HelloRefusal r) {
       return "wrong-node";
     case HelloRefusal::kStale:
       return "stale";
+    case HelloRefusal::kCookie:
+      return "cookie";
     case HelloRefusal::kCount:
       break;
   }
@@ -44,10 +59,56 @@ std::string_view HelloRefusalName(HelloRefusal r) {
 HostAuthenticator::HostAuthenticator(BoxIdentity identity) : identity_(std::move(identity)) {
   dxfp_mac1_key(&crypto::SodiumCryptoOps(), identity_.keys.pub.data(), mac1_key_.data());
   for (const HostKey& h : identity_.hosts) hosts_[h.public_key] = KnownHost{h.node_id, 0};
+  load_.tokens = identity_.handshakes_per_second;
 }
 
 HostAuthenticator::~HostAuthenticator() {
   sodium_memzero(identity_.keys.secret.data(), identity_.keys.secret.size());
+  sodium_memzero(cookie_secret_.data(), cookie_secret_.size());
+  sodium_memzero(previous_cookie_secret_.data(), previous_cookie_secret_.size());
+}
+
+void HostAuthenticator::ChargeLoad(uint64_t now) {
+  if (load_.last == 0) load_.last = now;
+  if (!TakeToken(&load_.tokens, &load_.last, now, identity_.handshakes_per_second,
+                 identity_.handshakes_per_second))
+    load_until_ = now + kLoadHoldNs;
+}
+
+void HostAuthenticator::RotateCookieSecret(uint64_t now) {
+  if (have_cookie_secret_ && now - cookie_secret_born_ < kCookieSecretNs) return;
+  previous_cookie_secret_ = cookie_secret_;
+  randombytes_buf(cookie_secret_.data(), cookie_secret_.size());
+  if (!have_cookie_secret_) previous_cookie_secret_ = cookie_secret_;
+  cookie_secret_born_ = now;
+  have_cookie_secret_ = true;
+}
+
+bool HostAuthenticator::HasCookie(const std::string& source, std::span<const uint8_t> hello,
+                                  const dxfp_frame& f) const {
+  const auto* ops = &crypto::SodiumCryptoOps();
+  const auto* src = reinterpret_cast<const uint8_t*>(source.data());
+  for (const auto* secret : {&cookie_secret_, &previous_cookie_secret_}) {
+    std::array<uint8_t, DXFP_COOKIE_SIZE> cookie{};
+    dxfp_cookie_make(ops, secret->data(), src, source.size(), cookie.data());
+    if (dxfp_hello_mac2_ok(ops, cookie.data(), hello.data(), &f)) return true;
+  }
+  return false;
+}
+
+CookieReply HostAuthenticator::MakeCookieReply(const std::string& source,
+                                               const dxfp_frame& f) const {
+  const auto* ops = &crypto::SodiumCryptoOps();
+  std::array<uint8_t, DXFP_COOKIE_SIZE> cookie{};
+  std::array<uint8_t, DXFP_COOKIE_NONCE_SIZE> nonce{};
+  dxfp_cookie_make(ops, cookie_secret_.data(), reinterpret_cast<const uint8_t*>(source.data()),
+                   source.size(), cookie.data());
+  randombytes_buf(nonce.data(), nonce.size());
+  CookieReply reply;
+  size_t len = 0;
+  dxfp_cookie_reply_write(ops, identity_.keys.pub.data(), nonce.data(), cookie.data(), &f,
+                          reply.frame.data(), &len);
+  return reply;
 }
 
 HelloRefusal HostAuthenticator::Refuse(HelloRefusal r) {
@@ -67,24 +128,30 @@ bool HostAuthenticator::AllowHello(uint64_t now, const std::string& source) {
     it = sources_.emplace(source, Bucket{static_cast<double>(identity_.hello_burst), now}).first;
   }
   Bucket& b = it->second;
-  const double elapsed_s = static_cast<double>(now - b.last) / static_cast<double>(kNsPerS);
-  b.tokens = std::min(static_cast<double>(identity_.hello_burst),
-                      b.tokens + elapsed_s * identity_.hellos_per_second);
-  b.last = now;
-  if (b.tokens < 1.0) return false;
-  b.tokens -= 1.0;
-  return true;
+  return TakeToken(&b.tokens, &b.last, now, identity_.hellos_per_second, identity_.hello_burst);
 }
 
-std::variant<OpenedHello, HelloRefusal> HostAuthenticator::Open(uint64_t now,
-                                                                const std::string& source,
-                                                                std::span<const uint8_t> frame) {
-  if (!AllowHello(now, source)) return Refuse(HelloRefusal::kRateLimited);
+std::variant<OpenedHello, HelloRefusal, CookieReply> HostAuthenticator::Open(
+    uint64_t now, const std::string& source, std::span<const uint8_t> frame) {
+  const auto* ops = &crypto::SodiumCryptoOps();
   OpenedHello out;
+  // In order of cost: MAC1 (one HMAC); under load, the source's cookie (an HMAC more); the
+  // source's own limit; then the handshake (three X25519).
+  dxfp_err e = dxfp_hello_check_mac1(ops, mac1_key_.data(), frame.data(), frame.size(),
+                                     DXFP_MAX_FRAME, &out.frame);
+  if (e == DXFP_OK) {
+    ChargeLoad(now);
+    RotateCookieSecret(now);
+    if (UnderLoad(now) && !HasCookie(source, frame, out.frame)) {
+      Refuse(HelloRefusal::kCookie);
+      return MakeCookieReply(source, out.frame);
+    }
+    if (!AllowHello(now, source)) return Refuse(HelloRefusal::kRateLimited);
+  }
   uint64_t timestamp = 0;
-  const dxfp_err e = dxfp_hello_open(&out.hs, &crypto::SodiumCryptoOps(),
-                                     identity_.keys.secret.data(), mac1_key_.data(), frame.data(),
-                                     frame.size(), DXFP_MAX_FRAME, &out.frame, &timestamp);
+  if (e == DXFP_OK)
+    e = dxfp_hello_open(&out.hs, ops, identity_.keys.secret.data(), mac1_key_.data(), frame.data(),
+                        frame.size(), DXFP_MAX_FRAME, &out.frame, &timestamp);
   if (e != DXFP_OK) {
     dxfp_noise_wipe(&out.hs);
     if (e == DXFP_ERR_NO_AUTH) return Refuse(HelloRefusal::kNoAuth);

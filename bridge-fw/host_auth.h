@@ -36,6 +36,9 @@ struct BoxIdentity {
   uint32_t hellos_per_second = 20;
   uint32_t hello_burst = 40;
   size_t max_sources = 4096;  // sources remembered by the limit
+  // Under load: more HELLOs past MAC1 than this a second, from all sources together, and for a
+  // second after, a HELLO must carry the cookie of its source (MAC2) or it is answered with one.
+  uint32_t handshakes_per_second = 100;
 };
 
 enum class HelloRefusal : uint8_t {
@@ -47,6 +50,7 @@ enum class HelloRefusal : uint8_t {
   kUnknownKey,    // a key this bridge does not list
   kWrongNode,     // the HELLO names another node ID than the key's
   kStale,         // its timestamp is not above the last HELLO taken from that key (a replay)
+  kCookie,        // under load, without its source's cookie: answered with a COOKIE frame
   kCount
 };
 std::string_view HelloRefusalName(HelloRefusal r);  // "rate-limited", "bad-mac1", ...
@@ -55,6 +59,11 @@ struct OpenedHello {
   dxfp_frame frame{};  // points into the caller's buffer
   dxfp_noise hs{};     // for dxfp_session_accept_auth (which wipes it)
   uint64_t node = 0;
+};
+
+// Under load, the answer to a HELLO without its source's cookie: a COOKIE frame to send back.
+struct CookieReply {
+  std::array<uint8_t, DXFP_COOKIE_FRAME_SIZE> frame{};
 };
 
 class HostAuthenticator {
@@ -68,12 +77,15 @@ class HostAuthenticator {
 
   // A HELLO from `source` at now (ns, monotonic). On success its timestamp is taken: the same
   // HELLO again is kStale (a repeated HELLO belongs to the session it opened; the caller routes
-  // it there first).
-  std::variant<OpenedHello, HelloRefusal> Open(uint64_t now, const std::string& source,
-                                               std::span<const uint8_t> frame);
+  // it there first). Under load a HELLO without its source's cookie gets a CookieReply for the
+  // caller to send to the source (also counted as the refusal kCookie), and nothing else.
+  std::variant<OpenedHello, HelloRefusal, CookieReply> Open(uint64_t now, const std::string& source,
+                                                            std::span<const uint8_t> frame);
   // Whether `source` may send one more HELLO now (takes a token); Open calls it first.
   bool AllowHello(uint64_t now, const std::string& source);
 
+  // Whether HELLOs must carry a cookie now (more than handshakes_per_second in the last second).
+  bool UnderLoad(uint64_t now) const { return now < load_until_; }
   const crypto::Key& public_key() const { return identity_.keys.pub; }
   const std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)>& refusals() const {
     return refusals_;
@@ -91,11 +103,23 @@ class HostAuthenticator {
 
   HelloRefusal Refuse(HelloRefusal r);
   void ForgetIdleSources(uint64_t now);
+  // Charges one HELLO past MAC1 to the whole bridge's budget; load starts when it runs out.
+  void ChargeLoad(uint64_t now);
+  // The cookie secrets: a new one every two minutes, the one before still taken.
+  void RotateCookieSecret(uint64_t now);
+  bool HasCookie(const std::string& source, std::span<const uint8_t> hello,
+                 const dxfp_frame& f) const;
+  CookieReply MakeCookieReply(const std::string& source, const dxfp_frame& f) const;
 
   BoxIdentity identity_;
   std::array<uint8_t, DXFP_HASH_SIZE> mac1_key_{};
   std::map<crypto::Key, KnownHost> hosts_;
   std::unordered_map<std::string, Bucket> sources_;
+  Bucket load_{};
+  uint64_t load_until_ = 0;
+  std::array<uint8_t, DXFP_KEY_SIZE> cookie_secret_{}, previous_cookie_secret_{};
+  uint64_t cookie_secret_born_ = 0;
+  bool have_cookie_secret_ = false;
   std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)> refusals_{};
 };
 

@@ -668,20 +668,31 @@ static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *ma
 	size_t size;
 
 	dxpu_bridge_config(f, &cfg);
+	if (dxpu_keys_session_auth(&f->keys, mac, &cfg.session.auth)) {
+		netdev_err(f->dev,
+			   "dxpu: this host has a fabric key but bridge %pM has none: write its public key to /sys/devices/dxpu/bridge_keys\n",
+			   mac);
+		return ERR_PTR(-ENOKEY);
+	}
 	why = dxpu_hostpath_config_check(&cfg);
 	if (why) {
 		netdev_err(f->dev, "dxpu: host path configuration refused: %s\n", why);
-		return ERR_PTR(-EINVAL);
+		b = ERR_PTR(-EINVAL);
+		goto wipe;
 	}
 	b = kvzalloc(sizeof(*b), GFP_KERNEL);
-	if (!b)
-		return ERR_PTR(-ENOMEM);
+	if (!b) {
+		b = ERR_PTR(-ENOMEM);
+		goto wipe;
+	}
 	size = dxpu_hostpath_mem_size(&cfg);
 	b->mem = kvzalloc(size, GFP_KERNEL);
 	if (!b->mem) {
 		kvfree(b);
-		return ERR_PTR(-ENOMEM);
+		b = ERR_PTR(-ENOMEM);
+		goto wipe;
 	}
+	b->sealed = cfg.session.auth.ops;
 	b->fabric = f;
 	b->dev = f->dev;
 	kref_init(&b->ref);
@@ -701,6 +712,8 @@ static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *ma
 		b->peer_bridge[i] = f->peer_bridge[i];
 	}
 	dxpu_bridge_share_peers(b);
+wipe:
+	memzero_explicit(&cfg.session.auth, sizeof(cfg.session.auth));
 	return b;
 }
 
@@ -709,6 +722,7 @@ static void dxpu_bridge_free(struct rcu_head *rcu)
 	struct dxpu_bridge *b = container_of(rcu, struct dxpu_bridge, rcu);
 
 	kvfree(b->mem);
+	memzero_explicit(&b->hp, sizeof(b->hp)); /* the session's keys, if it never went down */
 	kvfree(b);
 }
 
@@ -814,6 +828,7 @@ void dxpu_fabric_exit(struct dxpu_fabric *f)
 	rtnl_lock();
 	mutex_lock(&f->lock);
 	dxpu_fabric_stop(f);
+	dxpu_keys_wipe(&f->keys);
 	mutex_unlock(&f->lock);
 	rtnl_unlock();
 	rcu_barrier(); /* every bridge freed (dxpu_bridge_release) before the module goes */
@@ -1003,6 +1018,15 @@ ssize_t dxpu_fabric_show_counters(struct dxpu_fabric *f, char *buf)
 			  atomic64_read(&dxpu_irqs_reenabled));
 }
 
+/* " sealed 0|1" and the session's drops of forged or replayed frames; b->lock held. */
+static int dxpu_bridge_show_auth(struct dxpu_bridge *b, char *buf, int at)
+{
+	const struct dxfp_session_counters *c = dxpu_hostpath_session_counters(&b->hp);
+
+	return sysfs_emit_at(buf, at, " sealed %d bad_tag %llu replayed %llu unsealed %llu\n",
+			     b->sealed, c->bad_tag, c->replayed, c->unsealed);
+}
+
 ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 {
 	unsigned long flags;
@@ -1029,11 +1053,52 @@ ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf)
 		spin_lock(&b->peer_lock);
 		peer_dropped = b->peer_dropped + dxpu_hostpath_get_counters(&b->hp)->peer_dropped;
 		spin_unlock(&b->peer_lock);
-		n += sysfs_emit_at(buf, n, " peer_sent %llu peer_dropped %llu\n",
+		n += sysfs_emit_at(buf, n, " peer_sent %llu peer_dropped %llu",
 				   dxpu_hostpath_get_counters(&b->hp)->peer_forwarded,
 				   peer_dropped);
+		n += dxpu_bridge_show_auth(b, buf, n);
 		spin_unlock_irqrestore(&b->lock, flags);
 	}
+	mutex_unlock(&f->lock);
+	return n;
+}
+
+int dxpu_fabric_set_key(struct dxpu_fabric *f, const char *buf, size_t len)
+{
+	int err;
+
+	mutex_lock(&f->lock);
+	err = dxpu_keys_set_secret(&f->keys, buf, len);
+	mutex_unlock(&f->lock);
+	return err;
+}
+
+ssize_t dxpu_fabric_show_key(struct dxpu_fabric *f, char *buf)
+{
+	ssize_t n;
+
+	mutex_lock(&f->lock);
+	n = dxpu_keys_show_public(&f->keys, buf);
+	mutex_unlock(&f->lock);
+	return n;
+}
+
+int dxpu_fabric_set_bridge_key(struct dxpu_fabric *f, const char *buf, size_t len)
+{
+	int err;
+
+	mutex_lock(&f->lock);
+	err = dxpu_keys_set_bridge(&f->keys, buf, len);
+	mutex_unlock(&f->lock);
+	return err;
+}
+
+ssize_t dxpu_fabric_show_bridge_keys(struct dxpu_fabric *f, char *buf)
+{
+	ssize_t n;
+
+	mutex_lock(&f->lock);
+	n = dxpu_keys_show_bridges(&f->keys, buf);
 	mutex_unlock(&f->lock);
 	return n;
 }

@@ -40,6 +40,7 @@
 #include <linux/workqueue.h>
 
 #include "core/dxpu_hostpath.h"
+#include "dxpu_keys.h"
 
 #define ETH_P_DXFP 0x88B5
 
@@ -61,6 +62,7 @@ struct dxpu_bridge {
 	void *mem;		 /* the host path's buffers */
 	struct timer_list timer; /* the host path's next deadline */
 	bool closing;
+	bool sealed; /* an authenticated session (dxpu_keys.h) */
 	/* This bridge's copy of the fabric's peer table (the host path reads it) and the bridge
 	 * each entry's device is behind.
 	 */
@@ -121,6 +123,7 @@ struct dxpu_fabric {
 	struct net_device *dev; /* held while DxFP runs on it; NULL when it does not */
 	struct packet_type pt;
 	u64 node_id;
+	struct dxpu_keys keys; /* for the sessions opened from now on */
 	struct list_head bridges;
 	struct list_head clients;	 /* struct dxpu_fabric_client (RCU; changes under lock) */
 	struct notifier_block netdev_nb; /* the interface going away */
@@ -168,6 +171,11 @@ ssize_t dxpu_fabric_show_interface(struct dxpu_fabric *f, char *buf);
 ssize_t dxpu_fabric_show_counters(struct dxpu_fabric *f, char *buf);
 /* One line per bridge into buf (PAGE_SIZE): MAC, session state, frames in/out. */
 ssize_t dxpu_fabric_show_bridges(struct dxpu_fabric *f, char *buf);
+/* The fabric keys (dxpu_keys.h) under the fabric's lock: /sys/devices/dxpu/key, bridge_keys. */
+int dxpu_fabric_set_key(struct dxpu_fabric *f, const char *buf, size_t len);
+ssize_t dxpu_fabric_show_key(struct dxpu_fabric *f, char *buf);
+int dxpu_fabric_set_bridge_key(struct dxpu_fabric *f, const char *buf, size_t len);
+ssize_t dxpu_fabric_show_bridge_keys(struct dxpu_fabric *f, char *buf);
 
 /*
  * Peer to peer: entry idx of the peer table is the device at bdf behind b, whose memory window

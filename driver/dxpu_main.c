@@ -97,6 +97,36 @@ static ssize_t connect_store(struct device *dev, struct device_attribute *attr, 
 }
 static DEVICE_ATTR_WO(connect);
 
+/* This host's fabric key: a `dxpu keygen` .key file written in; its public key read back. */
+static ssize_t key_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return dxpu_fabric_show_key(&dxpu_fabric, buf);
+}
+
+static ssize_t key_store(struct device *dev, struct device_attribute *attr, const char *buf,
+			 size_t count)
+{
+	int err = dxpu_fabric_set_key(&dxpu_fabric, buf, count);
+
+	return err ? err : count;
+}
+static DEVICE_ATTR_RW(key);
+
+/* "<bridge MAC> <its .pub line>" (or "<MAC> none") per write; one line per bridge read. */
+static ssize_t bridge_keys_show(struct device *dev, struct device_attribute *attr, char *buf)
+{
+	return dxpu_fabric_show_bridge_keys(&dxpu_fabric, buf);
+}
+
+static ssize_t bridge_keys_store(struct device *dev, struct device_attribute *attr,
+				 const char *buf, size_t count)
+{
+	int err = dxpu_fabric_set_bridge_key(&dxpu_fabric, buf, count);
+
+	return err ? err : count;
+}
+static DEVICE_ATTR_RW(bridge_keys);
+
 static ssize_t bridges_show(struct device *dev, struct device_attribute *attr, char *buf)
 {
 	return dxpu_fabric_show_bridges(&dxpu_fabric, buf);
@@ -150,7 +180,8 @@ static struct attribute *dxpu_attrs[] = {
 	&dev_attr_bridges.attr,	  &dev_attr_counters.attr,
 	&dev_attr_bind.attr,	  &dev_attr_unbind.attr,
 	&dev_attr_slots.attr,	  &dev_attr_mmio.attr,
-	&dev_attr_msi.attr,	  NULL,
+	&dev_attr_msi.attr,	  &dev_attr_key.attr,
+	&dev_attr_bridge_keys.attr, NULL,
 };
 
 static const struct attribute_group dxpu_group = { .attrs = dxpu_attrs };

@@ -46,6 +46,7 @@ enum dxfp_frame_type {
 	DXFP_WELCOME = 2,
 	DXFP_DATA = 3,
 	DXFP_CLOSE = 4,
+	DXFP_COOKIE = 5, /* a bridge under load answers a HELLO with a cookie: 4.12 */
 };
 
 #define DXFP_F_ACK_REQ 0x01u /* acknowledge at once */
@@ -58,7 +59,9 @@ enum dxfp_record_type {
 	DXFP_REC_HELLO = 3,
 	DXFP_REC_CLOSE = 4,
 	DXFP_REC_NOISE = 5, /* a handshake message (HELLO, WELCOME): docs/protocol.md 4.12 */
-	DXFP_REC_MAC1 = 6,  /* HELLO, last: the proof its sender knows the bridge's key */
+	DXFP_REC_MAC1 = 6,  /* HELLO: the proof its sender knows the bridge's key */
+	DXFP_REC_MAC2 = 7,  /* HELLO, last: the proof its sender got a cookie (zeros: none) */
+	DXFP_REC_COOKIE = 8, /* COOKIE: a nonce and the cookie sealed for the HELLO's sender */
 };
 
 #define DXFP_CREDIT_BODY_SIZE 24u /* P, NP, Cpl: header limit u32, data limit u32 */
@@ -67,6 +70,8 @@ enum dxfp_record_type {
 #define DXFP_NOISE_HELLO_BODY_SIZE 104u	 /* Noise IK msg1 (96) with an 8-byte timestamp */
 #define DXFP_NOISE_WELCOME_BODY_SIZE 48u /* Noise IK msg2, no payload */
 #define DXFP_MAC1_BODY_SIZE 16u
+#define DXFP_MAC2_BODY_SIZE 16u
+#define DXFP_COOKIE_BODY_SIZE 48u /* nonce (16), the cookie (16) sealed: 32 */
 
 enum dxfp_close_reason {
 	DXFP_CLOSE_SHUTDOWN = 1,

@@ -34,6 +34,12 @@ static bool record_allowed(uint8_t rec_type, uint8_t frame_type, size_t *body_le
 	case DXFP_REC_MAC1:
 		*body_len = DXFP_MAC1_BODY_SIZE;
 		return frame_type == DXFP_HELLO;
+	case DXFP_REC_MAC2:
+		*body_len = DXFP_MAC2_BODY_SIZE;
+		return frame_type == DXFP_HELLO;
+	case DXFP_REC_COOKIE:
+		*body_len = DXFP_COOKIE_BODY_SIZE;
+		return frame_type == DXFP_COOKIE;
 	default:
 		return true; /* unknown records are skipped */
 	}
@@ -122,7 +128,7 @@ enum dxfp_err dxfp_frame_parse_body(const uint8_t *hdr, const uint8_t *records, 
 	read_header(hdr, &f->hdr);
 	if (f->hdr.version != DXFP_VERSION)
 		return DXFP_ERR_BAD_VERSION;
-	if (f->hdr.type < DXFP_HELLO || f->hdr.type > DXFP_CLOSE)
+	if (f->hdr.type < DXFP_HELLO || f->hdr.type > DXFP_COOKIE)
 		return DXFP_ERR_BAD_TYPE;
 	if (hdr[DXFP_OFF_RSVD] || (f->hdr.flags & ~(DXFP_F_ALL | extra_flags)))
 		return DXFP_ERR_MALFORMED;
@@ -182,7 +188,7 @@ enum dxfp_err dxfp_writer_init(struct dxfp_writer *w, uint8_t *buf, size_t cap,
 {
 	if (cap < DXFP_MIN_FRAME)
 		return DXFP_ERR_NO_SPACE;
-	if (h->type < DXFP_HELLO || h->type > DXFP_CLOSE || (h->flags & ~DXFP_F_ALL))
+	if (h->type < DXFP_HELLO || h->type > DXFP_COOKIE || (h->flags & ~DXFP_F_ALL))
 		return DXFP_ERR_BAD_TYPE;
 	w->buf = buf;
 	w->cap = cap > DXFP_MAX_FRAME ? DXFP_MAX_FRAME : cap;

@@ -765,6 +765,31 @@ static enum dxfp_rx_result on_welcome(struct dxfp_session *s, uint64_t now,
 	return DXFP_RX_OK;
 }
 
+/*
+ * Initiator, authenticated, while connecting: a bridge under load sent a cookie
+ * for our HELLO. The HELLO goes again at once, the same but for its MAC2.
+ */
+static enum dxfp_rx_result on_cookie(struct dxfp_session *s, uint64_t now,
+				     const struct dxfp_frame *f)
+{
+	const struct dxfp_session_auth *a = &s->cfg.auth;
+	uint8_t cookie[DXFP_COOKIE_SIZE];
+	enum dxfp_err e;
+
+	if (s->cfg.role != DXFP_ROLE_INITIATOR || !authenticated(s) ||
+	    s->state != DXFP_STATE_CONNECTING || s->hs_len == 0)
+		return DXFP_RX_UNEXPECTED;
+	e = dxfp_cookie_reply_open(a->ops, a->peer_public, s->hs_frame, s->hs_len, f, cookie);
+	if (e == DXFP_OK && !dxfp_hello_set_mac2(a->ops, cookie, s->hs_frame, s->hs_len))
+		e = DXFP_ERR_NO_AUTH;
+	dxpu_wipe(cookie, sizeof(cookie));
+	if (e != DXFP_OK)
+		return e == DXFP_ERR_BAD_TAG ? DXFP_RX_BAD_TAG : DXFP_RX_MALFORMED;
+	s->counters.cookies_rx++;
+	s->hello_deadline = now;
+	return DXFP_RX_OK;
+}
+
 static enum dxfp_rx_result on_close(struct dxfp_session *s, const struct dxfp_frame *f)
 {
 	struct dxfp_record_iter it;
@@ -1045,6 +1070,8 @@ enum dxfp_rx_result dxfp_session_receive_frame(struct dxfp_session *s, uint64_t 
 		return count_drop(s, DXFP_RX_UNKNOWN_SESSION);
 	if (h->dst_epoch != s->cfg.epoch)
 		return count_drop(s, DXFP_RX_STALE_EPOCH);
+	if (h->type == DXFP_COOKIE)
+		return count_drop(s, on_cookie(s, now, f));
 	if (authenticated(s) && h->type != DXFP_WELCOME)
 		return count_drop(s, DXFP_RX_UNSEALED); /* only the handshake is in the clear */
 	if (h->type == DXFP_CLOSE) {
@@ -1639,41 +1666,15 @@ const char *dxfp_rx_result_name(enum dxfp_rx_result r)
 const char *dxfp_session_counter_name(size_t i)
 {
 	static const char *const names[] = {
-		"frames-tx",
-		"bytes-tx",
-		"frames-rx",
-		"bytes-rx",
-		"tlps-tx",
-		"tlps-retx",
-		"tlps-delivered",
-		"acks-tx",
-		"keepalives-tx",
-		"naks-tx",
-		"naks-rx",
-		"rto-expiries",
-		"hellos-tx",
-		"welcomes-tx",
-		"credit-refusals",
-		"unexpected-cpl",
-		"bad-crc",
-		"truncated",
-		"bad-length",
-		"bad-version",
-		"bad-type",
-		"malformed",
-		"unknown-session",
-		"stale-epoch",
-		"unexpected",
-		"bad-ack",
-		"window-violation",
-		"credit-violation",
-		"rx-down",
-		"bad-tag",
-		"replayed",
-		"unsealed",
-		"no-auth",
-		"duplicate",
-		"gap",
+		"frames-tx",	    "bytes-tx",	   "frames-rx",	      "bytes-rx",
+		"tlps-tx",	    "tlps-retx",   "tlps-delivered",  "acks-tx",
+		"keepalives-tx",    "naks-tx",	   "naks-rx",	      "rto-expiries",
+		"hellos-tx",	    "welcomes-tx", "credit-refusals", "unexpected-cpl",
+		"cookies-rx",	    "bad-crc",	   "truncated",	      "bad-length",
+		"bad-version",	    "bad-type",	   "malformed",	      "unknown-session",
+		"stale-epoch",	    "unexpected",  "bad-ack",	      "window-violation",
+		"credit-violation", "rx-down",	   "bad-tag",	      "replayed",
+		"unsealed",	    "no-auth",	   "duplicate",	      "gap",
 	};
 
 	return i < sizeof(names) / sizeof(names[0]) ? names[i] : NULL;

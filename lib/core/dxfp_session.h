@@ -179,6 +179,7 @@ struct dxfp_session_counters {
 	uint64_t welcomes_tx;
 	uint64_t credit_refusals; /* dxfp_session_send() said NO_CREDIT */
 	uint64_t unexpected_cpl;  /* completion matching no outstanding request (delivered) */
+	uint64_t cookies_rx;	  /* COOKIE frames taken: the HELLO went again with their MAC2 */
 	/* drops, one per enum dxfp_rx_result after DXFP_RX_OK (frames) ... */
 	uint64_t bad_crc;
 	uint64_t truncated;

@@ -262,6 +262,8 @@ bool dxpu_hostpath_init(struct dxpu_hostpath *hp, const struct dxpu_hostpath_con
 		return false;
 	memset(hp, 0, sizeof(*hp));
 	hp->cfg = *cfg;
+	/* The session keeps the host's static key as long as its handshake needs it; no copy. */
+	dxpu_wipe(hp->cfg.session.auth.static_secret, sizeof(hp->cfg.session.auth.static_secret));
 	if (dxpu_host_init(&hp->host, &cfg->host, &hostpath_host_ops, hp) != DXPU_HOST_OK)
 		return false;
 	if (!cfg->direct) {

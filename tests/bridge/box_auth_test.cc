@@ -223,14 +223,63 @@ TEST_F(BoxAuthTest, AHelloFloodFromOneSourceIsLimitedAndAnotherHostStillConnects
   Attacker a;
   const Frame junk = HelloOf(kOther, HostSession(keys_.stranger, keys_.bridge), world_->now());
   for (int i = 0; i < 1000; ++i) a.Send(*world_, junk);  // within one instant
-  EXPECT_EQ(Refused(HelloRefusal::kRateLimited), 1000u - 20u);
+  // The source's burst reaches the handshake (20 X25519 rounds spent, unknown key); the rest of
+  // the bridge's handshake budget (100 a second, one taken by the victim's HELLO) is refused by
+  // the source's limit; beyond it the bridge is under load and answers each HELLO with a
+  // cookie, no handshake, no state.
+  const uint64_t budget = 100u - 1u;
   EXPECT_EQ(Refused(HelloRefusal::kUnknownKey), 20u);
+  EXPECT_EQ(Refused(HelloRefusal::kRateLimited), budget - 20u);
+  EXPECT_EQ(Refused(HelloRefusal::kCookie), 1000u - budget);
+  ASSERT_EQ(a.answers.size(), 1000u - budget);
+  for (const Frame& f : a.answers) {
+    ASSERT_EQ(f.size(), DXFP_COOKIE_FRAME_SIZE);
+    EXPECT_EQ(f[DXFP_OFF_TYPE], DXFP_COOKIE);
+  }
+  EXPECT_TRUE(world_->box().UnderLoad());
   EXPECT_EQ(world_->box().Hosts().size(), 1u);
-  // The other tenant, from its own place, connects at once.
+  // The other tenant, from its own place, connects at once: its HELLO gets a cookie, and its
+  // HELLO again with the cookie's MAC2 gets the handshake.
   const dxfp_session_config other_cfg = HostSession(keys_.other, keys_.bridge);
   TestHost& other = world_->AddHost(kOther, &other_cfg);
   EXPECT_TRUE(world_->Connect(other));
+  EXPECT_EQ(other.endpoint().counters().cookies_rx, 1u);
+  EXPECT_EQ(Refused(HelloRefusal::kCookie), 1000u - budget + 1u);
   ExpectVictimWorks();
+}
+
+TEST_F(BoxAuthTest, ACookieIsForItsSourceOnly) {
+  Attacker flood;
+  const Frame junk = HelloOf(kOther, HostSession(keys_.stranger, keys_.bridge), world_->now());
+  for (int i = 0; i < 200; ++i) flood.Send(*world_, junk);
+  ASSERT_TRUE(world_->box().UnderLoad());
+  // The other tenant's HELLO, from another place than the one its cookie was made for: the
+  // bridge answers with a cookie again and does no handshake.
+  const dxfp_session_config other_cfg = HostSession(keys_.other, keys_.bridge);
+  TestHost host(kOther, 0x7001, &other_cfg);
+  host.Connect(world_->now());
+  Frame hello;
+  host.endpoint().Flush(world_->now(), [&](link::FramePieces p) { hello = link::GatherFrame(p); });
+  Attacker here;  // the host's own place
+  here.peer = bridge::Peer{79, link::LinkAddress()};
+  here.Send(*world_, hello);
+  ASSERT_EQ(here.answers.size(), 1u);
+  host.endpoint().Receive(world_->now(), here.answers[0]);
+  EXPECT_EQ(host.endpoint().counters().cookies_rx, 1u);
+  Frame with_cookie;
+  host.endpoint().Flush(world_->now(),
+                        [&](link::FramePieces p) { with_cookie = link::GatherFrame(p); });
+  ASSERT_FALSE(with_cookie.empty());
+  EXPECT_NE(with_cookie, hello);
+  Attacker elsewhere;
+  elsewhere.peer = bridge::Peer{78, link::LinkAddress()};
+  const uint64_t cookies = Refused(HelloRefusal::kCookie);
+  elsewhere.Send(*world_, with_cookie);
+  EXPECT_EQ(Refused(HelloRefusal::kCookie), cookies + 1);  // not its cookie: another one
+  EXPECT_EQ(world_->box().Hosts().size(), 1u);
+  here.Send(*world_, with_cookie);  // from where the cookie was made for: the handshake
+  EXPECT_EQ(Refused(HelloRefusal::kCookie), cookies + 1);
+  EXPECT_EQ(world_->box().counters().sessions_opened, 2u);
 }
 
 }  // namespace

@@ -6,7 +6,10 @@
 #include "core/dxfp_handshake.h"
 
 #include <gtest/gtest.h>
+#include <sodium.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "core/crc32c.h"
@@ -133,7 +136,8 @@ TEST(DxfpHandshake, HostAndBridgeEndWithTheSameKeysAndSealedFramesFlowBothWays) 
 TEST(DxfpHandshake, EveryByteOfTheHelloIsBoundEvenWithItsCrcRecomputed) {
   Peers p;
   const Bytes hello = p.WriteHello(p.bridge.pub);
-  const size_t clear_end = hello.size() - DXFP_CRC_SIZE;
+  // Every byte up to MAC2's body: MAC2 is the cookie's, checked only under load (below).
+  const size_t clear_end = hello.size() - DXFP_CRC_SIZE - DXFP_MAC2_BODY_SIZE;
   for (size_t i = 0; i < clear_end; ++i) {
     if (i == DXFP_OFF_LENGTH || i == DXFP_OFF_LENGTH + 1 || i == DXFP_OFF_NREC ||
         i == DXFP_OFF_NREC + 1)
@@ -155,7 +159,8 @@ TEST(DxfpHandshake, AChangedRecordFailsTheMac1OrTheHandshakeByWhereItIs) {
   FixCrc(&node);
   EXPECT_EQ(p.OpenHello(node, &ts), DXFP_ERR_BAD_MAC1);
   // A forger who knows the bridge's public key makes MAC1 right: the handshake still fails.
-  const size_t mac_at = hello.size() - DXFP_CRC_SIZE - DXFP_MAC1_BODY_SIZE;
+  const size_t mac_at =
+      hello.size() - DXFP_CRC_SIZE - DXFP_MAC2_BODY_SIZE - DXFP_REC_HDR_SIZE - DXFP_MAC1_BODY_SIZE;
   dxfp_mac1(&Ops(), p.mac1_key.data(), node.data(), mac_at - DXFP_REC_HDR_SIZE,
             node.data() + mac_at);
   FixCrc(&node);
@@ -239,6 +244,110 @@ TEST(DxfpHandshake, AFrameWithoutRoomIsRefusedBeforeAnyWork) {
   EXPECT_EQ(
       dxfp_hello_finish(&p.host_hs, &Ops(), p.host.secret.data(), p.bridge.pub.data(), 1, &w, &len),
       DXFP_ERR_BAD_TYPE);
+}
+
+// Cookies (docs/protocol.md 4.12, "Under load"): the bridge's cookie for a source travels sealed
+// to the HELLO's sender, who alone can put it in MAC2; MAC2 names the source and the HELLO.
+struct CookieWorld : Peers {
+  std::array<uint8_t, DXFP_KEY_SIZE> secret{};
+  const std::string source = "0/127.0.0.1:40000";
+  Bytes sent = WriteHello(bridge.pub);  // the HELLO as first sent
+  dxfp_frame hello_f{};
+
+  CookieWorld() {
+    randombytes_buf(secret.data(), secret.size());
+    EXPECT_EQ(dxfp_hello_check_mac1(&Ops(), mac1_key.data(), sent.data(), sent.size(),
+                                    DXFP_MAX_FRAME, &hello_f),
+              DXFP_OK);
+  }
+  std::array<uint8_t, DXFP_COOKIE_SIZE> CookieOf(const std::string& src) const {
+    std::array<uint8_t, DXFP_COOKIE_SIZE> c{};
+    dxfp_cookie_make(&Ops(), secret.data(), reinterpret_cast<const uint8_t*>(src.data()),
+                     src.size(), c.data());
+    return c;
+  }
+  Bytes Reply() const {
+    Bytes out(DXFP_COOKIE_FRAME_SIZE);
+    std::array<uint8_t, DXFP_COOKIE_NONCE_SIZE> nonce{};
+    randombytes_buf(nonce.data(), nonce.size());
+    size_t len = 0;
+    EXPECT_EQ(dxfp_cookie_reply_write(&Ops(), bridge.pub.data(), nonce.data(),
+                                      CookieOf(source).data(), &hello_f, out.data(), &len),
+              DXFP_OK);
+    EXPECT_EQ(len, out.size());
+    return out;
+  }
+  dxfp_err OpenReply(const Bytes& reply, const crypto::Key& pub, const Bytes& my_hello,
+                     std::array<uint8_t, DXFP_COOKIE_SIZE>* cookie) const {
+    dxfp_frame f{};
+    const dxfp_err e = dxfp_frame_parse(reply.data(), reply.size(), DXFP_MAX_FRAME, &f);
+    if (e != DXFP_OK) return e;
+    return dxfp_cookie_reply_open(&Ops(), pub.data(), my_hello.data(), my_hello.size(), &f,
+                                  cookie->data());
+  }
+  bool Mac2Ok(const Bytes& h, const std::array<uint8_t, DXFP_COOKIE_SIZE>& cookie) const {
+    dxfp_frame f{};
+    if (dxfp_frame_parse(h.data(), h.size(), DXFP_MAX_FRAME, &f) != DXFP_OK) return false;
+    return dxfp_hello_mac2_ok(&Ops(), cookie.data(), h.data(), &f);
+  }
+};
+
+TEST(DxfpCookie, TheHostOpensTheCookieAndItsHelloThenCarriesTheSourcesMac2) {
+  CookieWorld w;
+  EXPECT_FALSE(w.Mac2Ok(w.sent, w.CookieOf(w.source)));  // no cookie yet: MAC2 zero
+  const Bytes reply = w.Reply();
+  dxfp_frame rf{};
+  ASSERT_EQ(dxfp_frame_parse(reply.data(), reply.size(), DXFP_MAX_FRAME, &rf), DXFP_OK);
+  EXPECT_EQ(rf.hdr.type, DXFP_COOKIE);
+  EXPECT_EQ(rf.hdr.dst_session, w.hello_f.hdr.src_session);
+  EXPECT_EQ(rf.hdr.dst_epoch, w.hello_f.hdr.src_epoch);
+  EXPECT_LT(reply.size(), w.sent.size());  // no amplification: the answer is the smaller
+  std::array<uint8_t, DXFP_COOKIE_SIZE> cookie{};
+  ASSERT_EQ(w.OpenReply(reply, w.bridge.pub, w.sent, &cookie), DXFP_OK);
+  EXPECT_EQ(cookie, w.CookieOf(w.source));
+  Bytes again = w.sent;
+  ASSERT_TRUE(dxfp_hello_set_mac2(&Ops(), cookie.data(), again.data(), again.size()));
+  EXPECT_TRUE(w.Mac2Ok(again, w.CookieOf(w.source)));
+  EXPECT_FALSE(w.Mac2Ok(again, w.CookieOf("0/127.0.0.1:40001")));  // another source's
+  // Only MAC2 and the CRC changed: the handshake is the same and still opens.
+  EXPECT_TRUE(std::equal(again.begin(), again.end() - 20, w.sent.begin()));
+  uint64_t ts = 0;
+  EXPECT_EQ(w.OpenHello(again, &ts), DXFP_OK);
+  EXPECT_EQ(ts, kTimestamp);
+}
+
+TEST(DxfpCookie, AReplyOpensOnlyForItsHelloAndItsBridgesKey) {
+  CookieWorld w;
+  const Bytes reply = w.Reply();
+  std::array<uint8_t, DXFP_COOKIE_SIZE> cookie{};
+  const KeyPair other = NewKeyPair();
+  EXPECT_EQ(w.OpenReply(reply, other.pub, w.sent, &cookie), DXFP_ERR_BAD_TAG);
+  Peers second;  // another HELLO (another MAC1): the reply was not for it
+  second.bridge = w.bridge;
+  const Bytes other_hello = second.WriteHello(w.bridge.pub);
+  EXPECT_EQ(w.OpenReply(reply, w.bridge.pub, other_hello, &cookie), DXFP_ERR_BAD_TAG);
+  for (size_t i = DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE; i < reply.size() - DXFP_CRC_SIZE; ++i) {
+    Bytes bad = reply;
+    bad[i] ^= 0x01;
+    FixCrc(&bad);
+    EXPECT_EQ(w.OpenReply(bad, w.bridge.pub, w.sent, &cookie), DXFP_ERR_BAD_TAG) << "byte " << i;
+  }
+}
+
+TEST(DxfpCookie, Mac2BindsEveryByteOfTheHello) {
+  CookieWorld w;
+  Bytes with = w.sent;
+  const auto cookie = w.CookieOf(w.source);
+  ASSERT_TRUE(dxfp_hello_set_mac2(&Ops(), cookie.data(), with.data(), with.size()));
+  for (size_t i = 0; i < with.size() - DXFP_CRC_SIZE; ++i) {
+    if (i == DXFP_OFF_LENGTH || i == DXFP_OFF_LENGTH + 1 || i == DXFP_OFF_NREC ||
+        i == DXFP_OFF_NREC + 1)
+      continue;  // the parser refuses those
+    Bytes bad = with;
+    bad[i] ^= 0x01;
+    FixCrc(&bad);
+    EXPECT_FALSE(w.Mac2Ok(bad, cookie)) << "byte " << i;
+  }
 }
 
 }  // namespace

@@ -20,23 +20,25 @@ start_bridge() {
 
 # One bridge in DIR (link.sock, mgmt.sock, bridge.log, bridge.json) with MAC, sending to PEER;
 # waits for its sockets; sets started_pid. Its sessions go down after $bridge_link_down (2s)
-# without progress. DXPU_BRIDGE_COMPLETION_TIMEOUT, when set (the debug lane, debug_lane.sh),
+# without progress; with $bridge_identity (a JSON object) it has that `identity`
+# (docs/bridge-config.md). DXPU_BRIDGE_COMPLETION_TIMEOUT, when set (the debug lane, debug_lane.sh),
 # is its limits.completion_timeout, which also raises its devices' DMA timeout (1 s).
 #   start_bridge_at DXPU_BRIDGE DIR MAC PEER NODE_ID [MEMORY (64MiB)]
 start_bridge_at() {
   local bin=$1 dir=$2 mac=$3 peer=$4 node=$5 memory=${6:-64MiB}
   mkdir -p "$dir"
   rm -f "$dir/link.sock" "$dir/mgmt.sock" # a bridge killed in an earlier run leaves them
-  local limits_extra=
+  local limits_extra= identity=
   [ -z "${DXPU_BRIDGE_COMPLETION_TIMEOUT:-}" ] ||
     limits_extra=", \"completion_timeout\": \"$DXPU_BRIDGE_COMPLETION_TIMEOUT\""
+  [ -z "${bridge_identity:-}" ] || identity="\"identity\": $bridge_identity,"
   cat >"$dir/bridge.json" <<JSON
 {
   "node_id": "$node",
   "links": [{"type": "unix", "path": "$dir/link.sock", "peer": "$peer",
              "mac": "$mac", "mtu": 1500}],
   "management": {"unix": "$dir/mgmt.sock", "insecure_unsigned": true},
-  "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "$memory"}],
+  "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "$memory"}],$identity
   "limits": {"link_down": "${bridge_link_down:-2s}"$limits_extra},
   "log": {"level": "info", "format": "text"}
 }
