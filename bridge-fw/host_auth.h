@@ -35,7 +35,7 @@ struct BoxIdentity {
   // HELLOs one source (link and address) may send: a steady rate and a burst.
   uint32_t hellos_per_second = 20;
   uint32_t hello_burst = 40;
-  size_t max_sources = 4096;  // sources remembered by the limit
+  size_t max_sources = 4096;  // sources remembered by the limit (a new one beyond: one forgotten)
 };
 
 enum class HelloRefusal : uint8_t {
@@ -75,6 +75,9 @@ class HostAuthenticator {
   bool AllowHello(uint64_t now, const std::string& source);
 
   const crypto::Key& public_key() const { return identity_.keys.pub; }
+  // Sources the limit forgot before they were idle, to make room for a new one (a flood from
+  // more than max_sources sources).
+  uint64_t sources_forgotten() const { return sources_forgotten_; }
   const std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)>& refusals() const {
     return refusals_;
   }
@@ -97,6 +100,7 @@ class HostAuthenticator {
   std::map<crypto::Key, KnownHost> hosts_;
   std::unordered_map<std::string, Bucket> sources_;
   std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)> refusals_{};
+  uint64_t sources_forgotten_ = 0;
 };
 
 }  // namespace dxpu::bridge
