@@ -243,6 +243,8 @@ class BridgeBox {
     return auth_ ? auth_->refusals()
                  : std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)>{};
   }
+  // Sources the HELLO limit forgot early to make room (HostAuthenticator::sources_forgotten).
+  uint64_t hello_sources_forgotten() const { return auth_ ? auth_->sources_forgotten() : 0; }
   DatapathCounters datapath_counters() const { return datapath_->counters(); }
   // The box-side function of device d.
   pcie::Function& function(DeviceIndex d) { return *devices_.at(d).function; }

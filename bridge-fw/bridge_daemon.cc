@@ -391,6 +391,10 @@ std::string BridgeDaemon::Metrics() const {
               "HELLOs the host authentication refused, by reason (docs/protocol.md 4.12).",
               {{"reason", HelloRefusalName(static_cast<HelloRefusal>(r))}}, refusals[r]);
   }
+  counter("dxpu_bridge_hello_sources_forgotten_total",
+          "Sources the HELLO limit forgot before they were idle: a flood from more sources than "
+          "it remembers.",
+          box_->hello_sources_forgotten());
   counter("dxpu_bridge_tlps_from_hosts_total", "TLPs delivered by host sessions.",
           c.tlps_from_hosts);
   counter("dxpu_bridge_tlps_to_hosts_total", "TLPs queued to host sessions.", c.tlps_to_hosts);

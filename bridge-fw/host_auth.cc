@@ -124,7 +124,14 @@ bool HostAuthenticator::AllowHello(uint64_t now, const std::string& source) {
   auto it = sources_.find(source);
   if (it == sources_.end()) {
     if (sources_.size() >= identity_.max_sources) ForgetIdleSources(now);
-    if (sources_.size() >= identity_.max_sources) return false;  // a flood from many sources
+    // Still full: a flood from many sources. Refusing every new source here locked every new
+    // host out for as long as the flood lasted (the attack suite's many-source flood, issue
+    // 32), so one remembered source makes room instead: the table's memory stays bounded, and
+    // a forgotten source only starts again from a full bucket.
+    if (sources_.size() >= identity_.max_sources) {
+      sources_.erase(sources_.begin());
+      sources_forgotten_++;
+    }
     it = sources_.emplace(source, Bucket{static_cast<double>(identity_.hello_burst), now}).first;
   }
   Bucket& b = it->second;

@@ -35,7 +35,7 @@ struct BoxIdentity {
   // HELLOs one source (link and address) may send: a steady rate and a burst.
   uint32_t hellos_per_second = 20;
   uint32_t hello_burst = 40;
-  size_t max_sources = 4096;  // sources remembered by the limit
+  size_t max_sources = 4096;  // sources remembered by the limit (a new one beyond: one forgotten)
   // Under load: more HELLOs past MAC1 than this a second, from all sources together, and for a
   // second after, a HELLO must carry the cookie of its source (MAC2) or it is answered with one.
   uint32_t handshakes_per_second = 100;
@@ -87,6 +87,9 @@ class HostAuthenticator {
   // Whether HELLOs must carry a cookie now (more than handshakes_per_second in the last second).
   bool UnderLoad(uint64_t now) const { return now < load_until_; }
   const crypto::Key& public_key() const { return identity_.keys.pub; }
+  // Sources the limit forgot before they were idle, to make room for a new one (a flood from
+  // more than max_sources sources).
+  uint64_t sources_forgotten() const { return sources_forgotten_; }
   const std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)>& refusals() const {
     return refusals_;
   }
@@ -121,6 +124,7 @@ class HostAuthenticator {
   uint64_t cookie_secret_born_ = 0;
   bool have_cookie_secret_ = false;
   std::array<uint64_t, static_cast<size_t>(HelloRefusal::kCount)> refusals_{};
+  uint64_t sources_forgotten_ = 0;
 };
 
 }  // namespace dxpu::bridge

@@ -1,19 +1,25 @@
 // bridge_process.cc - the real dxpu-bridge daemon as a child process (bridge_process.h).
 #include "bridge_process.h"
 
+#include "core/dxpu_mgmt.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 namespace dxpu::test {
 
@@ -35,6 +41,54 @@ bool CanBind(int type, uint16_t port) {
 }
 
 }  // namespace
+
+std::string HttpGet(uint16_t port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+  std::string out;
+  std::vector<char> buf(65536);
+  pollfd p{fd, POLLIN, 0};
+  while (poll(&p, 1, 3000) == 1) {
+    const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+    if (n <= 0) break;
+    out.append(buf.data(), static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+int SendManagementDatagram(const std::string& mgmt, const std::vector<uint8_t>& bytes) {
+  const std::string me = FreshSocketPath("bridge-test-raw");
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_un local{}, to{};
+  local.sun_family = to.sun_family = AF_UNIX;
+  std::snprintf(local.sun_path, sizeof(local.sun_path), "%s", me.c_str());
+  std::snprintf(to.sun_path, sizeof(to.sun_path), "%s", mgmt.c_str());
+  int status = -1;
+  std::vector<uint8_t> in(DXPU_MGMT_MAX_MSG);
+  pollfd p{fd, POLLIN, 0};
+  dxpu_mgmt_msg m{};
+  if (bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) == 0 &&
+      sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to)) ==
+          static_cast<ssize_t>(bytes.size()) &&
+      poll(&p, 1, 2000) == 1) {
+    const ssize_t n = recv(fd, in.data(), in.size(), 0);
+    if (n > 0 && dxpu_mgmt_decode(in.data(), static_cast<size_t>(n), &m) == DXPU_MGMT_ERR_OK)
+      status = m.status;
+  }
+  close(fd);
+  unlink(me.c_str());
+  return status;
+}
 
 uint16_t FreePort(int type) {
   // 20000..32767, starting from a point of this process's own and stepping by a prime, so
@@ -87,10 +141,20 @@ BridgeProcess::~BridgeProcess() {
 }
 
 bool BridgeProcess::Start(const std::string& extra_arg) {
+  return Start(extra_arg.empty() ? std::vector<std::string>{}
+                                 : std::vector<std::string>{extra_arg});
+}
+
+bool BridgeProcess::Start(const std::vector<std::string>& extra_args) {
   // $DXPU_TEST_DATAPATH picks the bridge's data plane (the tests run again with rtl: the
   // Verilated data path in the loop).
   const char* env = std::getenv("DXPU_TEST_DATAPATH");  // NOLINT(concurrency-mt-unsafe)
   const std::string datapath = env != nullptr && *env != '\0' ? env : "golden";
+  std::vector<std::string> args = {binary_, "--config", config_.string(), "--datapath", datapath};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   pid_ = fork();
   if (pid_ == 0) {
     // Its output goes to its log, every start appended: a failing test prints the tail
@@ -100,13 +164,7 @@ bool BridgeProcess::Start(const std::string& extra_arg) {
       dup2(log, STDOUT_FILENO);
       dup2(log, STDERR_FILENO);
     }
-    if (extra_arg.empty()) {
-      execl(binary_.c_str(), binary_.c_str(), "--config", config_.c_str(), "--datapath",
-            datapath.c_str(), nullptr);
-    } else {
-      execl(binary_.c_str(), binary_.c_str(), "--config", config_.c_str(), "--datapath",
-            datapath.c_str(), extra_arg.c_str(), nullptr);
-    }
+    execv(argv[0], argv.data());
     _exit(127);
   }
   return pid_ > 0;

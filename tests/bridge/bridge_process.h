@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace dxpu::test {
 
@@ -28,6 +29,14 @@ bool WaitForPath(const std::string& path);
 // The last `max_bytes` bytes of a file (a daemon's log, for a failure message); "" if none.
 std::string FileTail(const std::filesystem::path& path, size_t max_bytes = 4000);
 
+// GET `path` from an HTTP endpoint on 127.0.0.1:port (a daemon's metrics): the whole response,
+// or "" when it cannot connect.
+std::string HttpGet(uint16_t port, const std::string& path);
+
+// One management request sent as these exact bytes to an AF_UNIX management socket (a capture
+// replayed, a forged datagram): the answer's status, or -1 when none came within 2 s.
+int SendManagementDatagram(const std::string& mgmt, const std::vector<uint8_t>& bytes);
+
 // A path for a test daemon's AF_UNIX socket, unique in this process and free: a file a dead
 // process with the same PID left there is removed first, so WaitForPath() cannot mistake it
 // for the new daemon's socket. `name` says whose it is.
@@ -44,6 +53,8 @@ class BridgeProcess {
   std::filesystem::path dir() const { return dir_; }
   // extra_arg: one more argument for the daemon ("--crash-after-ownership-change=2").
   bool Start(const std::string& extra_arg = "");
+  // With these arguments after the configuration ("--flash", PATH, "--slot", "A").
+  bool Start(const std::vector<std::string>& extra_args);
   // The exit status after SIGTERM, or -1 if it did not exit within 5 s.
   int Terminate();
   // SIGKILL, as a crash or a power cut would end it; reaped.
@@ -51,6 +62,8 @@ class BridgeProcess {
   // Whether it is still running (reaped if it exited by itself).
   bool Alive();
   bool running() const { return pid_ > 0; }
+  // Its process ID while running (for /proc/PID), else -1.
+  pid_t pid() const { return pid_; }
   // The log's last `max_bytes` bytes (every start's output, appended), for a failure message.
   std::string LogTail(size_t max_bytes = 4000) const;
 

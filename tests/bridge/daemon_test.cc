@@ -40,31 +40,6 @@ namespace fs = std::filesystem;
 
 using Daemon = BridgeProcess;
 
-// GET path from the metrics endpoint: the whole response, or "" on failure.
-std::string HttpGet(uint16_t port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
-    close(fd);
-    return "";
-  }
-  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
-  send(fd, req.data(), req.size(), 0);
-  std::string out;
-  std::vector<char> buf(65536);
-  pollfd p{fd, POLLIN, 0};
-  while (poll(&p, 1, 3000) == 1) {
-    const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
-    if (n <= 0) break;
-    out.append(buf.data(), static_cast<size_t>(n));
-  }
-  close(fd);
-  return out;
-}
-
 TEST(BridgeDaemon, ServesHostsManagementAndMetricsThenShutsDownCleanly) {
   const uint16_t dxfp_port = FreePort(SOCK_DGRAM);
   const uint16_t metrics_port = FreePort(SOCK_STREAM);
@@ -171,48 +146,6 @@ TEST(BridgeDaemon, ServesAHostOverAnAfUnixLink) {
   EXPECT_TRUE(h.RunUntil([&] { return h.host().down(); }, 500));
 }
 
-// One request sent as these exact bytes to an AF_UNIX management socket: the answer's status,
-// or -1 when none came.
-int SendDatagram(const std::string& mgmt, const std::vector<uint8_t>& bytes) {
-  const std::string me = FreshSocketPath("bridge-test-raw");
-  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  sockaddr_un local{}, to{};
-  local.sun_family = to.sun_family = AF_UNIX;
-  std::snprintf(local.sun_path, sizeof(local.sun_path), "%s", me.c_str());
-  std::snprintf(to.sun_path, sizeof(to.sun_path), "%s", mgmt.c_str());
-  int status = -1;
-  std::vector<uint8_t> in(DXPU_MGMT_MAX_MSG);
-  pollfd p{fd, POLLIN, 0};
-  dxpu_mgmt_msg m{};
-  if (bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) == 0 &&
-      sendto(fd, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to)) ==
-          static_cast<ssize_t>(bytes.size()) &&
-      poll(&p, 1, 2000) == 1) {
-    const ssize_t n = recv(fd, in.data(), in.size(), 0);
-    if (n > 0 && dxpu_mgmt_decode(in.data(), static_cast<size_t>(n), &m) == DXPU_MGMT_ERR_OK)
-      status = m.status;
-  }
-  close(fd);
-  unlink(me.c_str());
-  return status;
-}
-
-// A signed ASSIGN datagram, as a controller with `signer` sends it.
-std::vector<uint8_t> SignedAssign(bridge::ManagementSigner& signer, uint16_t device,
-                                  uint64_t node) {
-  dxpu_mgmt_msg m{};
-  m.type = DXPU_MGMT_ASSIGN;
-  m.request_id = 7;
-  m.body.assign = {device, 0x0100, node};
-  signer.Prepare(&m);
-  std::vector<uint8_t> out(DXPU_MGMT_MAX_MSG);
-  size_t len = 0;
-  EXPECT_EQ(dxpu_mgmt_encode(&m, out.data(), out.size(), &len), DXPU_MGMT_ERR_OK);
-  out.resize(len);
-  signer.Sign(out);
-  return out;
-}
-
 // Issue 32 item 3: a bridge that trusts a management key takes state-changing requests only
 // signed by it, from the newest epoch, each once; read-only ones from anyone. Every refusal
 // is answered with its reason and counted in the metrics.
@@ -247,12 +180,12 @@ TEST(BridgeDaemon, StateChangingRequestsMustBeSignedFreshAndFromTheNewestEpoch) 
       DXPU_MGMT_UNAUTHENTICATED);
   std::vector<uint8_t> forged = SignedAssign(*key.signer, 0, 0xa1);
   forged[DXPU_MGMT_HDR_SIZE + 8] ^= 0x01;  // another node, under the manager's signature
-  EXPECT_EQ(SendDatagram(mgmt, forged), DXPU_MGMT_UNAUTHENTICATED);
+  EXPECT_EQ(SendManagementDatagram(mgmt, forged), DXPU_MGMT_UNAUTHENTICATED);
 
   // Signed by the trusted key: done. The same datagram again (a capture replayed): refused.
   const std::vector<uint8_t> assign = SignedAssign(*key.signer, 0, 0xa1);
-  EXPECT_EQ(SendDatagram(mgmt, assign), DXPU_MGMT_OK);
-  EXPECT_EQ(SendDatagram(mgmt, assign), DXPU_MGMT_REPLAYED);
+  EXPECT_EQ(SendManagementDatagram(mgmt, assign), DXPU_MGMT_OK);
+  EXPECT_EQ(SendManagementDatagram(mgmt, assign), DXPU_MGMT_REPLAYED);
 
   // A DMA window of 2^63 bytes from address 0 is refused, signed or not.
   const bridge::ManagementClient manager(at, 1000, 3, key.signer);
@@ -264,7 +197,7 @@ TEST(BridgeDaemon, StateChangingRequestsMustBeSignedFreshAndFromTheNewestEpoch) 
   const std::shared_ptr<bridge::ManagementSigner> newer = key.AtEpoch(2000);
   EXPECT_TRUE(bridge::ManagementClient(at, 1000, 3, newer).Release(0).ok());
   EXPECT_EQ(manager.Assign(1, 0x0200, 0xa1).msg.status, DXPU_MGMT_STALE_EPOCH);
-  EXPECT_EQ(SendDatagram(mgmt, assign), DXPU_MGMT_STALE_EPOCH);
+  EXPECT_EQ(SendManagementDatagram(mgmt, assign), DXPU_MGMT_STALE_EPOCH);
   const bridge::ManagementReply status = anyone.Status();
   ASSERT_TRUE(status.ok());
   dxpu_mgmt_device_entry e{};

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bridge-fw/firmware/signing.h"
 #include "bridge-fw/management_auth.h"
+#include "core/dxpu_mgmt.h"
 
 namespace dxpu::test {
 
@@ -34,6 +36,23 @@ inline TestManagementKey MakeTestManagementKey(uint64_t epoch = bridge::WallCloc
   k.pair = firmware::GenerateKeyPair();
   k.signer = k.AtEpoch(epoch);
   return k;
+}
+
+// A signed ASSIGN datagram, as a controller with `signer` sends it (empty if it cannot be
+// encoded).
+inline std::vector<uint8_t> SignedAssign(bridge::ManagementSigner& signer, uint16_t device,
+                                         uint64_t node) {
+  dxpu_mgmt_msg m{};
+  m.type = DXPU_MGMT_ASSIGN;
+  m.request_id = 7;
+  m.body.assign = {device, 0x0100, node};
+  signer.Prepare(&m);
+  std::vector<uint8_t> out(DXPU_MGMT_MAX_MSG);
+  size_t len = 0;
+  if (dxpu_mgmt_encode(&m, out.data(), out.size(), &len) != DXPU_MGMT_ERR_OK) return {};
+  out.resize(len);
+  signer.Sign(out);
+  return out;
 }
 
 }  // namespace dxpu::test
