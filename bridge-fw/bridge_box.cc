@@ -320,7 +320,8 @@ std::optional<HostSlot> BridgeBox::SlotOfPeer(uint32_t peer_session, uint32_t pe
 void BridgeBox::OnAuthHello(uint64_t now, const Peer& from, const dxfp_frame& f,
                             std::span<const uint8_t> raw, const Transmit& tx) {
   // The same HELLO again (its WELCOME was lost): the session it opened sends that WELCOME again.
-  if (auto slot = SlotOfPeer(f.hdr.src_session, f.hdr.src_epoch)) {
+  if (auto slot = SlotOfPeer(f.hdr.src_session, f.hdr.src_epoch);
+      slot && std::ranges::equal(hosts_[*slot].hello, raw)) {
     hosts_[*slot].endpoint->ReceiveFrame(now, f);
     return;
   }
@@ -353,6 +354,8 @@ void BridgeBox::OnAuthHello(uint64_t now, const Peer& from, const dxfp_frame& f,
   }
   OpenSession(now, from, hello.frame, hello.node, tx, &hello.hs);
   dxfp_noise_wipe(&hello.hs);
+  if (auto slot = SlotOfPeer(f.hdr.src_session, f.hdr.src_epoch))
+    hosts_[*slot].hello.assign(raw.begin(), raw.end());
 }
 
 uint32_t BridgeBox::NewSessionId() {
@@ -449,6 +452,7 @@ void BridgeBox::OpenSession(uint64_t now, const Peer& from, const dxfp_frame& he
   h.down = false;
   h.pending = hs != nullptr;
   h.deferred.clear();
+  h.hello.clear();
   by_session_[cfg.session_id] = slot;
   counters_.sessions_opened++;
   spdlog::info("host {:#x}: session {:#x} from {} (slot {}{})", node, cfg.session_id,

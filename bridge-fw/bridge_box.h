@@ -286,6 +286,10 @@ class BridgeBox {
     // Authenticated and not yet confirmed by its first sealed DATA: it holds nothing, and a
     // live session of the same host stays in place until it is confirmed.
     bool pending = false;
+    // Authenticated: the HELLO that opened it, byte for byte. Only that HELLO again is a repeat
+    // (its WELCOME was lost); another frame naming the same session and epoch, both seen in the
+    // clear on the wire, is a new HELLO and is checked as one.
+    std::vector<uint8_t> hello;
     std::deque<Deferred> deferred;  // requests refused with kRetry, in arrival order
   };
 

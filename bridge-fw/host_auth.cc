@@ -142,8 +142,14 @@ std::variant<OpenedHello, HelloRefusal, CookieReply> HostAuthenticator::Open(
     uint64_t now, const std::string& source, std::span<const uint8_t> frame) {
   const auto* ops = &crypto::SodiumCryptoOps();
   OpenedHello out;
-  // In order of cost: MAC1 (one HMAC); under load, the source's cookie (an HMAC more); the
-  // source's own limit; then the handshake (three X25519).
+  // In order of cost: a source already known pays its limit before anything (a lookup); MAC1
+  // (one HMAC); under load, the source's cookie (an HMAC more), which a new source must show
+  // before it is remembered (so forged sources fill nothing); then the handshake (three X25519).
+  auto known = sources_.find(source);
+  if (known != sources_.end() && !TakeToken(&known->second.tokens, &known->second.last, now,
+                                            identity_.hellos_per_second, identity_.hello_burst))
+    return Refuse(HelloRefusal::kRateLimited);
+  const bool is_new = known == sources_.end();
   dxfp_err e = dxfp_hello_check_mac1(ops, mac1_key_.data(), frame.data(), frame.size(),
                                      DXFP_MAX_FRAME, &out.frame);
   if (e == DXFP_OK) {
@@ -153,7 +159,7 @@ std::variant<OpenedHello, HelloRefusal, CookieReply> HostAuthenticator::Open(
       Refuse(HelloRefusal::kCookie);
       return MakeCookieReply(source, out.frame);
     }
-    if (!AllowHello(now, source)) return Refuse(HelloRefusal::kRateLimited);
+    if (is_new && !AllowHello(now, source)) return Refuse(HelloRefusal::kRateLimited);
   }
   uint64_t timestamp = 0;
   if (e == DXFP_OK)

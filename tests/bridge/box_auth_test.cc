@@ -7,6 +7,8 @@
 // its key takes its devices to the new session only once that session is confirmed.
 #include <gtest/gtest.h>
 
+#include "core/crc32c.h"
+
 #include <vector>
 
 #include "box_world.h"
@@ -75,6 +77,12 @@ Frame HelloOf(uint64_t node, const dxfp_session_config& base, uint64_t now) {
     if (out.empty()) out = link::GatherFrame(p);
   });
   return out;
+}
+
+// A frame's CRC32C made right again after a change.
+void FixFrameCrc(Frame* f) {
+  const size_t body = f->size() - DXFP_CRC_SIZE;
+  dxpu_put_be32(f->data() + body, dxpu_crc32c(0, f->data(), body));
 }
 
 class BoxAuthTest : public ::testing::Test {
@@ -168,6 +176,28 @@ TEST_F(BoxAuthTest, ACapturedHelloReplayedOpensNothing) {
   EXPECT_TRUE(a.answers.empty());
 }
 
+TEST_F(BoxAuthTest, AnotherHelloNamingTheVictimsSessionIsNoRepeat) {
+  ASSERT_FALSE(victim_frames_.empty());
+  const Frame victim_hello = victim_frames_[0];
+  // A plaintext HELLO with the victim's session ID and epoch (both in the clear on the wire):
+  // not the HELLO that opened the session, so it is checked as a new one and refused; the
+  // bridge does not send the victim its WELCOME again for it.
+  dxfp_session_config plain;
+  dxfp_session_config_defaults(&plain);
+  Frame forged = HelloOf(kVictim, plain, world_->now());
+  std::copy_n(victim_hello.begin() + DXFP_OFF_SRC_SESSION, 4,
+              forged.begin() + DXFP_OFF_SRC_SESSION);
+  std::copy_n(victim_hello.begin() + DXFP_OFF_SRC_EPOCH, 4, forged.begin() + DXFP_OFF_SRC_EPOCH);
+  FixFrameCrc(&forged);
+  const auto welcomes = world_->box().Hosts().at(0).session.welcomes_tx;
+  Attacker a;
+  a.Send(*world_, forged);
+  EXPECT_EQ(Refused(HelloRefusal::kNoAuth), 1u);
+  EXPECT_EQ(world_->box().Hosts().at(0).session.welcomes_tx, welcomes);
+  EXPECT_TRUE(a.answers.empty());
+  ExpectVictimWorks();
+}
+
 TEST_F(BoxAuthTest, ForgedCloseAndDataWithTheVictimsSessionIdsChangeNothing) {
   ExpectVictimWorks();  // the bridge's session is confirmed
   ASSERT_GE(victim_frames_.size(), 2u);
@@ -223,23 +253,44 @@ TEST_F(BoxAuthTest, AHelloFloodFromOneSourceIsLimitedAndAnotherHostStillConnects
   Attacker a;
   const Frame junk = HelloOf(kOther, HostSession(keys_.stranger, keys_.bridge), world_->now());
   for (int i = 0; i < 1000; ++i) a.Send(*world_, junk);  // within one instant
-  // The source's burst reaches the handshake (20 X25519 rounds spent, unknown key); the rest of
-  // the bridge's handshake budget (100 a second, one taken by the victim's HELLO) is refused by
-  // the source's limit; beyond it the bridge is under load and answers each HELLO with a
-  // cookie, no handshake, no state.
-  const uint64_t budget = 100u - 1u;
+  // The source's burst reaches the handshake (20 X25519 rounds spent, unknown key); the rest is
+  // refused by its limit before any cryptography. One source cannot put the bridge under load.
+  EXPECT_EQ(Refused(HelloRefusal::kRateLimited), 1000u - 20u);
   EXPECT_EQ(Refused(HelloRefusal::kUnknownKey), 20u);
-  EXPECT_EQ(Refused(HelloRefusal::kRateLimited), budget - 20u);
-  EXPECT_EQ(Refused(HelloRefusal::kCookie), 1000u - budget);
-  ASSERT_EQ(a.answers.size(), 1000u - budget);
-  for (const Frame& f : a.answers) {
-    ASSERT_EQ(f.size(), DXFP_COOKIE_FRAME_SIZE);
-    EXPECT_EQ(f[DXFP_OFF_TYPE], DXFP_COOKIE);
+  EXPECT_EQ(Refused(HelloRefusal::kCookie), 0u);
+  EXPECT_FALSE(world_->box().UnderLoad());
+  EXPECT_EQ(world_->box().Hosts().size(), 1u);
+  // The other tenant, from its own place, connects at once.
+  const dxfp_session_config other_cfg = HostSession(keys_.other, keys_.bridge);
+  TestHost& other = world_->AddHost(kOther, &other_cfg);
+  EXPECT_TRUE(world_->Connect(other));
+  ExpectVictimWorks();
+}
+
+// HELLOs that pass MAC1 (whoever knows the bridge's public key can make them), each from a place
+// of its own, as a flood with forged source addresses would come: `count` of them at once.
+void FloodFromManySources(BoxWorld& w, const Frame& hello, int count, uint32_t first_link) {
+  for (int i = 0; i < count; ++i) {
+    Attacker a;
+    a.peer = bridge::Peer{first_link + static_cast<uint32_t>(i), link::LinkAddress()};
+    a.Send(w, hello);
   }
+}
+
+TEST_F(BoxAuthTest, AFloodFromManySourcesGetsCookiesNotHandshakesAndAnotherHostStillConnects) {
+  const Frame junk = HelloOf(kOther, HostSession(keys_.stranger, keys_.bridge), world_->now());
+  FloodFromManySources(*world_, junk, 1000, 1000);
+  // The bridge's handshake budget (100 a second, one taken by the victim's HELLO) goes to the
+  // first sources (each an unknown key: X25519 spent); beyond it the bridge is under load and
+  // answers each new source with a cookie: no handshake, nothing remembered.
+  const uint64_t budget = 100u - 1u;
+  EXPECT_EQ(Refused(HelloRefusal::kUnknownKey), budget);
+  EXPECT_EQ(Refused(HelloRefusal::kCookie), 1000u - budget);
+  EXPECT_EQ(Refused(HelloRefusal::kRateLimited), 0u);
   EXPECT_TRUE(world_->box().UnderLoad());
   EXPECT_EQ(world_->box().Hosts().size(), 1u);
-  // The other tenant, from its own place, connects at once: its HELLO gets a cookie, and its
-  // HELLO again with the cookie's MAC2 gets the handshake.
+  // The other tenant connects at once: its HELLO gets a cookie, and its HELLO again with the
+  // cookie's MAC2 gets the handshake.
   const dxfp_session_config other_cfg = HostSession(keys_.other, keys_.bridge);
   TestHost& other = world_->AddHost(kOther, &other_cfg);
   EXPECT_TRUE(world_->Connect(other));
@@ -249,11 +300,10 @@ TEST_F(BoxAuthTest, AHelloFloodFromOneSourceIsLimitedAndAnotherHostStillConnects
 }
 
 TEST_F(BoxAuthTest, ACookieIsForItsSourceOnly) {
-  Attacker flood;
   const Frame junk = HelloOf(kOther, HostSession(keys_.stranger, keys_.bridge), world_->now());
-  for (int i = 0; i < 200; ++i) flood.Send(*world_, junk);
+  FloodFromManySources(*world_, junk, 200, 1000);
   ASSERT_TRUE(world_->box().UnderLoad());
-  // The other tenant's HELLO, from another place than the one its cookie was made for: the
+  // The other tenant's HELLO with the cookie made for its place, sent from another place: the
   // bridge answers with a cookie again and does no handshake.
   const dxfp_session_config other_cfg = HostSession(keys_.other, keys_.bridge);
   TestHost host(kOther, 0x7001, &other_cfg);
@@ -264,19 +314,24 @@ TEST_F(BoxAuthTest, ACookieIsForItsSourceOnly) {
   here.peer = bridge::Peer{79, link::LinkAddress()};
   here.Send(*world_, hello);
   ASSERT_EQ(here.answers.size(), 1u);
-  host.endpoint().Receive(world_->now(), here.answers[0]);
+  EXPECT_EQ(host.endpoint().Receive(world_->now(), here.answers[0]), DXFP_RX_OK);
   EXPECT_EQ(host.endpoint().counters().cookies_rx, 1u);
   Frame with_cookie;
   host.endpoint().Flush(world_->now(),
                         [&](link::FramePieces p) { with_cookie = link::GatherFrame(p); });
   ASSERT_FALSE(with_cookie.empty());
   EXPECT_NE(with_cookie, hello);
+  // A COOKIE that does not open (changed) is dropped and counted by the host.
+  Frame forged = here.answers[0];
+  forged[DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + 20] ^= 1;
+  FixFrameCrc(&forged);
+  EXPECT_EQ(host.endpoint().Receive(world_->now(), forged), DXFP_RX_BAD_TAG);
   Attacker elsewhere;
   elsewhere.peer = bridge::Peer{78, link::LinkAddress()};
   const uint64_t cookies = Refused(HelloRefusal::kCookie);
   elsewhere.Send(*world_, with_cookie);
   EXPECT_EQ(Refused(HelloRefusal::kCookie), cookies + 1);  // not its cookie: another one
-  EXPECT_EQ(world_->box().Hosts().size(), 1u);
+  EXPECT_EQ(world_->box().counters().sessions_opened, 1u);
   here.Send(*world_, with_cookie);  // from where the cookie was made for: the handshake
   EXPECT_EQ(Refused(HelloRefusal::kCookie), cookies + 1);
   EXPECT_EQ(world_->box().counters().sessions_opened, 2u);

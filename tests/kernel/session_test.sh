@@ -18,7 +18,7 @@ done
 bridge_identity="{\"key\": \"$work/keys/bridge.key\", \"hosts\": [{\"node\": \"0x525400123456\", \"key\": \"$(cat "$work/keys/host.pub")\"}]}"
 source "$here/bridge_env.sh"
 start_bridge "$bridge_bin" "$work"
-lend_gpu "$dxpu" "$work/mgmt.sock" 01:00.0 >/dev/null
+lend_gpu "$dxpu" "unix:$work/mgmt.sock" 01:00.0 >/dev/null
 status=0
 bash "$here/guest.sh" --name session --script "$here/scenario_session.sh" --nic "$work/bridge.sock" \
   --ko "$ko_dir/dxpu.ko" --out "$work/guest" \
