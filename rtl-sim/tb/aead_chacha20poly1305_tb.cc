@@ -115,9 +115,9 @@ Frame Decrypt(std::mt19937_64& rng, size_t len, int flaw) {
   } else if (flaw == 7) {
     const auto nonce7 = NoiseNonce(f.n);
     unsigned long long maclen = 0;  // NOLINT(google-runtime-int): libsodium's type
-    crypto_aead_chacha20poly1305_ietf_encrypt_detached(
-        f.payload.data(), f.payload.data() + len, &maclen, e.payload.data(), len, f.hdr.data(),
-        kHdr, nullptr, nonce7.data(), f.key.data());
+    crypto_aead_chacha20poly1305_ietf_encrypt_detached(f.payload.data(), f.payload.data() + len,
+                                                       &maclen, e.payload.data(), len, f.hdr.data(),
+                                                       kHdr, nullptr, nonce7.data(), f.key.data());
   }
   const size_t ct_len = f.len >= kTag ? f.len - kTag : 0;
   const size_t got = std::min(ct_len, f.payload.size());
@@ -129,8 +129,8 @@ Frame Decrypt(std::mt19937_64& rng, size_t len, int flaw) {
     std::vector<uint8_t> pt(ct_len);
     const auto aad = Aad(f.hdr, f.n);
     f.ok = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-               pt.data(), nullptr, f.payload.data(), ct_len, f.payload.data() + ct_len,
-               aad.data(), aad.size(), nonce.data(), f.key.data()) == 0;
+               pt.data(), nullptr, f.payload.data(), ct_len, f.payload.data() + ct_len, aad.data(),
+               aad.size(), nonce.data(), f.key.data()) == 0;
   }
   if (flaw == 0) {
     EXPECT_TRUE(f.ok) << "libsodium refused its own frame";
