@@ -88,10 +88,6 @@ std::unique_ptr<BridgeBox> BridgeBox::Create(const BridgeBoxConfig& config, std:
   if (why.empty() && config.devices.empty()) why = "a bridge needs at least one device";
   if (why.empty() && (config.max_hosts == 0 || config.max_hosts >= kNoHost))
     why = "max_hosts must be 1..65534";
-  if (why.empty() && config.identity && config.plane.framing)
-    why =
-        "the data plane's framing (the RTL port) does not seal frames yet: authenticated "
-        "sessions need lib/core's framing";
   GoldenDatapathConfig dc;
   dc.devices = static_cast<uint16_t>(std::min<size_t>(config.devices.size(), 4096));
   dc.host_slots = config.max_hosts;

@@ -20,6 +20,7 @@
 
 #include "bridge-fw/datapath.h"
 #include "core/dxfp_frame.h"
+#include "core/dxfp_seal.h"
 #include "core/dxfp_session.h"
 #include "core/tlp_codec.h"
 #include "dxpu/dxfp.h"
@@ -51,7 +52,7 @@ static_assert(V(Route::kRetry) == 3, "a new Route: list it below");
 static_assert(V(Refusal::kMalformed) + 1 == V(Refusal::kCount), "a new Refusal: list it below");
 static_assert(DXFP_ERR_MALFORMED + 1 == DXFP_ERR_NO_SPACE,
               "a new parse verdict in dxfp_err: list it below (the writer's codes follow)");
-static_assert(rtl::kCreditViolation + 1 == rtl::kPortCounters, "a new PortCounter: list it below");
+static_assert(rtl::kUnsealed + 1 == rtl::kPortCounters, "a new PortCounter: list it below");
 static_assert(DXFP_OFF_SEQ % 4 == 0 && DXFP_OFF_ACK % 4 == 0 && DXFP_HDR_SIZE % 4 == 0);
 
 class Out {
@@ -229,6 +230,14 @@ std::string DxfpConsts(Out& o) {
   o.Int("DXFP_NOISE_WELCOME_BODY_SIZE", DXFP_NOISE_WELCOME_BODY_SIZE);
   o.Int("DXFP_MAC1_BODY_SIZE", DXFP_MAC1_BODY_SIZE);
   o.Line("");
+  o.Line("  // Sealed frames (lib/core/dxfp_seal.h): header | counter | records | tag.");
+  o.Int("DXFP_SEAL_COUNTER_SIZE", DXFP_SEAL_COUNTER_SIZE);
+  o.Int("DXFP_TAG_SIZE", DXFP_TAG_SIZE);
+  o.Int("DXFP_SEAL_GROWTH", DXFP_SEAL_GROWTH, "counter + tag - CRC");
+  o.Int("DXFP_MIN_SEALED_FRAME", DXFP_MIN_SEALED_FRAME);
+  o.Int("DXFP_REPLAY_WINDOW", DXFP_REPLAY_WINDOW);
+  o.Logic(nullptr, 64, {{"DXFP_SEAL_COUNTER_MAX", DXFP_SEAL_COUNTER_MAX}}, true);
+  o.Line("");
   o.Line("  // The header's version and its 32-bit words (DXFP_OFF_* / 4); the records start at");
   o.Line("  // DW_RECORDS.");
   o.Logic(nullptr, 8, {{"DXFP_VERSION", DXFP_VERSION}});
@@ -250,6 +259,7 @@ std::string DxfpConsts(Out& o) {
            {"REC_MAC1", DXFP_REC_MAC1}});
   o.Logic("DXFP_F_ACK_REQ, DXFP_F_NAK, DXFP_F_ALL", 8,
           {{"F_ACK_REQ", DXFP_F_ACK_REQ}, {"F_NAK", DXFP_F_NAK}, {"F_ALL", DXFP_F_ALL}}, true);
+  o.Logic("DXFP_F_SEALED", 8, {{"F_SEALED", DXFP_F_SEALED}}, true);
   o.Line("");
   o.Logic("enum dxfp_err (lib/core/dxfp_frame.h), the verdicts a received frame gets", 3,
           {{"E_OK", DXFP_OK},
@@ -290,6 +300,11 @@ std::string DxfpConsts(Out& o) {
   o.Int("PORT_OVERSIZE", rtl::kOversize);
   o.Int("PORT_PROBES_TX", rtl::kProbesTx);
   o.Int("PORT_CREDIT_VIOLATION", rtl::kCreditViolation);
+  o.Int("PORT_FRAMES_SEALED", rtl::kFramesSealed);
+  o.Int("PORT_FRAMES_OPENED", rtl::kFramesOpened);
+  o.Int("PORT_BAD_TAG", rtl::kBadTag);
+  o.Int("PORT_REPLAYED", rtl::kReplayed);
+  o.Int("PORT_UNSEALED", rtl::kUnsealed);
   o.Int("PORT_COUNTERS", rtl::kPortCounters);
   return o.str();
 }

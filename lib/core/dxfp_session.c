@@ -1509,6 +1509,37 @@ bool dxfp_session_offload_begin(struct dxfp_session *s, uint64_t now)
 	return true;
 }
 
+bool dxfp_session_offload_keys(const struct dxfp_session *s, struct dxfp_offload_keys *k)
+{
+	if (!authenticated(s) || !s->keys_ready)
+		return false;
+	k->send = s->keys.send;
+	k->recv = s->keys.recv;
+	k->send_counter = s->seal_counter;
+	return true;
+}
+
+bool dxfp_session_offload_confirm(struct dxfp_session *s, const uint8_t *buf, size_t len)
+{
+	struct dxfp_frame f;
+	uint64_t counter;
+	size_t n = len < s->cfg.max_frame ? len : s->cfg.max_frame;
+
+	if (!authenticated(s) || !s->keys_ready || s->state != DXFP_STATE_ACCEPTING ||
+	    len < DXFP_HDR_SIZE || !dxfp_frame_is_sealed(buf))
+		return false;
+	memcpy(s->rx_sealed, buf, n);
+	return dxfp_frame_open(s->cfg.auth.ops, &s->keys.recv, &s->replay, s->rx_sealed, n,
+			       s->cfg.max_frame, &f, &counter) == DXFP_OK &&
+	       f.hdr.type == DXFP_DATA;
+}
+
+void dxfp_session_offload_sealed(struct dxfp_session *s, uint64_t next_counter)
+{
+	if (next_counter > s->seal_counter)
+		s->seal_counter = next_counter;
+}
+
 enum dxfp_send_result dxfp_session_offload_admit(const struct dxfp_session *s,
 						 const struct dxpu_tlp *tlp)
 {

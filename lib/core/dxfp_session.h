@@ -482,6 +482,34 @@ static inline uint32_t dxfp_session_queued(const struct dxfp_session *s)
  */
 bool dxfp_session_offload_begin(struct dxfp_session *s, uint64_t now);
 
+/*
+ * An authenticated session's port seals and opens its DATA frames itself (docs/protocol.md
+ * 4.12): the transport keys and the first counter it seals with. The caller wipes its copy
+ * (dxpu_wipe()) once the port holds them.
+ */
+struct dxfp_offload_keys {
+	struct dxfp_cipher send;
+	struct dxfp_cipher recv;
+	uint64_t send_counter;
+};
+
+/* Authenticated, keys split: *k filled. False (and *k untouched) for a plaintext session. */
+bool dxfp_session_offload_keys(const struct dxfp_session *s, struct dxfp_offload_keys *k);
+
+/*
+ * Authenticated, ACCEPTING: whether the sealed DATA frame in buf[0..len) from the peer opens
+ * under the receiving key (key confirmation: only then may the port take the session). buf is
+ * not changed; the frame is opened in the session's receive buffer, and its counter taken in
+ * the session's window, which after the hand-over sees only the peer's sealed CLOSE.
+ */
+bool dxfp_session_offload_confirm(struct dxfp_session *s, const uint8_t *buf, size_t len);
+
+/*
+ * The port sealed frames under counters below next_counter: the session's own sealed frames
+ * (the CLOSE it sends) take counters from there on, so that no counter is used twice.
+ */
+void dxfp_session_offload_sealed(struct dxfp_session *s, uint64_t next_counter);
+
 /* OK when the port may be offered this TLP: else DOWN, NOT_READY, INVALID or NP_FULL. */
 enum dxfp_send_result dxfp_session_offload_admit(const struct dxfp_session *s,
 						 const struct dxpu_tlp *tlp);

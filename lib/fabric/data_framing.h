@@ -31,6 +31,11 @@ struct FramingStart {
   dxfp_credits peer_limits{};                   // the peer's receive limits from its HELLO
   dxfp_credits rx_limits{};                     // this end's, to advertise
   const dxfp_session_config* config = nullptr;  // the session's timers
+  // An authenticated session (docs/protocol.md 4.12): the framing seals and opens every frame
+  // with the transport keys, sealing from keys.send_counter. The Endpoint wipes its copy once
+  // make() returned.
+  bool sealed = false;
+  dxfp_offload_keys keys{};
 };
 
 // What a framing engine carries: a session it frames is configured so before its handshake.
@@ -52,8 +57,10 @@ class DataFraming {
   virtual ~DataFraming() = default;
 
   // A DATA frame of this session from the peer, as it arrived (untrusted: the framing checks
-  // its CRC, sequence numbers and credit, and counts what it drops).
-  virtual void Receive(uint64_t now, std::span<const uint8_t> frame) = 0;
+  // its CRC or, sealed, its counter and tag, its sequence numbers and credit, and counts what it
+  // drops). Sealed: DXFP_RX_OK only when the frame opened (its sender holds the keys), else why
+  // not (BAD_TAG, REPLAYED, ...); plaintext: DXFP_RX_OK once taken.
+  virtual dxfp_rx_result Receive(uint64_t now, std::span<const uint8_t> frame) = 0;
   // Offers a TLP to send (valid during the call): OK (taken), NO_CREDIT (the peer's limit for
   // its class is reached: offer another class), REPLAY_FULL (nothing more for now).
   virtual dxfp_send_result Send(uint64_t now, const dxpu_tlp& tlp) = 0;
@@ -70,6 +77,8 @@ class DataFraming {
   virtual uint32_t next_seq() const = 0;
   // Adds what the framing counted to a session's counters (frames, retransmissions, drops).
   virtual void AddCounters(dxfp_session_counters* c) const = 0;
+  // Sealed: the counter the next frame is sealed with (the session's own CLOSE follows it).
+  virtual uint64_t seal_counter() const = 0;
 };
 
 // Builds the framing of one session; null with *error set when it cannot.

@@ -39,6 +39,8 @@ Endpoint::Endpoint(const dxfp_session_config& config, EndpointCallbacks callback
 
 dxfp_rx_result Endpoint::Receive(uint64_t now, std::span<const uint8_t> frame) {
   if (!framing_factory_) return dxfp_session_receive(&session_, now, frame.data(), frame.size());
+  if (frame.size() >= DXFP_HDR_SIZE && dxfp_frame_is_sealed(frame.data()))
+    return ReceiveSealed(now, frame);
   dxfp_frame f{};
   if (dxfp_frame_parse(frame.data(), frame.size(), session_.max_frame, &f) != DXFP_OK)
     return dxfp_session_receive(&session_, now, frame.data(), frame.size());  // counts the drop
@@ -48,7 +50,11 @@ dxfp_rx_result Endpoint::Receive(uint64_t now, std::span<const uint8_t> frame) {
 dxfp_rx_result Endpoint::ReceiveFrame(uint64_t now, const dxfp_frame& frame,
                                       std::span<const uint8_t> raw) {
   const bool data = frame.hdr.type == DXFP_DATA && !raw.empty();
-  if (data && framing_factory_ && state() == DXFP_STATE_ACCEPTING && FromPeer(frame))
+  // An authenticated session hands over on its first sealed DATA only (ReceiveSealed); one in
+  // the clear goes to lib/core, which drops it (unsealed), or once framed to the framing, which
+  // drops and counts it as well.
+  if (data && framing_factory_ && state() == DXFP_STATE_ACCEPTING && FromPeer(frame) &&
+      session_.cfg.auth.ops == nullptr)
     (void)BeginFraming(now);
   if (!framing_ || state() == DXFP_STATE_DOWN)
     return dxfp_session_receive_frame(&session_, now, &frame);
@@ -58,13 +64,28 @@ dxfp_rx_result Endpoint::ReceiveFrame(uint64_t now, const dxfp_frame& frame,
     framing_stale_++;
     return DXFP_RX_STALE_EPOCH;
   }
-  framing_->Receive(now, raw);
   framing_rx_ = true;
-  return DXFP_RX_OK;
+  return framing_->Receive(now, raw);
 }
 
-bool Endpoint::FromPeer(const dxfp_frame& frame) const {
-  const dxfp_header& h = frame.hdr;
+dxfp_rx_result Endpoint::ReceiveSealed(uint64_t now, std::span<const uint8_t> frame) {
+  dxfp_header h{};
+  const bool data =
+      dxfp_header_peek(frame.data(), frame.size(), &h) && h.type == DXFP_DATA && FromPeer(h);
+  // The first sealed DATA from the peer must open before the framing takes the session: only
+  // then has the peer shown it holds the keys (the bridge's key confirmation).
+  if (data && state() == DXFP_STATE_ACCEPTING &&
+      dxfp_session_offload_confirm(&session_, frame.data(), frame.size()))
+    (void)BeginFraming(now);
+  if (!framing_ || !data || state() == DXFP_STATE_DOWN)
+    return dxfp_session_receive(&session_, now, frame.data(), frame.size());
+  framing_rx_ = true;
+  return framing_->Receive(now, frame);
+}
+
+bool Endpoint::FromPeer(const dxfp_frame& frame) const { return FromPeer(frame.hdr); }
+
+bool Endpoint::FromPeer(const dxfp_header& h) const {
   return h.dst_session == session_.cfg.session_id && h.dst_epoch == session_.cfg.epoch &&
          h.src_session == session_.peer_session && h.src_epoch == session_.peer_epoch;
 }
@@ -83,7 +104,9 @@ bool Endpoint::BeginFraming(uint64_t now) {
   start.peer_limits = session_.tx_credits.limit;
   dxfp_session_offload_advert(&session_, &start.rx_limits);
   start.config = &session_.cfg;
+  start.sealed = dxfp_session_offload_keys(&session_, &start.keys);
   framing_ = framing_factory_.make(start, &framing_error_);
+  dxpu_wipe(&start.keys, sizeof(start.keys));  // the framing holds them now
   if (!framing_) return false;
   framing_una_ = framing_->una();
   (void)dxfp_session_offload_begin(&session_, now);  // ACCEPTING: cannot fail
@@ -147,6 +170,8 @@ void Endpoint::Flush(uint64_t now, const Transmit& transmit) {
   now_ = now;
   if (framing_ && state() == DXFP_STATE_ESTABLISHED) FlushFramed(now, transmit);
   if (framing_ && state() != DXFP_STATE_DOWN) return;  // lib/core polls only to send CLOSE
+  // The CLOSE lib/core seals takes a counter after every frame the framing sealed.
+  if (framing_) dxfp_session_offload_sealed(&session_, framing_->seal_counter());
   if (!queue_.empty() && state() == DXFP_STATE_ESTABLISHED)
     queue_.Drain([this](const dxpu_tlp& t) { return SendOne(now_, t); });
   dxfp_frame_out out;

@@ -113,6 +113,9 @@ class Endpoint {
   bool FromPeer(const dxfp_frame& frame) const;
   // The first DATA frame from the peer: the DataFraming takes over. False if it could not.
   bool BeginFraming(uint64_t now);
+  // A sealed frame, to the framing once the first DATA from the peer opened (key confirmation).
+  dxfp_rx_result ReceiveSealed(uint64_t now, std::span<const uint8_t> frame);
+  bool FromPeer(const dxfp_header& h) const;
   // Offers a TLP to whichever frames the session (the DataFraming or lib/core); `sent` on OK.
   dxfp_send_result SendOne(uint64_t now, const dxpu_tlp& tlp);
   // Offers a TLP to the DataFraming, as dxfp_session_send() would take it.

@@ -32,7 +32,14 @@ enum PortCounter : unsigned {
   kOversize = 23,         // TLPs to send dropped: larger than an empty frame
   kProbesTx = 24,         // credit probes sent (refused for credit, nothing in flight)
   kCreditViolation = 25,  // frames dropped: their TLPs passed our credit
-  kPortCounters = 26,     // verilator lint_on UNUSEDPARAM
+  // A sealed session (docs/protocol.md 4.12): frames sealed and opened, and the drops before a
+  // sealed frame reaches the decapsulator (truncated and bad-length ones count above).
+  kFramesSealed = 26,  // frames sent sealed
+  kFramesOpened = 27,  // frames received whose tag passed
+  kBadTag = 28,        // frames dropped: the tag failed (forged, changed, another key)
+  kReplayed = 29,      // frames dropped before any cryptography: counter taken or too old
+  kUnsealed = 30,      // DATA frames in the clear on a sealed session, dropped
+  kPortCounters = 31,  // verilator lint_on UNUSEDPARAM
 };
 
 }  // namespace dxpu::rtl

@@ -67,6 +67,10 @@ class RtlPortImpl final : public RtlPort {
     m.cfg_max_rto = 0;
     m.cfg_ack_delay = 0;
     m.cfg_keepalive = 0;
+    m.cfg_sealed = 0;
+    SetBits(m.cfg_tx_key, std::span<const uint32_t>{});
+    SetBits(m.cfg_rx_key, std::span<const uint32_t>{});
+    m.cfg_tx_counter = 0;
     SetBits(m.s_tlp_hdr, std::span<const uint32_t>{});
     m.s_tlp_len = 0;
     SetBits(m.s_tlp_data, std::span<const uint32_t>{});
@@ -108,21 +112,45 @@ class RtlPortImpl final : public RtlPort {
     keepalive_ns_ = c.keepalive_ns;
     ack_delay_ns_ = c.ack_delay_ns;
     poll_ns_ = std::max<uint64_t>(c.min_rto_ns / 4, 1);
+    // Sealed (docs/protocol.md 4.12): the transport keys and the first counter, which start
+    // loads into the port's registers; the inputs are cleared after it.
+    sealed_ = s.sealed;
+    m.cfg_sealed = s.sealed;
+    if (s.sealed) {
+      SetBits(m.cfg_tx_key, BeatWords(s.keys.send.key, DXFP_KEY_SIZE, 256));
+      SetBits(m.cfg_rx_key, BeatWords(s.keys.recv.key, DXFP_KEY_SIZE, 256));
+      m.cfg_tx_counter = s.keys.send_counter;
+    }
     m.start = 1;
     sim_.Tick();
     m.start = 0;
+    SetBits(m.cfg_tx_key, std::span<const uint32_t>{});
+    SetBits(m.cfg_rx_key, std::span<const uint32_t>{});
     sim_.m().eval();
   }
 
   // ---- DataFraming ----
 
-  void Receive(uint64_t now, std::span<const uint8_t> frame) override {
+  dxfp_rx_result Receive(uint64_t now, std::span<const uint8_t> frame) override {
     now_ = std::max(now_, now);
     frames_rx_++;
     bytes_rx_ += frame.size();
-    if (frame.empty()) return;
+    if (frame.empty()) return DXFP_RX_TRUNCATED;
     rx_frames_.emplace_back(frame.begin(), frame.end());
     fed_ = true;
+    if (!sealed_) return DXFP_RX_OK;  // decided when the port runs (Advance)
+    // Sealed: the port runs the frame through now, so that the caller learns whether it opened
+    // (a bridge takes a host's new address only from a frame that did). What it delivered and
+    // sent waits for Advance.
+    const std::array<unsigned, 5> why = {kFramesOpened, kBadTag, kReplayed, kUnsealed, kBadCrc};
+    std::array<uint64_t, 5> before{};
+    for (size_t i = 0; i < why.size(); ++i) before[i] = counter(why[i]);
+    Settle();
+    const std::array<dxfp_rx_result, 5> result = {DXFP_RX_OK, DXFP_RX_BAD_TAG, DXFP_RX_REPLAYED,
+                                                  DXFP_RX_UNSEALED, DXFP_RX_BAD_CRC};
+    for (size_t i = 0; i < why.size(); ++i)
+      if (counter(why[i]) != before[i]) return result[i];
+    return DXFP_RX_MALFORMED;  // refused for its length
   }
 
   dxfp_send_result Send(uint64_t now, const dxpu_tlp& tlp) override {
@@ -227,7 +255,12 @@ class RtlPortImpl final : public RtlPort {
     c->credit_violation += counter(kCreditViolation);
     c->duplicate += counter(kDuplicate);
     c->gap += counter(kGap);
+    c->bad_tag += counter(kBadTag);
+    c->replayed += counter(kReplayed);
+    c->unsealed += counter(kUnsealed);
   }
+
+  uint64_t seal_counter() const override { return sim_.m().m_tx_counter; }
 
   // ---- RtlPort ----
 
@@ -326,6 +359,7 @@ class RtlPortImpl final : public RtlPort {
   uint64_t now_ = 0;
   uint64_t last_tx_ = 0, last_rx_ = 0;
   bool ack_owed_ = false;
+  bool sealed_ = false;
   bool fed_ = true;  // a frame or a TLP went in since the port last settled
   uint64_t keepalive_ns_ = 0, ack_delay_ns_ = 0, poll_ns_ = 1;
   std::deque<Bytes> rx_frames_;  // frames going in; the first from rx_off_

@@ -1,14 +1,17 @@
 // dxpu_aead_chacha20poly1305 - the frame AEAD of DxFP's protected session (issue 32 item 2,
 // docs/rtl.md): ChaCha20-Poly1305 as RFC 8439 section 2.8 and Noise's ChaChaPoly (the 96-bit
 // nonce is 32 zero bits then the 64-bit counter n, little-endian), AAD = the frame's clear
-// header, a 16-byte tag. What libsodium's crypto_aead_chacha20poly1305_ietf_*() compute.
+// header then the counter n as it travels (8 bytes, big-endian: docs/protocol.md 4.12, the sealed
+// frame's `header | counter`), a 16-byte tag. What libsodium's
+// crypto_aead_chacha20poly1305_ietf_*() compute with that AAD.
 //
-// Frames in, header beside payload (docs/rtl.md): the header (the AAD, HDR_BYTES bytes, byte 0 at
-// the top), the key, the counter n, the direction and, for decryption, the payload's length come
+// Frames in, header beside payload (docs/rtl.md): the header (HDR_BYTES bytes, byte 0 at the
+// top), the key, the counter n, the direction and, for decryption, the payload's length come
 // with the first beat (s_sop); the payload in 64-bit beats, every beat full but the s_eop one
 // (s_bytes bytes, 0..8; an empty payload is one beat with s_sop, s_eop and s_bytes 0; s_bytes of
 // other beats is not looked at).
-//   - encrypt (s_decrypt low): the payload is the plaintext; out comes the header, the
+//   - encrypt (s_decrypt low): the payload is the plaintext; out comes the header (and the
+//     counter beside it, m_nonce, for the frame's clear counter field), the
 //     ciphertext and the 16-byte tag after it, in the same beat layout (the tag starts where the
 //     ciphertext ends). s_len is not used.
 //   - decrypt: the payload is the ciphertext then the tag, s_len bytes in all (the frame's
@@ -22,11 +25,11 @@
 //
 // Inside: dxpu_chacha20 (restarted per frame at block 0: its first 32 bytes are the Poly1305 key,
 // the rest of block 0 is thrown away, the payload uses blocks 1..) and dxpu_poly1305 in AEAD mode
-// (the header as the AAD segment, the ciphertext as the text segment). The input side and the
+// (the header and the counter as the AAD segment, the ciphertext as the text segment). The input side and the
 // output side's finish (waiting for the tag, the last beats) are separate, so a frame's key and
 // header start while the previous frame's tag is still computed. Timing: one payload beat per
-// cycle within a frame; a frame costs about 15 cycles before its first payload beat (block 0,
-// the key, the header's two blocks, block 1) and its last beat leaves 5-7 cycles after its last
+// cycle within a frame; a frame costs about 16 cycles before its first payload beat (block 0,
+// the key, the AAD's three blocks, block 1) and its last beat leaves 5-7 cycles after its last
 // beat in (the length block, the tag). Measured in tb/aead_chacha20poly1305_tb.cc.
 `resetall
 `default_nettype none
@@ -36,7 +39,7 @@ module dxpu_aead_chacha20poly1305
 #(
     parameter int DATA_WIDTH = 64,
     parameter int BYTES_WIDTH = $clog2(DATA_WIDTH / 8) + 1,
-    parameter int HDR_BYTES = 32,  // the AAD: DxFP's clear header
+    parameter int HDR_BYTES = 32,  // DxFP's clear header: the AAD with the counter after it
     parameter int LEN_WIDTH = 14,  // s_len: a payload's bytes (DxFP frames are at most 9216)
     parameter int DOUBLE_ROUNDS_PER_CYCLE = 2  // dxpu_chacha20's round unit
 ) (
@@ -58,6 +61,7 @@ module dxpu_aead_chacha20poly1305
 
     // Frames out: header beside the first beat, the verdict beside the last
     output wire logic [HDR_BYTES*8-1:0] m_hdr,
+    output wire logic [           63:0] m_nonce,    // the frame's counter n, with m_sop
     output wire logic [ DATA_WIDTH-1:0] m_data,
     output wire logic [BYTES_WIDTH-1:0] m_bytes,
     output wire logic                   m_sop,
@@ -74,6 +78,7 @@ module dxpu_aead_chacha20poly1305
 );
 
   localparam int HDR_BEATS = HDR_BYTES / 8;
+  localparam int AAD_BEATS = HDR_BEATS + 1;  // the header, then the counter
   localparam int HW = HDR_BYTES * 8;
 
   // Parameters checked at elaboration.
@@ -145,13 +150,14 @@ module dxpu_aead_chacha20poly1305
   } in_state_t;
   in_state_t in_state_reg = IN_IDLE, in_state_next;
   logic [HW-1:0] hdr_reg = '0, hdr_next;
+  logic [63:0] nonce_reg = '0, nonce_next;
   logic dec_reg = 1'b0, dec_next;
   logic [LEN_WIDTH-1:0] len_reg = '0, len_next;
   logic [LEN_WIDTH-1:0] ct_len_reg = '0, ct_len_next;  // decrypt: bytes before the tag
   logic [LEN_WIDTH:0] off_reg = '0, off_next;  // payload bytes taken
   logic over_reg = 1'b0, over_next;  // decrypt: more bytes than s_len
   logic [2:0] kidx_reg = '0, kidx_next;  // keystream beats taken in IN_KEY and IN_AAD
-  logic [$clog2(HDR_BEATS+1)-1:0] aidx_reg = '0, aidx_next;  // header beats into Poly1305
+  logic [$clog2(AAD_BEATS+1)-1:0] aidx_reg = '0, aidx_next;  // AAD beats into Poly1305
   logic [191:0] pk_reg = '0, pk_next;  // key beats 0..2
   logic text_done_reg = 1'b0, text_done_next;  // the ciphertext's last beat went to Poly1305
   logic first_reg = 1'b0, first_next;  // no beat of the frame out yet
@@ -163,6 +169,7 @@ module dxpu_aead_chacha20poly1305
   logic fin_busy_reg = 1'b0, fin_busy_next;
   logic fin_emit_reg = 1'b0, fin_emit_next;  // the tag is in: the last beats go out
   logic [HW-1:0] fin_hdr_reg = '0, fin_hdr_next;
+  logic [63:0] fin_nonce_reg = '0, fin_nonce_next;
   logic fin_dec_reg = 1'b0, fin_dec_next;
   logic fin_first_reg = 1'b0, fin_first_next;
   logic fin_len_ok_reg = 1'b0, fin_len_ok_next;
@@ -173,6 +180,7 @@ module dxpu_aead_chacha20poly1305
 
   // ---- output register ----
   logic [HW-1:0] m_hdr_reg = '0, m_hdr_next;
+  logic [63:0] m_nonce_reg = '0, m_nonce_next;
   logic [63:0] m_data_reg = '0, m_data_next;
   logic [3:0] m_bytes_reg = '0, m_bytes_next;
   logic m_sop_reg = 1'b0, m_sop_next;
@@ -206,6 +214,7 @@ module dxpu_aead_chacha20poly1305
 
     in_state_next = in_state_reg;
     hdr_next = hdr_reg;
+    nonce_next = nonce_reg;
     dec_next = dec_reg;
     len_next = len_reg;
     ct_len_next = ct_len_reg;
@@ -222,6 +231,7 @@ module dxpu_aead_chacha20poly1305
     fin_busy_next = fin_busy_reg;
     fin_emit_next = fin_emit_reg;
     fin_hdr_next = fin_hdr_reg;
+    fin_nonce_next = fin_nonce_reg;
     fin_dec_next = fin_dec_reg;
     fin_first_next = fin_first_reg;
     fin_len_ok_next = fin_len_ok_reg;
@@ -230,6 +240,7 @@ module dxpu_aead_chacha20poly1305
     fin_left_next = fin_left_reg;
     fin_ok_next = fin_ok_reg;
     m_hdr_next = m_hdr_reg;
+    m_nonce_next = m_nonce_reg;
     m_data_next = m_data_reg;
     m_bytes_next = m_bytes_reg;
     m_sop_next = m_sop_reg;
@@ -274,6 +285,7 @@ module dxpu_aead_chacha20poly1305
       end else if (s_valid) begin
         ks_start = 1'b1;
         hdr_next = s_hdr;
+        nonce_next = s_nonce;
         dec_next = s_decrypt;
         len_next = s_len;
         ct_len_next = s_len >= LEN_WIDTH'(16) ? s_len - LEN_WIDTH'(16) : '0;
@@ -296,15 +308,17 @@ module dxpu_aead_chacha20poly1305
         end
       end
       IN_AAD: begin
-        // Keystream beats 4..7 dropped; the header's beats into Poly1305, side by side.
+        // Keystream beats 4..7 dropped; the AAD's beats into Poly1305, side by side: the
+        // header's, then the counter as the frame carries it (big-endian).
         ks_ready = kidx_reg != 3'd0;
         if (ks_valid && ks_ready) kidx_next = kidx_reg + 1'b1;
-        p_valid = aidx_reg != ($bits(aidx_reg))'(HDR_BEATS);
-        p_data = hdr_reg[HW-1-64*aidx_reg-:64];
+        p_valid = aidx_reg != ($bits(aidx_reg))'(AAD_BEATS);
+        p_data = aidx_reg == ($bits(aidx_reg))'(HDR_BEATS) ? nonce_reg :
+            hdr_reg[HW-1-64*aidx_reg-:64];
         p_aad = 1'b1;
-        p_last = aidx_reg == ($bits(aidx_reg))'(HDR_BEATS - 1);
+        p_last = aidx_reg == ($bits(aidx_reg))'(AAD_BEATS - 1);
         if (p_valid && p_ready) aidx_next = aidx_reg + 1'b1;
-        if (kidx_next == 3'd0 && aidx_next == ($bits(aidx_reg))'(HDR_BEATS))
+        if (kidx_next == 3'd0 && aidx_next == ($bits(aidx_reg))'(AAD_BEATS))
           in_state_next = IN_DATA;
       end
       IN_DATA:
@@ -321,6 +335,7 @@ module dxpu_aead_chacha20poly1305
             text_done_next = 1'b1;
           end else begin
             m_hdr_next = hdr_reg;
+            m_nonce_next = nonce_reg;
             m_data_next = x;
             m_bytes_next = 4'd8;
             m_sop_next = first_reg;
@@ -347,6 +362,7 @@ module dxpu_aead_chacha20poly1305
           fin_busy_next = 1'b1;
           fin_emit_next = 1'b0;
           fin_hdr_next = hdr_reg;
+          fin_nonce_next = nonce_reg;
           fin_dec_next = dec_reg;
           fin_first_next = first_next;
           fin_len_ok_next = !over_next && end_off == (LEN_WIDTH + 1)'(len_reg) &&
@@ -372,6 +388,7 @@ module dxpu_aead_chacha20poly1305
       end
     end else if (fin_emit_reg && out_free) begin
       m_hdr_next = fin_hdr_reg;
+      m_nonce_next = fin_nonce_reg;
       m_data_next = fin_buf_reg[191:128];
       m_bytes_next = fin_left_reg > 5'd8 ? 4'd8 : 4'(fin_left_reg);
       m_sop_next = fin_first_reg;
@@ -394,6 +411,7 @@ module dxpu_aead_chacha20poly1305
   always_ff @(posedge clk) begin
     in_state_reg <= in_state_next;
     hdr_reg <= hdr_next;
+    nonce_reg <= nonce_next;
     dec_reg <= dec_next;
     len_reg <= len_next;
     ct_len_reg <= ct_len_next;
@@ -410,6 +428,7 @@ module dxpu_aead_chacha20poly1305
     fin_busy_reg <= fin_busy_next;
     fin_emit_reg <= fin_emit_next;
     fin_hdr_reg <= fin_hdr_next;
+    fin_nonce_reg <= fin_nonce_next;
     fin_dec_reg <= fin_dec_next;
     fin_first_reg <= fin_first_next;
     fin_len_ok_reg <= fin_len_ok_next;
@@ -418,6 +437,7 @@ module dxpu_aead_chacha20poly1305
     fin_left_reg <= fin_left_next;
     fin_ok_reg <= fin_ok_next;
     m_hdr_reg <= m_hdr_next;
+    m_nonce_reg <= m_nonce_next;
     m_data_reg <= m_data_next;
     m_bytes_reg <= m_bytes_next;
     m_sop_reg <= m_sop_next;
@@ -441,6 +461,7 @@ module dxpu_aead_chacha20poly1305
   end
 
   assign m_hdr = m_hdr_reg;
+  assign m_nonce = m_nonce_reg;
   assign m_data = m_data_reg;
   assign m_bytes = m_bytes_reg;
   assign m_sop = m_sop_reg;

@@ -44,7 +44,13 @@
 // (m_peer_credits), for the sender's credit check. Non-DATA frames get a verdict only.
 //
 // Input beats: s_frm_bytes bytes from the top of s_frm_data (byte 0 in the top bits); every beat
-// but the last (s_frm_last) is full. Output TLPs: header beside payload, as dxpu_tlp_classify's
+// but the last (s_frm_last) is full. Beside the last beat, s_frm_mark (dxpu_dxfp_pkg's MARK_*):
+// what dxpu_dxfp_open, in front of this module in a sealed session, made of the frame: in the
+// clear as it came (MARK_PLAIN: every check above; a plaintext session gives only these),
+// opened (MARK_OPENED: its tag passed, so its trailer is no CRC and is not checked), or dropped
+// (MARK_DROP: the open stage counted why; the frame is decided at once, unseen: no verdict, no
+// counter, nothing delivered). With cfg_sealed a DATA frame that parses in the clear is dropped
+// and counted (m_cnt_unsealed), lib/core's unsealed: nothing of it is taken. Output TLPs: header beside payload, as dxpu_tlp_classify's
 // input (header with sop, a 3 DW header leaves [31:0] zero; s_tlp_len = the record's body
 // length; payload in DATA_WIDTH-bit beats with DW enables), with the record's sequence number.
 //
@@ -72,10 +78,12 @@ module dxpu_dxfp_decap
     input  wire logic [ DATA_WIDTH-1:0] s_frm_data,
     input  wire logic [BYTES_WIDTH-1:0] s_frm_bytes,
     input  wire logic                   s_frm_last,
+    input  wire logic [            1:0] s_frm_mark,  // MARK_*, with s_frm_last
     input  wire logic                   s_frm_valid,
     output wire logic                   s_frm_ready,
 
     // Session values
+    input wire logic        cfg_sealed,       // a sealed session: DATA in the clear is dropped
     input wire logic [13:0] cfg_max_frame,    // 36..MAX_FRAME
     input wire logic [31:0] cfg_peer_window,  // the peer's replay window (TLPs)
     input wire logic [31:0] cfg_tx_next_seq,  // the next sequence number this end sends
@@ -130,7 +138,8 @@ module dxpu_dxfp_decap
     output wire logic [31:0] m_cnt_duplicate,
     output wire logic [31:0] m_cnt_gap,
     output wire logic [31:0] m_cnt_delivered,
-    output wire logic [31:0] m_cnt_credit  // frames dropped: credit-violation
+    output wire logic [31:0] m_cnt_credit,  // frames dropped: credit-violation
+    output wire logic [31:0] m_cnt_unsealed  // DATA frames in the clear on a sealed session
 );
 
   localparam int DEPTH_DW = MAX_FRAME / 4;
@@ -166,6 +175,7 @@ module dxpu_dxfp_decap
   logic [1:0][16:0] rx_len_reg = '0, rx_len_next;
   logic [1:0][15:0] flen_reg = '0, flen_next;
   logic [1:0][31:0] fcrc_reg = '0, fcrc_next;
+  logic [1:0][1:0] fmark_reg = '0, fmark_next;  // MARK_*
   logic dlv_busy_reg = 1'b0, dlv_busy_next;  // a frame's TLPs are being delivered ...
   logic db_reg = 1'b0, db_next;  // ... from this buffer,
   logic [PTR_W-1:0] dp_reg = REC0, dp_next;  // the record at this DW (the lowest DW still read)
@@ -373,18 +383,21 @@ module dxpu_dxfp_decap
   // so far is delivered ----
   logic [31:0] exp_dec_reg = '0, exp_dec_next;
   logic dec_now, decide, dlv_need, ack_bad, seq_gap, gap_win, ahead_win, credit_bad;
+  logic silent, unsealed;  // dropped by the open stage; in the clear on a sealed session
   logic [2:0] verdict_now;
   logic [15:0] ndup;
   always_comb begin
     logic [31:0] behind;  // how far the frame starts before the expected number
     dec_now = 1'b0;
     verdict_now = E_OK;
+    silent = fmark_reg[wb_reg] == MARK_DROP;
     if (undec_reg[wb_reg] && full_reg[wb_reg]) begin
       dec_now = 1'b1;
-      if (rx_len < 17'(DXFP_MIN_FRAME)) verdict_now = E_TRUNCATED;
+      if (silent) ;  // decided at once, unseen
+      else if (rx_len < 17'(DXFP_MIN_FRAME)) verdict_now = E_TRUNCATED;
       else if (!len_ok || flen > 16'(cfg_max_frame)) verdict_now = E_BAD_LENGTH;
       else if (17'(flen) > rx_len) verdict_now = E_TRUNCATED;
-      else if (fcrc_reg[wb_reg] != ftrl) verdict_now = E_BAD_CRC;
+      else if (fmark_reg[wb_reg] != MARK_OPENED && fcrc_reg[wb_reg] != ftrl) verdict_now = E_BAD_CRC;
       else if (h0[31:24] != DXFP_VERSION) verdict_now = E_BAD_VERSION;
       else if (ftype < T_HELLO || ftype > T_CLOSE) verdict_now = E_BAD_TYPE;
       else if (h0[7:0] != 8'd0 || (h0[15:8] & ~F_ALL) != 8'd0) verdict_now = E_MALFORMED;
@@ -400,7 +413,9 @@ module dxpu_dxfp_decap
     // Duplicates: the TLP records before the expected number (a prefix, when there is no gap).
     behind = exp_dec_reg - fseq;
     ndup = behind < 32'(ntlp_reg) ? behind[15:0] : ntlp_reg;
-    dlv_need = verdict_now == E_OK && ftype == T_DATA && !ack_bad && ntlp_reg != 16'd0 &&
+    unsealed = cfg_sealed && fmark_reg[wb_reg] == MARK_PLAIN;
+    dlv_need = !silent && !unsealed && verdict_now == E_OK && ftype == T_DATA && !ack_bad &&
+        ntlp_reg != 16'd0 &&
         !seq_gap && !ahead_win && ndup != ntlp_reg;
     // lib/core's deliver_tlps: every new TLP's credit is checked before any is delivered.
     credit_bad = 1'b0;
@@ -472,10 +487,11 @@ module dxpu_dxfp_decap
   // The CREDIT record of the frame being walked (wcred_ok_reg: it had one).
   logic wcred_ok_reg = 1'b0, wcred_ok_next;
   logic [191:0] wcred_reg = '0, wcred_next;
-  logic [31:0] cnt_reg[13];
-  logic [31:0] cnt_next[13];
+  logic [31:0] cnt_reg[14];
+  logic [31:0] cnt_next[14];
   localparam int C_OK = 0, C_TRUNC = 1, C_LEN = 2, C_CRC = 3, C_VER = 4, C_TYPE = 5, C_MAL = 6,
-                 C_ACK = 7, C_WIN = 8, C_DUP = 9, C_GAP = 10, C_DLV = 11, C_CRED = 12;
+                 C_ACK = 7, C_WIN = 8, C_DUP = 9, C_GAP = 10, C_DLV = 11, C_CRED = 12,
+                 C_UNSEALED = 13;
 
   // Output register stage (TLPs).
   logic [127:0] o_hdr_reg = '0;
@@ -493,6 +509,7 @@ module dxpu_dxfp_decap
     rx_len_next = rx_len_reg;
     flen_next = flen_reg;
     fcrc_next = fcrc_reg;
+    fmark_next = fmark_reg;
     rb_next = rb_reg;
     rx_on_next = rx_on_reg;
     p_next = p_reg;
@@ -546,6 +563,7 @@ module dxpu_dxfp_decap
       if (s_frm_last) begin
         full_next[rb_reg] = 1'b1;
         fcrc_next[rb_reg] = crc_with_beat;
+        fmark_next[rb_reg] = s_frm_mark;
         rb_next = !rb_reg;
       end
     end else if (!rx_on_reg && !rx_free[rb_reg] && rx_free[!rb_reg]) begin
@@ -607,10 +625,13 @@ module dxpu_dxfp_decap
 
     // Decide.
     if (decide) begin
-      verdict_valid_next = 1'b1;
+      verdict_valid_next = !silent;
       verdict_next = verdict_now;
       verdict_type_next = ftype;
-      if (verdict_now == E_OK && ftype == T_DATA) begin
+      if (silent) begin
+      end else if (verdict_now == E_OK && ftype == T_DATA && unsealed) begin
+        cnt_next[C_UNSEALED] = cnt_reg[C_UNSEALED] + 32'd1;  // nothing of it is taken
+      end else if (verdict_now == E_OK && ftype == T_DATA) begin
         if (ack_bad) begin
           cnt_next[C_ACK] = cnt_reg[C_ACK] + 32'd1;
         end else begin
@@ -698,6 +719,7 @@ module dxpu_dxfp_decap
     rx_len_reg <= rx_len_next;
     flen_reg <= flen_next;
     fcrc_reg <= fcrc_next;
+    fmark_reg <= fmark_next;
     rb_reg <= rb_next;
     rx_on_reg <= rx_on_next;
     wb_reg <= wb_next;
@@ -776,7 +798,7 @@ module dxpu_dxfp_decap
       end
       dlv_busy_reg <= 1'b0;
       o_valid_reg <= 1'b0;
-      for (int c = 0; c < 13; c++) cnt_reg[c] <= '0;
+      for (int c = 0; c < 14; c++) cnt_reg[c] <= '0;
     end
   end
 
@@ -812,6 +834,7 @@ module dxpu_dxfp_decap
   assign m_cnt_gap = cnt_reg[C_GAP];
   assign m_cnt_delivered = cnt_reg[C_DLV];
   assign m_cnt_credit = cnt_reg[C_CRED];
+  assign m_cnt_unsealed = cnt_reg[C_UNSEALED];
 
 endmodule
 

@@ -14,6 +14,13 @@ package dxpu_dxfp_pkg;
   // at configure time into the build tree by gen_pkg_consts.cc (docs/rtl.md, "Constants").
   `include "dxpu_dxfp_consts.svh"
 
+  // What dxpu_dxfp_open says of a frame it passes to the decapsulator (beside its last beat):
+  // in the clear as it came (its CRC checked there), opened (its tag passed: no CRC, the
+  // decapsulator checks the rest), or to be dropped unseen (the open stage counted why).
+  localparam logic [1:0] MARK_PLAIN = 2'd0;
+  localparam logic [1:0] MARK_OPENED = 2'd1;
+  localparam logic [1:0] MARK_DROP = 2'd2;
+
   // verilator lint_on UNUSEDPARAM
 
   // RFC 1982, as dxfp_seq_before(): a before b.

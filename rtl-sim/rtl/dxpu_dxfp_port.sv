@@ -43,6 +43,17 @@
 // nothing). A sender refused for credit with nothing in flight sends a credit probe (ACK_REQ,
 // answered at once with the peer's limits) every RTO while refused.
 //
+// A sealed session (cfg_sealed, docs/protocol.md 4.12: the firmware's handshake was a Noise IK
+// one and gave the transport keys): every frame out is sealed (dxpu_dxfp_seal, after the
+// encapsulator, which builds into cfg_max_frame - 20 bytes: the sealed frame is 20 bytes longer)
+// under cfg_tx_key with a counter per frame from cfg_tx_counter (a retransmission is a new frame,
+// a new counter; m_tx_counter is the next one, for the firmware's own sealed CLOSE); every frame
+// in is checked and opened (dxpu_dxfp_open, before the decapsulator: replayed frames dropped
+// before any cryptography, the tag checked before a TLP of the frame leaves, a bad tag dropped
+// and takes no counter); a DATA frame in the clear is dropped (unsealed). Keys and counter are
+// loaded by start: the firmware need not hold them on the inputs. A plaintext session
+// (cfg_sealed low) goes round both at full width, as before.
+//
 // `now` and every time value are in one unit (lib/core's: ns; a cycle count works as well).
 `resetall
 `default_nettype none
@@ -78,6 +89,12 @@ module dxpu_dxfp_port
     input wire logic [ 63:0] cfg_max_rto,
     input wire logic [ 63:0] cfg_ack_delay,
     input wire logic [ 63:0] cfg_keepalive,
+    // A sealed session: the transport keys (byte 0 in the top bits) and the first counter to
+    // seal with, loaded by start
+    input wire logic         cfg_sealed,
+    input wire logic [255:0] cfg_tx_key,
+    input wire logic [255:0] cfg_rx_key,
+    input wire logic [ 63:0] cfg_tx_counter,
 
     // TLPs to send, header beside payload (dxpu_replay_buf's input)
     input  wire logic [             127:0] s_tlp_hdr,
@@ -125,8 +142,44 @@ module dxpu_dxfp_port
     output wire logic [31:0] m_ack,  // the next sequence number expected from the peer
     output wire logic [31:0] m_una,  // the oldest TLP sent and not acknowledged
     output wire logic [31:0] m_next_seq,  // the number the next TLP to send gets
+    output wire logic [63:0] m_tx_counter,  // sealed: the counter the next frame is sealed with
     output wire logic [PORT_COUNTERS*32-1:0] m_counters  // dxpu_dxfp_pkg's PORT_*: i in [32i+31:32i]
 );
+
+  // ---- receive: a sealed session's frames opened first ----
+  logic [DATA_WIDTH-1:0] o_frm_data;
+  logic [BYTES_WIDTH-1:0] o_frm_bytes;
+  logic [1:0] o_frm_mark;
+  logic o_frm_last, o_frm_valid, o_frm_ready, open_ready;
+  logic [31:0] op_cnt[5];  // opened, bad tag, replayed, truncated, bad length
+  dxpu_dxfp_open #(
+      .DATA_WIDTH(DATA_WIDTH)
+  ) u_open (
+      .clk(clk),
+      .rst(rst),
+      .start(start),
+      .cfg_key(cfg_rx_key),
+      .cfg_max_frame(cfg_max_frame),
+      .s_frm_data(s_frm_data),
+      .s_frm_bytes(s_frm_bytes),
+      .s_frm_last(s_frm_last),
+      .s_frm_valid(s_frm_valid && cfg_sealed),
+      .s_frm_ready(open_ready),
+      .m_frm_data(o_frm_data),
+      .m_frm_bytes(o_frm_bytes),
+      .m_frm_last(o_frm_last),
+      .m_frm_mark(o_frm_mark),
+      .m_frm_valid(o_frm_valid),
+      .m_frm_ready(o_frm_ready),
+      .m_cnt_opened(op_cnt[0]),
+      .m_cnt_bad_tag(op_cnt[1]),
+      .m_cnt_replayed(op_cnt[2]),
+      .m_cnt_truncated(op_cnt[3]),
+      .m_cnt_bad_length(op_cnt[4])
+  );
+  logic decap_ready;
+  assign s_frm_ready = cfg_sealed ? open_ready : decap_ready;
+  assign o_frm_ready = decap_ready;
 
   // ---- receive: frames -> TLPs, the peer's acknowledgements ----
   logic peer_ack_valid, nak_valid, nak_rearm;
@@ -134,7 +187,7 @@ module dxpu_dxfp_port
   logic [7:0] peer_flags;
   logic peer_credits_valid;
   logic [191:0] peer_credits;
-  logic [31:0] d_cnt[13];
+  logic [31:0] d_cnt[14];
 
   dxpu_dxfp_decap #(
       .DATA_WIDTH(DATA_WIDTH),
@@ -142,11 +195,13 @@ module dxpu_dxfp_port
   ) u_decap (
       .clk(clk),
       .rst(rst),
-      .s_frm_data(s_frm_data),
-      .s_frm_bytes(s_frm_bytes),
-      .s_frm_last(s_frm_last),
-      .s_frm_valid(s_frm_valid),
-      .s_frm_ready(s_frm_ready),
+      .s_frm_data(cfg_sealed ? o_frm_data : s_frm_data),
+      .s_frm_bytes(cfg_sealed ? o_frm_bytes : s_frm_bytes),
+      .s_frm_last(cfg_sealed ? o_frm_last : s_frm_last),
+      .s_frm_mark(cfg_sealed ? o_frm_mark : MARK_PLAIN),
+      .s_frm_valid(cfg_sealed ? o_frm_valid : s_frm_valid),
+      .s_frm_ready(decap_ready),
+      .cfg_sealed(cfg_sealed),
       .cfg_max_frame(cfg_max_frame),
       .cfg_peer_window(cfg_peer_window),
       .cfg_tx_next_seq(rb_next_seq),
@@ -187,7 +242,8 @@ module dxpu_dxfp_port
       .m_cnt_duplicate(d_cnt[9]),
       .m_cnt_gap(d_cnt[10]),
       .m_cnt_delivered(d_cnt[11]),
-      .m_cnt_credit(d_cnt[12])
+      .m_cnt_credit(d_cnt[12]),
+      .m_cnt_unsealed(d_cnt[13])
   );
 
   // ---- send: the credit check, TLPs -> replay buffer -> frames ----
@@ -286,6 +342,9 @@ module dxpu_dxfp_port
 
   logic send_empty;
   logic [7:0] flags;
+  logic [DATA_WIDTH-1:0] e_frm_data;
+  logic [BYTES_WIDTH-1:0] e_frm_bytes;
+  logic e_frm_last, e_frm_valid, e_frm_ready;
 
   dxpu_dxfp_encap #(
       .DATA_WIDTH(DATA_WIDTH),
@@ -308,24 +367,57 @@ module dxpu_dxfp_port
       .cfg_ack(m_ack),
       .cfg_flags(flags),
       .cfg_credits(cfg_credits),
-      .cfg_max_frame(cfg_max_frame),
+      // A sealed frame is DXFP_SEAL_GROWTH bytes longer than the frame built.
+      .cfg_max_frame(cfg_sealed ? cfg_max_frame - 14'(DXFP_SEAL_GROWTH) : cfg_max_frame),
       // Nothing more to put in the open frame now: let it go.
       .flush(!r_valid),
       .send_empty(send_empty),
       .seq_load(seq_load),
       .seq_load_value(seq_load_value),
       .seq_load_ready(seq_load_ready),
-      .m_frm_data(m_frm_data),
-      .m_frm_bytes(m_frm_bytes),
-      .m_frm_last(m_frm_last),
-      .m_frm_valid(m_frm_valid),
-      .m_frm_ready(m_frm_ready),
+      .m_frm_data(e_frm_data),
+      .m_frm_bytes(e_frm_bytes),
+      .m_frm_last(e_frm_last),
+      .m_frm_valid(e_frm_valid),
+      .m_frm_ready(e_frm_ready),
       .m_next_seq(enc_next_seq),
       .m_open_tlps(open_tlps),
       .m_cnt_frames(e_cnt[0]),
       .m_cnt_tlps(e_cnt[1]),
       .m_cnt_oversize(e_cnt[2])
   );
+
+  // ---- a sealed session's frames sealed on the way out ----
+  logic [DATA_WIDTH-1:0] z_frm_data;
+  logic [BYTES_WIDTH-1:0] z_frm_bytes;
+  logic z_frm_last, z_frm_valid, seal_ready;
+  logic [31:0] frames_sealed;
+  dxpu_dxfp_seal #(
+      .DATA_WIDTH(DATA_WIDTH)
+  ) u_seal (
+      .clk(clk),
+      .rst(rst),
+      .start(start),
+      .cfg_key(cfg_tx_key),
+      .cfg_counter(cfg_tx_counter),
+      .s_frm_data(e_frm_data),
+      .s_frm_bytes(e_frm_bytes),
+      .s_frm_last(e_frm_last),
+      .s_frm_valid(e_frm_valid && cfg_sealed),
+      .s_frm_ready(seal_ready),
+      .m_frm_data(z_frm_data),
+      .m_frm_bytes(z_frm_bytes),
+      .m_frm_last(z_frm_last),
+      .m_frm_valid(z_frm_valid),
+      .m_frm_ready(m_frm_ready && cfg_sealed),
+      .m_next_counter(m_tx_counter),
+      .m_cnt_frames(frames_sealed)
+  );
+  assign e_frm_ready = cfg_sealed ? seal_ready : m_frm_ready;
+  assign m_frm_data = cfg_sealed ? z_frm_data : e_frm_data;
+  assign m_frm_bytes = cfg_sealed ? z_frm_bytes : e_frm_bytes;
+  assign m_frm_last = cfg_sealed ? z_frm_last : e_frm_last;
+  assign m_frm_valid = cfg_sealed ? z_frm_valid : e_frm_valid;
 
   // ---- the session's timers ----
   // A frame closed on the last edge (the encapsulator counts it then): it carried the
@@ -493,8 +585,9 @@ module dxpu_dxfp_port
   assign m_counters[at(PORT_RTO)+:32] = rb_cnt[4];
   assign m_counters[at(PORT_BAD_ACK_RX)+:32] = rb_cnt[5];
   assign m_counters[at(PORT_FRAMES_OK)+:32] = d_cnt[0];
-  assign m_counters[at(PORT_TRUNCATED)+:32] = d_cnt[1];
-  assign m_counters[at(PORT_BAD_LENGTH)+:32] = d_cnt[2];
+  // Truncated and bad-length: the decapsulator's, and the sealed frames the open stage refused.
+  assign m_counters[at(PORT_TRUNCATED)+:32] = d_cnt[1] + op_cnt[3];
+  assign m_counters[at(PORT_BAD_LENGTH)+:32] = d_cnt[2] + op_cnt[4];
   assign m_counters[at(PORT_BAD_CRC)+:32] = d_cnt[3];
   assign m_counters[at(PORT_BAD_VERSION)+:32] = d_cnt[4];
   assign m_counters[at(PORT_BAD_TYPE)+:32] = d_cnt[5];
@@ -509,6 +602,11 @@ module dxpu_dxfp_port
   assign m_counters[at(PORT_KEEPALIVES_TX)+:32] = keepalives_tx_reg;
   assign m_counters[at(PORT_PROBES_TX)+:32] = probes_tx_reg;
   assign m_counters[at(PORT_CREDIT_VIOLATION)+:32] = d_cnt[12];
+  assign m_counters[at(PORT_FRAMES_SEALED)+:32] = frames_sealed;
+  assign m_counters[at(PORT_FRAMES_OPENED)+:32] = op_cnt[0];
+  assign m_counters[at(PORT_BAD_TAG)+:32] = op_cnt[1];
+  assign m_counters[at(PORT_REPLAYED)+:32] = op_cnt[2];
+  assign m_counters[at(PORT_UNSEALED)+:32] = d_cnt[13];
 
 endmodule
 

@@ -1,8 +1,10 @@
 // aead_chacha20poly1305_tb.cc - testbench of rtl/dxpu_aead_chacha20poly1305.sv: frames of a
-// 32-byte header (the AAD) and 0..2000 bytes of payload with random keys and counters, encrypted
+// 32-byte header and 0..2000 bytes of payload with random keys and counters (the AAD is the
+// header then the counter, big-endian, as a sealed DxFP frame carries them), encrypted
 // and decrypted back to back with random input gaps and output back-pressure; every byte out and
 // every tag compared with libsodium's crypto_aead_chacha20poly1305_ietf_*(); a flipped bit of
-// ciphertext, tag or header, or a payload of the wrong length, must give tag_bad. Throughput
+// ciphertext, tag or header, a payload of the wrong length, or a frame sealed with the header
+// alone as its AAD, must give tag_bad. Throughput
 // measured: one beat per cycle within a frame. $DXPU_SEED replays a run.
 #include <gtest/gtest.h>
 #include <sodium.h>
@@ -38,6 +40,13 @@ std::array<uint8_t, 12> NoiseNonce(uint64_t n) {
   return nonce;
 }
 
+// The AAD of a sealed frame: its header, then the counter n as the frame carries it.
+std::vector<uint8_t> Aad(const std::vector<uint8_t>& hdr, uint64_t n) {
+  std::vector<uint8_t> aad = hdr;
+  for (int i = 7; i >= 0; --i) aad.push_back(static_cast<uint8_t>(n >> (8 * i)));
+  return aad;
+}
+
 // One frame in, and what must come out.
 struct Frame {
   std::vector<uint8_t> hdr, key;
@@ -63,14 +72,16 @@ Frame Encrypt(std::mt19937_64& rng, size_t len) {
   const auto nonce = NoiseNonce(f.n);
   f.out.resize(len + kTag);
   unsigned long long maclen = 0;  // NOLINT(google-runtime-int): libsodium's type
+  const auto aad = Aad(f.hdr, f.n);
   crypto_aead_chacha20poly1305_ietf_encrypt_detached(f.out.data(), f.out.data() + len, &maclen,
-                                                     f.payload.data(), len, f.hdr.data(), kHdr,
+                                                     f.payload.data(), len, aad.data(), aad.size(),
                                                      nullptr, nonce.data(), f.key.data());
   return f;
 }
 
 // A sealed frame to decrypt, with `flaw` applied: 0 none, 1 a ciphertext bit, 2 a tag bit, 3 a
-// header bit, 4 bytes missing, 5 bytes extra, 6 s_len below 16. The expected plaintext is the
+// header bit, 4 bytes missing, 5 bytes extra, 6 s_len below 16, 7 sealed with the header alone
+// as the AAD (the counter left out, as before the protocol's AAD). The expected plaintext is the
 // keystream XOR whatever ciphertext bytes came (up to s_len - 16); the verdict is libsodium's
 // on what the RTL was given, and bad whenever the bytes do not match s_len.
 Frame Decrypt(std::mt19937_64& rng, size_t len, int flaw) {
@@ -101,6 +112,12 @@ Frame Decrypt(std::mt19937_64& rng, size_t len, int flaw) {
     f.payload.insert(f.payload.end(), extra.begin(), extra.end());
   } else if (flaw == 6) {
     f.len = static_cast<uint32_t>(rng() % kTag);
+  } else if (flaw == 7) {
+    const auto nonce7 = NoiseNonce(f.n);
+    unsigned long long maclen = 0;  // NOLINT(google-runtime-int): libsodium's type
+    crypto_aead_chacha20poly1305_ietf_encrypt_detached(f.payload.data(), f.payload.data() + len,
+                                                       &maclen, e.payload.data(), len, f.hdr.data(),
+                                                       kHdr, nullptr, nonce7.data(), f.key.data());
   }
   const size_t ct_len = f.len >= kTag ? f.len - kTag : 0;
   const size_t got = std::min(ct_len, f.payload.size());
@@ -110,9 +127,10 @@ Frame Decrypt(std::mt19937_64& rng, size_t len, int flaw) {
                                      f.key.data());
   if (f.payload.size() == f.len && f.len >= kTag) {
     std::vector<uint8_t> pt(ct_len);
+    const auto aad = Aad(f.hdr, f.n);
     f.ok = crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-               pt.data(), nullptr, f.payload.data(), ct_len, f.payload.data() + ct_len,
-               f.hdr.data(), kHdr, nonce.data(), f.key.data()) == 0;
+               pt.data(), nullptr, f.payload.data(), ct_len, f.payload.data() + ct_len, aad.data(),
+               aad.size(), nonce.data(), f.key.data()) == 0;
   }
   if (flaw == 0) {
     EXPECT_TRUE(f.ok) << "libsodium refused its own frame";
@@ -242,6 +260,7 @@ Result Stream(Dut& dut, std::mt19937_64& rng, const std::vector<Frame>& frames, 
       if (sop) {
         const auto hdr = BeatBytes(GetBits(dut.m().m_hdr, 8), kHdr, 256);
         EXPECT_EQ(hdr, f.hdr) << f.what << ": header out";
+        EXPECT_EQ(dut.m().m_nonce, f.n) << f.what << ": counter out";
       }
       EXPECT_EQ(static_cast<bool>(dut.m().m_decrypt), f.decrypt) << f.what;
       const size_t n = dut.m().m_bytes;
@@ -286,7 +305,7 @@ TEST_F(AeadTest, RandomFramesAgreeWithLibsodium) {
       if (rng() % 2 == 0) {
         v.push_back(Encrypt(rng, len));
       } else {
-        const int flaw = rng() % 2 == 0 ? 0 : static_cast<int>(1 + rng() % 6);
+        const int flaw = rng() % 2 == 0 ? 0 : static_cast<int>(1 + rng() % 7);
         v.push_back(Decrypt(rng, len, flaw));
         bad += v.back().ok ? 0 : 1;
       }
@@ -309,14 +328,14 @@ TEST_F(AeadTest, EveryFlawAtEveryShortLengthIsTagBad) {
   Dut dut;
   std::vector<Frame> v;
   for (size_t len = 0; len <= 40; ++len) {
-    for (int flaw = 0; flaw <= 6; ++flaw) {
+    for (int flaw = 0; flaw <= 7; ++flaw) {
       v.push_back(Decrypt(rng, len, flaw));
       EXPECT_EQ(v.back().ok, flaw == 0) << v.back().what;
     }
   }
   Stream(dut, rng, v, {80, 70});
   dut.Eval();
-  EXPECT_EQ(dut.m().m_cnt_tag_bad, 41u * 6);
+  EXPECT_EQ(dut.m().m_cnt_tag_bad, 41u * 7);
 }
 
 // Throughput: a frame of 9,000 bytes unstalled takes a payload beat on every cycle from its

@@ -270,6 +270,8 @@ class Dut : public dxpu::rtl::Dut<Model> {
     m().s_frm_valid = 0;
     m().s_frm_last = 0;
     m().s_frm_bytes = 0;
+    m().s_frm_mark = 0;  // MARK_PLAIN: a plaintext session's frames (the sealed port: dxfp_port_tb)
+    m().cfg_sealed = 0;
     SetBits(m().s_frm_data, {});
     m().cfg_max_frame = max_frame;
     m().cfg_peer_window = window;

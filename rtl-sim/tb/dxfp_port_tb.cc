@@ -5,7 +5,12 @@
 // is programmed into the port and it steps aside). TLPs from lib/core's generator go both ways
 // at once over a channel that drops, duplicates, corrupts and reorders frames; every TLP must
 // arrive once, in order, bit for bit, at both ends; the port's credits are advertised by
-// lib/core's receive-credit logic (the firmware's part) as the port delivers. $DXPU_SEED replays.
+// lib/core's receive-credit logic (the firmware's part) as the port delivers. Sealed sessions
+// (docs/protocol.md 4.12): the handshake is a Noise IK one (lib/core with libsodium's
+// primitives), its transport keys go into the port, every frame the port sends is opened by
+// the host's lib/core (dxfp_seal.c on libsodium) and every frame the host seals is opened by the
+// port; a changed bit, a replayed frame and a DATA frame in the clear are dropped, counted, and
+// deliver nothing. $DXPU_SEED replays.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,6 +32,8 @@
 #include "core/session_pair.h"
 #include "core/tlp_codec.h"
 #include "core/tlp_testutil.h"
+#include "crypto/fabric_keys.h"
+#include "crypto/sodium_crypto_ops.h"
 #include "lossy_channel.h"
 #include "rtl-sim/datapath/port_counters.h"
 #include "rtl_tb.h"
@@ -56,7 +63,31 @@ struct Conditions {
   uint64_t ack_delay_ns = 4'000;
   uint32_t host_rx_hdr = 4096;
   uint32_t host_rx_data = 1u << 20;
+  bool sealed = false;  // an authenticated session: every frame after the handshake sealed
 };
+
+// A sealed bench's long-term keys: the host's and the bridge's (whose firmware does the
+// handshake before the port takes over).
+struct Identities {
+  dxpu::crypto::KeyPair host = dxpu::crypto::NewKeyPair();
+  dxpu::crypto::KeyPair bridge = dxpu::crypto::NewKeyPair();
+};
+
+// A session's configuration authenticated with libsodium (the host's with its key and the
+// bridge's public key, as lib/core's tests set them up), or as it is.
+dxfp_session_config Authenticated(dxfp_session_config c, bool sealed, const Identities& id) {
+  if (!sealed) return c;
+  c.auth.ops = &dxpu::crypto::SodiumCryptoOps();
+  if (c.role == DXFP_ROLE_INITIATOR) {
+    std::copy(id.host.secret.begin(), id.host.secret.end(), c.auth.static_secret);
+    std::copy(id.bridge.pub.begin(), id.bridge.pub.end(), c.auth.peer_public);
+    c.auth.wall_clock_offset_ns = 1'700'000'000'000'000'000ull;
+  }
+  return c;
+}
+
+// A 32-byte key as the port's 256-bit input (byte 0 in the top bits).
+std::vector<uint32_t> KeyWords(const uint8_t* key) { return BeatWords(key, 32, 256); }
 
 // The sessions' configuration (lib/core's tests' TestConfig, then this bench's sizes and timers):
 // the host's with `window` and `min_rto_ns`, the firmware's with the port's window.
@@ -114,9 +145,17 @@ class Bench {
         to_host_(seed ^ 2u, c.loss_pct, c.jitter_ns),
         rng_(seed),
         gen_(seed ^ 0x51ed27u),
-        pair_(SessionConfig(DXFP_ROLE_INITIATOR, c.host_window, c.host_min_rto_ns, c.host_rx_hdr,
-                            c.host_rx_data),
-              SessionConfig(DXFP_ROLE_RESPONDER, kReplayWindow, 40'000)) {
+        sealed_(c.sealed),
+        pair_(Authenticated(SessionConfig(DXFP_ROLE_INITIATOR, c.host_window, c.host_min_rto_ns,
+                                          c.host_rx_hdr, c.host_rx_data),
+                            c.sealed, ids_),
+              Authenticated(SessionConfig(DXFP_ROLE_RESPONDER, kReplayWindow, 40'000), c.sealed,
+                            ids_)) {
+    if (sealed_) {
+      pair_.accept = [this](dxfp_session* s, uint64_t now, const std::vector<uint8_t>& hello) {
+        return dxpu::crypto::AcceptAuthenticatedHello(s, now, ids_.bridge, hello, &ids_.host.pub);
+      };
+    }
     DriveIdle();
     m().cfg_ack_delay = c.ack_delay_ns;
     dut_.Reset();
@@ -145,6 +184,13 @@ class Bench {
     }
   }
 
+  // Queue `n` posted writes of `bytes` each for the port to send (frames full of payload).
+  void QueueWrites(size_t n, size_t bytes) {
+    const Bytes payload(bytes, 0x5a);
+    for (size_t i = 0; i < n; ++i)
+      to_send_port_.push_back(dxpu::test::encode_ok(dxpu::test::MakeMwr(0x10000 * i, payload)));
+  }
+
   // Runs `ns` more with nothing to send.
   void Idle(uint64_t ns, unsigned idle_pct, unsigned stall_pct) {
     for (uint64_t c = 0; c < ns / kNsPerCycle; ++c) Cycle(idle_pct, stall_pct);
@@ -164,7 +210,19 @@ class Bench {
            to_send_port_.empty() && to_send_host_.empty() && beats_.empty();
   }
 
+  // The frame straight to the port, as if it came off the wire now (an attacker's).
+  void Inject(Bytes frame) { to_port_.Send(std::move(frame), now()); }
+  // The host's session, for building frames as it would.
+  dxfp_session* host_session() { return host().s(); }
+  // The firmware's session's numbers: its ID and epoch, and the port's next sequence number.
+  const dxfp_session_config& fw() { return fw_cfg(); }
+
   std::vector<Bytes> sent_by_port_, sent_by_host_;
+  std::vector<Bytes> host_frames_;  // every frame the host sent (sealed or not)
+  // Frames out of the port and into it: beats, and the cycles from a frame's first beat to its
+  // last (summed over frames).
+  uint64_t frm_out_beats_ = 0, frm_out_span_ = 0, frm_out_first_ = 0;
+  uint64_t frm_in_beats_ = 0, frm_in_span_ = 0, frm_in_first_ = 0;
   size_t host_in_ = 0, port_in_ = 0;
   dxpu::rtl::LossyChannel to_port_, to_host_;
   uint64_t mismatches = 0;
@@ -195,6 +253,10 @@ class Bench {
     d.cfg_max_rto = 400'000;
     d.cfg_ack_delay = 0;
     d.cfg_keepalive = 150'000;
+    d.cfg_sealed = 0;
+    SetBits(d.cfg_tx_key, {});
+    SetBits(d.cfg_rx_key, {});
+    d.cfg_tx_counter = 0;
     SetBits(d.s_tlp_hdr, {});
     d.s_tlp_len = 0;
     SetBits(d.s_tlp_data, {});
@@ -229,9 +291,19 @@ class Bench {
     }
     SetBits(d.cfg_peer_credits, w);
     Advertise();
+    // Sealed: the handshake's transport keys and the next counter the firmware would seal with.
+    d.cfg_sealed = sealed_;
+    if (sealed_) {
+      SetBits(d.cfg_tx_key, KeyWords(f.keys.send.key));
+      SetBits(d.cfg_rx_key, KeyWords(f.keys.recv.key));
+      d.cfg_tx_counter = f.seal_counter;
+    }
     d.start = 1;
     dut_.Tick();
     d.start = 0;
+    // The port holds them from start on: the inputs are wiped, as the firmware wipes its copy.
+    SetBits(d.cfg_tx_key, {});
+    SetBits(d.cfg_rx_key, {});
   }
 
   // The limits the port advertises: lib/core's receive credits, freed as the port delivers.
@@ -264,8 +336,11 @@ class Bench {
     }
     Bytes out(DXFP_MAX_FRAME);
     size_t len = 0;
-    while (dxfp_session_poll(host().s(), t, out.data(), out.size(), &len))
-      to_port_.Send(Bytes(out.begin(), out.begin() + static_cast<long>(len)), t);
+    while (dxfp_session_poll(host().s(), t, out.data(), out.size(), &len)) {
+      Bytes frame(out.begin(), out.begin() + static_cast<long>(len));
+      host_frames_.push_back(frame);
+      to_port_.Send(std::move(frame), t);
+    }
     host_in_ = host().delivered.size();
 
     // Port inputs for this cycle.
@@ -300,8 +375,13 @@ class Bench {
 
     // What crosses the port's edges this cycle.
     if (offer_frm && d.s_frm_ready) {
+      if (frm_in_off_ == 0) frm_in_first_ = dut_.cycles();
+      ++frm_in_beats_;
       frm_in_off_ += d.s_frm_bytes;
-      if (d.s_frm_last) frm_in_ = false;
+      if (d.s_frm_last) {
+        frm_in_ = false;
+        frm_in_span_ += dut_.cycles() - frm_in_first_ + 1;
+      }
     }
     if (offer_tlp && d.s_tlp_ready) {
       const bool eop = beats_.front().eop;
@@ -312,6 +392,9 @@ class Bench {
       }
     }
     if (d.m_frm_valid && d.m_frm_ready) {
+      if (frm_out_.empty()) frm_out_first_ = dut_.cycles();
+      ++frm_out_beats_;
+      if (d.m_frm_last) frm_out_span_ += dut_.cycles() - frm_out_first_ + 1;
       const Bytes part = BeatBytes(GetBits(d.m_frm_data, kWidth / 32), d.m_frm_bytes, kWidth);
       frm_out_.insert(frm_out_.end(), part.begin(), part.end());
       if (d.m_frm_last) {
@@ -365,6 +448,8 @@ class Bench {
   dxpu::rtl::Dut<Model> dut_;
   std::mt19937_64 rng_;
   dxpu::test::RandomTlpGenerator gen_;
+  bool sealed_ = false;
+  Identities ids_;
   dxpu::test::SessionPair pair_;
   uint64_t base_ns_ = 0;
   dxfp_rx_credits credits_{};
@@ -429,6 +514,27 @@ uint64_t RunBothWays(Conditions cond, size_t to_host, size_t to_port, unsigned i
   EXPECT_EQ(b.Counter(kTlpsTx), b.sent_by_port_.size());
   EXPECT_EQ(b.sent_by_port_.size(), to_host);
   EXPECT_EQ(b.sent_by_host_.size(), to_port);
+  if (cond.sealed) {
+    // Every frame sealed and opened: the port's by the host's lib/core, the host's by the port;
+    // nothing in the clear, no counter taken twice by either.
+    EXPECT_EQ(b.Counter(kFramesSealed), b.Counter(kFramesTx));
+    EXPECT_GT(b.Counter(kFramesOpened), 0u);
+    EXPECT_EQ(b.Counter(kUnsealed), 0u);
+    EXPECT_EQ(b.Counter(kBadCrc), 0u);
+    EXPECT_EQ(hc.unsealed, 0u);
+    for (const Bytes& f : b.host_frames_) {
+      EXPECT_TRUE(f.size() >= DXFP_HDR_SIZE && dxfp_frame_is_sealed(f.data()));
+    }
+    if (cond.loss_pct == 0) {
+      EXPECT_EQ(b.Counter(kReplayed), 0u);  // nothing duplicated on the way
+      EXPECT_EQ(b.Counter(kBadTag), 0u);
+      EXPECT_EQ(hc.replayed, 0u);
+      EXPECT_EQ(hc.bad_tag, 0u);
+    }
+  } else {
+    EXPECT_EQ(b.Counter(kFramesSealed), 0u);
+    EXPECT_EQ(b.Counter(kFramesOpened), 0u);
+  }
   // With nothing to carry them the port's acknowledgements went alone.
   if (to_host == 0) {
     EXPECT_GT(b.Counter(kStandaloneTx), 0u);
@@ -444,7 +550,11 @@ uint64_t RunBothWays(Conditions cond, size_t to_host, size_t to_port, unsigned i
     // Loss was recovered both ways: NAKs or timeouts on each side.
     EXPECT_GT(b.Counter(kTlpsRetx), 0u);
     EXPECT_GT(hc.tlps_retx, 0u);
-    EXPECT_GT(b.Counter(kBadCrc), 0u);
+    // Corrupted frames: caught by the CRC, or by the tag when sealed.
+    EXPECT_GT(b.Counter(cond.sealed ? kBadTag : kBadCrc), 0u);
+    if (cond.sealed) {
+      EXPECT_GT(hc.bad_tag, 0u);
+    }
   } else if (cond.jitter_ns == 0) {
     // Nothing lost or reordered: nothing resent, no NAK, no timeout, either way (the port's
     // acknowledgements kept the host's timer from expiring, and its timer did not fire early).
@@ -458,14 +568,15 @@ uint64_t RunBothWays(Conditions cond, size_t to_host, size_t to_port, unsigned i
     EXPECT_EQ(hc.naks_tx, 0u);
   }
   std::printf(
-      "dxpu_dxfp_port DATA_WIDTH=%u, loss %u%%, jitter %llu ns: %zu TLPs to the host, %zu to the "
+      "dxpu_dxfp_port DATA_WIDTH=%u%s, loss %u%%, jitter %llu ns: %zu TLPs to the host, %zu to the "
       "port in %llu cycles (%.0f "
       "simulated cycles/s); port: %llu frames, %llu TLPs first, %llu again, %llu NAKs sent, %llu "
       "taken, %llu RTO, %llu standalone, %llu credit probes, %llu duplicates, %llu behind gaps, "
-      "%llu bad CRC; host: "
+      "%llu bad CRC, %llu bad tag, %llu replayed; host: "
       "%llu retransmitted, %llu NAKs sent; channel to the port: %llu frames, %llu lost, %llu "
       "corrupted, %llu duplicated\n",
-      P::kWidth, cond.loss_pct, static_cast<unsigned long long>(cond.jitter_ns), to_host, to_port,
+      P::kWidth, cond.sealed ? " sealed" : "", cond.loss_pct,
+      static_cast<unsigned long long>(cond.jitter_ns), to_host, to_port,
       static_cast<unsigned long long>(took / kNsPerCycle),
       static_cast<double>(took) / kNsPerCycle / secs,
       static_cast<unsigned long long>(b.Counter(kFramesTx)),
@@ -479,6 +590,8 @@ uint64_t RunBothWays(Conditions cond, size_t to_host, size_t to_port, unsigned i
       static_cast<unsigned long long>(b.Counter(kDuplicate)),
       static_cast<unsigned long long>(b.Counter(kGap)),
       static_cast<unsigned long long>(b.Counter(kBadCrc)),
+      static_cast<unsigned long long>(b.Counter(kBadTag)),
+      static_cast<unsigned long long>(b.Counter(kReplayed)),
       static_cast<unsigned long long>(hc.tlps_retx), static_cast<unsigned long long>(hc.naks_tx),
       static_cast<unsigned long long>(b.to_port_.sent),
       static_cast<unsigned long long>(b.to_port_.dropped),
@@ -541,6 +654,162 @@ TYPED_TEST(DxfpPortTest, ReorderingChannelDeliversEveryTlpOnceInOrderBothWays) {
 
 TYPED_TEST(DxfpPortTest, LossyChannelDeliversEveryTlpOnceInOrderBothWays) {
   RunBothWays<TypeParam>({4, 3'000}, 1500, 1500, 20, 20);
+}
+
+// Sealed sessions (docs/protocol.md 4.12): the same transfers, every frame sealed by the sender
+// and opened by the receiver, the port's by the host's lib/core and the host's by the port.
+TYPED_TEST(DxfpPortTest, SealedInOrderChannelNothingResentBothWays) {
+  Conditions c;
+  c.sealed = true;
+  RunBothWays<TypeParam>(c, 1500, 1500, 10, 10);
+}
+
+TYPED_TEST(DxfpPortTest, SealedReorderingChannelDeliversEveryTlpOnceInOrderBothWays) {
+  Conditions c{0, 3'000};
+  c.sealed = true;
+  RunBothWays<TypeParam>(c, 1500, 1500, 10, 10);
+}
+
+// Lost, duplicated (replayed: dropped before any cryptography), corrupted (bad tag) and
+// reordered frames: everything arrives, once, in order, both ways.
+TYPED_TEST(DxfpPortTest, SealedLossyChannelDeliversEveryTlpOnceInOrderBothWays) {
+  Conditions c{4, 3'000};
+  c.sealed = true;
+  RunBothWays<TypeParam>(c, 1500, 1500, 20, 20);
+}
+
+// An attacker on the wire: the host's next sealed frame is caught before it reaches the port and
+// sent changed (a bit of the header, the counter, the records, the tag): each dropped for its
+// tag, delivering nothing; then the frame as sealed arrives and opens (the forgeries under its
+// counter took none); a frame that arrived before, sent again: replayed, dropped before any
+// cryptography; a DATA frame in the clear with the TLP the port expects next and a good CRC:
+// unsealed. Nothing of them delivered; the session carries on.
+TYPED_TEST(DxfpPortTest, SealedDropsChangedReplayedAndPlaintextFramesUnseen) {
+  const dxpu::rtl::TestSeed seed;
+  std::mt19937_64 rng(seed.value());
+  Conditions c;
+  c.sealed = true;
+  Bench<TypeParam> b(seed.value(), c);
+  b.Queue(50, 200);
+  b.Run(5'000'000, 0, 0);
+  ASSERT_TRUE(b.Done() && b.Quiet());
+  const auto counts = [&b] {
+    return std::array<uint64_t, 5>{b.Counter(kDelivered), b.Counter(kFramesOpened),
+                                   b.Counter(kBadTag), b.Counter(kReplayed), b.Counter(kUnsealed)};
+  };
+  const std::array<uint64_t, 5> before = counts();
+
+  // The host's next frame with a TLP, lost on the way.
+  b.to_port_.cut = true;
+  const size_t frames0 = b.host_frames_.size();
+  b.Queue(0, 1);
+  for (int i = 0; i < 1000 && b.host_frames_.size() == frames0; ++i) b.Idle(kNsPerCycle, 0, 0);
+  b.to_port_.cut = false;
+  ASSERT_GT(b.host_frames_.size(), frames0);
+  const Bytes caught = b.host_frames_.back();
+  ASSERT_GT(caught.size(), DXFP_MIN_SEALED_FRAME + 28u) << "a frame with a TLP record";
+  const auto flipped = [&](size_t from, size_t to) {
+    Bytes f = caught;
+    const size_t bit = from * 8 + rng() % ((to - from) * 8);
+    f[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    return f;
+  };
+  const size_t tag_at = caught.size() - DXFP_TAG_SIZE;
+  b.Inject(flipped(DXFP_OFF_LENGTH + 4, DXFP_HDR_SIZE));  // session IDs, epochs, seq, ack
+  b.Inject(flipped(DXFP_HDR_SIZE, DXFP_HDR_SIZE + DXFP_SEAL_COUNTER_SIZE));  // the counter
+  b.Inject(flipped(DXFP_HDR_SIZE + DXFP_SEAL_COUNTER_SIZE, tag_at));         // the records
+  b.Inject(flipped(tag_at, caught.size()));                                  // the tag
+  b.Idle(20'000, 0, 0);
+  std::array<uint64_t, 5> now = counts();
+  EXPECT_EQ(now[0], before[0]) << "a changed frame delivered a TLP";
+  EXPECT_EQ(now[1], before[1]);
+  EXPECT_EQ(now[2], before[2] + 4) << "bad tags";
+  b.Inject(caught);
+  b.Idle(20'000, 0, 0);
+  now = counts();
+  EXPECT_EQ(now[0], before[0] + 1) << "the frame as sealed, under the counter the forgeries used";
+  EXPECT_EQ(now[1], before[1] + 1);
+  EXPECT_EQ(now[3], before[3]);
+
+  // A frame that arrived before, again.
+  b.Inject(caught);
+  b.Inject(b.host_frames_[frames0 / 2]);
+  b.Idle(20'000, 0, 0);
+  now = counts();
+  EXPECT_EQ(now[0], before[0] + 1);
+  EXPECT_EQ(now[1], before[1] + 1);
+  EXPECT_EQ(now[3], before[3] + 2) << "replayed";
+
+  // A DATA frame in the clear: the right session, the TLP the port expects next, a good CRC.
+  dxfp_session* h = b.host_session();
+  dxfp_header hdr{};
+  hdr.version = DXFP_VERSION;
+  hdr.type = DXFP_DATA;
+  hdr.dst_session = b.fw().session_id;
+  hdr.src_session = h->cfg.session_id;
+  hdr.dst_epoch = b.fw().epoch;
+  hdr.src_epoch = h->cfg.epoch;
+  hdr.seq = b.m().m_ack;
+  hdr.ack = b.m().m_una;
+  Bytes clear(kMaxFrame);
+  dxfp_writer w{};
+  ASSERT_EQ(dxfp_writer_init(&w, clear.data(), clear.size(), &hdr), DXFP_OK);
+  const dxfp_credits none{};
+  ASSERT_EQ(dxfp_writer_add_credits(&w, &none), DXFP_OK);
+  const Bytes payload(64, 0xee);
+  const dxpu_tlp tlp = dxpu::test::MakeMwr(0x4000, payload);
+  ASSERT_EQ(dxfp_writer_add_tlp(&w, &tlp), DXFP_OK);
+  size_t len = 0;
+  dxfp_writer_finish(&w, &len);
+  clear.resize(len);
+  dxfp_frame parsed{};
+  ASSERT_EQ(dxfp_frame_parse(clear.data(), clear.size(), kMaxFrame, &parsed), DXFP_OK);
+  b.Inject(clear);
+  b.Idle(20'000, 0, 0);
+  now = counts();
+  EXPECT_EQ(now[0], before[0] + 1) << "a TLP in the clear delivered";
+  EXPECT_EQ(now[4], before[4] + 1) << "unsealed";
+
+  // The session carries on: more TLPs both ways, every one in order and bit for bit.
+  b.Queue(100, 100);
+  b.Run(5'000'000, 0, 0);
+  EXPECT_TRUE(b.Done() && b.Quiet());
+  EXPECT_EQ(b.mismatches, 0u);
+  EXPECT_EQ(b.Counter(kDelivered), b.sent_by_host_.size());
+  EXPECT_EQ(b.host().delivered.size(), b.sent_by_port_.size());
+  EXPECT_EQ(b.Counter(kBadTag), before[2] + 4);
+  EXPECT_EQ(b.Counter(kUnsealed), before[4] + 1);
+}
+
+// Throughput unstalled: 200 posted writes of 512 bytes from the port (sealed frames out) and
+// 200 from the host (sealed frames in), plaintext and sealed in the same run: beats per cycle
+// within a frame (its first beat to its last) and over the whole transfer.
+TYPED_TEST(DxfpPortTest, SealedFramesBeatsPerCycle) {
+  const dxpu::rtl::TestSeed seed;
+  double within[2] = {0, 0};
+  for (bool sealed : {false, true}) {
+    Conditions c;
+    c.sealed = sealed;
+    Bench<TypeParam> b(seed.value(), c);
+    b.QueueWrites(200, 512);
+    const uint64_t c0 = b.now();
+    b.Run(5'000'000, 0, 0);
+    ASSERT_TRUE(b.Done());
+    const double out = static_cast<double>(b.frm_out_beats_) / b.frm_out_span_;
+    const double in = static_cast<double>(b.frm_in_beats_) / std::max<uint64_t>(b.frm_in_span_, 1);
+    within[sealed ? 1 : 0] = out;
+    std::printf(
+        "dxpu_dxfp_port DATA_WIDTH=%u %s: frames out %.3f beats per cycle within a frame "
+        "(%llu beats), frames in %.3f; 200 x 512-byte writes out in %llu cycles\n",
+        TypeParam::kWidth, sealed ? "sealed" : "plaintext", out,
+        static_cast<unsigned long long>(b.frm_out_beats_), in,
+        static_cast<unsigned long long>((b.now() - c0) / kNsPerCycle));
+  }
+  std::printf("dxpu_dxfp_port DATA_WIDTH=%u: sealed / plaintext within a frame: %.3f\n",
+              TypeParam::kWidth, within[1] / within[0]);
+  // The 64-bit AEAD: a beat per cycle within a frame at 64 bits (the tag's few cycles apart),
+  // a quarter of one at 256 (docs/rtl.md, "The sealed port").
+  EXPECT_GT(within[1], TypeParam::kWidth == 64 ? 0.95 : 0.2);
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 // bit for bit, both ways; lib/core's credit rules (a posted write passes a request refused for
 // credit); link-down after no progress with the requests left unanswered, and a CLOSE to the peer;
 // the peer's CLOSE; frames of another session dropped and counted; a session the port cannot
-// carry framed by lib/core instead. $DXPU_SEED replays a run.
+// carry framed by lib/core instead. An authenticated host (Noise IK, docs/protocol.md 4.12) against
+// a bridge whose port seals and opens: the same transfers sealed both ways, and the bridge's own
+// sealed CLOSE after the port's frames (no counter used twice). $DXPU_SEED replays a run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,10 +21,13 @@
 #include <vector>
 
 #include "core/dxfp_frame.h"
+#include "core/dxfp_handshake.h"
 #include "core/dxfp_session.h"
 #include "core/session_pair.h"
 #include "core/tlp_codec.h"
 #include "core/tlp_testutil.h"
+#include "crypto/fabric_keys.h"
+#include "crypto/sodium_crypto_ops.h"
 #include "fabric/endpoint.h"
 #include "lossy_channel.h"
 #include "rtl-sim/datapath/rtl_port.h"
@@ -55,6 +60,24 @@ dxfp_session_config Config(dxfp_session_role role) {
   return c;
 }
 
+// An authenticated pair: the host's and the bridge's long-term keys.
+struct Identities {
+  dxpu::crypto::KeyPair host = dxpu::crypto::NewKeyPair();
+  dxpu::crypto::KeyPair bridge = dxpu::crypto::NewKeyPair();
+};
+
+// The host's configuration with its key and the bridge's public key, the bridge's with
+// libsodium's primitives (lib/core's tests set them up so).
+dxfp_session_config WithAuth(dxfp_session_config c, const Identities& id) {
+  c.auth.ops = &dxpu::crypto::SodiumCryptoOps();
+  if (c.role == DXFP_ROLE_INITIATOR) {
+    std::copy(id.host.secret.begin(), id.host.secret.end(), c.auth.static_secret);
+    std::copy(id.bridge.pub.begin(), id.bridge.pub.end(), c.auth.peer_public);
+    c.auth.wall_clock_offset_ns = 1'700'000'000'000'000'000ull;
+  }
+  return c;
+}
+
 // One end: its Endpoint and what it saw.
 struct End {
   std::unique_ptr<Endpoint> ep;
@@ -62,6 +85,7 @@ struct End {
   std::optional<dxfp_down_reason> down;
   std::vector<dxpu_tlp> unanswered;
   std::vector<uint8_t> frame_types_sent;  // every frame's type, in order
+  std::vector<bool> frames_sealed;        // ... and whether it was sealed
 };
 
 // A host (initiator, lib/core) and a bridge session (responder, framed by the RTL port).
@@ -69,8 +93,14 @@ class World {
  public:
   explicit World(uint64_t seed, unsigned loss_pct = 0, uint64_t jitter_ns = 0,
                  dxfp_session_config bridge_cfg = Config(DXFP_ROLE_RESPONDER),
-                 dxfp_session_config host_cfg = Config(DXFP_ROLE_INITIATOR))
-      : to_bridge_(seed ^ 1u, loss_pct, jitter_ns), to_host_(seed ^ 2u, loss_pct, jitter_ns) {
+                 dxfp_session_config host_cfg = Config(DXFP_ROLE_INITIATOR), bool sealed = false)
+      : to_bridge_(seed ^ 1u, loss_pct, jitter_ns),
+        to_host_(seed ^ 2u, loss_pct, jitter_ns),
+        sealed_(sealed) {
+    if (sealed_) {
+      host_cfg = WithAuth(host_cfg, ids_);
+      bridge_cfg = WithAuth(bridge_cfg, ids_);
+    }
     host_.ep = Make(host_cfg, &host_, {});
     EndpointOptions o;
     o.framing = dxpu::rtl::RtlPortFraming();
@@ -148,6 +178,14 @@ class World {
     Bytes f;
     while (to_bridge_.Take(now_, &f)) {
       if (f.empty()) continue;
+      if (sealed_ && f.size() >= DXFP_HDR_SIZE && dxfp_frame_is_sealed(f.data())) {
+        (void)bridge_.ep->Receive(now_, f);  // routed by its clear header (BridgeBox does so)
+        continue;
+      }
+      if (sealed_ && bridge_.ep->state() == DXFP_STATE_IDLE) {
+        AcceptAuthenticated(f);
+        continue;
+      }
       dxfp_frame parsed{};
       if (dxfp_frame_parse(f.data(), f.size(), DXFP_MAX_FRAME, &parsed) != DXFP_OK) continue;
       if (parsed.hdr.type == DXFP_HELLO && bridge_.ep->state() == DXFP_STATE_IDLE) {
@@ -161,22 +199,44 @@ class World {
     bridge_.ep->Flush(now_, [&](dxpu::link::FramePieces p) { Send(p, &bridge_, &to_host_); });
   }
 
+  // The bridge's side of an authenticated HELLO: the handshake opened with its key, the host's
+  // key checked, then the session accepts it (BridgeBox's HostAuthenticator does more).
+  void AcceptAuthenticated(const Bytes& hello) {
+    const dxfp_crypto_ops& ops = dxpu::crypto::SodiumCryptoOps();
+    std::array<uint8_t, DXFP_HASH_SIZE> mac1{};
+    dxfp_mac1_key(&ops, ids_.bridge.pub.data(), mac1.data());
+    dxfp_noise hs{};
+    dxfp_frame f{};
+    uint64_t timestamp = 0;
+    if (dxfp_hello_open(&hs, &ops, ids_.bridge.secret.data(), mac1.data(), hello.data(),
+                        hello.size(), DXFP_MAX_FRAME, &f, &timestamp) != DXFP_OK ||
+        !std::equal(ids_.host.pub.begin(), ids_.host.pub.end(), hs.rs)) {
+      dxfp_noise_wipe(&hs);
+      return;
+    }
+    (void)bridge_.ep->AcceptAuth(now_, f, &hs);
+  }
+
   void Send(dxpu::link::FramePieces pieces, End* from, LossyChannel* ch) const {
     Bytes f;
     for (const auto& p : pieces) f.insert(f.end(), p.begin(), p.end());
     if (f.size() > DXFP_OFF_TYPE) from->frame_types_sent.push_back(f[DXFP_OFF_TYPE]);
+    from->frames_sealed.push_back(f.size() >= DXFP_HDR_SIZE && dxfp_frame_is_sealed(f.data()));
     ch->Send(f, now_);
   }
 
   LossyChannel to_bridge_, to_host_;
+  bool sealed_ = false;
+  Identities ids_;
   End host_, bridge_;
   uint64_t now_ = 1'000'000;
 };
 
 // Random TLPs both ways at once: each end gets every TLP the other submitted, once, in order.
-void RunBothWays(unsigned loss_pct, uint64_t jitter_ns, size_t n) {
+void RunBothWays(unsigned loss_pct, uint64_t jitter_ns, size_t n, bool sealed = false) {
   const dxpu::rtl::TestSeed seed;
-  World w(seed.value(), loss_pct, jitter_ns);
+  World w(seed.value(), loss_pct, jitter_ns, Config(DXFP_ROLE_RESPONDER),
+          Config(DXFP_ROLE_INITIATOR), sealed);
   ASSERT_TRUE(w.Establish());
   ASSERT_TRUE(w.bridge().ep->framed()) << w.bridge().ep->framing_error();
   dxpu::test::RandomTlpGenerator gen(seed.value() ^ 0x77u);
@@ -229,7 +289,24 @@ void RunBothWays(unsigned loss_pct, uint64_t jitter_ns, size_t n) {
   EXPECT_EQ(bc.bad_ack + bc.window_violation + bc.credit_violation, 0u);
   EXPECT_EQ(bc.tlps_delivered, n + 1);
   EXPECT_EQ(bc.tlps_tx, n);
-  if (loss_pct > 0) {
+  if (sealed) {
+    // Every frame after the handshake sealed, both ways: the bridge's by its port, opened by
+    // the host's lib/core, and the host's opened by the port.
+    for (size_t i = 1; i < w.host().frames_sealed.size(); ++i)
+      ASSERT_TRUE(w.host().frames_sealed[i]) << "host frame " << i << " in the clear";
+    for (size_t i = 1; i < w.bridge().frames_sealed.size(); ++i)
+      ASSERT_TRUE(w.bridge().frames_sealed[i]) << "bridge frame " << i << " in the clear";
+    ASSERT_GT(w.bridge().frames_sealed.size(), 100u);
+    EXPECT_EQ(hc.unsealed + bc.unsealed, 0u);
+    EXPECT_GT(bc.frames_rx, 50u);
+  }
+  if (loss_pct > 0 && sealed) {
+    // Corrupted frames fail their tag: at the port, and at the host's lib/core.
+    EXPECT_GT(bc.bad_tag, 0u);
+    EXPECT_GT(hc.bad_tag, 0u);
+    EXPECT_GT(bc.tlps_retx, 0u);
+    EXPECT_GT(hc.tlps_retx, 0u);
+  } else if (loss_pct > 0) {
     // The faults happened and both ends repaired them. (A corrupted frame fails the bridge's
     // parse before any session, as in BridgeBox: the port's own CRC check is rtl_dxfp_port_tb's.)
     EXPECT_GT(w.to_host().dropped + w.to_bridge().dropped, 0u);
@@ -243,6 +320,32 @@ void RunBothWays(unsigned loss_pct, uint64_t jitter_ns, size_t n) {
 TEST(RtlPortSession, CarriesTlpsBothWaysInOrder) { RunBothWays(0, 0, 3000); }
 
 TEST(RtlPortSession, RepairsALossyReorderingChannel) { RunBothWays(3, 6'000, 3000); }
+
+// An authenticated host: the bridge's port seals and opens every frame after the handshake.
+TEST(RtlPortSession, AuthenticatedHostSealedBothWaysInOrder) { RunBothWays(0, 0, 3000, true); }
+
+TEST(RtlPortSession, AuthenticatedHostRepairsALossyReorderingChannel) {
+  RunBothWays(3, 6'000, 3000, true);
+}
+
+// The bridge's own CLOSE, sealed by lib/core after the port's frames under the next counter:
+// the host opens it and goes down (a counter the port used would be dropped as replayed).
+TEST(RtlPortSession, AuthenticatedSilentPeerGetsASealedClose) {
+  const dxpu::rtl::TestSeed seed;
+  World w(seed.value(), 0, 0, Config(DXFP_ROLE_RESPONDER), Config(DXFP_ROLE_INITIATOR), true);
+  ASSERT_TRUE(w.Establish());
+  ASSERT_TRUE(w.bridge().ep->framed()) << w.bridge().ep->framing_error();
+  for (uint8_t i = 0; i < 20; ++i)
+    ASSERT_TRUE(w.bridge().ep->Submit(World::Write(0x3000 + 4u * i, i), w.now()));
+  ASSERT_TRUE(w.RunUntil([&] { return w.host().delivered.size() == 20; }, 10'000'000));
+  w.to_bridge().cut = true;
+  ASSERT_TRUE(w.RunUntil([&] { return w.bridge().down.has_value(); }, 4 * kLinkDownNs));
+  ASSERT_TRUE(w.RunUntil([&] { return w.host().down.has_value(); }, 10'000'000));
+  EXPECT_EQ(w.bridge().frame_types_sent.back(), DXFP_CLOSE);
+  EXPECT_TRUE(w.bridge().frames_sealed.back());
+  EXPECT_EQ(*w.host().down, DXFP_DOWN_PEER_CLOSED);
+  EXPECT_EQ(w.host().ep->counters().replayed, 0u);
+}
 
 // A request refused for want of the host's non-posted credit waits; posted writes pass it.
 TEST(RtlPortSession, PostedWritesPassRequestsRefusedForCredit) {

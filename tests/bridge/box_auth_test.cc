@@ -129,6 +129,8 @@ TEST_F(BoxAuthTest, AnAuthenticatedHostUsesItsDeviceOverSealedFrames) {
   for (size_t i = 1; i < victim_frames_.size(); ++i)
     EXPECT_TRUE(dxfp_frame_is_sealed(victim_frames_[i].data())) << "frame " << i;
   EXPECT_EQ(hosts[0].session.unsealed + hosts[0].session.bad_tag, 0u);
+  // With the RTL data plane (label rtl-bridge) the port seals and opens the session's frames.
+  EXPECT_EQ(hosts[0].framed, world_->plane_frames());
 }
 
 TEST_F(BoxAuthTest, AHelloWithTheVictimsNodeIdButAnotherKeyGetsNothing) {
