@@ -116,6 +116,14 @@ static bool dxpu_bridge_send(struct dxpu_bridge *b, struct sk_buff *skb)
 static DEFINE_PER_CPU(bool, dxpu_in_poll);
 
 /*
+ * Frames one flush sends at most. A receive in softirq context that keeps finding more to send
+ * (a peer's frames making the pump queue more, a NIC that always has room) could otherwise
+ * loop there: an RCU stall in dxpu_fabric_rcv -> dxpu_bridge_tx_flush on the debug lane's
+ * kernel under load. The send work takes the rest.
+ */
+#define DXPU_TX_BUDGET 64
+
+/*
  * Sends what the pump queued, in order: one CPU at a time; another that finds it busy leaves
  * its frames to that one, which looks at the queue again once it is done. Not under b->lock,
  * not inside the NAPI poll (dxpu_fabric_poll flushes after it). A frame that must wait stays
@@ -123,21 +131,26 @@ static DEFINE_PER_CPU(bool, dxpu_in_poll);
  */
 void dxpu_bridge_tx_flush(struct dxpu_bridge *b)
 {
+	unsigned int budget = DXPU_TX_BUDGET;
 	struct sk_buff *skb;
 	bool waiting = false;
 
 	if (this_cpu_read(dxpu_in_poll))
 		return;
-	while (!waiting && !skb_queue_empty_lockless(&b->tx_skbs)) {
+	while (!waiting && budget && !skb_queue_empty_lockless(&b->tx_skbs)) {
 		if (test_and_set_bit(0, &b->tx_busy))
 			return;
 		rcu_read_lock(); /* dxpu_bridge_close waits for senders: b->dev stays */
-		while (!waiting && (skb = skb_dequeue(&b->tx_skbs))) {
+		while (!waiting && budget && (skb = skb_dequeue(&b->tx_skbs))) {
 			if (!dxpu_bridge_send(b, skb)) {
 				skb_queue_head(&b->tx_skbs, skb);
 				waiting = true;
+			} else {
+				budget--;
 			}
 		}
+		if (!budget && !skb_queue_empty_lockless(&b->tx_skbs))
+			waiting = true; /* the rest to the send work, in process context */
 		/* inside the read section: once closed, no work is queued after close cancels it */
 		if (waiting && !READ_ONCE(b->tx_stopped))
 			schedule_work(&b->tx_work);

@@ -1,6 +1,7 @@
 // sodium_crypto_ops.h - the primitives lib/core's handshake and sealed frames take
-// (struct dxfp_crypto_ops), in userspace: libsodium's X25519, ChaCha20-Poly1305 (IETF) and
-// SHA-256. dxpu.ko passes the kernel's lib/crypto ones instead (driver/dxpu_crypto.c).
+// (struct dxfp_crypto_ops), in userspace: libsodium's X25519 and SHA-256, and OpenSSL's
+// ChaCha20-Poly1305 (IETF; openssl_aead.h: the same function, faster). dxpu.ko passes the
+// kernel's lib/crypto ones instead (driver/dxpu_crypto.c).
 #ifndef DXPU_LIB_CRYPTO_SODIUM_CRYPTO_OPS_H_
 #define DXPU_LIB_CRYPTO_SODIUM_CRYPTO_OPS_H_
 

@@ -24,7 +24,8 @@ struct SessionLoadOptions {
   uint32_t max_frame = DXFP_MAX_FRAME;
   uint32_t replay_bytes = 256 * 1024;  // the sender's replay buffer: bounds what is in flight
   uint64_t min_rto_ns = 300'000;       // the retransmission timer's floor
-  // The sessions authenticated and every frame sealed (docs/protocol.md 4.12), with libsodium.
+  // The sessions authenticated and every frame sealed (docs/protocol.md 4.12), with the
+  // userspace primitives (lib/crypto/sodium_crypto_ops.h).
   bool authenticated = false;
 };
 

@@ -350,5 +350,39 @@ TEST(DxfpCookie, Mac2BindsEveryByteOfTheHello) {
   }
 }
 
+// The userspace AEAD (OpenSSL's, openssl_aead.h) is libsodium's ChaCha20-Poly1305 IETF with
+// Noise's nonce, byte for byte: random keys, counters, lengths (0 included) and additional data.
+TEST(UserspaceAead, IsLibsodiumsChaCha20Poly1305ByteForByte) {
+  std::array<uint8_t, DXFP_KEY_SIZE> key{};
+  for (size_t len : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 1000u, 4096u, 9000u}) {
+    for (size_t ad_len : {0u, 8u, 40u}) {
+      randombytes_buf(key.data(), key.size());
+      const uint64_t n = randombytes_random() | (uint64_t{randombytes_random()} << 32);
+      Bytes msg(len), ad(ad_len), ours(len + DXFP_TAG_SIZE), theirs(len + DXFP_TAG_SIZE);
+      randombytes_buf(msg.data(), msg.size());
+      randombytes_buf(ad.data(), ad.size());
+      Ops().aead_seal(ours.data(), msg.data(), len, ad.data(), ad_len, n, key.data());
+      std::array<uint8_t, 12> nonce{};
+      for (size_t i = 0; i < 8; ++i) nonce[4 + i] = static_cast<uint8_t>(n >> (8 * i));
+      crypto_aead_chacha20poly1305_ietf_encrypt_detached(theirs.data(), theirs.data() + len,
+                                                         nullptr, msg.data(), len, ad.data(),
+                                                         ad_len, nullptr, nonce.data(), key.data());
+      EXPECT_EQ(ours, theirs) << len << " bytes, " << ad_len << " of additional data";
+      Bytes back(len);
+      EXPECT_TRUE(Ops().aead_open(back.data(), ours.data(), ours.size(), ad.data(), ad_len, n,
+                                  key.data()));
+      EXPECT_EQ(back, msg);
+      ours[ours.size() - 1 - (len % DXFP_TAG_SIZE)] ^= 0x80;  // a bit of the tag or the text
+      EXPECT_FALSE(Ops().aead_open(back.data(), ours.data(), ours.size(), ad.data(), ad_len, n,
+                                   key.data()));
+      ours[ours.size() - 1 - (len % DXFP_TAG_SIZE)] ^= 0x80;
+      EXPECT_FALSE(Ops().aead_open(back.data(), ours.data(), ours.size(), ad.data(), ad_len, n + 1,
+                                   key.data()));  // another counter
+    }
+  }
+  Bytes tiny(DXFP_TAG_SIZE - 1);
+  EXPECT_FALSE(Ops().aead_open(tiny.data(), tiny.data(), tiny.size(), nullptr, 0, 0, key.data()));
+}
+
 }  // namespace
 }  // namespace dxpu::test

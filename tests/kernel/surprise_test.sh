@@ -10,6 +10,9 @@ bridge_bin=${1:?usage: surprise_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
 dxpu_bin=${2:?usage: surprise_test.sh DXPU_BRIDGE DXPU [WORKDIR]}
 work=${3:-$(mktemp -d /tmp/dxpu-kernel-surprise.XXXXXX)}
 source "$here/bridge_env.sh"
+# The guest's session goes down 1 s after the bridge dies; the debug lane (debug_lane.sh) sets
+# its own parameters, a 10 s link-down among them, and they are kept.
+export DXPU_GUEST_DXPU_PARAMS=${DXPU_GUEST_DXPU_PARAMS:-link_down_ms=1000}
 start_bridge "$bridge_bin" "$work"
 surprise_check=$(guest_program surprise_check "$work")
 lend_gpu "$dxpu_bin" "unix:$work/mgmt.sock" 01:00.0

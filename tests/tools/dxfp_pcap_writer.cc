@@ -7,9 +7,10 @@
 //   4  UDP/IPv4 to UDP_PORT, frame 2's HELLO with its CRC32C corrupted (no DxFP for the heuristic)
 // With --auth (dxfp_pcap_writer --auth OUT.pcap), an authenticated session's first frames
 // instead (docs/protocol.md 4.12), each over Ethernet:
-//   1  HELLO: HELLO, CREDIT, NOISE (104 B), MAC1
+//   1  HELLO: HELLO, CREDIT, NOISE (104 B), MAC1, MAC2
 //   2  WELCOME: HELLO, CREDIT, NOISE (48 B)
 //   3  DATA, sealed, counter 0 (the host's first frame: an MWr of 8 bytes)
+//   4  COOKIE: COOKIE (a bridge under load answering frame 1)
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -179,7 +180,17 @@ std::vector<Bytes> auth_frames() {
   static const uint8_t kData[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   const dxpu_tlp mwr = mwr_8_bytes(kData);
   if (dxfp_session_send(&h.s, 1000, &mwr) != DXFP_SEND_OK) std::abort();
-  return {hello, welcome, h.Poll(1000)};
+  Bytes data = h.Poll(1000);
+  dxfp_frame hf{};
+  if (dxfp_frame_parse(hello.data(), hello.size(), DXFP_MAX_FRAME, &hf) != DXFP_OK) std::abort();
+  Bytes cookie(DXFP_COOKIE_FRAME_SIZE);
+  const std::array<uint8_t, DXFP_COOKIE_NONCE_SIZE> nonce{};
+  const std::array<uint8_t, DXFP_COOKIE_SIZE> value{};
+  size_t len = 0;
+  if (dxfp_cookie_reply_write(&ops, bridge.pub.data(), nonce.data(), value.data(), &hf,
+                              cookie.data(), &len) != DXFP_OK)
+    std::abort();
+  return {hello, welcome, data, cookie};
 }
 
 // A UDP port, 1..65535; 0 when s is not one.

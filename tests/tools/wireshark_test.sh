@@ -113,11 +113,13 @@ for mode in "-X alone" "-X and the personal Lua plugin directory"; do
 done
 # An authenticated session's first frames: the handshake's records in HELLO and WELCOME, then a
 # sealed DATA shown as counter, encrypted records and tag (no TLP, no CRC).
-# frame|type|sealed|record types|ephemeral key bytes|mac1 bytes|counter|encrypted bytes|tag bytes
+# frame|type|sealed|record types|ephemeral key bytes|mac1 bytes|counter|encrypted bytes|tag bytes|
+# TLP kind|mac2 bytes|cookie nonce bytes|sealed cookie bytes
 "$writer" --auth "$tmp/auth.pcap"
 tshark -X "lua_script:$lua" -r "$tmp/auth.pcap" -T fields -E separator='|' \
   -e frame.number -e dxfp.type -e dxfp.flags.sealed -e dxfp.rec.type -e dxfp.noise.ephemeral \
   -e dxfp.mac1 -e dxfp.sealed.counter -e dxfp.sealed.records -e dxfp.sealed.tag -e dxfp.tlp.kind \
+  -e dxfp.mac2 -e dxfp.cookie.nonce -e dxfp.cookie.sealed \
   2>"$tmp/err" >"$tmp/auth" || { cat "$tmp/err" >&2; exit 1; }
 if grep -qi "$lua_errors" "$tmp/err"; then
   cat "$tmp/err" >&2
@@ -126,13 +128,15 @@ if grep -qi "$lua_errors" "$tmp/err"; then
 fi
 # Hex fields become their lengths in bytes, so the check does not depend on the random keys.
 awk -F'|' 'function n(h) { gsub(/:/, "", h); return length(h) / 2 }
-  { printf "%s|%s|%s|%s|%d|%d|%s|%d|%d|%s\n", $1, $2, $3, $4, n($5), n($6), $7, n($8), n($9), $10 }' \
+  { printf "%s|%s|%s|%s|%d|%d|%s|%d|%d|%s|%d|%d|%d\n", $1, $2, $3, $4, n($5), n($6), $7, n($8),
+      n($9), $10, n($11), n($12), n($13) }' \
   "$tmp/auth" >"$tmp/auth-got"
 # The sealed DATA: its records (CREDIT 28 bytes, the MWr's record 24) encrypted, 52 bytes.
 cat >"$tmp/auth-want" <<'WANT'
-1|1|0|3,2,5,6|32|16||0|0|
-2|2|0|3,2,5|32|0||0|0|
-3|3|1||0|0|0|52|16|
+1|1|0|3,2,5,6,7|32|16||0|0||16|0|0
+2|2|0|3,2,5|32|0||0|0||0|0|0
+3|3|1||0|0|0|52|16||0|0|0
+4|5|0|8|0|0||0|0||0|16|32
 WANT
 if ! diff -u "$tmp/auth-want" "$tmp/auth-got"; then
   echo "FAIL: the authenticated capture (want above, got below)" >&2
@@ -141,4 +145,4 @@ fi
 echo "PASS: dxfp.lua dissects Ethernet and UDP DxFP frames, TLP records and the CRC check;" \
   "UDP on the ports of dxfp.udp_ports, by Decode As and by its heuristic; loaded twice" \
   "(a plugin and -X lua_script), the same without an error; the handshake's records and" \
-  "sealed frames"
+  "sealed frames, the cookie records and COOKIE frames"

@@ -19,9 +19,10 @@ if not created then
   error(dxfp, 0)
 end
 
-local frame_types = { [1] = "HELLO", [2] = "WELCOME", [3] = "DATA", [4] = "CLOSE" }
+local frame_types = { [1] = "HELLO", [2] = "WELCOME", [3] = "DATA", [4] = "CLOSE", [5] = "COOKIE" }
 local record_types = {
   [1] = "TLP", [2] = "CREDIT", [3] = "HELLO", [4] = "CLOSE", [5] = "NOISE", [6] = "MAC1",
+  [7] = "MAC2", [8] = "COOKIE",
 }
 local close_reasons = {
   [1] = "shutdown", [2] = "unknown-session", [3] = "unsupported-version",
@@ -46,6 +47,9 @@ f.noise_s = ProtoField.bytes("dxfp.noise.static", "Encrypted static key (s) and 
 f.noise_ts = ProtoField.bytes("dxfp.noise.timestamp", "Encrypted timestamp and tag")
 f.noise_tag = ProtoField.bytes("dxfp.noise.tag", "Empty payload's tag")
 f.mac1 = ProtoField.bytes("dxfp.mac1", "MAC1")
+f.mac2 = ProtoField.bytes("dxfp.mac2", "MAC2 (zeros: no cookie)")
+f.cookie_nonce = ProtoField.bytes("dxfp.cookie.nonce", "Cookie nonce")
+f.cookie_sealed = ProtoField.bytes("dxfp.cookie.sealed", "Sealed cookie and tag")
 f.seal_counter = ProtoField.uint64("dxfp.sealed.counter", "Counter (nonce)")
 f.seal_records = ProtoField.bytes("dxfp.sealed.records", "Encrypted records")
 f.seal_tag = ProtoField.bytes("dxfp.sealed.tag", "Tag (Poly1305)")
@@ -244,6 +248,11 @@ local function dissect_record(tvb, tree, frame_seq, tlp_index)
     r:add(f.noise_tag, body(32, 16))
   elseif rtype == 6 and blen == 16 then
     r:add(f.mac1, body(0, 16))
+  elseif rtype == 7 and blen == 16 then
+    r:add(f.mac2, body(0, 16))
+  elseif rtype == 8 and blen == 48 then
+    r:add(f.cookie_nonce, body(0, 16))
+    r:add(f.cookie_sealed, body(16, 32))
   end
   return summary, 4 + padded
 end
@@ -339,7 +348,7 @@ dxfp.prefs.heuristic = Pref.bool("Find DxFP on any UDP port", true,
 local function heuristic_udp(tvb, pinfo, tree)
   if not dxfp.prefs.heuristic or tvb:len() < 36 then return false end
   local ftype, flen = tvb(1, 1):uint(), tvb(4, 2):uint()
-  if tvb(0, 1):uint() ~= 1 or ftype < 1 or ftype > 4 or flen < 36 or flen > tvb:len() then
+  if tvb(0, 1):uint() ~= 1 or ftype < 1 or ftype > 5 or flen < 36 or flen > tvb:len() then
     return false
   end
   local sealed = bit32.band(tvb(2, 1):uint(), 4) ~= 0
