@@ -587,6 +587,12 @@ TEST(BridgeConfig, IdentityListsHostKeysBoundToNodes) {
   EXPECT_EQ(id.hello_burst, 7u);
   EXPECT_EQ(id.hellos_per_second, 20u);
   EXPECT_FALSE(ParseBridgeConfig(Minimal().dump()).config->identity.has_value());
+  // Only a key: valid, the pool manager provisions the hosts (HOST_KEY_SET).
+  doc["identity"] = {{"key", "/etc/dxpu/bridge.key"}};
+  const BridgeConfigResult only_key = ParseBridgeConfig(doc.dump());
+  ASSERT_TRUE(only_key.ok()) << JoinErrors(only_key);
+  ASSERT_TRUE(only_key.config->identity.has_value());
+  EXPECT_TRUE(only_key.config->identity->hosts.empty());
 }
 
 TEST(BridgeConfigErrors, Identity) {
