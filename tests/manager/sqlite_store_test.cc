@@ -137,16 +137,16 @@ TEST(PoolErrors, HttpStatusOfEachKind) {
 std::string Dump(const PoolSnapshot& s) {
   std::string out;
   for (const BoxRecord& b : s.boxes) {
-    out += fmt::format("box [{}] [{}] [{}] {} {} [{}]\n", b.id, b.management, b.fabric,
-                       b.healthy, b.last_seen_ns, b.fabric_key);
+    out += fmt::format("box [{}] [{}] [{}] {} {} [{}]\n", b.id, b.management, b.fabric, b.healthy,
+                       b.last_seen_ns, b.fabric_key);
   }
   for (const GpuRecord& g : s.gpus) {
     out +=
         fmt::format("gpu [{}] {} {} [{}] {}\n", g.box, g.device, g.box_bdf, g.profile, g.present);
   }
   for (const HostRecord& h : s.hosts) {
-    out += fmt::format("host [{}] {} [{}] [{}] [{}] {} [{}]\n", h.id, h.node_id, h.agent,
-                       h.mode, h.boot_id, h.registered_ns, h.fabric_key);
+    out += fmt::format("host [{}] {} [{}] [{}] [{}] {} [{}]\n", h.id, h.node_id, h.agent, h.mode,
+                       h.boot_id, h.registered_ns, h.fabric_key);
   }
   for (const AllocationRecord& a : s.allocations) {
     out += fmt::format("allocation {} [{}] {} {} [{}] [{}] [{}] {} [{}] {} {}\n", a.id, a.host,
@@ -170,15 +170,16 @@ void AppendReversed(StoreBatch& batch, const std::vector<Record>& records) {
 }
 
 BoxRecord Box(std::string id) {
-  return BoxRecord{std::move(id),        "udp:127.0.0.1:7000", "udp:127.0.0.1:7001", true, 5,
+  return BoxRecord{std::move(id),       "udp:127.0.0.1:7000", "udp:127.0.0.1:7001", true, 5,
                    std::string(64, 'b')};
 }
 GpuRecord Gpu(std::string box, uint16_t device) {
   return GpuRecord{std::move(box), device, static_cast<uint16_t>(0x100 + device), "dxgpu", true};
 }
 HostRecord Host(std::string id, uint64_t node_id) {
-  return HostRecord{std::move(id), node_id, "http://127.0.0.1:9000", "userspace", "boot-1", 7, 0,
-                    std::string(64, 'a')};
+  return HostRecord{
+      std::move(id),       node_id, "http://127.0.0.1:9000", "userspace", "boot-1", 7, 0,
+      std::string(64, 'a')};
 }
 AllocationRecord Allocation(uint64_t id, std::string host) {
   AllocationRecord a;
