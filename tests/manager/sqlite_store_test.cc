@@ -276,12 +276,14 @@ class SqliteStoreTest : public ::testing::Test {
 
 TEST_F(SqliteStoreTest, EveryRecordTypeRoundTrips) {
   PoolSnapshot want;
-  want.boxes = {BoxRecord{"a", "", "", false, 0},
-                BoxRecord{"b.box", "unix:/run/b", "02:00:00:00:00:01", true, kMax}};
+  want.boxes = {
+      BoxRecord{"a", "", "", false, 0, ""},
+      BoxRecord{"b.box", "unix:/run/b", "02:00:00:00:00:01", true, kMax, std::string(64, 'c')}};
   want.gpus = {GpuRecord{"a", 0, 0, "", false}, GpuRecord{"a", 65535, 65535, "dxgpu-1g", true},
                GpuRecord{"b.box", 7, 0x0300, "p", true}};
-  want.hosts = {HostRecord{"h1", kMax, "", "", "", 0},
-                HostRecord{"h2", kBig, "http://10.0.0.2:9000", "kernel", "3f2a", kBig + 5}};
+  want.hosts = {HostRecord{"h1", kMax, "", "", "", 0, 0, ""},
+                HostRecord{"h2", kBig, "http://10.0.0.2:9000", "kernel", "3f2a", kBig + 5, 0,
+                           std::string(64, 'd')}};
   AllocationRecord empty_fields;  // every string "", every number 0
   empty_fields.id = 1;
   AllocationRecord full;
