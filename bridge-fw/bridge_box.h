@@ -230,6 +230,21 @@ class BridgeBox {
   // requests then meet the completion timeout.
   void StallDevice(DeviceIndex d, bool stalled) { devices_.at(d).stalled = stalled; }
 
+  // ---- host keys (docs/protocol.md 15.9: the pool manager provisions them) ----
+  // For the next HELLOs; live sessions are not touched (HostAuthenticator::SetHostKey).
+  HostKeyResult SetHostKey(const crypto::Key& key, uint64_t node) {
+    return auth_ ? auth_->SetHostKey(key, node) : HostKeyResult::kNoIdentity;
+  }
+  // kOk whether or not the node had a key (*had says which); kNoIdentity without identity.
+  HostKeyResult RemoveHostKey(uint64_t node, bool* had) {
+    if (!auth_) return HostKeyResult::kNoIdentity;
+    *had = auth_->RemoveHostKey(node);
+    return HostKeyResult::kOk;
+  }
+  // The bridge's fabric public key, which its hosts authenticate it by; null without identity.
+  const crypto::Key* fabric_public_key() const { return auth_ ? &auth_->public_key() : nullptr; }
+  size_t host_keys() const { return auth_ ? auth_->host_keys() : 0; }
+
   // ---- inspection ----
   size_t device_count() const { return devices_.size(); }
   std::vector<DeviceStatus> Devices() const;

@@ -502,8 +502,12 @@ void Reader::ReadIdentity(const json& root, BridgeConfig* c) {
     if (auto n = Unsigned(*load, "identity.handshakes_per_second", 1, 100000))
       id.handshakes_per_second = static_cast<uint32_t>(*n);
   }
-  const json* hosts = Required(*v, "identity", "hosts");
-  if (hosts == nullptr) return;
+  // Without hosts (or with only some), the pool manager provisions them (HOST_KEY_SET).
+  const json* hosts = Find(*v, "hosts");
+  if (hosts == nullptr) {
+    c->identity = std::move(id);
+    return;
+  }
   if (!hosts->is_array()) {
     Error("identity.hosts", R"(must be an array of {"node": ..., "key": ...})");
     return;

@@ -56,6 +56,22 @@ std::string_view HelloRefusalName(HelloRefusal r) {
   return "unknown";
 }
 
+std::string_view HostKeyResultName(HostKeyResult r) {
+  switch (r) {
+    case HostKeyResult::kOk:
+      return "ok";
+    case HostKeyResult::kBadKey:
+      return "bad-key";
+    case HostKeyResult::kBadNode:
+      return "bad-node";
+    case HostKeyResult::kKeyInUse:
+      return "key-in-use";
+    case HostKeyResult::kNoIdentity:
+      return "no-identity";
+  }
+  return "unknown";
+}
+
 HostAuthenticator::HostAuthenticator(BoxIdentity identity) : identity_(std::move(identity)) {
   dxfp_mac1_key(&crypto::SodiumCryptoOps(), identity_.keys.pub.data(), mac1_key_.data());
   for (const HostKey& h : identity_.hosts) hosts_[h.public_key] = KnownHost{h.node_id, 0};
@@ -66,6 +82,41 @@ HostAuthenticator::~HostAuthenticator() {
   sodium_memzero(identity_.keys.secret.data(), identity_.keys.secret.size());
   sodium_memzero(cookie_secret_.data(), cookie_secret_.size());
   sodium_memzero(previous_cookie_secret_.data(), previous_cookie_secret_.size());
+}
+
+HostKeyResult HostAuthenticator::SetHostKey(const crypto::Key& key, uint64_t node) {
+  if (node == 0) return HostKeyResult::kBadNode;
+  // A public key is a canonical u-coordinate (bit 255 clear) whose X25519 with ours is not zero:
+  // a low-order point has no secret behind it, and every handshake with it would be known.
+  std::array<uint8_t, crypto_scalarmult_BYTES> shared{};
+  const bool usable =
+      (key[31] & 0x80) == 0 &&
+      crypto_scalarmult(shared.data(), identity_.keys.secret.data(), key.data()) == 0;
+  sodium_memzero(shared.data(), shared.size());
+  if (!usable) return HostKeyResult::kBadKey;
+  auto it = hosts_.find(key);
+  if (it != hosts_.end() && it->second.node_id != 0 && it->second.node_id != node)
+    return HostKeyResult::kKeyInUse;
+  for (auto& [other_key, h] : hosts_)
+    if (h.node_id == node && other_key != key) h.node_id = 0;  // the node's previous key
+  hosts_[key].node_id = node;
+  return HostKeyResult::kOk;
+}
+
+bool HostAuthenticator::RemoveHostKey(uint64_t node) {
+  bool had = false;
+  for (auto& entry : hosts_) {
+    if (node != 0 && entry.second.node_id == node) {
+      entry.second.node_id = 0;
+      had = true;
+    }
+  }
+  return had;
+}
+
+size_t HostAuthenticator::host_keys() const {
+  return static_cast<size_t>(
+      std::ranges::count_if(hosts_, [](const auto& h) { return h.second.node_id != 0; }));
 }
 
 void HostAuthenticator::ChargeLoad(uint64_t now) {
@@ -177,7 +228,7 @@ std::variant<OpenedHello, HelloRefusal, CookieReply> HostAuthenticator::Open(
   auto it = hosts_.find(key);
   HelloRefusal why = HelloRefusal::kCount;
   dxfp_hello hello{};
-  if (it == hosts_.end()) {
+  if (it == hosts_.end() || it->second.node_id == 0) {
     why = HelloRefusal::kUnknownKey;
   } else if (!dxfp_hello_identity(&out.frame, &hello) || hello.node_id != it->second.node_id) {
     why = HelloRefusal::kWrongNode;

@@ -1,5 +1,6 @@
 // host_auth.h - the bridge's side of the authenticated handshake (docs/protocol.md 4.12): its
-// long-term key, the hosts that may connect (each key bound to a node ID), the last HELLO
+// long-term key, the hosts that may connect (each key bound to a node ID; from the
+// configuration, and set or removed at runtime by the pool manager, 15.9), the last HELLO
 // timestamp taken from each, and a limit on HELLOs per source. Sans-IO: the bridge hands it a
 // HELLO as it arrived and the time; it says who sent it, with the opened handshake for the
 // session, or why not, cheapest check first (rate, MAC1, then the X25519s), and allocates
@@ -55,6 +56,16 @@ enum class HelloRefusal : uint8_t {
 };
 std::string_view HelloRefusalName(HelloRefusal r);  // "rate-limited", "bad-mac1", ...
 
+// What became of a host key the manager set (HOST_KEY_SET, docs/protocol.md 15.9).
+enum class HostKeyResult : uint8_t {
+  kOk,
+  kBadKey,      // not a key a host can have: non-canonical, or a low-order point (no secret)
+  kBadNode,     // node ID 0
+  kKeyInUse,    // the key is bound to another node
+  kNoIdentity,  // the bridge has none (plaintext sessions): it lists no keys
+};
+std::string_view HostKeyResultName(HostKeyResult r);  // "ok", "bad-key", ...
+
 struct OpenedHello {
   dxfp_frame frame{};  // points into the caller's buffer
   dxfp_noise hs{};     // for dxfp_session_accept_auth (which wipes it)
@@ -84,6 +95,16 @@ class HostAuthenticator {
   // Whether `source` may send one more HELLO now (takes a token); Open calls it first.
   bool AllowHello(uint64_t now, const std::string& source);
 
+  // Binds `key` to `node` for the next HELLOs: the node's previous key, if any, opens no more
+  // (rotation); a live session opened with it is not touched. The same key and node again: kOk,
+  // nothing changes (its HELLO timestamps are kept).
+  HostKeyResult SetHostKey(const crypto::Key& key, uint64_t node);
+  // The node's key opens no more HELLOs (kUnknownKey); its live session is not touched. False
+  // when the node had none.
+  bool RemoveHostKey(uint64_t node);
+  // Hosts with a key that opens HELLOs now.
+  size_t host_keys() const;
+
   // Whether HELLOs must carry a cookie now (more than handshakes_per_second in the last second).
   bool UnderLoad(uint64_t now) const { return now < load_until_; }
   const crypto::Key& public_key() const { return identity_.keys.pub; }
@@ -100,7 +121,7 @@ class HostAuthenticator {
     uint64_t last = 0;
   };
   struct KnownHost {
-    uint64_t node_id = 0;
+    uint64_t node_id = 0;         // 0: removed (the key opens nothing; its timestamp is kept)
     uint64_t last_timestamp = 0;  // 0: none taken yet
   };
 

@@ -3,12 +3,15 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "core/dxpu_mgmt.h"
+#include "crypto/fabric_keys.h"
 
 namespace dxpu::bridge {
 namespace {
@@ -73,9 +76,11 @@ std::vector<uint8_t> Inventory(const BridgeBox& box, const dxpu_mgmt_msg& reques
   std::vector<uint8_t> out(DXPU_MGMT_HDR_SIZE + DXPU_MGMT_INVENTORY_FIXED_SIZE +
                            entries.size() * DXPU_MGMT_INVENTORY_ENTRY_SIZE);
   size_t len = 0;
-  const dxpu_mgmt_err err =
-      dxpu_mgmt_encode_inventory(request.request_id, box.node_id(), entries.data(), entries.size(),
-                                 out.data(), out.size(), &len);
+  const crypto::Key* key = box.fabric_public_key();
+  out.resize(out.size() + (key != nullptr ? DXPU_MGMT_FABRIC_KEY_SIZE : 0));
+  const dxpu_mgmt_err err = dxpu_mgmt_encode_inventory(
+      request.request_id, box.node_id(), key != nullptr ? key->data() : nullptr, entries.data(),
+      entries.size(), out.data(), out.size(), &len);
   if (err != DXPU_MGMT_ERR_OK) {
     spdlog::error("management: cannot report {} devices in an inventory ({})", entries.size(),
                   dxpu_mgmt_err_name(err));
@@ -114,6 +119,42 @@ std::vector<uint8_t> DmaList(const BridgeBox& box, const dxpu_mgmt_msg& request,
   }
   out.resize(len);
   return out;
+}
+
+uint16_t HostKeyStatus(HostKeyResult r) {
+  switch (r) {
+    case HostKeyResult::kOk:
+      return DXPU_MGMT_OK;
+    case HostKeyResult::kBadKey:
+    case HostKeyResult::kBadNode:
+      return DXPU_MGMT_BAD_ARGUMENT;
+    case HostKeyResult::kKeyInUse:
+      return DXPU_MGMT_KEY_IN_USE;
+    case HostKeyResult::kNoIdentity:
+      return DXPU_MGMT_NO_IDENTITY;
+  }
+  return DXPU_MGMT_INTERNAL;
+}
+
+// HOST_KEY_SET and HOST_KEY_REMOVE: which hosts may open a session from the next HELLO on.
+std::vector<uint8_t> HostKeyRequest(BridgeBox& box, const dxpu_mgmt_msg& request,
+                                    ManagementCounters* counters) {
+  const dxpu_mgmt_host_key& k = request.body.host_key;
+  HostKeyResult r = HostKeyResult::kOk;
+  if (request.type == DXPU_MGMT_HOST_KEY_SET) {
+    crypto::Key key{};
+    std::copy(std::begin(k.public_key), std::end(k.public_key), key.begin());
+    r = box.SetHostKey(key, k.node_id);
+    spdlog::info("management: host-key-set node {:#x} key {}... -> {} ({} host keys)", k.node_id,
+                 crypto::KeyHex(key).substr(0, 16), HostKeyResultName(r), box.host_keys());
+  } else {
+    bool had = false;
+    r = box.RemoveHostKey(k.node_id, &had);
+    spdlog::info("management: host-key-remove node {:#x} -> {}{} ({} host keys)", k.node_id,
+                 HostKeyResultName(r), had ? "" : " (it had none)", box.host_keys());
+  }
+  if (r != HostKeyResult::kOk) counters->refused++;
+  return Reply(request, HostKeyStatus(r));
 }
 
 bool IsFirmwareRequest(uint8_t type) {
@@ -270,6 +311,9 @@ std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> r
       return Inventory(box, m, counters);
     case DXPU_MGMT_DMA_LIST:
       return DmaList(box, m, counters);
+    case DXPU_MGMT_HOST_KEY_SET:
+    case DXPU_MGMT_HOST_KEY_REMOVE:
+      return HostKeyRequest(box, m, counters);
     default:
       r = ManageResult::kBadArgument;
       break;

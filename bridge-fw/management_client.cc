@@ -100,6 +100,11 @@ std::string RefusalSentence(uint16_t status) {
     case DXPU_MGMT_QUARANTINED:
       return "the device is quarantined: its owner's session was lost; release it (reset and "
              "scrub) before assigning it to another host";
+    case DXPU_MGMT_NO_IDENTITY:
+      return "the bridge has no identity (its configuration has no `identity`): its sessions "
+             "are plaintext and it lists no host keys";
+    case DXPU_MGMT_KEY_IN_USE:
+      return "the bridge has this key bound to another node: a key is one host's";
     case DXPU_MGMT_FW_UNAVAILABLE:
       return "the bridge was not started from a flash by its boot loader, so it cannot take a "
              "firmware update";
@@ -267,6 +272,21 @@ ManagementReply ManagementClient::DmaList(uint16_t device) const {
   return Exchange(req);
 }
 
+ManagementReply ManagementClient::SetHostKey(uint64_t node, const FabricPublicKey& key) const {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_HOST_KEY_SET;
+  req.body.host_key.node_id = node;
+  std::copy(key.begin(), key.end(), req.body.host_key.public_key);
+  return Exchange(req);
+}
+
+ManagementReply ManagementClient::RemoveHostKey(uint64_t node) const {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_HOST_KEY_REMOVE;
+  req.body.host_key.node_id = node;
+  return Exchange(req);
+}
+
 ManagementReply ManagementClient::FwBegin(std::span<const uint8_t> header,
                                           bool allow_downgrade) const {
   if (header.size() != DXPU_MGMT_FW_IMAGE_HEADER_SIZE)
@@ -336,6 +356,11 @@ std::optional<BridgeInventory> DecodeInventory(const ManagementReply& reply, std
   if (!m) return std::nullopt;
   BridgeInventory inv;
   inv.node_id = m->body.inventory.node_id;
+  if (m->body.inventory.has_fabric_key) {
+    inv.fabric_key.emplace();
+    std::copy(std::begin(m->body.inventory.fabric_key), std::end(m->body.inventory.fabric_key),
+              inv.fabric_key->begin());
+  }
   for (size_t i = 0; i < m->body.inventory.device_count; ++i) {
     dxpu_mgmt_inventory_device e{};
     if (!dxpu_mgmt_inventory_entry(&m->body.inventory, i, &e)) break;

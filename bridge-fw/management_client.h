@@ -4,6 +4,7 @@
 #ifndef DXPU_BRIDGE_FW_MANAGEMENT_CLIENT_H_
 #define DXPU_BRIDGE_FW_MANAGEMENT_CLIENT_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -45,9 +46,14 @@ struct InventoryEntry {
   std::string profile;  // the GPU model's profile name (at most 31 characters on the wire)
 };
 
-// What a bridge says it is: its node ID (as in its HELLO) and its devices, in device order.
+// An X25519 public key as the management messages carry it (a host's, or the bridge's).
+using FabricPublicKey = std::array<uint8_t, DXPU_MGMT_FABRIC_KEY_SIZE>;
+
+// What a bridge says it is: its node ID (as in its HELLO), its fabric public key (a bridge with
+// identity; its hosts authenticate it by that key), and its devices, in device order.
 struct BridgeInventory {
   uint64_t node_id = 0;
+  std::optional<FabricPublicKey> fabric_key;
   std::vector<InventoryEntry> devices;
 };
 
@@ -103,6 +109,10 @@ class ManagementClient {
   ManagementReply Inventory() const;
   // The device's DMA windows (DecodeDmaList reads them).
   ManagementReply DmaList(uint16_t device) const;
+  // Which hosts may open a session (docs/protocol.md 15.9): `key` opens the next HELLOs of
+  // `node` (its previous key no more); removed, the node's key opens none. Live sessions stay.
+  ManagementReply SetHostKey(uint64_t node, const FabricPublicKey& key) const;
+  ManagementReply RemoveHostKey(uint64_t node) const;
 
   // Firmware update (docs/firmware.md). FW_BEGIN with the image's first 256 bytes; the OK
   // answer's report says where to send from (next_offset: 0, or where a transfer of the same

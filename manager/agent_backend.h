@@ -21,6 +21,9 @@ struct AttachRequest {
   uint16_t host_bdf = 0;  // where the bridge presents it to this host
   uint64_t node_id = 0;   // this host's node ID, as the manager assigned it
   std::string allocation;
+  // The bridge's fabric public key (64 hex digits), as the manager learned it from the bridge:
+  // the host authenticates the bridge by it. "": a bridge without identity (plaintext).
+  std::string bridge_key;
 };
 
 class AttachBackend {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bridge-fw/bridge_config.h"
+#include "crypto/fabric_keys.h"
 #include "manager/access.h"
 #include "manager/pool_json.h"
 
@@ -62,6 +63,15 @@ PoolResult<AttachRequest> AttachRequestFromJson(std::string_view body) {
     r.node_id = std::stoull(node->get<std::string>(), nullptr, 0);
   } catch (const std::exception&) {
     return Bad("'node_id' must be a \"0x...\" string");
+  }
+  if (auto key = j.find("bridge_key"); key != j.end()) {
+    if (!key->is_string()) return Bad("'bridge_key' must be a string");
+    const std::string text = key->get<std::string>();
+    if (!text.empty()) {
+      crypto::KeyResult<crypto::Key> bridge_key = crypto::ParseFabricPublicKey(text);
+      if (!bridge_key.ok()) return Bad("'bridge_key': " + bridge_key.error().message);
+      r.bridge_key = crypto::KeyHex(bridge_key.value());
+    }
   }
   return r;
 }
@@ -149,10 +159,13 @@ AgentService::Registration AgentService::Register(std::string* why) {
       MakeClient(options_.manager, options_.tls, "manager");
   client->set_connection_timeout(std::chrono::seconds(2));
   client->set_read_timeout(std::chrono::seconds(5));
-  const json body = {
-      {"id", options_.id},           {"node_id", fmt::format("{:#x}", options_.node_id)},
-      {"agent", options_.advertise}, {"mode", backend_->mode()},
-      {"boot_id", boot_id_},         {"heartbeat_ms", options_.heartbeat_ms}};
+  const json body = {{"id", options_.id},
+                     {"node_id", fmt::format("{:#x}", options_.node_id)},
+                     {"agent", options_.advertise},
+                     {"mode", backend_->mode()},
+                     {"boot_id", boot_id_},
+                     {"heartbeat_ms", options_.heartbeat_ms},
+                     {"fabric_key", options_.fabric_key}};
   httplib::Result res = client->Post("/v1/hosts", body.dump(), "application/json");
   if (!res) {
     *why = fmt::format("no answer from the manager at {} ({})", options_.manager,

@@ -33,6 +33,9 @@ struct AgentOptions {
   // This host's certificate (CN host:NAME) towards an https:// manager and the pool's CA.
   TlsFiles tls;
   int heartbeat_ms = 10'000;
+  // This host's fabric public key (64 hex digits), sent with every registration: the manager
+  // sets it on the bridges whose GPUs the host gets. "": none. A new one is a rotation.
+  std::string fabric_key;
   // Registration retries while the manager does not answer: retry_ms, doubling up to
   // retry_max_ms, one log line each.
   int retry_ms = 500;

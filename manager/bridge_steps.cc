@@ -1,6 +1,7 @@
 // bridge_steps.cc - the manager's steps on a bridge (bridge_steps.h).
 #include "manager/bridge_steps.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bridge-fw/bridge_config.h"
+#include "crypto/fabric_keys.h"
 #include "host/proxy_port.h"
 #include "link/link_address.h"
 
@@ -57,7 +59,33 @@ bridge::ManagementReply ScrubQuarantined(const Action& a, const ManagementExchan
   return exchange(assign);
 }
 
+// HOST_KEY_SET of a host's key (64 hex digits, as registered) for its node; nullopt when the
+// text is no key (the manager checked it at registration: a corrupt store).
+std::optional<dxpu_mgmt_msg> HostKeySet(uint64_t node, const std::string& key) {
+  crypto::KeyResult<crypto::Key> parsed = crypto::ParseFabricPublicKey(key);
+  if (!parsed.ok()) return std::nullopt;
+  dxpu_mgmt_msg set = Request(DXPU_MGMT_HOST_KEY_SET);
+  set.body.host_key.node_id = node;
+  std::copy(parsed.value().begin(), parsed.value().end(), set.body.host_key.public_key);
+  return set;
+}
+
+ActionResult BadKey(const Action& a, const std::string& key) {
+  ActionResult r;
+  r.id = a.id;
+  r.outcome = ActionOutcome::kRefused;
+  r.error = fmt::format("'{}' is not a fabric public key", key);
+  return r;
+}
+
 ActionResult Assign(const Action& a, const ManagementExchange& exchange) {
+  // Which hosts may reach which bridge: before its GPU is assigned there, the host's key.
+  if (!a.box.fabric_key.empty() && !a.host.fabric_key.empty()) {
+    std::optional<dxpu_mgmt_msg> set = HostKeySet(a.host.node_id, a.host.fabric_key);
+    if (!set) return BadKey(a, a.host.fabric_key);
+    const bridge::ManagementReply keyed = exchange(*set);
+    if (!keyed.ok()) return Failed(a, keyed, "HOST_KEY_SET on");
+  }
   dxpu_mgmt_msg assign = Request(DXPU_MGMT_ASSIGN);
   assign.body.assign = {a.device, a.host_bdf, a.host.node_id};
   bridge::ManagementReply reply = ScrubQuarantined(a, exchange, assign, exchange(assign));
@@ -92,12 +120,29 @@ ActionResult Release(const Action& a, const ManagementExchange& exchange) {
   release.body.release = {a.device};
   const bridge::ManagementReply reply = exchange(release);
   // A device no host holds is what a release wants: done (a repeated release after a crash).
-  if (reply.answered() && reply.msg.status == DXPU_MGMT_NOT_ASSIGNED) return Ok(a);
-  if (!reply.ok()) return Failed(a, reply, "RELEASE on");
+  const bool released =
+      reply.ok() || (reply.answered() && reply.msg.status == DXPU_MGMT_NOT_ASSIGNED);
+  if (!released) return Failed(a, reply, "RELEASE on");
+  // The host's last GPU on this box: its key goes, so that it opens no more sessions there.
+  if (a.remove_host_key && !a.box.fabric_key.empty() && a.host.node_id != 0) {
+    dxpu_mgmt_msg remove = Request(DXPU_MGMT_HOST_KEY_REMOVE);
+    remove.body.host_key.node_id = a.host.node_id;
+    const bridge::ManagementReply removed = exchange(remove);
+    if (!removed.ok()) return Failed(a, removed, "HOST_KEY_REMOVE on");
+  }
   return Ok(a);
 }
 
 ActionResult Probe(const Action& a, const ManagementExchange& exchange) {
+  // First the keys of the hosts holding GPUs here (a rotated key; a restarted bridge's).
+  for (const auto& [node, key] : a.host_keys) {
+    std::optional<dxpu_mgmt_msg> set = HostKeySet(node, key);
+    if (!set) return BadKey(a, key);
+    const bridge::ManagementReply keyed = exchange(*set);
+    // A bridge without identity: nothing to set (the manager learns it from this inventory).
+    if (keyed.answered() && keyed.msg.status == DXPU_MGMT_NO_IDENTITY) break;
+    if (!keyed.ok()) return Failed(a, keyed, "HOST_KEY_SET on");
+  }
   const bridge::ManagementReply inventory_reply = exchange(Request(DXPU_MGMT_INVENTORY));
   if (!inventory_reply.ok()) return Failed(a, inventory_reply, "INVENTORY of");
   std::string why;
@@ -127,6 +172,7 @@ ActionResult Probe(const Action& a, const ManagementExchange& exchange) {
     if (dxpu_mgmt_status_entry(&report, i, &e)) owners[e.device] = e;
   }
   ActionResult r = Ok(a);
+  if (inventory->fabric_key) r.box_fabric_key = crypto::KeyHex(*inventory->fabric_key);
   for (const bridge::InventoryEntry& d : inventory->devices) {
     ProbedDevice p;
     p.device = d.device;

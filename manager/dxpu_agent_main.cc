@@ -11,6 +11,7 @@
 #include <climits>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bridge-fw/bridge_config.h"
+#include "crypto/fabric_keys.h"
 #include "lib/cli/duration.h"
 #include "lib/cli/help_formatter.h"
 #include "lib/cli/options.h"
@@ -59,12 +61,27 @@ std::optional<uint64_t> NodeId(const std::string& text) {
   }
 }
 
-std::unique_ptr<AttachBackend> MakeBackend(const std::string& mode, double link_down_s) {
+std::unique_ptr<AttachBackend> MakeBackend(const std::string& mode, double link_down_s,
+                                           std::optional<dxpu::crypto::KeyPair> key = {}) {
   auto sysfs = std::make_unique<SysfsBackend>();
   if (mode == "kernel" || (mode == "auto" && sysfs->Present())) return sysfs;
   ProxyBackendOptions po;
   po.link_down_ns = static_cast<uint64_t>(link_down_s * 1e9);
+  po.key = std::move(key);
   return std::make_unique<ProxyBackend>(po);
+}
+
+// The host's fabric public key as the agent registers it: userspace mode from --fabric-key
+// (the secret key file; the key pair goes to the proxy), kernel mode from dxpu.ko's
+// /sys/devices/dxpu/key (its public half; "" when no key was written there).
+std::string RegisteredFabricKey(const AttachBackend& backend,
+                                const std::optional<dxpu::crypto::KeyPair>& key) {
+  if (backend.mode() == "userspace") return key ? dxpu::crypto::KeyHex(key->pub) : "";
+  std::ifstream in("/sys/devices/dxpu/key");
+  std::string line;
+  if (!in || !std::getline(in, line)) return "";
+  auto parsed = dxpu::crypto::ParseFabricPublicKey(line);
+  return parsed.ok() ? dxpu::crypto::KeyHex(parsed.value()) : "";
 }
 
 CLI::App* AddOneShot(CLI::App& app, const char* name, const char* description, const char* example,
@@ -160,6 +177,7 @@ struct DaemonFlags {
   std::chrono::nanoseconds heartbeat = std::chrono::seconds(10);
   bool port_given = false;
   bool insecure_plaintext = false;
+  std::string fabric_key;  // --fabric-key: the host's secret key file (userspace mode)
 };
 
 // Serves the manager until SIGINT or SIGTERM.
@@ -226,8 +244,18 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
     refused = true;
     kill(getpid(), SIGTERM);  // ServeUntilSignal's sigwait takes it
   };
+  std::optional<dxpu::crypto::KeyPair> key;
+  if (!f.fabric_key.empty()) {
+    auto read = dxpu::crypto::ReadFabricSecretKeyFile(f.fabric_key);
+    if (!read.ok()) {
+      spdlog::error("--fabric-key: {}", read.error().message);
+      return 1;
+    }
+    key = read.value();
+  }
   std::unique_ptr<AttachBackend> backend =
-      MakeBackend(f.mode, std::chrono::duration<double>(f.link_down).count());
+      MakeBackend(f.mode, std::chrono::duration<double>(f.link_down).count(), key);
+  o.fabric_key = RegisteredFabricKey(*backend, key);
   std::string tls_error;
   const std::unique_ptr<httplib::Server> server = MakeServer(o.tls, &tls_error);
   if (!server) {
@@ -285,6 +313,11 @@ int Main(int argc, char** argv) {
                  "this host's DxFP node ID (what bridges assign GPUs to); required, but for "
                  "attach and detach");
   app.add_option("--manager", o.manager, "the manager's API")->capture_default_str();
+  app.add_option("--fabric-key", f.fabric_key,
+                 "userspace mode: this host's fabric secret key file (dxpu keygen); its public "
+                 "half is registered, and the manager lets the host reach the bridges of its GPUs "
+                 "with it (kernel mode registers dxpu.ko's /sys/devices/dxpu/key)")
+      ->check(CLI::ExistingFile);
   app.add_option("--listen", f.listen,
                  "where this agent's API listens: HOST:PORT, or an address (the port is --port's)")
       ->capture_default_str();

@@ -31,7 +31,8 @@ ActionResult RunAgentAction(const Action& a, const ServiceOptions& options) {
                                {"device", a.device},
                                {"host_bdf", BdfText(a.host_bdf)},
                                {"node_id", fmt::format("{:#x}", a.host.node_id)},
-                               {"allocation", AllocationName(a.allocation)}};
+                               {"allocation", AllocationName(a.allocation)},
+                               {"bridge_key", a.box.fabric_key}};
   const std::unique_ptr<httplib::Client> client =
       MakeClient(a.host.agent, options.tls, "host:" + a.host.id);  // h1's agent, no other
   const auto timeout = std::chrono::milliseconds(options.agent_timeout_ms);

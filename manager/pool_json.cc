@@ -70,11 +70,9 @@ std::string BdfText(uint16_t bdf) {
 }
 
 json ToJson(const BoxRecord& box) {
-  return {{"id", box.id},
-          {"management", box.management},
-          {"fabric", box.fabric},
-          {"healthy", box.healthy},
-          {"last_seen_ns", box.last_seen_ns}};
+  return {
+      {"id", box.id},           {"management", box.management},     {"fabric", box.fabric},
+      {"healthy", box.healthy}, {"last_seen_ns", box.last_seen_ns}, {"fabric_key", box.fabric_key}};
 }
 
 json ToJson(const LeaseRecord& lease) {
@@ -104,9 +102,13 @@ json ToJson(const GpuView& gpu) {
 }
 
 json ToJson(const HostRecord& host) {
-  return {{"id", host.id},           {"node_id", fmt::format("{:#x}", host.node_id)},
-          {"agent", host.agent},     {"mode", host.mode},
-          {"boot_id", host.boot_id}, {"registered_ns", host.registered_ns}};
+  return {{"id", host.id},
+          {"node_id", fmt::format("{:#x}", host.node_id)},
+          {"agent", host.agent},
+          {"mode", host.mode},
+          {"boot_id", host.boot_id},
+          {"registered_ns", host.registered_ns},
+          {"fabric_key", host.fabric_key}};
 }
 
 json ToJson(const AllocationView& v) {
@@ -160,7 +162,7 @@ PoolResult<AddBoxRequest> AddBoxRequestFromJson(std::string_view body) {
 
 PoolResult<HostRecord> HostFromJson(std::string_view body) {
   PoolResult<json> j =
-      ObjectOf(body, {"id", "node_id", "agent", "mode", "boot_id", "heartbeat_ms"});
+      ObjectOf(body, {"id", "node_id", "agent", "mode", "boot_id", "heartbeat_ms", "fabric_key"});
   if (!j.ok()) return j.error();
   HostRecord host;
   for (auto [key, out] : {std::pair{"id", &host.id}, std::pair{"agent", &host.agent},
@@ -172,6 +174,10 @@ PoolResult<HostRecord> HostFromJson(std::string_view body) {
   PoolResult<uint64_t> node = U64Field(j.value(), "node_id");
   if (!node.ok()) return node.error();
   host.node_id = node.value();
+  // Its fabric public key (64 hex digits; RegisterHost checks it): optional.
+  PoolResult<std::string> key = StringField(j.value(), "fabric_key", false);
+  if (!key.ok()) return key.error();
+  host.fabric_key = std::move(key).value();
   if (j.value().contains("heartbeat_ms")) {
     const json& hb = j.value()["heartbeat_ms"];
     if (!hb.is_number_unsigned() || hb.get<uint64_t>() == 0 || hb.get<uint64_t>() > 3'600'000)

@@ -12,6 +12,8 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include "crypto/fabric_keys.h"
+
 namespace dxpu::manager {
 
 namespace {
@@ -335,8 +337,17 @@ PoolResult<HostRecord> PoolManager::RegisterHost(HostRecord host, uint64_t now) 
                       host.node_id, id, id, id)};
     }
   }
+  if (!host.fabric_key.empty()) {
+    crypto::KeyResult<crypto::Key> key = crypto::ParseFabricPublicKey(host.fabric_key);
+    if (!key.ok()) {
+      return PoolError{ErrorKind::kBadRequest, "bad-fabric-key",
+                       fmt::format("fabric_key: {}", key.error().message)};
+    }
+    host.fabric_key = crypto::KeyHex(key.value());
+  }
   StoreBatch batch;
   auto existing = hosts_.find(host.id);
+  const bool rotated = existing != hosts_.end() && existing->second.fabric_key != host.fabric_key;
   const bool restarted = existing != hosts_.end() && existing->second.boot_id != host.boot_id;
   if (existing != hosts_.end() && existing->second.node_id != host.node_id) {
     // Its bridges own GPUs to the old node ID: only a host that holds nothing may change it.
@@ -365,6 +376,16 @@ PoolResult<HostRecord> PoolManager::RegisterHost(HostRecord host, uint64_t now) 
   PoolResult<Done> done = Commit(std::move(batch));
   if (!done.ok()) return done.error();
   for (const GpuRef& key : KeysOf(by_host_, host.id)) lease_runtime_[key].next_try_ns = now;
+  if (rotated) {
+    // A new key (rotation): each bridge where the host holds GPUs gets it with its next probe,
+    // now. Its live sessions stay up; its next handshake there needs the new key.
+    std::set<std::string> boxes;
+    for (const GpuRef& key : KeysOf(by_host_, host.id)) boxes.insert(key.box);
+    for (const std::string& box : boxes) box_runtime_[box].next_probe_ns = now;
+    spdlog::info("pool: host {}: fabric key {} (pushed to {} boxes where it holds GPUs)", host.id,
+                 host.fabric_key.empty() ? std::string("removed") : host.fabric_key.substr(0, 16),
+                 boxes.size());
+  }
   spdlog::info("pool: host {} (node {:#x}, {} agent at {}){}", host.id, host.node_id, host.mode,
                host.agent,
                restarted ? fmt::format(": agent restarted, {} GPUs to attach again", again) : "");
@@ -769,12 +790,35 @@ void PoolManager::CheckDeadlines(uint64_t now) {
   }
 }
 
+std::vector<std::pair<uint64_t, std::string>> PoolManager::HostKeysOn(
+    const std::string& box) const {
+  std::set<std::string> seen;
+  std::vector<std::pair<uint64_t, std::string>> keys;
+  for (auto l = leases_.lower_bound(GpuRef{box, 0}); l != leases_.end() && l->first.box == box;
+       ++l) {
+    const LeaseRecord& lease = l->second;
+    if (lease.step != LeaseStep::kAssigned && lease.step != LeaseStep::kAttached) continue;
+    auto h = hosts_.find(lease.host);
+    if (h == hosts_.end() || h->second.fabric_key.empty() || !seen.insert(lease.host).second)
+      continue;
+    keys.emplace_back(h->second.node_id, h->second.fabric_key);
+  }
+  return keys;
+}
+
+bool PoolManager::HoldsOtherOn(const std::string& host, const GpuRef& gpu) const {
+  for (const GpuRef& key : KeysOf(by_host_, host))
+    if (key.box == gpu.box && !(key == gpu)) return true;
+  return false;
+}
+
 std::vector<Action> PoolManager::TakeActions(uint64_t now) {
   CheckDeadlines(now);
   std::vector<Action> out;
   for (auto& [id, rt] : box_runtime_) {
     if (rt.probe_in_flight || now < rt.next_probe_ns) continue;
     Action a = MakeAction(ActionKind::kBridgeProbe, boxes_.at(id), now, GpuRef{id, 0}, {});
+    if (!boxes_.at(id).fabric_key.empty()) a.host_keys = HostKeysOn(id);
     rt.probe_in_flight = a.id;
     out.push_back(std::move(a));
   }
@@ -805,6 +849,7 @@ std::vector<Action> PoolManager::TakeActions(uint64_t now) {
     in_flight_.at(a.id).host_boot = a.host.boot_id;
     a.host_bdf = lease.host_bdf;
     a.allocation = lease.allocation;
+    if (kind == ActionKind::kBridgeRelease) a.remove_host_key = !HoldsOtherOn(lease.host, key);
     rt.in_flight = a.id;
     out.push_back(std::move(a));
   }
@@ -998,9 +1043,14 @@ void PoolManager::CompleteProbe(const InFlight& flight, const ActionResult& resu
   StoreBatch batch;
   BoxRecord up = b->second;
   up.last_seen_ns = now;
-  if (!up.healthy) {
+  if (!up.healthy || up.fabric_key != result.box_fabric_key) {
+    if (!up.healthy) spdlog::info("pool: box {} answers: {} GPUs", box, result.devices.size());
+    if (up.fabric_key != result.box_fabric_key)
+      spdlog::info("pool: box {}: its bridge's fabric key is {}", box,
+                   result.box_fabric_key.empty() ? std::string("none (no identity)")
+                                                 : result.box_fabric_key);
     up.healthy = true;
-    spdlog::info("pool: box {} answers: {} GPUs", box, result.devices.size());
+    up.fabric_key = result.box_fabric_key;
     batch.changes.emplace_back(PutBox{up});
   } else {
     b->second.last_seen_ns = now;  // in memory only: not worth a write every probe

@@ -22,6 +22,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "manager/allocator.h"
@@ -73,6 +74,13 @@ struct Action {
   HostRecord host;  // agent actions and assign (node ID)
   uint16_t host_bdf = 0;
   uint64_t allocation = 0;
+  // kBridgeProbe: the fabric keys (node ID, 64 hex digits) of the hosts with GPUs assigned or
+  // attached on this box, set again on its bridge (HOST_KEY_SET is idempotent): a rotated key
+  // reaches every bridge where its host holds GPUs.
+  std::vector<std::pair<uint64_t, std::string>> host_keys;
+  // kBridgeRelease: the host holds no other GPU on this box: after the RELEASE its key is
+  // removed from the bridge (HOST_KEY_REMOVE), so that it can open no more sessions there.
+  bool remove_host_key = false;
 };
 
 enum class ActionOutcome : uint8_t {
@@ -95,6 +103,7 @@ struct ActionResult {
   ActionOutcome outcome = ActionOutcome::kDone;
   std::string error;                  // for people, when not done
   std::vector<ProbedDevice> devices;  // kBridgeProbe
+  std::string box_fabric_key;         // kBridgeProbe: the bridge's (64 hex digits); "": none
   // kBridgeAssign refused device-busy: the node its bridge has the device assigned to (0: not
   // known), so the manager can say which host holds it.
   uint64_t busy_owner = 0;
@@ -226,6 +235,10 @@ class PoolManager {
   std::optional<uint16_t> FreeHostBdf(const std::string& host,
                                       const std::set<uint16_t>& taken) const;
 
+  // The fabric keys of the hosts with GPUs assigned or attached on `box` (Action::host_keys).
+  std::vector<std::pair<uint64_t, std::string>> HostKeysOn(const std::string& box) const;
+  // Whether `host` holds a GPU on gpu's box other than gpu.
+  bool HoldsOtherOn(const std::string& host, const GpuRef& gpu) const;
   Action MakeAction(ActionKind kind, const BoxRecord& box, uint64_t now, const GpuRef& gpu,
                     std::optional<LeaseStep> step);
   void CompleteLease(const InFlight& flight, const ActionResult& result, uint64_t now);

@@ -19,6 +19,9 @@ struct BoxRecord {
   std::string fabric;         // where hosts reach it for DxFP: "udp:IP:PORT" or a MAC
   bool healthy = false;       // the last inventory probe was answered
   uint64_t last_seen_ns = 0;  // when, on the manager's clock (0: never)
+  // Its bridge's fabric public key (64 hex digits), as its INVENTORY says; "": no identity
+  // (plaintext sessions) or not probed yet. Hosts authenticate the bridge by it.
+  std::string fabric_key;
 };
 
 // A GPU in a box, named by the box and its device index on that bridge ("box-a/3").
@@ -41,6 +44,11 @@ struct HostRecord {
   // How often its agent registers, as it says (in memory only: 0 after a manager restart until
   // the agent's next heartbeat, and for an agent that does not say). 0: liveness unknown.
   uint64_t heartbeat_ns = 0;
+  // Its fabric public key (64 hex digits) as its agent registered it; "": none (a host that
+  // only reaches bridges without identity). The manager sets it on each bridge where the host
+  // holds GPUs (HOST_KEY_SET) and removes it when the last is released; a new one (rotation)
+  // is pushed to those bridges at once.
+  std::string fabric_key;
 };
 
 enum class Policy : uint8_t {

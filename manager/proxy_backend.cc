@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bridge-fw/bridge_config.h"
+#include "crypto/fabric_keys.h"
 #include "host/proxy_port.h"
 #include "link/udp_link.h"
 #include "manager/pool_json.h"
@@ -32,7 +33,8 @@ std::optional<std::string> ProxyBackend::Alive(const BridgePort& bp, uint16_t bd
                      info.device_id, info.memory_bytes >> 20);
 }
 
-PoolResult<Done> ProxyBackend::Reopen(const std::string& fabric, BridgePort& bp, uint64_t node_id,
+PoolResult<Done> ProxyBackend::Reopen(const std::string& fabric, const std::string& bridge_key,
+                                      BridgePort& bp, uint64_t node_id,
                                       std::set<uint16_t> bdfs) const {
   bp.port.reset();  // the bridge sees the new session's HELLO as this host reconnecting
   bp.bdfs.clear();
@@ -60,6 +62,17 @@ PoolResult<Done> ProxyBackend::Reopen(const std::string& fabric, BridgePort& bp,
   a.link = std::move(link.link);
   a.peer = *peer;
   a.host_bdfs.assign(bdfs.begin(), bdfs.end());
+  if (!bridge_key.empty()) {
+    crypto::KeyResult<crypto::Key> key = crypto::ParseFabricPublicKey(bridge_key);
+    if (!key.ok()) return PoolError{ErrorKind::kBadRequest, "bad-bridge-key", key.error().message};
+    if (!options_.key) {
+      return PoolError{
+          ErrorKind::kBadRequest, "no-fabric-key",
+          fmt::format("{} authenticates its hosts; start the agent with --fabric-key", fabric)};
+    }
+    a.public_key = key.value();
+    po.key = options_.key;
+  }
   po.bridges.push_back(std::move(a));
   dxgpu::Expected<std::unique_ptr<dxgpu::Port>> port = host::OpenProxyPort(std::move(po));
   if (!port.ok()) return Unavailable("attach-failed", port.status().ToString());
@@ -75,11 +88,12 @@ PoolResult<std::string> ProxyBackend::Attach(const AttachRequest& r) {
     return *line;
   std::set<uint16_t> want = bp.bdfs;
   want.insert(r.host_bdf);
-  PoolResult<Done> opened = Reopen(r.fabric, bp, r.node_id, want);
+  bp.bridge_key = r.bridge_key;  // the manager's latest word on the bridge's key
+  PoolResult<Done> opened = Reopen(r.fabric, r.bridge_key, bp, r.node_id, want);
   if (!opened.ok()) {
     // Keep what the host had on that bridge, if it still comes up.
     want.erase(r.host_bdf);
-    if (!want.empty() && !Reopen(r.fabric, bp, r.node_id, want).ok())
+    if (!want.empty() && !Reopen(r.fabric, r.bridge_key, bp, r.node_id, want).ok())
       spdlog::warn("agent: {}: the other GPUs of {} did not come back either", r.gpu, r.fabric);
     return opened.error();
   }
@@ -95,7 +109,7 @@ PoolResult<Done> ProxyBackend::Detach(const AttachRequest& r) {
   std::set<uint16_t> want = it->second.bdfs;
   want.erase(r.host_bdf);
   const uint64_t node = it->second.node_id;
-  PoolResult<Done> reopened = Reopen(r.fabric, it->second, node, want);
+  PoolResult<Done> reopened = Reopen(r.fabric, it->second.bridge_key, it->second, node, want);
   spdlog::info("agent: {} detached from {}", r.gpu, BdfText(r.host_bdf));
   if (!reopened.ok()) {
     // The GPU is gone from this host either way; the others of that bridge could not be

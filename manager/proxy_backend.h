@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "crypto/sodium_crypto_ops.h"
 #include "dxgpu/port.h"
 #include "manager/agent_backend.h"
 
@@ -21,6 +22,9 @@ namespace dxpu::manager {
 struct ProxyBackendOptions {
   uint64_t link_down_ns = 1'000'000'000;  // a bridge silent this long: its GPUs are lost
   uint64_t connect_timeout_ns = 3'000'000'000;
+  // This host's fabric key pair (dxpu-agent --fabric-key): sessions to a bridge whose key the
+  // manager sends are authenticated with it. nullopt: plaintext sessions only.
+  std::optional<crypto::KeyPair> key;
 };
 
 class ProxyBackend final : public AttachBackend {
@@ -33,12 +37,13 @@ class ProxyBackend final : public AttachBackend {
  private:
   struct BridgePort {
     uint64_t node_id = 0;
+    std::string bridge_key;   // as the manager last sent it ("": plaintext)
     std::set<uint16_t> bdfs;  // what the port was opened with, in order
     std::unique_ptr<dxgpu::Port> port;
   };
   // Opens the bridge's port with `bdfs` (closing the one it had); none: closed.
-  PoolResult<Done> Reopen(const std::string& fabric, BridgePort& bp, uint64_t node_id,
-                          std::set<uint16_t> bdfs) const;
+  PoolResult<Done> Reopen(const std::string& fabric, const std::string& bridge_key, BridgePort& bp,
+                          uint64_t node_id, std::set<uint16_t> bdfs) const;
   // The device's line, if the port has it attached and alive.
   static std::optional<std::string> Alive(const BridgePort& bp, uint16_t bdf);
 

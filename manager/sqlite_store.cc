@@ -34,7 +34,8 @@ CREATE TABLE boxes(
   management TEXT NOT NULL,
   fabric TEXT NOT NULL,
   healthy INTEGER NOT NULL,
-  last_seen_ns INTEGER NOT NULL
+  last_seen_ns INTEGER NOT NULL,
+  fabric_key TEXT NOT NULL DEFAULT ''
 ) STRICT;
 CREATE TABLE gpus(
   box TEXT NOT NULL REFERENCES boxes(id),
@@ -50,7 +51,8 @@ CREATE TABLE hosts(
   agent TEXT NOT NULL,
   mode TEXT NOT NULL,
   boot_id TEXT NOT NULL,
-  registered_ns INTEGER NOT NULL
+  registered_ns INTEGER NOT NULL,
+  fabric_key TEXT NOT NULL DEFAULT ''
 ) STRICT;
 CREATE TABLE allocations(
   id INTEGER PRIMARY KEY NOT NULL,
@@ -81,20 +83,32 @@ CREATE TABLE leases(
 CREATE INDEX leases_allocation ON leases(allocation);
 )sql";
 
+// From schema version 1 to 2: the fabric public keys of boxes (learned from their bridges) and
+// hosts (from their registrations), '' for none (docs/manager.md "Fabric keys").
+constexpr const char* kMigrateTo2 = R"sql(
+ALTER TABLE boxes ADD COLUMN fabric_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE hosts ADD COLUMN fabric_key TEXT NOT NULL DEFAULT '';
+UPDATE meta SET value = 2 WHERE key = 'schema_version';
+)sql";
+
 // Put* update the row with the same key in place (an upsert): unlike INSERT OR REPLACE, a
 // clash with another UNIQUE constraint is an error, not a silent delete of the other row.
 constexpr std::string_view kPutBox = R"sql(
-INSERT INTO boxes(id, management, fabric, healthy, last_seen_ns) VALUES(?1, ?2, ?3, ?4, ?5)
+INSERT INTO boxes(id, management, fabric, healthy, last_seen_ns, fabric_key)
+  VALUES(?1, ?2, ?3, ?4, ?5, ?6)
 ON CONFLICT(id) DO UPDATE SET management = excluded.management, fabric = excluded.fabric,
-  healthy = excluded.healthy, last_seen_ns = excluded.last_seen_ns)sql";
+  healthy = excluded.healthy, last_seen_ns = excluded.last_seen_ns,
+  fabric_key = excluded.fabric_key)sql";
 constexpr std::string_view kPutGpu = R"sql(
 INSERT INTO gpus(box, device, box_bdf, profile, present) VALUES(?1, ?2, ?3, ?4, ?5)
 ON CONFLICT(box, device) DO UPDATE SET box_bdf = excluded.box_bdf, profile = excluded.profile,
   present = excluded.present)sql";
 constexpr std::string_view kPutHost = R"sql(
-INSERT INTO hosts(id, node_id, agent, mode, boot_id, registered_ns) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
+INSERT INTO hosts(id, node_id, agent, mode, boot_id, registered_ns, fabric_key)
+  VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)
 ON CONFLICT(id) DO UPDATE SET node_id = excluded.node_id, agent = excluded.agent,
-  mode = excluded.mode, boot_id = excluded.boot_id, registered_ns = excluded.registered_ns)sql";
+  mode = excluded.mode, boot_id = excluded.boot_id, registered_ns = excluded.registered_ns,
+  fabric_key = excluded.fabric_key)sql";
 constexpr std::string_view kPutAllocation = R"sql(
 INSERT INTO allocations(id, host, count, policy, profile, prefer_box, request_key, state, error,
   created_ns, updated_ns) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
@@ -112,11 +126,11 @@ ON CONFLICT(box, device) DO UPDATE SET allocation = excluded.allocation, host = 
 
 // In primary key order; allocation IDs in unsigned order (those >= 2^63 are stored negative).
 constexpr std::string_view kSelectBoxes =
-    "SELECT id, management, fabric, healthy, last_seen_ns FROM boxes ORDER BY id";
+    "SELECT id, management, fabric, healthy, last_seen_ns, fabric_key FROM boxes ORDER BY id";
 constexpr std::string_view kSelectGpus =
     "SELECT box, device, box_bdf, profile, present FROM gpus ORDER BY box, device";
 constexpr std::string_view kSelectHosts =
-    "SELECT id, node_id, agent, mode, boot_id, registered_ns FROM hosts ORDER BY id";
+    "SELECT id, node_id, agent, mode, boot_id, registered_ns, fabric_key FROM hosts ORDER BY id";
 constexpr std::string_view kSelectAllocations = R"sql(
 SELECT id, host, count, policy, profile, prefer_box, request_key, state, error, created_ns,
   updated_ns FROM allocations ORDER BY id < 0, id)sql";
@@ -302,6 +316,7 @@ PoolResult<BoxRecord> ReadBox(RowReader& row) {
   box.fabric = row.Text();
   box.healthy = row.Bool();
   box.last_seen_ns = row.U64();
+  box.fabric_key = row.Text();
   if (!row.ok()) return CorruptRow("boxes", box.id, row.problem());
   return box;
 }
@@ -325,6 +340,7 @@ PoolResult<HostRecord> ReadHost(RowReader& row) {
   host.mode = row.Text();
   host.boot_id = row.Text();
   host.registered_ns = row.U64();
+  host.fabric_key = row.Text();
   if (!row.ok()) return CorruptRow("hosts", host.id, row.problem());
   return host;
 }
@@ -465,6 +481,13 @@ PoolResult<Done> CheckOrCreateSchema(sqlite3* db, const std::string& path) {
         QueryText(db, "SELECT CAST(value AS TEXT) FROM meta WHERE key = 'schema_version'", where);
     if (!version.ok()) return version.error();
     if (version.value() == std::to_string(SqliteStore::kSchemaVersion)) return Done{};
+    if (version.value() == "1") {  // the store of a manager before fabric keys
+      if (auto migrated = Execute(db, kMigrateTo2, where + ": migrating to schema version 2");
+          !migrated.ok())
+        return migrated.error();
+      spdlog::info("store: migrated {} from schema version 1 to 2 (fabric keys)", path);
+      return Done{};
+    }
     return PoolError{ErrorKind::kUnavailable, "store-schema",
                      fmt::format("{} has schema version \"{}\"; this manager reads version {}",
                                  where, version.value(), SqliteStore::kSchemaVersion)};
@@ -547,7 +570,7 @@ class SqliteStore::ChangeWriter {
     const BoxRecord& box = change.box;
     StatementRun run(s_.put_box.get());
     run.Text(box.id).Text(box.management).Text(box.fabric).Bool(box.healthy);
-    run.U64(box.last_seen_ns);
+    run.U64(box.last_seen_ns).Text(box.fabric_key);
     return RunToDone(db_, run, "");
   }
 
@@ -562,7 +585,7 @@ class SqliteStore::ChangeWriter {
     const HostRecord& host = change.host;
     StatementRun run(s_.put_host.get());
     run.Text(host.id).U64(host.node_id).Text(host.agent).Text(host.mode).Text(host.boot_id);
-    run.U64(host.registered_ns);
+    run.U64(host.registered_ns).Text(host.fabric_key);
     return RunToDone(db_, run, "");
   }
 

@@ -65,7 +65,7 @@ class SqliteStore final : public PoolStore {
   const std::string& path() const { return path_; }
 
   // The schema version this code writes and reads.
-  static constexpr int64_t kSchemaVersion = 1;
+  static constexpr int64_t kSchemaVersion = 2;  // 2: fabric keys (1 is migrated)
 
   // Owners of the SQLite handles (sqlite3_close_v2, sqlite3_finalize).
   struct CloseDatabase {

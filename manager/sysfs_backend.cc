@@ -168,6 +168,13 @@ PoolResult<std::string> SysfsBackend::Attach(const AttachRequest& r) {
                        "every dxpu hot-plug slot is bound (load dxpu.ko with more slots=)"};
     }
     slot = free_slot->slot;
+    // The bridge's key first (docs/kernel-module.md "Fabric keys"): the session dxpu.ko opens to
+    // it at bind is then authenticated, with the host key already in /sys/devices/dxpu/key.
+    if (!r.bridge_key.empty()) {
+      PoolResult<Done> keyed =
+          Write(std::string(kDxpuDir) + "/bridge_keys", fmt::format("{} {}", *mac, r.bridge_key));
+      if (!keyed.ok()) return keyed.error();
+    }
     PoolResult<Done> bound =
         Write(std::string(kDxpuDir) + "/bind", fmt::format("{} {} {}", slot, *mac, bdf));
     if (!bound.ok()) return bound.error();

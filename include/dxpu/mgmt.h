@@ -62,9 +62,12 @@ enum dxpu_mgmt_type {
 	DXPU_MGMT_FW_REBOOT = 11,
 	/* A device's DMA windows (its DMA_GRANTs in force). */
 	DXPU_MGMT_DMA_LIST = 12,
+	/* The hosts that may connect (docs/protocol.md 15.9): provisioned by the pool manager. */
+	DXPU_MGMT_HOST_KEY_SET = 13,
+	DXPU_MGMT_HOST_KEY_REMOVE = 14,
 };
 
-#define DXPU_MGMT_TYPE_MAX DXPU_MGMT_DMA_LIST
+#define DXPU_MGMT_TYPE_MAX DXPU_MGMT_HOST_KEY_REMOVE
 
 /* The Status field of a response (0 in a request). Numbers and names are stable. */
 enum dxpu_mgmt_status {
@@ -96,6 +99,9 @@ enum dxpu_mgmt_status {
 	DXPU_MGMT_STALE_EPOCH = 23,	/* an epoch below the highest the bridge accepted */
 	DXPU_MGMT_REPLAYED = 24,	/* a sequence number seen, or too old, in its epoch */
 	DXPU_MGMT_QUARANTINED = 25,	/* ASSIGN of a device whose owner's session was lost */
+	/* Host keys (docs/protocol.md 15.9). */
+	DXPU_MGMT_NO_IDENTITY = 26, /* HOST_KEY_* to a bridge without identity (plaintext) */
+	DXPU_MGMT_KEY_IN_USE = 27,  /* HOST_KEY_SET of a key bound to another node */
 	DXPU_MGMT_STATUS_COUNT
 };
 
@@ -110,6 +116,11 @@ enum dxpu_mgmt_status {
  */
 #define DXPU_MGMT_DMA_ADDR_LIMIT (1ull << 52)
 #define DXPU_MGMT_STATUS_REQ_SIZE 0u
+/* An X25519 public key: a host's or a bridge's long-term fabric key (docs/security.md). */
+#define DXPU_MGMT_FABRIC_KEY_SIZE 32u
+/* HOST_KEY_SET: host node ID u64, then its public key; HOST_KEY_REMOVE: host node ID u64. */
+#define DXPU_MGMT_HOST_KEY_SET_SIZE (8u + DXPU_MGMT_FABRIC_KEY_SIZE)
+#define DXPU_MGMT_HOST_KEY_REMOVE_SIZE 8u
 #define DXPU_MGMT_INVENTORY_REQ_SIZE 0u
 /* FW_BEGIN: flags u32 (DXPU_MGMT_FW_F_*), rsvd u32, then the image's 256-byte header. */
 #define DXPU_MGMT_FW_IMAGE_HEADER_SIZE 256u
@@ -144,8 +155,14 @@ enum dxpu_mgmt_status {
 	((DXPU_MGMT_MAX_MSG - DXPU_MGMT_HDR_SIZE - DXPU_MGMT_STATUS_FIXED_SIZE) /                  \
 	 DXPU_MGMT_STATUS_ENTRY_SIZE)
 
-/* INVENTORY response body: bridge node ID u64, device count u16, rsvd u16, rsvd u32, entries. */
+/*
+ * INVENTORY response body: bridge node ID u64, device count u16, flags u16, rsvd u32, then
+ * with DXPU_MGMT_INVENTORY_F_FABRIC_KEY the bridge's fabric public key (32 bytes), then the
+ * entries.
+ */
 #define DXPU_MGMT_INVENTORY_FIXED_SIZE 16u
+#define DXPU_MGMT_INVENTORY_F_FABRIC_KEY 0x0001u /* the bridge has an identity: its key follows */
+#define DXPU_MGMT_INVENTORY_F_ALL 0x0001u
 /* Bytes of an entry's profile name: ASCII, NUL-terminated and NUL-padded (31 characters). */
 #define DXPU_MGMT_PROFILE_NAME_SIZE 32u
 /*
@@ -153,9 +170,10 @@ enum dxpu_mgmt_status {
  * size in bytes u64, profile name (DXPU_MGMT_PROFILE_NAME_SIZE bytes).
  */
 #define DXPU_MGMT_INVENTORY_ENTRY_SIZE 48u
-/* The most entries one INVENTORY response holds: (65507 - 16 - 16) / 48 = 1364. */
+/* The most entries one INVENTORY response holds, with a key: (65507 - 16 - 16 - 32) / 48 = 1363. */
 #define DXPU_MGMT_INVENTORY_MAX_DEVICES                                                            \
-	((DXPU_MGMT_MAX_MSG - DXPU_MGMT_HDR_SIZE - DXPU_MGMT_INVENTORY_FIXED_SIZE) /               \
+	((DXPU_MGMT_MAX_MSG - DXPU_MGMT_HDR_SIZE - DXPU_MGMT_INVENTORY_FIXED_SIZE -                \
+	  DXPU_MGMT_FABRIC_KEY_SIZE) /                                                             \
 	 DXPU_MGMT_INVENTORY_ENTRY_SIZE)
 
 /* DMA_LIST response body: device u16, window count u16, rsvd u32, then the windows. */

@@ -36,6 +36,10 @@ static size_t request_body_size(uint8_t type)
 		return DXPU_MGMT_DMA_GRANT_SIZE;
 	case DXPU_MGMT_FW_BEGIN:
 		return DXPU_MGMT_FW_BEGIN_SIZE;
+	case DXPU_MGMT_HOST_KEY_SET:
+		return DXPU_MGMT_HOST_KEY_SET_SIZE;
+	case DXPU_MGMT_HOST_KEY_REMOVE:
+		return DXPU_MGMT_HOST_KEY_REMOVE_SIZE;
 	default: /* STATUS, INVENTORY, FW_STATUS, FW_COMMIT, FW_REBOOT: empty */
 		return DXPU_MGMT_STATUS_REQ_SIZE;
 	}
@@ -216,17 +220,25 @@ static void inventory_entry_read(const uint8_t *p, struct dxpu_mgmt_inventory_de
 static enum dxpu_mgmt_err decode_inventory(const uint8_t *b, size_t blen, struct dxpu_mgmt_msg *m)
 {
 	struct dxpu_mgmt_inventory *r = &m->body.inventory;
+	size_t fixed = DXPU_MGMT_INVENTORY_FIXED_SIZE;
+	uint16_t flags;
 
 	if (blen < DXPU_MGMT_INVENTORY_FIXED_SIZE)
 		return DXPU_MGMT_ERR_BODY_SIZE;
 	r->node_id = get_be64(&b[0]);
 	r->device_count = dxpu_get_be16(&b[8]);
-	r->entries = &b[DXPU_MGMT_INVENTORY_FIXED_SIZE];
-	if (blen != DXPU_MGMT_INVENTORY_FIXED_SIZE +
-			    (size_t)r->device_count * DXPU_MGMT_INVENTORY_ENTRY_SIZE)
+	flags = dxpu_get_be16(&b[10]);
+	r->has_fabric_key = (flags & DXPU_MGMT_INVENTORY_F_FABRIC_KEY) != 0;
+	if (r->has_fabric_key)
+		fixed += DXPU_MGMT_FABRIC_KEY_SIZE;
+	r->entries = &b[fixed];
+	if (blen != fixed + (size_t)r->device_count * DXPU_MGMT_INVENTORY_ENTRY_SIZE)
 		return DXPU_MGMT_ERR_BODY_SIZE;
-	if (!dxpu_all_zero(&b[10], 6))
+	if ((flags & ~DXPU_MGMT_INVENTORY_F_ALL) || !dxpu_all_zero(&b[12], 4))
 		return DXPU_MGMT_ERR_RESERVED;
+	if (r->has_fabric_key)
+		memcpy(r->fabric_key, &b[DXPU_MGMT_INVENTORY_FIXED_SIZE],
+		       DXPU_MGMT_FABRIC_KEY_SIZE);
 	return check_inventory_entries(r->entries, r->device_count);
 }
 
@@ -407,6 +419,13 @@ static enum dxpu_mgmt_err decode_request(const uint8_t *b, size_t blen, struct d
 			return DXPU_MGMT_ERR_RESERVED;
 		m->body.fw_begin.header = &b[8];
 		break;
+	case DXPU_MGMT_HOST_KEY_SET:
+		memcpy(m->body.host_key.public_key, &b[8], DXPU_MGMT_FABRIC_KEY_SIZE);
+		m->body.host_key.node_id = get_be64(&b[0]);
+		break;
+	case DXPU_MGMT_HOST_KEY_REMOVE:
+		m->body.host_key.node_id = get_be64(&b[0]);
+		break;
 	default: /* STATUS, INVENTORY, FW_STATUS, FW_COMMIT, FW_REBOOT: no body */
 		break;
 	}
@@ -536,6 +555,13 @@ static void put_request_body(uint8_t *b, const struct dxpu_mgmt_msg *m)
 		memcpy(&b[DXPU_MGMT_FW_CHUNK_FIXED_SIZE], m->body.fw_chunk.data,
 		       m->body.fw_chunk.length);
 		break;
+	case DXPU_MGMT_HOST_KEY_SET:
+		put_be64(&b[0], m->body.host_key.node_id);
+		memcpy(&b[8], m->body.host_key.public_key, DXPU_MGMT_FABRIC_KEY_SIZE);
+		break;
+	case DXPU_MGMT_HOST_KEY_REMOVE:
+		put_be64(&b[0], m->body.host_key.node_id);
+		break;
 	default:
 		break;
 	}
@@ -564,6 +590,23 @@ static enum dxpu_mgmt_err fw_request_body_size(const struct dxpu_mgmt_msg *m, si
 	return DXPU_MGMT_ERR_OK;
 }
 
+/* The fixed part of an INVENTORY body, with or without the bridge's key. */
+static size_t inventory_fixed_size(bool has_fabric_key)
+{
+	return DXPU_MGMT_INVENTORY_FIXED_SIZE + (has_fabric_key ? DXPU_MGMT_FABRIC_KEY_SIZE : 0);
+}
+
+static void put_inventory_fixed(uint8_t *b, uint64_t node_id, size_t n, const uint8_t *fabric_key)
+{
+	memset(b, 0, inventory_fixed_size(fabric_key != NULL));
+	put_be64(&b[0], node_id);
+	dxpu_put_be16(&b[8], (uint16_t)n);
+	if (fabric_key) {
+		dxpu_put_be16(&b[10], DXPU_MGMT_INVENTORY_F_FABRIC_KEY);
+		memcpy(&b[DXPU_MGMT_INVENTORY_FIXED_SIZE], fabric_key, DXPU_MGMT_FABRIC_KEY_SIZE);
+	}
+}
+
 /* Header checks and the body size of *m, for the encoder. */
 static enum dxpu_mgmt_err encoded_body_size(const struct dxpu_mgmt_msg *m, size_t *body_len)
 {
@@ -582,7 +625,7 @@ static enum dxpu_mgmt_err encoded_body_size(const struct dxpu_mgmt_msg *m, size_
 	} else if (has_inventory(m)) {
 		if (inv->device_count > DXPU_MGMT_INVENTORY_MAX_DEVICES)
 			return DXPU_MGMT_ERR_TOO_LARGE;
-		*body_len = DXPU_MGMT_INVENTORY_FIXED_SIZE +
+		*body_len = inventory_fixed_size(inv->has_fabric_key) +
 			    (size_t)inv->device_count * DXPU_MGMT_INVENTORY_ENTRY_SIZE;
 	} else if (has_dma_list(m)) {
 		if (m->body.dma_list.window_count > DXPU_MGMT_DMA_LIST_MAX_WINDOWS)
@@ -648,11 +691,12 @@ enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf,
 		if (entries_len)
 			memmove(&b[DXPU_MGMT_STATUS_FIXED_SIZE], r->entries, entries_len);
 	} else if (has_inventory(m)) {
-		entries_len = body_len - DXPU_MGMT_INVENTORY_FIXED_SIZE;
-		put_be64(&b[0], inv->node_id);
-		dxpu_put_be16(&b[8], inv->device_count);
+		put_inventory_fixed(b, inv->node_id, inv->device_count,
+				    inv->has_fabric_key ? inv->fabric_key : NULL);
+		entries_len = body_len - inventory_fixed_size(inv->has_fabric_key);
 		if (entries_len)
-			memmove(&b[DXPU_MGMT_INVENTORY_FIXED_SIZE], inv->entries, entries_len);
+			memmove(&b[inventory_fixed_size(inv->has_fabric_key)], inv->entries,
+				entries_len);
 	} else if (has_dma_list(m)) {
 		entries_len = body_len - DXPU_MGMT_DMA_LIST_FIXED_SIZE;
 		dxpu_put_be16(&b[0], m->body.dma_list.device);
@@ -749,10 +793,11 @@ bool dxpu_mgmt_inventory_entry(const struct dxpu_mgmt_inventory *r, size_t i,
 }
 
 enum dxpu_mgmt_err dxpu_mgmt_encode_inventory(uint32_t request_id, uint64_t node_id,
+					      const uint8_t *fabric_key,
 					      const struct dxpu_mgmt_inventory_device *entries,
 					      size_t n, uint8_t *buf, size_t cap, size_t *len)
 {
-	size_t i, total;
+	size_t i, total, fixed = inventory_fixed_size(fabric_key != NULL);
 	enum dxpu_mgmt_err err;
 	uint8_t *b;
 
@@ -764,11 +809,10 @@ enum dxpu_mgmt_err dxpu_mgmt_encode_inventory(uint32_t request_id, uint64_t node
 		if (err)
 			return err;
 	}
-	total = DXPU_MGMT_HDR_SIZE + DXPU_MGMT_INVENTORY_FIXED_SIZE +
-		n * DXPU_MGMT_INVENTORY_ENTRY_SIZE;
+	total = DXPU_MGMT_HDR_SIZE + fixed + n * DXPU_MGMT_INVENTORY_ENTRY_SIZE;
 	if (cap < total)
 		return DXPU_MGMT_ERR_NO_SPACE;
-	memset(buf, 0, DXPU_MGMT_HDR_SIZE + DXPU_MGMT_INVENTORY_FIXED_SIZE);
+	memset(buf, 0, DXPU_MGMT_HDR_SIZE);
 	dxpu_put_be32(&buf[DXPU_MGMT_OFF_MAGIC], DXPU_MGMT_MAGIC);
 	buf[DXPU_MGMT_OFF_VERSION] = DXPU_MGMT_VERSION;
 	buf[DXPU_MGMT_OFF_TYPE] = DXPU_MGMT_INVENTORY;
@@ -776,9 +820,8 @@ enum dxpu_mgmt_err dxpu_mgmt_encode_inventory(uint32_t request_id, uint64_t node
 	dxpu_put_be32(&buf[DXPU_MGMT_OFF_REQUEST_ID], request_id);
 	dxpu_put_be16(&buf[DXPU_MGMT_OFF_BODY_LENGTH], (uint16_t)(total - DXPU_MGMT_HDR_SIZE));
 	b = &buf[DXPU_MGMT_HDR_SIZE];
-	put_be64(&b[0], node_id);
-	dxpu_put_be16(&b[8], (uint16_t)n);
-	b += DXPU_MGMT_INVENTORY_FIXED_SIZE;
+	put_inventory_fixed(b, node_id, n, fabric_key);
+	b += fixed;
 	for (i = 0; i < n; i++, b += DXPU_MGMT_INVENTORY_ENTRY_SIZE)
 		dxpu_mgmt_inventory_entry_write(b, &entries[i]);
 	*len = total;
@@ -852,6 +895,12 @@ enum dxpu_mgmt_status dxpu_mgmt_check_args(const struct dxpu_mgmt_msg *request)
 								    : DXPU_MGMT_BAD_CRC;
 	case DXPU_MGMT_ASSIGN:
 		return request->body.assign.host_node_id ? DXPU_MGMT_OK : DXPU_MGMT_BAD_ARGUMENT;
+	case DXPU_MGMT_HOST_KEY_SET:
+		if (dxpu_all_zero(request->body.host_key.public_key, DXPU_MGMT_FABRIC_KEY_SIZE))
+			return DXPU_MGMT_BAD_ARGUMENT;
+		return request->body.host_key.node_id ? DXPU_MGMT_OK : DXPU_MGMT_BAD_ARGUMENT;
+	case DXPU_MGMT_HOST_KEY_REMOVE:
+		return request->body.host_key.node_id ? DXPU_MGMT_OK : DXPU_MGMT_BAD_ARGUMENT;
 	case DXPU_MGMT_DMA_GRANT:
 		if (!g->size || !range_below_limit(g->device_base, g->size) ||
 		    !range_below_limit(g->host_base, g->size))
@@ -900,6 +949,8 @@ const char *dxpu_mgmt_type_name(uint8_t type)
 		[DXPU_MGMT_FW_COMMIT] = "fw-commit",
 		[DXPU_MGMT_FW_REBOOT] = "fw-reboot",
 		[DXPU_MGMT_DMA_LIST] = "dma-list",
+		[DXPU_MGMT_HOST_KEY_SET] = "host-key-set",
+		[DXPU_MGMT_HOST_KEY_REMOVE] = "host-key-remove",
 	};
 
 	return type <= DXPU_MGMT_TYPE_MAX ? names[type] : "unknown";
@@ -934,6 +985,8 @@ const char *dxpu_mgmt_status_name(uint16_t status)
 		[DXPU_MGMT_STALE_EPOCH] = "stale-epoch",
 		[DXPU_MGMT_REPLAYED] = "replayed",
 		[DXPU_MGMT_QUARANTINED] = "quarantined",
+		[DXPU_MGMT_NO_IDENTITY] = "no-identity",
+		[DXPU_MGMT_KEY_IN_USE] = "key-in-use",
 	};
 
 	return status < DXPU_MGMT_STATUS_COUNT ? names[status] : "unknown";

@@ -120,6 +120,14 @@ struct dxpu_mgmt_inventory {
 	uint64_t node_id; /* the bridge's, as in its HELLO */
 	uint16_t device_count;
 	const uint8_t *entries;
+	bool has_fabric_key; /* the bridge has an identity (DXPU_MGMT_INVENTORY_F_FABRIC_KEY) */
+	uint8_t fabric_key[DXPU_MGMT_FABRIC_KEY_SIZE]; /* its public key; zero without one */
+};
+
+/* HOST_KEY_SET (node and key) and HOST_KEY_REMOVE (node; key unused) requests. */
+struct dxpu_mgmt_host_key {
+	uint64_t node_id;			       /* the host's node ID, non-zero */
+	uint8_t public_key[DXPU_MGMT_FABRIC_KEY_SIZE]; /* its X25519 public key */
 };
 
 /* FW_BEGIN request: the image's header, checked by the bridge before any chunk. */
@@ -188,6 +196,7 @@ struct dxpu_mgmt_msg {
 		struct dxpu_mgmt_fw_begin fw_begin;
 		struct dxpu_mgmt_fw_chunk fw_chunk;
 		struct dxpu_mgmt_fw_report fw_report; /* OK to FW_BEGIN, CHUNK, STATUS, COMMIT */
+		struct dxpu_mgmt_host_key host_key;   /* HOST_KEY_SET, HOST_KEY_REMOVE */
 	} body;
 	struct dxpu_mgmt_auth auth; /* a request with DXPU_MGMT_F_SIGNED */
 };
@@ -204,7 +213,7 @@ static inline bool dxpu_mgmt_is_signed(const struct dxpu_mgmt_msg *m)
 
 /*
  * Whether a request of this type changes the bridge's state (ASSIGN, RELEASE, DMA_GRANT,
- * DMA_REVOKE_ALL, FW_BEGIN, FW_CHUNK, FW_COMMIT, FW_REBOOT, and any type this version does not
+ * DMA_REVOKE_ALL, FW_BEGIN, FW_CHUNK, FW_COMMIT, FW_REBOOT, HOST_KEY_SET, HOST_KEY_REMOVE, and any type this version does not
  * define): such a request must be signed. STATUS, INVENTORY, FW_STATUS and DMA_LIST only read.
  */
 bool dxpu_mgmt_changes_state(uint8_t type);
@@ -262,11 +271,13 @@ bool dxpu_mgmt_status_entry(const struct dxpu_mgmt_status_report *r, size_t i,
 
 /*
  * An INVENTORY response with OK built from entry structs: the header echoes
- * request_id, node_id is the bridge's. Errors as dxpu_mgmt_encode(); a
+ * request_id, node_id is the bridge's, fabric_key its X25519 public key
+ * (DXPU_MGMT_FABRIC_KEY_SIZE bytes; NULL: a bridge without identity). Errors as dxpu_mgmt_encode(); a
  * profile name longer than DXPU_MGMT_PROFILE_NAME_SIZE - 1 is truncated, an
  * empty one or one with a byte outside 0x20..0x7e is BAD_ENTRY.
  */
 enum dxpu_mgmt_err dxpu_mgmt_encode_inventory(uint32_t request_id, uint64_t node_id,
+					      const uint8_t *fabric_key,
 					      const struct dxpu_mgmt_inventory_device *entries,
 					      size_t n, uint8_t *buf, size_t cap, size_t *len);
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
@@ -265,8 +266,8 @@ Bytes EncodeInventory(uint32_t id, uint64_t node, const std::vector<InvEntry>& e
   for (const InvEntry& e : entries) structs.push_back(ToStruct(e));
   Bytes out(DXPU_MGMT_MAX_MSG + 64);
   size_t len = 0;
-  const dxpu_mgmt_err e = dxpu_mgmt_encode_inventory(id, node, structs.data(), structs.size(),
-                                                     out.data(), out.size(), &len);
+  const dxpu_mgmt_err e = dxpu_mgmt_encode_inventory(id, node, nullptr, structs.data(),
+                                                     structs.size(), out.data(), out.size(), &len);
   if (err != nullptr) *err = e;
   out.resize(e == DXPU_MGMT_ERR_OK ? len : 0);
   return out;
@@ -570,8 +571,11 @@ TEST(MgmtRoundTrip, Inventory) {
       dxpu_mgmt_inventory_entry_write(&wire[i * DXPU_MGMT_INVENTORY_ENTRY_SIZE], &e);
     }
     dxpu_mgmt_msg m = Response(DXPU_MGMT_INVENTORY, id, DXPU_MGMT_OK);
-    m.body.inventory = {node, static_cast<uint16_t>(entries.size()),
-                        entries.empty() ? nullptr : wire.data()};
+    m.body.inventory = {node,
+                        static_cast<uint16_t>(entries.size()),
+                        entries.empty() ? nullptr : wire.data(),
+                        false,
+                        {}};
     EXPECT_EQ(Encode(m), want);
   }
 }
@@ -599,7 +603,7 @@ TEST(MgmtRoundTrip, InventoryProfileNameLimits) {
   n40.copy(e.profile, sizeof(e.profile));  // all 32 bytes, no NUL
   Bytes out(DXPU_MGMT_MAX_MSG);
   size_t len = 0;
-  ASSERT_EQ(dxpu_mgmt_encode_inventory(1, 0xa, &e, 1, out.data(), out.size(), &len),
+  ASSERT_EQ(dxpu_mgmt_encode_inventory(1, 0xa, nullptr, &e, 1, out.data(), out.size(), &len),
             DXPU_MGMT_ERR_OK);
   out.resize(len);
   const std::vector<InvEntry> cut = {
@@ -626,7 +630,7 @@ TEST(MgmtRoundTrip, InventoryProfileNameLimits) {
 
 // The largest inventory fits a datagram; one more device does not.
 TEST(MgmtRoundTrip, InventoryWithTheMostDevices) {
-  static_assert(DXPU_MGMT_INVENTORY_MAX_DEVICES == 1364);
+  static_assert(DXPU_MGMT_INVENTORY_MAX_DEVICES == 1363);
   std::vector<InvEntry> entries;
   for (uint32_t i = 0; i < DXPU_MGMT_INVENTORY_MAX_DEVICES + 1; ++i) {
     const auto d = static_cast<uint16_t>(i);
@@ -636,7 +640,7 @@ TEST(MgmtRoundTrip, InventoryWithTheMostDevices) {
   const std::vector<InvEntry> fit(entries.begin(),
                                   entries.begin() + DXPU_MGMT_INVENTORY_MAX_DEVICES);
   const Bytes b = EncodeInventory(3, 0xb0, fit);
-  ASSERT_EQ(b.size(), 65504u);  // 16 + 16 + 1364 * 48; one more entry makes 65552 > 65507
+  ASSERT_EQ(b.size(), 65456u);  // 16 + 16 + 1363 * 48; with a key 32 more: 65488
   EXPECT_EQ(b, Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 3, 0, InventoryBody(0xb0, fit)));
   dxpu_mgmt_msg d{};
   ASSERT_EQ(Decode(b, &d), DXPU_MGMT_ERR_OK);
@@ -649,12 +653,110 @@ TEST(MgmtRoundTrip, InventoryWithTheMostDevices) {
   EXPECT_EQ(err, DXPU_MGMT_ERR_TOO_LARGE);
   Bytes wire(entries.size() * DXPU_MGMT_INVENTORY_ENTRY_SIZE);
   dxpu_mgmt_msg m = Response(DXPU_MGMT_INVENTORY, 3, DXPU_MGMT_OK);
-  m.body.inventory = {0xb0, static_cast<uint16_t>(entries.size()), wire.data()};
+  m.body.inventory = {0xb0, static_cast<uint16_t>(entries.size()), wire.data(), false, {}};
   EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_TOO_LARGE);
   const Bytes over =
       Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 3, 0, InventoryBody(0xb0, entries));
-  ASSERT_EQ(over.size(), 65552u);
-  EXPECT_EQ(Decode(over), DXPU_MGMT_ERR_TOO_LARGE);
+  ASSERT_EQ(over.size(), 65504u);  // fits a datagram without a key, but is more than the most
+  EXPECT_EQ(Decode(over), DXPU_MGMT_ERR_OK);
+}
+
+// The bridge's fabric public key rides in an INVENTORY between the fixed part and the entries,
+// flagged; a flag this version does not define is reserved; the most devices fit with a key.
+TEST(MgmtRoundTrip, InventoryWithTheBridgesFabricKey) {
+  std::array<uint8_t, DXPU_MGMT_FABRIC_KEY_SIZE> key{};
+  for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<uint8_t>(0xa0 + i);
+  const std::vector<InvEntry> entries = {{0, 0x100, 0x10de, 0x2330, 1ull << 34, "h100"},
+                                         {1, 0x200, 0x10de, 0x2330, 1ull << 34, "h100"}};
+  std::vector<dxpu_mgmt_inventory_device> structs;
+  for (const InvEntry& e : entries) structs.push_back(ToStruct(e));
+  Bytes out(DXPU_MGMT_MAX_MSG);
+  size_t len = 0;
+  ASSERT_EQ(dxpu_mgmt_encode_inventory(9, 0xb0, key.data(), structs.data(), structs.size(),
+                                       out.data(), out.size(), &len),
+            DXPU_MGMT_ERR_OK);
+  out.resize(len);
+  Bytes body;
+  Put64(body, 0xb0);
+  Put16(body, 2);
+  Put16(body, DXPU_MGMT_INVENTORY_F_FABRIC_KEY);
+  Put32(body, 0);
+  body.insert(body.end(), key.begin(), key.end());
+  for (const InvEntry& e : entries) {
+    const Bytes one = InventoryEntryBytes(e);
+    body.insert(body.end(), one.begin(), one.end());
+  }
+  const Bytes want = Message(DXPU_MGMT_INVENTORY, DXPU_MGMT_F_RESPONSE, 9, 0, body);
+  ASSERT_EQ(out, want);
+  dxpu_mgmt_msg d{};
+  ASSERT_EQ(Decode(want, &d), DXPU_MGMT_ERR_OK);
+  EXPECT_TRUE(d.body.inventory.has_fabric_key);
+  EXPECT_TRUE(std::equal(key.begin(), key.end(), d.body.inventory.fabric_key));
+  ExpectInventoryEntry(d, 0, entries[0]);
+  ExpectInventoryEntry(d, 1, entries[1]);
+  // Re-encoded from the decoded message: the same bytes.
+  d.flags = DXPU_MGMT_F_RESPONSE;
+  EXPECT_EQ(Encode(d), want);
+  // Without the flag, the same bytes are 32 too many for two entries.
+  Bytes unflagged = want;
+  unflagged[DXPU_MGMT_HDR_SIZE + 11] = 0;
+  EXPECT_EQ(Decode(unflagged), DXPU_MGMT_ERR_BODY_SIZE);
+  Bytes other_flag = want;
+  other_flag[DXPU_MGMT_HDR_SIZE + 11] = 0x03;
+  EXPECT_EQ(Decode(other_flag), DXPU_MGMT_ERR_RESERVED);
+  // Without a key: no flag, no key bytes.
+  ASSERT_EQ(Decode(EncodeInventory(9, 0xb0, entries), &d), DXPU_MGMT_ERR_OK);
+  EXPECT_FALSE(d.body.inventory.has_fabric_key);
+  // The most devices still fit a datagram with the key.
+  std::vector<dxpu_mgmt_inventory_device> most(DXPU_MGMT_INVENTORY_MAX_DEVICES, structs[0]);
+  out.assign(DXPU_MGMT_MAX_MSG, 0);
+  ASSERT_EQ(dxpu_mgmt_encode_inventory(9, 0xb0, key.data(), most.data(), most.size(), out.data(),
+                                       out.size(), &len),
+            DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(len, 65488u);
+}
+
+// HOST_KEY_SET: node ID then key; HOST_KEY_REMOVE: node ID. Node 0 and the zero key are bad
+// arguments; both change state (signed).
+TEST(MgmtHostKey, ByHandAndBack) {
+  std::array<uint8_t, DXPU_MGMT_FABRIC_KEY_SIZE> key{};
+  for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<uint8_t>(i + 1);
+  Bytes body;
+  Put64(body, 0x0123456789abcdefull);
+  body.insert(body.end(), key.begin(), key.end());
+  const Bytes set = Message(DXPU_MGMT_HOST_KEY_SET, 0, 5, 0, body);
+  dxpu_mgmt_msg m = Request(DXPU_MGMT_HOST_KEY_SET, 5);
+  m.body.host_key.node_id = 0x0123456789abcdefull;
+  std::copy(key.begin(), key.end(), m.body.host_key.public_key);
+  ASSERT_EQ(Encode(m), set);
+  dxpu_mgmt_msg d{};
+  ASSERT_EQ(Decode(set, &d), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(d.body.host_key.node_id, 0x0123456789abcdefull);
+  EXPECT_TRUE(std::equal(key.begin(), key.end(), d.body.host_key.public_key));
+  EXPECT_EQ(dxpu_mgmt_check_args(&d), DXPU_MGMT_OK);
+  Bytes short_body(body.begin(), body.end() - 1);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_HOST_KEY_SET, 0, 5, 0, short_body)), DXPU_MGMT_ERR_BODY_SIZE);
+
+  Bytes remove_body;
+  Put64(remove_body, 0x77);
+  const Bytes remove = Message(DXPU_MGMT_HOST_KEY_REMOVE, 0, 6, 0, remove_body);
+  m = Request(DXPU_MGMT_HOST_KEY_REMOVE, 6);
+  m.body.host_key.node_id = 0x77;
+  ASSERT_EQ(Encode(m), remove);
+  ASSERT_EQ(Decode(remove, &d), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(d.body.host_key.node_id, 0x77u);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_HOST_KEY_REMOVE, 0, 6, 0, body)), DXPU_MGMT_ERR_BODY_SIZE);
+
+  m = Request(DXPU_MGMT_HOST_KEY_SET, 1);
+  std::copy(key.begin(), key.end(), m.body.host_key.public_key);
+  EXPECT_EQ(dxpu_mgmt_check_args(&m), DXPU_MGMT_BAD_ARGUMENT);  // node 0
+  m.body.host_key.node_id = 2;
+  std::fill(std::begin(m.body.host_key.public_key), std::end(m.body.host_key.public_key), 0);
+  EXPECT_EQ(dxpu_mgmt_check_args(&m), DXPU_MGMT_BAD_ARGUMENT);  // the zero key
+  m = Request(DXPU_MGMT_HOST_KEY_REMOVE, 1);
+  EXPECT_EQ(dxpu_mgmt_check_args(&m), DXPU_MGMT_BAD_ARGUMENT);  // node 0
+  EXPECT_TRUE(dxpu_mgmt_changes_state(DXPU_MGMT_HOST_KEY_SET));
+  EXPECT_TRUE(dxpu_mgmt_changes_state(DXPU_MGMT_HOST_KEY_REMOVE));
 }
 
 // ---- every decode error, from hand-built bytes ----
@@ -725,7 +827,7 @@ TEST(MgmtDecode, StatusFieldRules) {
 }
 
 TEST(MgmtDecode, UnknownType) {
-  for (uint8_t type : {0, 13, 0x7f, 0xff}) {
+  for (uint8_t type : {0, 15, 0x7f, 0xff}) {
     dxpu_mgmt_msg m{};
     ASSERT_EQ(Decode(Message(type, 0, 77, 0, {}), &m), DXPU_MGMT_ERR_UNKNOWN_TYPE) << int(type);
     EXPECT_EQ(m.type, type);
@@ -901,12 +1003,12 @@ TEST(MgmtDecode, BadInventoryNames) {
       wire.insert(wire.end(), one.begin(), one.end());
     }
     dxpu_mgmt_msg m = Response(DXPU_MGMT_INVENTORY, 1, DXPU_MGMT_OK);
-    m.body.inventory = {0xb0, 2, wire.data()};
+    m.body.inventory = {0xb0, 2, wire.data(), false, {}};
     EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_BAD_ENTRY);
   }
   // The generic encoder: entries missing, or padding not zero.
   dxpu_mgmt_msg m = Response(DXPU_MGMT_INVENTORY, 1, DXPU_MGMT_OK);
-  m.body.inventory = {0xb0, 1, nullptr};
+  m.body.inventory = {0xb0, 1, nullptr, false, {}};
   EXPECT_EQ(EncodeErr(m), DXPU_MGMT_ERR_BAD_ENTRY);
   Bytes wire = InventoryEntryBytes({0, 1, 2, 3, 4, "dxgpu"});
   wire[16 + 20] = 1;
@@ -972,11 +1074,11 @@ TEST(MgmtEncode, RefusesWhatTheDecoderRefuses) {
   EXPECT_EQ(EncodeErr(Response(DXPU_MGMT_STATUS, 1, DXPU_MGMT_STATUS_COUNT)),
             DXPU_MGMT_ERR_BAD_STATUS);
   EXPECT_EQ(EncodeErr(Request(0, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
-  EXPECT_EQ(EncodeErr(Request(13, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
-  EXPECT_EQ(EncodeErr(Response(13, 1, DXPU_MGMT_OK)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Request(15, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Response(15, 1, DXPU_MGMT_OK)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
   // The answer to an unknown type echoes it.
-  EXPECT_EQ(Encode(Response(13, 1, DXPU_MGMT_UNKNOWN_TYPE)),
-            Message(13, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_UNKNOWN_TYPE, {}));
+  EXPECT_EQ(Encode(Response(15, 1, DXPU_MGMT_UNKNOWN_TYPE)),
+            Message(15, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_UNKNOWN_TYPE, {}));
 
   // A report whose entries break the rules.
   Bytes wire(DXPU_MGMT_STATUS_ENTRY_SIZE);
@@ -1016,11 +1118,12 @@ TEST(MgmtEncode, NoSpaceWritesNothing) {
   const dxpu_mgmt_inventory_device inv = ToStruct({0, 1, 2, 3, 4, "dxgpu"});
   Bytes inv_buf(80, 0xaa);
   len = 99;
-  EXPECT_EQ(dxpu_mgmt_encode_inventory(1, 2, &inv, 1, inv_buf.data(), 79, &len),
+  EXPECT_EQ(dxpu_mgmt_encode_inventory(1, 2, nullptr, &inv, 1, inv_buf.data(), 79, &len),
             DXPU_MGMT_ERR_NO_SPACE);
   EXPECT_EQ(len, 0u);
   EXPECT_EQ(inv_buf, Bytes(80, 0xaa));
-  EXPECT_EQ(dxpu_mgmt_encode_inventory(1, 2, &inv, 1, inv_buf.data(), 80, &len), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(dxpu_mgmt_encode_inventory(1, 2, nullptr, &inv, 1, inv_buf.data(), 80, &len),
+            DXPU_MGMT_ERR_OK);
   EXPECT_EQ(len, 80u);
 }
 
@@ -1178,9 +1281,13 @@ TEST(MgmtNames, StableAndDistinct) {
   EXPECT_EQ(DXPU_MGMT_FW_REBOOT, 11);
   EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_DMA_LIST), "dma-list");
   EXPECT_EQ(DXPU_MGMT_DMA_LIST, 12);
-  EXPECT_EQ(DXPU_MGMT_TYPE_MAX, DXPU_MGMT_DMA_LIST);
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_HOST_KEY_SET), "host-key-set");
+  EXPECT_EQ(DXPU_MGMT_HOST_KEY_SET, 13);
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_HOST_KEY_REMOVE), "host-key-remove");
+  EXPECT_EQ(DXPU_MGMT_HOST_KEY_REMOVE, 14);
+  EXPECT_EQ(DXPU_MGMT_TYPE_MAX, DXPU_MGMT_HOST_KEY_REMOVE);
   EXPECT_STREQ(dxpu_mgmt_type_name(0), "unknown");
-  EXPECT_STREQ(dxpu_mgmt_type_name(13), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_type_name(15), "unknown");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_BAD_CRC), "bad-crc");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_FLASH_ERROR), "flash-error");
   EXPECT_EQ(DXPU_MGMT_FLASH_ERROR, 20);
@@ -1191,7 +1298,11 @@ TEST(MgmtNames, StableAndDistinct) {
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_REPLAYED), "replayed");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_QUARANTINED), "quarantined");
   EXPECT_EQ(DXPU_MGMT_QUARANTINED, 25);
-  EXPECT_EQ(DXPU_MGMT_STATUS_COUNT, 26);
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_NO_IDENTITY), "no-identity");
+  EXPECT_EQ(DXPU_MGMT_NO_IDENTITY, 26);
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_KEY_IN_USE), "key-in-use");
+  EXPECT_EQ(DXPU_MGMT_KEY_IN_USE, 27);
+  EXPECT_EQ(DXPU_MGMT_STATUS_COUNT, 28);
   EXPECT_STREQ(dxpu_mgmt_device_state_name(DXPU_MGMT_DEV_QUARANTINED), "quarantined");
   EXPECT_EQ(DXPU_MGMT_DEV_QUARANTINED, 3);
   EXPECT_STREQ(dxpu_mgmt_fw_transfer_name(DXPU_MGMT_FW_COMMITTED), "committed");

@@ -137,16 +137,16 @@ TEST(PoolErrors, HttpStatusOfEachKind) {
 std::string Dump(const PoolSnapshot& s) {
   std::string out;
   for (const BoxRecord& b : s.boxes) {
-    out += fmt::format("box [{}] [{}] [{}] {} {}\n", b.id, b.management, b.fabric, b.healthy,
-                       b.last_seen_ns);
+    out += fmt::format("box [{}] [{}] [{}] {} {} [{}]\n", b.id, b.management, b.fabric, b.healthy,
+                       b.last_seen_ns, b.fabric_key);
   }
   for (const GpuRecord& g : s.gpus) {
     out +=
         fmt::format("gpu [{}] {} {} [{}] {}\n", g.box, g.device, g.box_bdf, g.profile, g.present);
   }
   for (const HostRecord& h : s.hosts) {
-    out += fmt::format("host [{}] {} [{}] [{}] [{}] {}\n", h.id, h.node_id, h.agent, h.mode,
-                       h.boot_id, h.registered_ns);
+    out += fmt::format("host [{}] {} [{}] [{}] [{}] {} [{}]\n", h.id, h.node_id, h.agent, h.mode,
+                       h.boot_id, h.registered_ns, h.fabric_key);
   }
   for (const AllocationRecord& a : s.allocations) {
     out += fmt::format("allocation {} [{}] {} {} [{}] [{}] [{}] {} [{}] {} {}\n", a.id, a.host,
@@ -170,13 +170,16 @@ void AppendReversed(StoreBatch& batch, const std::vector<Record>& records) {
 }
 
 BoxRecord Box(std::string id) {
-  return BoxRecord{std::move(id), "udp:127.0.0.1:7000", "udp:127.0.0.1:7001", true, 5};
+  return BoxRecord{std::move(id),       "udp:127.0.0.1:7000", "udp:127.0.0.1:7001", true, 5,
+                   std::string(64, 'b')};
 }
 GpuRecord Gpu(std::string box, uint16_t device) {
   return GpuRecord{std::move(box), device, static_cast<uint16_t>(0x100 + device), "dxgpu", true};
 }
 HostRecord Host(std::string id, uint64_t node_id) {
-  return HostRecord{std::move(id), node_id, "http://127.0.0.1:9000", "userspace", "boot-1", 7};
+  return HostRecord{
+      std::move(id),       node_id, "http://127.0.0.1:9000", "userspace", "boot-1", 7, 0,
+      std::string(64, 'a')};
 }
 AllocationRecord Allocation(uint64_t id, std::string host) {
   AllocationRecord a;
@@ -273,12 +276,14 @@ class SqliteStoreTest : public ::testing::Test {
 
 TEST_F(SqliteStoreTest, EveryRecordTypeRoundTrips) {
   PoolSnapshot want;
-  want.boxes = {BoxRecord{"a", "", "", false, 0},
-                BoxRecord{"b.box", "unix:/run/b", "02:00:00:00:00:01", true, kMax}};
+  want.boxes = {
+      BoxRecord{"a", "", "", false, 0, ""},
+      BoxRecord{"b.box", "unix:/run/b", "02:00:00:00:00:01", true, kMax, std::string(64, 'c')}};
   want.gpus = {GpuRecord{"a", 0, 0, "", false}, GpuRecord{"a", 65535, 65535, "dxgpu-1g", true},
                GpuRecord{"b.box", 7, 0x0300, "p", true}};
-  want.hosts = {HostRecord{"h1", kMax, "", "", "", 0},
-                HostRecord{"h2", kBig, "http://10.0.0.2:9000", "kernel", "3f2a", kBig + 5}};
+  want.hosts = {HostRecord{"h1", kMax, "", "", "", 0, 0, ""},
+                HostRecord{"h2", kBig, "http://10.0.0.2:9000", "kernel", "3f2a", kBig + 5, 0,
+                           std::string(64, 'd')}};
   AllocationRecord empty_fields;  // every string "", every number 0
   empty_fields.id = 1;
   AllocationRecord full;
@@ -486,7 +491,7 @@ TEST_F(SqliteStoreTest, PersistsAcrossCloseAndReopenInWalMode) {
     RawDatabase raw(path_);
     ASSERT_TRUE(raw.ok());
     EXPECT_EQ(raw.Text("PRAGMA journal_mode"), "wal");
-    EXPECT_EQ(raw.Text("SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+    EXPECT_EQ(raw.Text("SELECT value FROM meta WHERE key = 'schema_version'"), "2");
   }
   ASSERT_FALSE(written.empty());
   auto reopened = OpenStore();
@@ -558,8 +563,39 @@ TEST_F(SqliteStoreTest, RefusesANewerSchemaVersion) {
   EXPECT_EQ(store.error().kind, ErrorKind::kUnavailable);
   EXPECT_EQ(store.error().name, "store-schema");
   EXPECT_NE(store.error().message.find("99"), std::string::npos) << store.error().message;
-  EXPECT_NE(store.error().message.find("version 1"), std::string::npos) << store.error().message;
+  EXPECT_NE(store.error().message.find("version 2"), std::string::npos) << store.error().message;
   EXPECT_NE(store.error().message.find(path_), std::string::npos) << store.error().message;
+}
+
+// A store of schema version 1 (before fabric keys) is migrated: its rows kept, no keys.
+TEST_F(SqliteStoreTest, MigratesSchemaVersion1) {
+  std::string before;
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    ApplyOrDie(*store, BasicPool());
+  }
+  {
+    RawDatabase raw(path_);
+    ASSERT_TRUE(raw.ok());
+    ASSERT_EQ(raw.Exec("ALTER TABLE boxes DROP COLUMN fabric_key; ALTER TABLE hosts DROP COLUMN "
+                       "fabric_key; UPDATE meta SET value = 1 WHERE key = 'schema_version'"),
+              "");
+  }
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  const PoolSnapshot loaded = LoadOrDie(*store);
+  ASSERT_EQ(loaded.boxes.size(), 1u);
+  EXPECT_EQ(loaded.boxes[0].fabric_key, "");
+  EXPECT_EQ(loaded.boxes[0].management, "udp:127.0.0.1:7000");
+  ASSERT_EQ(loaded.hosts.size(), 1u);
+  EXPECT_EQ(loaded.hosts[0].fabric_key, "");
+  EXPECT_EQ(loaded.hosts[0].node_id, 11u);
+  EXPECT_EQ(loaded.leases.size(), 1u);
+  ApplyOrDie(*store, BatchOf({PutHost{Host("h1", 11)}}));  // a key written after the migration
+  EXPECT_EQ(LoadOrDie(*store).hosts[0].fabric_key, std::string(64, 'a'));
+  RawDatabase raw(path_);
+  EXPECT_EQ(raw.Text("SELECT value FROM meta WHERE key = 'schema_version'"), "2");
 }
 
 TEST_F(SqliteStoreTest, RefusesAnotherApplicationsDatabase) {
