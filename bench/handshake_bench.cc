@@ -95,10 +95,11 @@ struct Keys {
 // HELLOs a host with these keys sends, each from a new session (a new ephemeral key).
 std::vector<Frame> Hellos(const Keys& k, size_t n) {
   std::vector<Frame> out;
+  dxfp_session_config first = SmallConfig(DXFP_ROLE_INITIATOR);
+  dxpu::crypto::SetHostAuth(&first, k.host, k.bridge.pub);
   for (size_t i = 0; i < n; ++i) {
-    dxfp_session_config c = SmallConfig(DXFP_ROLE_INITIATOR);
-    dxpu::crypto::SetHostAuth(&c, k.host, k.bridge.pub);
-    c.auth.wall_clock_offset_ns += i;  // every HELLO later than the one before
+    dxfp_session_config c = first;
+    c.auth.wall_clock_offset_ns += i * 1000;  // every HELLO later than the one before
     End host;
     if (!Init(&host, c)) return {};
     dxfp_session_connect(&host.s, 1000);
@@ -129,7 +130,7 @@ double& CookiesPerSecond() {
   static double v = 0;
   return v;
 }
-std::map<int64_t, double>& RoundTripNs() {
+std::map<int64_t, double>& RoundTripUs() {
   static std::map<int64_t, double> v;
   return v;
 }
@@ -159,9 +160,21 @@ void BM_BridgeAnswersHello(benchmark::State& state) {
     }
     auto opened = auth->Open(now++, "0/10.0.0.1:17480", hellos[i++]);
     auto* hello = std::get_if<dxpu::bridge::OpenedHello>(&opened);
-    if (hello == nullptr || !Init(&bridge, rc) ||
-        dxfp_session_accept_auth(&bridge.s, now, &hello->frame, &hello->hs) != DXFP_RX_OK) {
-      state.SkipWithError("a HELLO was not answered");
+    if (hello == nullptr) {
+      const auto* why = std::get_if<dxpu::bridge::HelloRefusal>(&opened);
+      state.SkipWithError(("a HELLO was refused: " +
+                           std::string(why != nullptr ? HelloRefusalName(*why) : "cookie"))
+                              .c_str());
+      return;
+    }
+    if (!Init(&bridge, rc)) {
+      state.SkipWithError("the bridge's session configuration was refused");
+      return;
+    }
+    const dxfp_rx_result r = dxfp_session_accept_auth(&bridge.s, now, &hello->frame, &hello->hs);
+    if (r != DXFP_RX_OK) {
+      state.SkipWithError(("a HELLO was not answered: " + std::string(dxfp_rx_result_name(r)))
+                              .c_str());
       return;
     }
     size_t len = 0;
@@ -258,7 +271,8 @@ void BM_ReadRoundTrip(benchmark::State& state) {
   state.SetLabel(sealed ? "sealed" : "plaintext");
 }
 
-double RunNs(const benchmark::BenchmarkReporter::Run& run) {
+// A run's time per iteration in microseconds (the benchmarks' unit).
+double RunUs(const benchmark::BenchmarkReporter::Run& run) {
   return run.iterations > 0 ? run.GetAdjustedRealTime() : 0;
 }
 
@@ -271,19 +285,18 @@ class Summary : public dxpu::bench::SummaryReporter {
     else if (name.rfind("BM_BridgeAnswersWithACookie", 0) == 0)
       CookiesPerSecond() = Counter(run, "cookies_per_s");
     else if (name.rfind("BM_ReadRoundTrip", 0) == 0)
-      RoundTripNs()[name.find("sealed:1") != std::string::npos ? 1 : 0] = RunNs(run);
+      RoundTripUs()[name.find("sealed:1") != std::string::npos ? 1 : 0] = RunUs(run);
   }
   void Summarize() override {
     std::printf("\nAuthenticated sessions, one core:\n");
     std::printf("  handshakes a bridge answers: %.0f a second\n", HandshakesPerSecond());
     std::printf("  HELLOs answered with a cookie under load: %.0f a second\n",
                 CookiesPerSecond());
-    const auto& rtt = RoundTripNs();
+    const auto& rtt = RoundTripUs();
     if (rtt.count(0) != 0 && rtt.count(1) != 0 && rtt.at(0) > 0)
       std::printf("  4-byte read round trip through two sessions: plaintext %.2f us, sealed %.2f "
                   "us (x%.2f, +%.2f us)\n",
-                  rtt.at(0) / 1000, rtt.at(1) / 1000, rtt.at(1) / rtt.at(0),
-                  (rtt.at(1) - rtt.at(0)) / 1000);
+                  rtt.at(0), rtt.at(1), rtt.at(1) / rtt.at(0), rtt.at(1) - rtt.at(0));
   }
 };
 

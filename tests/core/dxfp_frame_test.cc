@@ -257,7 +257,7 @@ TEST(DxfpFrame, EveryDropReason) {
   EXPECT_EQ(f.hdr.version, 2);
   EXPECT_EQ(f.hdr.type, DXFP_DATA);
 
-  for (uint8_t type : {0, 5, 0xff}) {
+  for (uint8_t type : {0, 6, 0xff}) {  // 5 is COOKIE (docs/protocol.md 4.12)
     b = good;
     b[1] = type;
     EXPECT_EQ(parse(resealed(b)), DXFP_ERR_BAD_TYPE) << int(type);
