@@ -25,7 +25,7 @@ module dxpu_dxfp_seal
 #(
     parameter int DATA_WIDTH = 64,
     parameter int BYTES_WIDTH = $clog2(DATA_WIDTH / 8) + 1,
-    parameter int DOUBLE_ROUNDS_PER_CYCLE = 2
+    parameter int DOUBLE_ROUNDS_PER_CYCLE = DATA_WIDTH == 256 ? 5 : 2
 ) (
     input wire logic clk,
     input wire logic rst,
