@@ -230,6 +230,9 @@ module dxpu_aead_chacha20poly1305
     logic [LEN_WIDTH:0] pos;
     logic [LEN_WIDTH:0] ti;
     logic [127:0] tag;
+    logic [FW-1:0] fb;  // the finish side's bytes and their count, the tag in once it comes
+    logic [6:0] fl;
+    logic ok, tag_in;
 
     in_state_next = in_state_reg;
     hdr_next = hdr_reg;
@@ -397,33 +400,41 @@ module dxpu_aead_chacha20poly1305
       default: ;
     endcase
 
-    // Finish side: the tag, then the last beats.
-    if (p_tag_valid && p_tag_ready) begin
-      fin_emit_next = 1'b1;
+    // Finish side: the tag, then the last beats, the first of them on the tag's cycle.
+    fb = fin_buf_reg;
+    fl = fin_left_reg;
+    ok = fin_ok_reg;
+    tag_in = p_tag_valid && p_tag_ready;
+    if (tag_in) begin
       if (fin_dec_reg) begin
-        fin_ok_next = fin_len_ok_reg && !(|(tag ^ fin_rx_tag_reg));
+        ok = fin_len_ok_reg && !(|(tag ^ fin_rx_tag_reg));
       end else begin
-        fin_buf_next = fin_buf_reg | ({tag, DATA_WIDTH'(0)} >> (8 * fin_left_reg));
-        fin_left_next = fin_left_reg + 7'd16;
+        fb = fin_buf_reg | ({tag, DATA_WIDTH'(0)} >> (8 * fin_left_reg));
+        fl = fin_left_reg + 7'd16;
       end
-    end else if (fin_emit_reg && out_free) begin
+      fin_emit_next = 1'b1;
+      fin_buf_next = fb;
+      fin_left_next = fl;
+      fin_ok_next = ok;
+    end
+    if ((fin_emit_reg || tag_in) && out_free) begin
       m_hdr_next = fin_hdr_reg;
       m_nonce_next = fin_nonce_reg;
-      m_data_next = fin_buf_reg[FW-1-:DATA_WIDTH];
-      m_bytes_next = fin_left_reg > 7'(BB) ? BW'(BB) : BW'(fin_left_reg);
+      m_data_next = fb[FW-1-:DATA_WIDTH];
+      m_bytes_next = fl > 7'(BB) ? BW'(BB) : BW'(fl);
       m_sop_next = fin_first_reg;
-      m_eop_next = fin_left_reg <= 7'(BB);
+      m_eop_next = fl <= 7'(BB);
       m_dec_next = fin_dec_reg;
-      m_ok_next = fin_dec_reg && fin_left_reg <= 7'(BB) && fin_ok_reg;
-      m_bad_next = fin_dec_reg && fin_left_reg <= 7'(BB) && !fin_ok_reg;
+      m_ok_next = fin_dec_reg && fl <= 7'(BB) && ok;
+      m_bad_next = fin_dec_reg && fl <= 7'(BB) && !ok;
       m_valid_next = 1'b1;
       fin_first_next = 1'b0;
-      fin_buf_next = fin_buf_reg << DATA_WIDTH;
-      fin_left_next = fin_left_reg > 7'(BB) ? fin_left_reg - 7'(BB) : 7'd0;
-      if (fin_left_reg <= 7'(BB)) begin
+      fin_buf_next = fb << DATA_WIDTH;
+      fin_left_next = fl > 7'(BB) ? fl - 7'(BB) : 7'd0;
+      if (fl <= 7'(BB)) begin
         fin_busy_next = 1'b0;
         fin_emit_next = 1'b0;
-        if (fin_dec_reg && !fin_ok_reg) cnt_bad_next = cnt_bad_reg + 1'b1;
+        if (fin_dec_reg && !ok) cnt_bad_next = cnt_bad_reg + 1'b1;
       end
     end
   end
