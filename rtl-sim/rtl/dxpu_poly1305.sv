@@ -22,8 +22,9 @@
 // a 256-bit message's first beat is taken two cycles after its key, a 64-bit one's one cycle
 // after. The products are 27 x 29-bit (the limbs of h + m against r, r^2 and 5 r, 5 r^2 for the
 // wrap-around), five column sums of 5 (G = 1) or 10 (G = 2) products, then the carry chain. The
-// AEAD's length block follows the last block; the tag is ready 4 cycles after the last beat (the
-// last group, the length block, the reduction mod p and the addition of s).
+// AEAD's length block follows the last block; the tag is ready 3 cycles after the last beat (the
+// last group, the length block, then the reduction mod p and the addition of s on the tag's
+// output, no register of its own).
 `resetall
 `default_nettype none
 
@@ -91,9 +92,8 @@ module dxpu_poly1305
   logic [1:0] grp_k_reg = '0, grp_k_next;  // blocks used, 0: none waiting
   limbs_t h_reg = '0, h_next;
 
-  // ---- the tag ----
-  logic [127:0] tag_reg = '0, tag_next;
-  logic tag_valid_reg = 1'b0, tag_valid_next;
+  // ---- the tag: h reduced and s added as soon as every group went through ----
+  wire logic tag_valid = running_reg && in_done_reg && !len_pending_reg && grp_k_reg == '0;
 
   wire logic in_ready = running_reg && !in_done_reg && !sq_reg;
   wire logic fire = s_valid && in_ready;
@@ -180,8 +180,6 @@ module dxpu_poly1305
     grp_next = grp_reg;
     grp_k_next = '0;
     h_next = h_reg;
-    tag_next = tag_reg;
-    tag_valid_next = tag_valid_reg;
 
     // The multiply-accumulate: the group waiting (h + m1 against r^k), or r^2 after a key.
     a0 = add_limbs(h_reg, to_limbs(grp_reg[0]));
@@ -252,16 +250,8 @@ module dxpu_poly1305
       len_pending_next = 1'b0;
     end
 
-    // The tag, once every group went through.
-    if (running_reg && in_done_reg && !len_pending_reg && grp_k_reg == '0 && !tag_valid_reg)
-    begin
-      tag_next = finish(h_reg, s_reg);
-      tag_valid_next = 1'b1;
-    end
-    if (tag_valid_reg && m_tag_ready) begin
-      tag_valid_next = 1'b0;
-      running_next = 1'b0;
-    end
+    // The tag taken: the message is done.
+    if (tag_valid && m_tag_ready) running_next = 1'b0;
 
     // A new key starts a message (and r^2, the next cycle).
     if (key_valid && !running_reg) begin
@@ -296,13 +286,10 @@ module dxpu_poly1305
     grp_reg <= grp_next;
     grp_k_reg <= grp_k_next;
     h_reg <= h_next;
-    tag_reg <= tag_next;
-    tag_valid_reg <= tag_valid_next;
     if (rst) begin
       running_reg <= 1'b0;
       sq_reg <= 1'b0;
       grp_k_reg <= '0;
-      tag_valid_reg <= 1'b0;
       in_done_reg <= 1'b0;
       len_pending_reg <= 1'b0;
       part_n_reg <= 1'b0;
@@ -312,8 +299,8 @@ module dxpu_poly1305
 
   assign key_ready = !running_reg;
   assign s_ready = in_ready;
-  assign m_tag = tag_reg;
-  assign m_tag_valid = tag_valid_reg;
+  assign m_tag = finish(h_reg, s_reg);
+  assign m_tag_valid = tag_valid;
 
 endmodule
 
