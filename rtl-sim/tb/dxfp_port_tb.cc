@@ -740,6 +740,16 @@ TYPED_TEST(DxfpPortTest, SealedDropsChangedReplayedAndPlaintextFramesUnseen) {
   EXPECT_EQ(now[1], before[1] + 1);
   EXPECT_EQ(now[3], before[3] + 2) << "replayed";
 
+  // The frame cut short: at every header beat of both widths, around the counter and inside the
+  // records (at 256 bits a frame of 33 to 64 bytes ends in its counter's beat; its counter was
+  // taken, but truncation comes first in lib/core's order): truncated, nothing else.
+  const uint64_t truncated0 = b.Counter(kTruncated);
+  const size_t cuts[] = {32, 36, 40, 44, 48, 55, 56, 60, 64, 72, caught.size() - 1};
+  for (size_t n : cuts) b.Inject(Bytes(caught.begin(), caught.begin() + static_cast<ptrdiff_t>(n)));
+  b.Idle(20'000, 0, 0);
+  EXPECT_EQ(b.Counter(kTruncated), truncated0 + std::size(cuts));
+  EXPECT_EQ(counts(), now) << "a truncated frame counted as something else";
+
   // A DATA frame in the clear: the right session, the TLP the port expects next, a good CRC.
   dxfp_session* h = b.host_session();
   dxfp_header hdr{};
