@@ -29,8 +29,9 @@
 // output side's finish (waiting for the tag, the last beats) are separate, so a frame's key and
 // header start while the previous frame's tag is still computed. Timing: one payload beat per
 // cycle within a frame; a frame costs about 16 cycles before its first payload beat (block 0,
-// the key, the AAD's three blocks, block 1; about 7 at 256 bits) and its last beat leaves a few
-// cycles after its last beat in (the last group, the length block, the tag). Both widths
+// the key, the AAD's three blocks, block 1; about 7 at 256 bits) and its last beat leaves 3
+// cycles after its last beat in, on the cycle the tag comes (the last group, the length block,
+// the tag). Both widths
 // measured in tb/aead_chacha20poly1305_tb.cc. At 256 bits the keystream needs
 // DOUBLE_ROUNDS_PER_CYCLE 5 or 10 (a block every two cycles) and Poly1305 takes two blocks a
 // cycle (dxpu_poly1305).
