@@ -7,9 +7,9 @@
 //
 // Frames in, header beside payload (docs/rtl.md): the header (HDR_BYTES bytes, byte 0 at the
 // top), the key, the counter n, the direction and, for decryption, the payload's length come
-// with the first beat (s_sop); the payload in 64-bit beats, every beat full but the s_eop one
-// (s_bytes bytes, 0..8; an empty payload is one beat with s_sop, s_eop and s_bytes 0; s_bytes of
-// other beats is not looked at).
+// with the first beat (s_sop); the payload in DATA_WIDTH-bit beats (64 or 256), every beat full
+// but the s_eop one (s_bytes bytes, 0..DATA_WIDTH/8; an empty payload is one beat with s_sop,
+// s_eop and s_bytes 0; s_bytes of other beats is not looked at).
 //   - encrypt (s_decrypt low): the payload is the plaintext; out comes the header (and the
 //     counter beside it, m_nonce, for the frame's clear counter field), the
 //     ciphertext and the 16-byte tag after it, in the same beat layout (the tag starts where the
@@ -29,8 +29,12 @@
 // output side's finish (waiting for the tag, the last beats) are separate, so a frame's key and
 // header start while the previous frame's tag is still computed. Timing: one payload beat per
 // cycle within a frame; a frame costs about 16 cycles before its first payload beat (block 0,
-// the key, the AAD's three blocks, block 1) and its last beat leaves 5-7 cycles after its last
-// beat in (the length block, the tag). Measured in tb/aead_chacha20poly1305_tb.cc.
+// the key, the AAD's three blocks, block 1; about 7 at 256 bits) and its last beat leaves 3
+// cycles after its last beat in, on the cycle the tag comes (the last group, the length block,
+// the tag). Both widths
+// measured in tb/aead_chacha20poly1305_tb.cc. At 256 bits the keystream needs
+// DOUBLE_ROUNDS_PER_CYCLE 5 or 10 (a block every two cycles) and Poly1305 takes two blocks a
+// cycle (dxpu_poly1305).
 `resetall
 `default_nettype none
 
@@ -41,7 +45,7 @@ module dxpu_aead_chacha20poly1305
     parameter int BYTES_WIDTH = $clog2(DATA_WIDTH / 8) + 1,
     parameter int HDR_BYTES = 32,  // DxFP's clear header: the AAD with the counter after it
     parameter int LEN_WIDTH = 14,  // s_len: a payload's bytes (DxFP frames are at most 9216)
-    parameter int DOUBLE_ROUNDS_PER_CYCLE = 2  // dxpu_chacha20's round unit
+    parameter int DOUBLE_ROUNDS_PER_CYCLE = DATA_WIDTH == 256 ? 5 : 2  // dxpu_chacha20
 ) (
     input wire logic clk,
     input wire logic rst,
@@ -77,15 +81,22 @@ module dxpu_aead_chacha20poly1305
     output wire logic [31:0] m_cnt_stray     // beats outside a frame, dropped
 );
 
-  localparam int HDR_BEATS = HDR_BYTES / 8;
-  localparam int AAD_BEATS = HDR_BEATS + 1;  // the header, then the counter
+  localparam int BB = DATA_WIDTH / 8;  // bytes per beat
+  localparam int KEY_BEATS = 32 / BB;  // keystream beats of the Poly1305 key
+  localparam int BLK_BEATS = 64 / BB;  // keystream beats of a block
+  localparam int AAD_BYTES = HDR_BYTES + 8;  // the header, then the counter
+  localparam int AAD_BEATS = (AAD_BYTES + BB - 1) / BB;
+  localparam int AAD_LAST = AAD_BYTES - (AAD_BEATS - 1) * BB;  // bytes of its last beat
+  localparam int AW = AAD_BEATS * DATA_WIDTH;
   localparam int HW = HDR_BYTES * 8;
+  localparam int FW = DATA_WIDTH + 128;  // the finish side's bytes: the last beat and the tag
+  localparam int BW = BYTES_WIDTH;
 
   // Parameters checked at elaboration.
-  if (DATA_WIDTH != 64) begin : g_bad_width
-    $error("dxpu_aead_chacha20poly1305: DATA_WIDTH %0d must be 64", DATA_WIDTH);
+  if (DATA_WIDTH != 64 && DATA_WIDTH != 256) begin : g_bad_width
+    $error("dxpu_aead_chacha20poly1305: DATA_WIDTH %0d must be 64 or 256", DATA_WIDTH);
   end
-  if (BYTES_WIDTH != 4) begin : g_bad_bytes
+  if (BYTES_WIDTH != $clog2(DATA_WIDTH / 8) + 1) begin : g_bad_bytes
     $error("dxpu_aead_chacha20poly1305: BYTES_WIDTH must be $clog2(DATA_WIDTH/8)+1");
   end
   if (HDR_BYTES < 8 || HDR_BYTES > 64 || HDR_BYTES % 8 != 0) begin : g_bad_hdr
@@ -96,11 +107,19 @@ module dxpu_aead_chacha20poly1305
   end
 
   // ---- the keystream and the authenticator ----
+  // A beat's first n bytes (from the top), the rest zero.
+  function automatic logic [DATA_WIDTH-1:0] first_n(input logic [DATA_WIDTH-1:0] beat,
+                                                    input logic [BW-1:0] n);
+    logic [DATA_WIDTH-1:0] r = beat;
+    for (int i = 0; i < BB; i++) if (BW'(i) >= n) r[DATA_WIDTH-1-8*i-:8] = 8'h00;
+    return r;
+  endfunction
+
   logic ks_start;
-  logic [63:0] ks_data;
+  logic [DATA_WIDTH-1:0] ks_data;
   logic ks_valid, ks_ready;
   dxpu_chacha20 #(
-      .DATA_WIDTH(64),
+      .DATA_WIDTH(DATA_WIDTH),
       .DOUBLE_ROUNDS_PER_CYCLE(DOUBLE_ROUNDS_PER_CYCLE)
   ) u_chacha (
       .clk,
@@ -116,13 +135,13 @@ module dxpu_aead_chacha20poly1305
 
   logic pk_valid, pk_ready;
   logic [255:0] pk_key;
-  logic [63:0] p_data;
-  logic [3:0] p_bytes;
+  logic [DATA_WIDTH-1:0] p_data;
+  logic [BW-1:0] p_bytes;
   logic p_aad, p_last, p_valid, p_ready;
   logic [127:0] p_tag;
   logic p_tag_valid, p_tag_ready;
   dxpu_poly1305 #(
-      .DATA_WIDTH(64)
+      .DATA_WIDTH(DATA_WIDTH)
   ) u_poly (
       .clk,
       .rst,
@@ -144,8 +163,8 @@ module dxpu_aead_chacha20poly1305
   // ---- input side ----
   typedef enum logic [1:0] {
     IN_IDLE,  // waiting for a frame's first beat
-    IN_KEY,   // keystream beats 0..3: the Poly1305 key
-    IN_AAD,   // the header into Poly1305; keystream beats 4..7 thrown away
+    IN_KEY,   // keystream block 0's first 32 bytes: the Poly1305 key
+    IN_AAD,   // the header into Poly1305; the rest of block 0 thrown away
     IN_DATA   // the payload
   } in_state_t;
   in_state_t in_state_reg = IN_IDLE, in_state_next;
@@ -156,13 +175,13 @@ module dxpu_aead_chacha20poly1305
   logic [LEN_WIDTH-1:0] ct_len_reg = '0, ct_len_next;  // decrypt: bytes before the tag
   logic [LEN_WIDTH:0] off_reg = '0, off_next;  // payload bytes taken
   logic over_reg = 1'b0, over_next;  // decrypt: more bytes than s_len
-  logic [2:0] kidx_reg = '0, kidx_next;  // keystream beats taken in IN_KEY and IN_AAD
+  logic [2:0] kidx_reg = '0, kidx_next;  // block 0's beats taken in IN_KEY and IN_AAD
   logic [$clog2(AAD_BEATS+1)-1:0] aidx_reg = '0, aidx_next;  // AAD beats into Poly1305
-  logic [191:0] pk_reg = '0, pk_next;  // key beats 0..2
+  logic [255:0] pk_reg = '0, pk_next;  // the key's beats before its last
   logic text_done_reg = 1'b0, text_done_next;  // the ciphertext's last beat went to Poly1305
   logic first_reg = 1'b0, first_next;  // no beat of the frame out yet
-  logic [63:0] tail_reg = '0, tail_next;  // the ciphertext's (plaintext's) last bytes
-  logic [3:0] tail_n_reg = '0, tail_n_next;
+  logic [DATA_WIDTH-1:0] tail_reg = '0, tail_next;  // the ciphertext's (plaintext's) last bytes
+  logic [BW-1:0] tail_n_reg = '0, tail_n_next;
   logic [127:0] rx_tag_reg = '0, rx_tag_next;  // decrypt: the tag received
 
   // ---- finish side: one frame's tag and last beats ----
@@ -174,15 +193,15 @@ module dxpu_aead_chacha20poly1305
   logic fin_first_reg = 1'b0, fin_first_next;
   logic fin_len_ok_reg = 1'b0, fin_len_ok_next;
   logic [127:0] fin_rx_tag_reg = '0, fin_rx_tag_next;
-  logic [191:0] fin_buf_reg = '0, fin_buf_next;  // bytes still to send, from the top
-  logic [4:0] fin_left_reg = '0, fin_left_next;
+  logic [FW-1:0] fin_buf_reg = '0, fin_buf_next;  // bytes still to send, from the top
+  logic [6:0] fin_left_reg = '0, fin_left_next;
   logic fin_ok_reg = 1'b0, fin_ok_next;
 
   // ---- output register ----
   logic [HW-1:0] m_hdr_reg = '0, m_hdr_next;
   logic [63:0] m_nonce_reg = '0, m_nonce_next;
-  logic [63:0] m_data_reg = '0, m_data_next;
-  logic [3:0] m_bytes_reg = '0, m_bytes_next;
+  logic [DATA_WIDTH-1:0] m_data_reg = '0, m_data_next;
+  logic [BW-1:0] m_bytes_reg = '0, m_bytes_next;
   logic m_sop_reg = 1'b0, m_sop_next;
   logic m_eop_reg = 1'b0, m_eop_next;
   logic m_dec_reg = 1'b0, m_dec_next;
@@ -204,13 +223,17 @@ module dxpu_aead_chacha20poly1305
   wire logic data_fire = in_state_reg == IN_DATA && s_valid && data_ok;
 
   always_comb begin
-    logic [3:0] n, cn;
+    logic [BW-1:0] n, cn;
     logic [LEN_WIDTH:0] end_off;
     logic seg_end;
-    logic [63:0] x;
+    logic [DATA_WIDTH-1:0] x;
+    logic [AW-1:0] aad;
     logic [LEN_WIDTH:0] pos;
     logic [LEN_WIDTH:0] ti;
     logic [127:0] tag;
+    logic [FW-1:0] fb;  // the finish side's bytes and their count, the tag in once it comes
+    logic [6:0] fl;
+    logic ok, tag_in;
 
     in_state_next = in_state_reg;
     hdr_next = hdr_reg;
@@ -259,24 +282,25 @@ module dxpu_aead_chacha20poly1305
     ks_start = 1'b0;
     ks_ready = 1'b0;
     pk_valid = 1'b0;
-    pk_key = {pk_reg, ks_data};
+    pk_key = 256'({pk_reg, ks_data});
     p_valid = 1'b0;
     p_data = '0;
-    p_bytes = 4'd8;
+    p_bytes = BW'(BB);
     p_aad = 1'b0;
     p_last = 1'b0;
     p_tag_ready = fin_busy_reg && !fin_emit_reg;
 
     // This beat's bytes, its ciphertext bytes and whether it ends the ciphertext.
-    n = (s_eop && s_bytes < 4'd8) ? s_bytes : 4'd8;
+    n = (s_eop && s_bytes < BW'(BB)) ? s_bytes : BW'(BB);
     end_off = off_reg + (LEN_WIDTH + 1)'(n);
     cn = n;
     if (dec_reg) begin
-      if (off_reg >= (LEN_WIDTH + 1)'(ct_len_reg)) cn = 4'd0;
-      else if (end_off > (LEN_WIDTH + 1)'(ct_len_reg)) cn = 4'(ct_len_reg - off_reg[LEN_WIDTH-1:0]);
+      if (off_reg >= (LEN_WIDTH + 1)'(ct_len_reg)) cn = '0;
+      else if (end_off > (LEN_WIDTH + 1)'(ct_len_reg)) cn = BW'(ct_len_reg - off_reg[LEN_WIDTH-1:0]);
     end
     seg_end = s_eop || (dec_reg && end_off >= (LEN_WIDTH + 1)'(ct_len_reg));
-    x = first_bytes(s_data ^ ks_data, cn);
+    x = first_n(s_data ^ ks_data, cn);
+    aad = AW'({hdr_reg, nonce_reg}) << (AW - 8 * AAD_BYTES);
 
     unique case (in_state_reg)
       IN_IDLE:
@@ -299,24 +323,24 @@ module dxpu_aead_chacha20poly1305
         in_state_next = IN_KEY;
       end
       IN_KEY: begin
-        pk_valid = ks_valid && kidx_reg == 3'd3;
-        ks_ready = kidx_reg != 3'd3 || pk_ready;
+        pk_valid = ks_valid && kidx_reg == 3'(KEY_BEATS - 1);
+        ks_ready = kidx_reg != 3'(KEY_BEATS - 1) || pk_ready;
         if (ks_valid && ks_ready) begin
-          pk_next = {pk_reg[127:0], ks_data};
+          pk_next = 256'({pk_reg, ks_data});
           kidx_next = kidx_reg + 1'b1;
-          if (kidx_reg == 3'd3) in_state_next = IN_AAD;
+          if (kidx_reg == 3'(KEY_BEATS - 1)) in_state_next = IN_AAD;
         end
       end
       IN_AAD: begin
-        // Keystream beats 4..7 dropped; the AAD's beats into Poly1305, side by side: the
+        // Block 0's other beats dropped; the AAD's beats into Poly1305, side by side: the
         // header's, then the counter as the frame carries it (big-endian).
         ks_ready = kidx_reg != 3'd0;
-        if (ks_valid && ks_ready) kidx_next = kidx_reg + 1'b1;
+        if (ks_valid && ks_ready) kidx_next = kidx_reg == 3'(BLK_BEATS - 1) ? 3'd0 : kidx_reg + 1'b1;
         p_valid = aidx_reg != ($bits(aidx_reg))'(AAD_BEATS);
-        p_data = aidx_reg == ($bits(aidx_reg))'(HDR_BEATS) ? nonce_reg :
-            hdr_reg[HW-1-64*aidx_reg-:64];
+        p_data = aad[AW-1-DATA_WIDTH*aidx_reg-:DATA_WIDTH];
         p_aad = 1'b1;
         p_last = aidx_reg == ($bits(aidx_reg))'(AAD_BEATS - 1);
+        if (p_last) p_bytes = BW'(AAD_LAST);
         if (p_valid && p_ready) aidx_next = aidx_reg + 1'b1;
         if (kidx_next == 3'd0 && aidx_next == ($bits(aidx_reg))'(AAD_BEATS))
           in_state_next = IN_DATA;
@@ -326,7 +350,7 @@ module dxpu_aead_chacha20poly1305
         if (!text_done_reg) begin
           ks_ready = 1'b1;
           p_valid = 1'b1;
-          p_data = dec_reg ? first_bytes(s_data, cn) : x;
+          p_data = dec_reg ? first_n(s_data, cn) : x;
           p_bytes = cn;
           p_last = seg_end;
           if (seg_end) begin
@@ -337,7 +361,7 @@ module dxpu_aead_chacha20poly1305
             m_hdr_next = hdr_reg;
             m_nonce_next = nonce_reg;
             m_data_next = x;
-            m_bytes_next = 4'd8;
+            m_bytes_next = BW'(BB);
             m_sop_next = first_reg;
             m_eop_next = 1'b0;
             m_dec_next = dec_reg;
@@ -348,12 +372,12 @@ module dxpu_aead_chacha20poly1305
           end
         end
         // Decrypt: the tag's bytes, wherever they fall.
-        for (int j = 0; j < 8; j++) begin
+        for (int j = 0; j < BB; j++) begin
           pos = off_reg + (LEN_WIDTH + 1)'(j);
           ti = pos - (LEN_WIDTH + 1)'(ct_len_reg);
-          if (dec_reg && 4'(j) < n && pos >= (LEN_WIDTH + 1)'(ct_len_reg) &&
+          if (dec_reg && BW'(j) < n && pos >= (LEN_WIDTH + 1)'(ct_len_reg) &&
               ti < (LEN_WIDTH + 1)'(16))
-            rx_tag_next[127-8*ti[3:0]-:8] = s_data[63-8*j-:8];
+            rx_tag_next[127-8*ti[3:0]-:8] = s_data[DATA_WIDTH-1-8*j-:8];
         end
         if (end_off > (LEN_WIDTH + 1)'(len_reg)) over_next = 1'b1;
         else off_next = end_off;
@@ -369,7 +393,7 @@ module dxpu_aead_chacha20poly1305
               len_reg >= LEN_WIDTH'(16);
           fin_rx_tag_next = rx_tag_next;
           fin_buf_next = {text_done_reg ? tail_reg : x, 128'd0};
-          fin_left_next = text_done_reg ? 5'(tail_n_reg) : 5'(cn);
+          fin_left_next = text_done_reg ? 7'(tail_n_reg) : 7'(cn);
           cnt_frames_next = cnt_frames_reg + 1'b1;
           in_state_next = IN_IDLE;
         end
@@ -377,33 +401,41 @@ module dxpu_aead_chacha20poly1305
       default: ;
     endcase
 
-    // Finish side: the tag, then the last beats.
-    if (p_tag_valid && p_tag_ready) begin
-      fin_emit_next = 1'b1;
+    // Finish side: the tag, then the last beats, the first of them on the tag's cycle.
+    fb = fin_buf_reg;
+    fl = fin_left_reg;
+    ok = fin_ok_reg;
+    tag_in = p_tag_valid && p_tag_ready;
+    if (tag_in) begin
       if (fin_dec_reg) begin
-        fin_ok_next = fin_len_ok_reg && !(|(tag ^ fin_rx_tag_reg));
+        ok = fin_len_ok_reg && !(|(tag ^ fin_rx_tag_reg));
       end else begin
-        fin_buf_next = fin_buf_reg | ({tag, 64'd0} >> (8 * fin_left_reg));
-        fin_left_next = fin_left_reg + 5'd16;
+        fb = fin_buf_reg | ({tag, DATA_WIDTH'(0)} >> (8 * fin_left_reg));
+        fl = fin_left_reg + 7'd16;
       end
-    end else if (fin_emit_reg && out_free) begin
+      fin_emit_next = 1'b1;
+      fin_buf_next = fb;
+      fin_left_next = fl;
+      fin_ok_next = ok;
+    end
+    if ((fin_emit_reg || tag_in) && out_free) begin
       m_hdr_next = fin_hdr_reg;
       m_nonce_next = fin_nonce_reg;
-      m_data_next = fin_buf_reg[191:128];
-      m_bytes_next = fin_left_reg > 5'd8 ? 4'd8 : 4'(fin_left_reg);
+      m_data_next = fb[FW-1-:DATA_WIDTH];
+      m_bytes_next = fl > 7'(BB) ? BW'(BB) : BW'(fl);
       m_sop_next = fin_first_reg;
-      m_eop_next = fin_left_reg <= 5'd8;
+      m_eop_next = fl <= 7'(BB);
       m_dec_next = fin_dec_reg;
-      m_ok_next = fin_dec_reg && fin_left_reg <= 5'd8 && fin_ok_reg;
-      m_bad_next = fin_dec_reg && fin_left_reg <= 5'd8 && !fin_ok_reg;
+      m_ok_next = fin_dec_reg && fl <= 7'(BB) && ok;
+      m_bad_next = fin_dec_reg && fl <= 7'(BB) && !ok;
       m_valid_next = 1'b1;
       fin_first_next = 1'b0;
-      fin_buf_next = fin_buf_reg << 64;
-      fin_left_next = fin_left_reg > 5'd8 ? fin_left_reg - 5'd8 : 5'd0;
-      if (fin_left_reg <= 5'd8) begin
+      fin_buf_next = fb << DATA_WIDTH;
+      fin_left_next = fl > 7'(BB) ? fl - 7'(BB) : 7'd0;
+      if (fl <= 7'(BB)) begin
         fin_busy_next = 1'b0;
         fin_emit_next = 1'b0;
-        if (fin_dec_reg && !fin_ok_reg) cnt_bad_next = cnt_bad_reg + 1'b1;
+        if (fin_dec_reg && !ok) cnt_bad_next = cnt_bad_reg + 1'b1;
       end
     end
   end

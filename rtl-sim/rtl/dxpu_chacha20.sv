@@ -1,22 +1,24 @@
 // dxpu_chacha20 - the ChaCha20 keystream of RFC 8439 (section 2.3 block function, 2.4 the
-// keystream: 256-bit key, 96-bit nonce, 32-bit block counter) as a stream of 64-bit beats, one
-// beat per cycle when unstalled: what libsodium's crypto_stream_chacha20_ietf_xor_ic() XORs.
+// keystream: 256-bit key, 96-bit nonce, 32-bit block counter) as a stream of DATA_WIDTH-bit beats
+// (64 or 256), one beat per cycle when unstalled: what libsodium's
+// crypto_stream_chacha20_ietf_xor_ic() XORs.
 //
 // `start` (a pulse, taken on any cycle) loads the key, the nonce and the first block's counter
 // (the AEAD: 0 for the Poly1305 key, 1 for the payload) and throws away whatever keystream was
-// in flight. The keystream then comes out on m_ks_* in wire order, byte 0 of the stream in bits
-// 63:56 of the first beat (docs/rtl.md, byte order in a beat): a block is 8 beats, its words
-// little-endian. After block counter 0xffffffff comes block 0 again (RFC 8439 leaves a longer
-// stream undefined; 256 GiB with one nonce, far beyond any frame). After reset nothing comes
-// out until the first `start`.
+// in flight. The keystream then comes out on m_ks_* in wire order, byte 0 of the stream in the
+// top bits of the first beat (docs/rtl.md, byte order in a beat): a block is 512 / DATA_WIDTH
+// beats (8 or 2), its words little-endian. After block counter 0xffffffff comes block 0 again
+// (RFC 8439 leaves a longer stream undefined; 256 GiB with one nonce, far beyond any frame).
+// After reset nothing comes out until the first `start`.
 //
 // Structure: one round unit of DOUBLE_ROUNDS_PER_CYCLE double rounds (8 quarter-round units
 // each), iterated 10 / DOUBLE_ROUNDS_PER_CYCLE cycles per block (the last iteration adds the
-// input state), and an output buffer of one block sent a beat per cycle. The next block is
-// computed while the buffer goes out and waits in the round unit's register until the buffer is
-// free, so a block is ready every 8 cycles when 10 / DOUBLE_ROUNDS_PER_CYCLE <= 7 (checked at
-// elaboration: 2, 5 or 10). Latency from `start`: 10 / DOUBLE_ROUNDS_PER_CYCLE + 2 cycles to the
-// first beat.
+// input state), and an output buffer of one block sent a beat per cycle. The block finished on
+// the last iteration goes straight into the buffer when the buffer's last beat leaves on that
+// cycle (else it waits in the round unit's register), so a block is ready every
+// 10 / DOUBLE_ROUNDS_PER_CYCLE cycles: a beat every cycle when that is at most the block's
+// beats (checked at elaboration: 2, 5 or 10 at 64 bits; 5 or 10 at 256, a 64-byte block every
+// two cycles). Latency from `start`: 10 / DOUBLE_ROUNDS_PER_CYCLE + 1 cycles to the first beat.
 `resetall
 `default_nettype none
 
@@ -24,7 +26,7 @@ module dxpu_chacha20
   import dxpu_aead_pkg::*;
 #(
     parameter int DATA_WIDTH = 64,
-    parameter int DOUBLE_ROUNDS_PER_CYCLE = 2
+    parameter int DOUBLE_ROUNDS_PER_CYCLE = DATA_WIDTH == 256 ? 5 : 2
 ) (
     input wire logic clk,
     input wire logic rst,
@@ -43,13 +45,13 @@ module dxpu_chacha20
   localparam int BEATS = 512 / DATA_WIDTH;  // beats per block
 
   // Parameters checked at elaboration.
-  if (DATA_WIDTH != 64) begin : g_bad_width
-    $error("dxpu_chacha20: DATA_WIDTH %0d must be 64 (one 8-byte beat a cycle)", DATA_WIDTH);
+  if (DATA_WIDTH != 64 && DATA_WIDTH != 256) begin : g_bad_width
+    $error("dxpu_chacha20: DATA_WIDTH %0d must be 64 or 256", DATA_WIDTH);
   end
-  if (DOUBLE_ROUNDS_PER_CYCLE != 2 && DOUBLE_ROUNDS_PER_CYCLE != 5 &&
-      DOUBLE_ROUNDS_PER_CYCLE != 10) begin : g_bad_rounds
-    $error("dxpu_chacha20: DOUBLE_ROUNDS_PER_CYCLE %0d must be 2, 5 or 10 (a block in 8 cycles)",
-           DOUBLE_ROUNDS_PER_CYCLE);
+  if ((DOUBLE_ROUNDS_PER_CYCLE != 2 && DOUBLE_ROUNDS_PER_CYCLE != 5 &&
+       DOUBLE_ROUNDS_PER_CYCLE != 10) || STEPS > BEATS) begin : g_bad_rounds
+    $error("dxpu_chacha20: DOUBLE_ROUNDS_PER_CYCLE %0d must be 2, 5 or 10 with a block in %0d cycles",
+           DOUBLE_ROUNDS_PER_CYCLE, BEATS);
   end
 
   // A state of 16 32-bit words, word i in bits 32i+31:32i.
@@ -125,10 +127,12 @@ module dxpu_chacha20
 
   // ---- output buffer ----
   state_t buf_reg = '0, buf_next;
-  localparam logic [2:0] LAST_BEAT = 3'(BEATS - 1);
-  logic [2:0] beat_reg = '0, beat_next;
+  localparam int BW = $clog2(BEATS);
+  localparam logic [BW-1:0] LAST_BEAT = BW'(BEATS - 1);
+  logic [BW-1:0] beat_reg = '0, beat_next;  // the next beat of the buffer's block
   logic buf_valid_reg = 1'b0, buf_valid_next;
 
+  logic [DATA_WIDTH-1:0] m_ks_data_w;
   wire logic block_done = busy_reg && step_reg == SW'(STEPS);
   wire logic buf_taken_last = buf_valid_reg && m_ks_ready && beat_reg == LAST_BEAT;
   wire logic buf_free = !buf_valid_reg || buf_taken_last;
@@ -150,19 +154,23 @@ module dxpu_chacha20
       if (buf_taken_last) buf_valid_next = 1'b0;
     end
 
-    // Round unit: the last step adds the input state; a finished block waits for the buffer.
+    // Round unit: the last step adds the input state; the block goes into the buffer at once
+    // when it is free, else waits in the round unit.
     if (busy_reg && !block_done) begin
       work_next = round_unit(work_reg);
       if (step_reg == LAST_STEP)
         work_next = add_words(work_next, init_state(key_words_reg, nonce_words_reg, ctr_reg));
       step_next = step_reg + 1'b1;
-    end else if (block_done && buf_free) begin
-      buf_next = work_reg;
-      buf_valid_next = 1'b1;
-      beat_next = '0;
-      ctr_next = ctr_reg + 1'b1;
-      work_next = init_state(key_words_reg, nonce_words_reg, ctr_reg + 1'b1);
-      step_next = '0;
+    end
+    if ((busy_reg && !block_done && step_reg == LAST_STEP) || block_done) begin
+      if (buf_free) begin
+        buf_next = work_next;
+        buf_valid_next = 1'b1;
+        beat_next = '0;
+        ctr_next = ctr_reg + 1'b1;
+        work_next = init_state(key_words_reg, nonce_words_reg, ctr_reg + 1'b1);
+        step_next = '0;
+      end
     end
 
     if (start) begin
@@ -195,9 +203,13 @@ module dxpu_chacha20
     end
   end
 
-  // Beat b of the block: words 2b and 2b+1, each little-endian, byte 0 at the top.
-  wire logic [63:0] beat_words = buf_reg[64*beat_reg+:64];
-  assign m_ks_data = bswap64(beat_words);
+  // Beat b of the block: its bytes DATA_WIDTH/8 * b on, the words little-endian, byte 0 at the
+  // top.
+  wire logic [DATA_WIDTH-1:0] beat_words = buf_reg[DATA_WIDTH*beat_reg+:DATA_WIDTH];
+  always_comb
+    for (int i = 0; i < DATA_WIDTH / 8; i++)
+      m_ks_data_w[DATA_WIDTH-1-8*i-:8] = beat_words[8*i+:8];
+  assign m_ks_data = m_ks_data_w;
   assign m_ks_valid = buf_valid_reg;
 
 endmodule

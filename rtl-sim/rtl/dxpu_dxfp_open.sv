@@ -25,10 +25,13 @@
 // equals one still waiting for its tag waits, so a forged frame cannot burn the real one's.
 // start (with the key) empties the window.
 //
-// The AEAD is 64 bits wide: frames are cut into 64-bit beats in front of it and gathered after
-// it (dxpu_beat_down, dxpu_beat_up) in a wider port. Timing at 64 bits: one beat per cycle
-// within a frame; per frame the header and counter (five beats), the AEAD's start (about 17
-// cycles) and the header out (four beats).
+// The AEAD runs at the port's width (DATA_WIDTH 64 or 256, checked at elaboration). The
+// ciphertext starts 8 bytes into the beat after the header (the counter comes first), so the
+// AEAD's beats are shifted by 8 bytes on the way in (the rest of each beat held and completed by
+// the next beat's first 8 bytes; one more beat at the end when the frame's bytes run out); the
+// plaintext comes out of it beat-aligned after the header, as the decapsulator reads a frame.
+// Timing: one beat per cycle within a frame at both widths; per frame the header and the counter
+// (5 or 2 beats), the AEAD's start (about 17 or 8 cycles) and the header out (4 beats or 1).
 `resetall
 `default_nettype none
 
@@ -37,7 +40,7 @@ module dxpu_dxfp_open
 #(
     parameter int DATA_WIDTH = 64,
     parameter int BYTES_WIDTH = $clog2(DATA_WIDTH / 8) + 1,
-    parameter int DOUBLE_ROUNDS_PER_CYCLE = 2
+    parameter int DOUBLE_ROUNDS_PER_CYCLE = DATA_WIDTH == 256 ? 5 : 2
 ) (
     input wire logic clk,
     input wire logic rst,
@@ -73,8 +76,8 @@ module dxpu_dxfp_open
   localparam int PEND = 4;  // frames between the AEAD's input and their verdict, at most 3
 
   // Parameters checked at elaboration.
-  if (!width_ok(DATA_WIDTH)) begin : g_bad_width
-    $error("dxpu_dxfp_open: DATA_WIDTH %0d must be a power of two, 64..512", DATA_WIDTH);
+  if (DATA_WIDTH != 64 && DATA_WIDTH != 256) begin : g_bad_width
+    $error("dxpu_dxfp_open: DATA_WIDTH %0d must be 64 or 256 (the AEAD's widths)", DATA_WIDTH);
   end
   if (BYTES_WIDTH != $clog2(DATA_WIDTH / 8) + 1) begin : g_bad_bytes
     $error("dxpu_dxfp_open: BYTES_WIDTH must be $clog2(DATA_WIDTH/8)+1");
@@ -95,26 +98,18 @@ module dxpu_dxfp_open
     return !word[c[5:0]];
   endfunction
 
-  // ---- 64-bit beats in ----
-  logic [63:0] d_data;
-  logic [3:0] d_bytes;
-  logic d_last, d_valid, d_ready;
-  dxpu_beat_down #(
-      .DATA_WIDTH(DATA_WIDTH)
-  ) u_down (
-      .clk,
-      .rst,
-      .s_data(s_frm_data),
-      .s_bytes(s_frm_bytes),
-      .s_last(s_frm_last),
-      .s_valid(s_frm_valid),
-      .s_ready(s_frm_ready),
-      .m_data(d_data),
-      .m_bytes(d_bytes),
-      .m_last(d_last),
-      .m_valid(d_valid),
-      .m_ready(d_ready)
-  );
+  localparam int BB = DATA_WIDTH / 8;  // bytes per beat
+  localparam int HB = DXFP_HDR_SIZE / BB;  // the header's beats
+  localparam int BW = BYTES_WIDTH;
+
+  // ---- beats in (every beat but a frame's last is full) ----
+  wire logic [DATA_WIDTH-1:0] d_data = s_frm_data;
+  wire logic [BW-1:0] d_bytes = s_frm_last ? s_frm_bytes : BW'(BB);
+  wire logic d_last = s_frm_last;
+  wire logic d_valid = s_frm_valid;
+  logic d_ready;
+  assign s_frm_ready = d_ready;
+  wire logic [63:0] d_ctr = d_data[DATA_WIDTH-1-:64];  // the counter, in the beat after the header
 
   // ---- the AEAD ----
   logic [255:0] key_reg = '0;
@@ -122,10 +117,11 @@ module dxpu_dxfp_open
   logic [63:0] ctr_reg = '0, ctr_next;  // its counter
   logic [15:0] flen_reg = '0, flen_next;
   logic a_s_sop, a_s_eop, a_s_valid, a_s_ready;
-  logic [3:0] a_s_bytes;
+  logic [BW-1:0] a_s_bytes;
+  logic [DATA_WIDTH-1:0] a_s_data;
   logic [255:0] a_m_hdr;
-  logic [63:0] a_m_data;
-  logic [3:0] a_m_bytes;
+  logic [DATA_WIDTH-1:0] a_m_data;
+  logic [BW-1:0] a_m_bytes;
   logic a_m_eop, a_m_tag_bad, a_m_valid, a_m_ready;
   /* verilator lint_off UNUSEDSIGNAL */
   logic [63:0] a_m_nonce;
@@ -133,7 +129,7 @@ module dxpu_dxfp_open
   logic [31:0] a_cnt_frames, a_cnt_tag_bad, a_cnt_stray;
   /* verilator lint_on UNUSEDSIGNAL */
   dxpu_aead_chacha20poly1305 #(
-      .DATA_WIDTH(64),
+      .DATA_WIDTH(DATA_WIDTH),
       .HDR_BYTES(DXFP_HDR_SIZE),
       .DOUBLE_ROUNDS_PER_CYCLE(DOUBLE_ROUNDS_PER_CYCLE)
   ) u_aead (
@@ -144,7 +140,7 @@ module dxpu_dxfp_open
       .s_nonce(ctr_reg),
       .s_decrypt(1'b1),
       .s_len(14'(flen_reg - 16'(DXFP_HDR_SIZE + DXFP_SEAL_COUNTER_SIZE))),
-      .s_data(d_data),
+      .s_data(a_s_data),
       .s_bytes(a_s_bytes),
       .s_sop(a_s_sop),
       .s_eop(a_s_eop),
@@ -176,14 +172,14 @@ module dxpu_dxfp_open
   always_comb begin
     waiting = 1'b0;
     for (int i = 0; i < PEND; i++)
-      if (3'(i) < pend_n_reg && pend_ctr_reg[2'(pend_rd_reg + 2'(i))] == d_data) waiting = 1'b1;
+      if (3'(i) < pend_n_reg && pend_ctr_reg[2'(pend_rd_reg + 2'(i))] == d_ctr) waiting = 1'b1;
   end
 
   // ---- input ----
   typedef enum logic [2:0] {
-    I_HDR,   // the header's four beats (the first decides: sealed or in the clear)
+    I_HDR,   // the header's beats (the first decides: sealed or in the clear)
     I_CTR,   // the counter's beat: the frame is checked
-    I_FEED,  // the ciphertext and tag into the AEAD
+    I_FEED,  // the ciphertext and tag into the AEAD, 8 bytes on
     I_PAD,   // bytes after Length: dropped
     I_REJ,   // a frame refused before the AEAD: drained, its bytes counted
     I_PASS   // a frame in the clear, to the decapsulator as it is
@@ -194,24 +190,47 @@ module dxpu_dxfp_open
   logic [15:0] left_reg = '0, left_next;  // bytes still to go into the AEAD
   logic first_reg = 1'b0, first_next;
   logic rej_len_reg = 1'b0, rej_len_next;  // refused for Length (else: replayed)
+  logic [DATA_WIDTH-1:0] hold_reg = '0, hold_next;  // a beat's bytes after its first 8, at the top
+  logic [BW-1:0] hold_n_reg = '0, hold_n_next;
+  logic hold_end_reg = 1'b0, hold_end_next;  // the frame's last beat is in: hold is all there is
   logic out_idle;
   logic in_trunc, in_len, in_replay;  // the input side refused a frame this cycle, and why
   logic [31:0] cnt_trunc_reg = '0, cnt_len_reg = '0, cnt_replay_reg = '0;
   logic [31:0] cnt_opened_reg = '0, cnt_bad_tag_reg = '0;
 
   assign a_s_sop = first_reg;
-  assign a_s_bytes = left_reg < 16'(d_bytes) ? left_reg[3:0] : d_bytes;
-  assign a_s_eop = d_last || left_reg <= 16'(d_bytes);
+
+  // Why a frame refused before the AEAD is counted, once its last beat is in: lib/core's order,
+  // the bytes received, Length, Length against them, the counter.
+  typedef enum logic [1:0] {
+    R_TRUNC,
+    R_LEN,
+    R_REPLAY
+  } refusal_t;
+  function automatic refusal_t refusal(input logic [16:0] rx, input logic len_bad,
+                                       input logic [15:0] flen);
+    if (rx < 17'(DXFP_MIN_SEALED_FRAME)) return R_TRUNC;
+    if (len_bad) return R_LEN;
+    if (17'(flen) > rx) return R_TRUNC;
+    return R_REPLAY;
+  endfunction
+
   always_comb begin
     logic [16:0] rx_now;
     logic [15:0] flen;
     logic len_bad;
+    logic [6:0] a_n;  // bytes of the AEAD's beat this cycle: the held ones and the new beat's
+    logic [BW-1:0] new_hold_n;
+    refusal_t why;
     in_state_next = in_state_reg;
     hidx_next = hidx_reg;
     rx_next = rx_reg;
     left_next = left_reg;
     first_next = first_reg;
     rej_len_next = rej_len_reg;
+    hold_next = hold_reg;
+    hold_n_next = hold_n_reg;
+    hold_end_next = hold_end_reg;
     hb_next = hb_reg;
     ctr_next = ctr_reg;
     flen_next = flen_reg;
@@ -226,21 +245,33 @@ module dxpu_dxfp_open
     flen = hb_reg[223:208];
     len_bad = flen < 16'(DXFP_MIN_SEALED_FRAME) || flen > 16'(cfg_max_frame) ||
         flen > 16'(DXFP_MAX_FRAME) || flen[1:0] != 2'd0;
+    why = refusal(rx_now, rej_len_reg, flen_reg);
+    // The AEAD's beat: the held bytes, then (unless the frame is over) the new beat's first 8.
+    new_hold_n = d_bytes > BW'(8) ? d_bytes - BW'(8) : '0;
+    if (hold_end_reg) begin
+      a_s_data = hold_reg;
+      a_n = 7'(hold_n_reg);
+    end else begin
+      a_s_data = hold_reg | (d_data >> (DATA_WIDTH - 64));
+      a_n = 7'(hold_n_reg) + (d_bytes > BW'(8) ? 7'd8 : 7'(d_bytes));
+    end
+    a_s_bytes = 16'(a_n) > left_reg ? BW'(left_reg) : BW'(a_n);
+    a_s_eop = 16'(a_n) >= left_reg || hold_end_reg || (d_last && new_hold_n == '0);
     unique case (in_state_reg)
       I_HDR:
       if (d_valid) begin
-        if (hidx_reg == 2'd0 && (d_data[47:40] & F_SEALED) == 8'd0) begin
+        if (hidx_reg == 2'd0 && (d_data[DATA_WIDTH-17-:8] & F_SEALED) == 8'd0) begin
           // In the clear: after every sealed frame before it has gone out.
           if (pend_n_reg == '0 && out_idle) in_state_next = I_PASS;
         end else begin
           d_ready = 1'b1;
-          hb_next = {hb_reg[191:0], d_data};
+          hb_next = 256'({hb_reg, d_data});
           rx_next = hidx_reg == 2'd0 ? 17'(d_bytes) : rx_now;
           hidx_next = hidx_reg + 2'd1;
           if (d_last) begin
             in_trunc = 1'b1;
             hidx_next = '0;
-          end else if (hidx_reg == 2'd3) begin
+          end else if (hidx_reg == 2'(HB - 1)) begin
             in_state_next = I_CTR;
           end
         end
@@ -249,33 +280,46 @@ module dxpu_dxfp_open
       if (d_valid) begin
         rx_next = rx_now;
         flen_next = flen;
-        ctr_next = d_data;
-        if (d_last) begin
+        ctr_next = d_ctr;
+        why = refusal(rx_now, len_bad, flen);
+        if (d_last && d_bytes <= BW'(8)) begin
           d_ready = 1'b1;
           in_trunc = 1'b1;  // 40 bytes at most
           in_state_next = I_HDR;
-        end else if (len_bad || !fresh(d_data, wnext_reg, win_reg[d_data[11:6]])) begin
+        end else if (len_bad || !fresh(d_ctr, wnext_reg, win_reg[d_ctr[11:6]])) begin
           d_ready = 1'b1;
           rej_len_next = len_bad;
           in_state_next = I_REJ;
+          if (d_last) begin  // a 256-bit beat: the frame is all in
+            in_trunc = why == R_TRUNC;
+            in_len = why == R_LEN;
+            in_replay = why == R_REPLAY;
+            in_state_next = I_HDR;
+          end
         end else if (!waiting && pend_n_reg < 3'(PEND - 1)) begin
           d_ready = 1'b1;
           left_next = flen - 16'(DXFP_HDR_SIZE + DXFP_SEAL_COUNTER_SIZE);
           first_next = 1'b1;
+          hold_next = d_data << 64;
+          hold_n_next = new_hold_n;
+          hold_end_next = d_last;
           in_state_next = I_FEED;
         end
       end
       I_FEED: begin
-        a_s_valid = d_valid;
-        d_ready = a_s_ready;
-        if (d_valid && a_s_ready) begin
-          rx_next = rx_now;
+        a_s_valid = d_valid || hold_end_reg;
+        d_ready = a_s_ready && !hold_end_reg;
+        if (a_s_valid && a_s_ready) begin
+          if (!hold_end_reg) rx_next = rx_now;
           first_next = 1'b0;
           left_next = left_reg - 16'(a_s_bytes);
+          hold_next = d_data << 64;
+          hold_n_next = new_hold_n;
+          hold_end_next = hold_end_reg || d_last;
           if (a_s_eop) begin
             push = 1'b1;
-            push_trunc = left_reg > 16'(a_s_bytes);  // the frame ended before Length
-            in_state_next = d_last ? I_HDR : I_PAD;
+            push_trunc = left_reg > 16'(a_n);  // the frame ended before Length
+            in_state_next = (hold_end_reg || d_last) ? I_HDR : I_PAD;
           end
         end
       end
@@ -288,11 +332,9 @@ module dxpu_dxfp_open
         if (d_valid) begin
           rx_next = rx_now;
           if (d_last) begin
-            // lib/core's order: the bytes received, Length, Length against them, the counter.
-            if (rx_now < 17'(DXFP_MIN_SEALED_FRAME)) in_trunc = 1'b1;
-            else if (rej_len_reg) in_len = 1'b1;
-            else if (17'(flen_reg) > rx_now) in_trunc = 1'b1;
-            else in_replay = 1'b1;
+            in_trunc = why == R_TRUNC;
+            in_len = why == R_LEN;
+            in_replay = why == R_REPLAY;
             in_state_next = I_HDR;
           end
         end
@@ -309,16 +351,16 @@ module dxpu_dxfp_open
   // ---- output: the header in the clear, the plaintext, the trailer with the verdict ----
   typedef enum logic [1:0] {
     O_IDLE,
-    O_HDR,   // the header's four beats, from the AEAD's first beat out
+    O_HDR,   // the header's beats, from the AEAD's first beat out
     O_DATA,  // the plaintext
     O_TRL    // the trailer's last bytes, when the last plaintext beat had no room for them
   } out_state_t;
   out_state_t out_state_reg = O_IDLE, out_state_next;
   logic [1:0] oidx_reg = '0, oidx_next;
-  logic [3:0] tail_reg = '0, tail_next;
+  logic [BW-1:0] tail_reg = '0, tail_next;
   logic [1:0] mark_reg = '0, mark_next;
-  logic [63:0] u_data;
-  logic [3:0] u_bytes;
+  logic [DATA_WIDTH-1:0] u_data;
+  logic [BW-1:0] u_bytes;
   logic [1:0] u_mark;
   logic u_last, u_valid, u_ready;
   logic out_trunc, out_replay, out_bad_tag, out_opened;  // a verdict on the output side
@@ -328,7 +370,7 @@ module dxpu_dxfp_open
     logic [255:0] h;
     logic [63:0] pc;
     logic [1:0] mark;
-    logic [4:0] with_trl;
+    logic [6:0] with_trl;
     logic [63:0] from, to, span;  // the ring's words the window moves over
     from = '0;
     to = '0;
@@ -347,7 +389,7 @@ module dxpu_dxfp_open
     a_m_ready = 1'b0;
     u_valid = 1'b0;
     u_data = a_m_data;
-    u_bytes = 4'd8;
+    u_bytes = BW'(BB);
     u_last = 1'b0;
     u_mark = MARK_PLAIN;
     // The header as the decapsulator reads a frame in the clear.
@@ -356,7 +398,7 @@ module dxpu_dxfp_open
     h[223:208] = a_m_hdr[223:208] - 16'(DXFP_SEAL_GROWTH);
     pc = pend_ctr_reg[pend_rd_reg];
     mark = MARK_DROP;
-    with_trl = 5'(a_m_bytes) + 5'(DXFP_CRC_SIZE);
+    with_trl = 7'(a_m_bytes) + 7'(DXFP_CRC_SIZE);
     unique case (out_state_reg)
       O_IDLE:
       if (in_state_reg == I_PASS) begin
@@ -370,10 +412,13 @@ module dxpu_dxfp_open
       end
       O_HDR: begin
         u_valid = 1'b1;
-        u_data = h[255-64*oidx_reg-:64];
+        u_data = h[255-DATA_WIDTH*oidx_reg-:DATA_WIDTH];
         if (u_ready) begin
           oidx_next = oidx_reg + 2'd1;
-          if (oidx_reg == 2'd3) out_state_next = O_DATA;
+          if (oidx_reg == 2'(HB - 1)) begin
+            oidx_next = '0;
+            out_state_next = O_DATA;
+          end
         end
       end
       O_DATA:
@@ -393,15 +438,15 @@ module dxpu_dxfp_open
             mark = MARK_OPENED;
           end
           // The plaintext's last bytes (the rest of the beat zero), then the trailer's four.
-          u_data = a_m_data & ~(64'hffffffffffffffff >> (8 * 32'(a_m_bytes)));
-          u_bytes = with_trl > 5'd8 ? 4'd8 : with_trl[3:0];
-          u_last = with_trl <= 5'd8;
+          u_data = a_m_data & ~({DATA_WIDTH{1'b1}} >> (8 * 32'(a_m_bytes)));
+          u_bytes = with_trl > 7'(BB) ? BW'(BB) : BW'(with_trl);
+          u_last = with_trl <= 7'(BB);
           u_mark = mark;
           if (u_ready) begin
             pop = 1'b1;
             mark_next = mark;
-            tail_next = with_trl > 5'd8 ? 4'(with_trl - 5'd8) : 4'd0;
-            out_state_next = with_trl > 5'd8 ? O_TRL : O_IDLE;
+            tail_next = with_trl > 7'(BB) ? BW'(with_trl - 7'(BB)) : '0;
+            out_state_next = with_trl > 7'(BB) ? O_TRL : O_IDLE;
             if (mark == MARK_OPENED) begin
               // Take the counter (lib/core's dxfp_replay_take).
               out_opened = 1'b1;
@@ -432,25 +477,12 @@ module dxpu_dxfp_open
     endcase
   end
 
-  dxpu_beat_up #(
-      .DATA_WIDTH(DATA_WIDTH),
-      .USER_WIDTH(2)
-  ) u_up (
-      .clk,
-      .rst,
-      .s_data(u_data),
-      .s_bytes(u_bytes),
-      .s_last(u_last),
-      .s_user(u_mark),
-      .s_valid(u_valid),
-      .s_ready(u_ready),
-      .m_data(m_frm_data),
-      .m_bytes(m_frm_bytes),
-      .m_last(m_frm_last),
-      .m_user(m_frm_mark),
-      .m_valid(m_frm_valid),
-      .m_ready(m_frm_ready)
-  );
+  assign u_ready = m_frm_ready;
+  assign m_frm_data = u_data;
+  assign m_frm_bytes = u_bytes;
+  assign m_frm_last = u_last;
+  assign m_frm_mark = u_mark;
+  assign m_frm_valid = u_valid;
 
   always_ff @(posedge clk) begin
     in_state_reg <= in_state_next;
@@ -459,6 +491,9 @@ module dxpu_dxfp_open
     left_reg <= left_next;
     first_reg <= first_next;
     rej_len_reg <= rej_len_next;
+    hold_reg <= hold_next;
+    hold_n_reg <= hold_n_next;
+    hold_end_reg <= hold_end_next;
     hb_reg <= hb_next;
     ctr_reg <= ctr_next;
     flen_reg <= flen_next;

@@ -12,11 +12,12 @@
 // next counter. The CRC32C the encapsulator appended is dropped (the tag takes its place). The
 // frames are trusted (this end's own encapsulator): a frame is its header's Length bytes.
 //
-// The AEAD is 64 bits wide: in a wider port the frames are cut into 64-bit beats in front of it
-// (dxpu_beat_down) and gathered again after it (dxpu_beat_up), so the sealing side carries 8
-// bytes a cycle whatever DATA_WIDTH is (docs/rtl.md says why, and what a wider engine needs).
-// Timing at 64 bits: one payload beat per cycle within a frame; per frame the header's four
-// beats in, the AEAD's start (about 17 cycles) and the header and counter out (five beats).
+// The AEAD runs at the port's width (DATA_WIDTH 64 or 256, checked at elaboration): the records
+// go into it beat-aligned as they come after the header; on the way out the counter's 8 bytes
+// sit between the header and the ciphertext, so the AEAD's beats are shifted by 8 bytes (the
+// last 8 bytes of each carried into the next beat; one more beat at the end when the shift
+// spills over). Timing: one beat per cycle within a frame at both widths; per frame the
+// header's beats in (4 or 1), the AEAD's start (about 17 or 8 cycles) and its tag (a few).
 `resetall
 `default_nettype none
 
@@ -25,7 +26,7 @@ module dxpu_dxfp_seal
 #(
     parameter int DATA_WIDTH = 64,
     parameter int BYTES_WIDTH = $clog2(DATA_WIDTH / 8) + 1,
-    parameter int DOUBLE_ROUNDS_PER_CYCLE = 2
+    parameter int DOUBLE_ROUNDS_PER_CYCLE = DATA_WIDTH == 256 ? 5 : 2
 ) (
     input wire logic clk,
     input wire logic rst,
@@ -37,7 +38,9 @@ module dxpu_dxfp_seal
 
     // Frames from the encapsulator
     input  wire logic [ DATA_WIDTH-1:0] s_frm_data,
-    input  wire logic [BYTES_WIDTH-1:0] s_frm_bytes,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire logic [BYTES_WIDTH-1:0] s_frm_bytes,  // the Length field says where records end
+    /* verilator lint_on UNUSEDSIGNAL */
     input  wire logic                   s_frm_last,
     input  wire logic                   s_frm_valid,
     output wire logic                   s_frm_ready,
@@ -54,35 +57,16 @@ module dxpu_dxfp_seal
 );
 
   // Parameters checked at elaboration.
-  if (!width_ok(DATA_WIDTH)) begin : g_bad_width
-    $error("dxpu_dxfp_seal: DATA_WIDTH %0d must be a power of two, 64..512", DATA_WIDTH);
+  if (DATA_WIDTH != 64 && DATA_WIDTH != 256) begin : g_bad_width
+    $error("dxpu_dxfp_seal: DATA_WIDTH %0d must be 64 or 256 (the AEAD's widths)", DATA_WIDTH);
   end
   if (BYTES_WIDTH != $clog2(DATA_WIDTH / 8) + 1) begin : g_bad_bytes
     $error("dxpu_dxfp_seal: BYTES_WIDTH must be $clog2(DATA_WIDTH/8)+1");
   end
 
-  // ---- 64-bit beats in ----
-  logic [63:0] d_data;
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [3:0] d_bytes;  // the Length field says where the records end
-  /* verilator lint_on UNUSEDSIGNAL */
-  logic d_last, d_valid, d_ready;
-  dxpu_beat_down #(
-      .DATA_WIDTH(DATA_WIDTH)
-  ) u_down (
-      .clk,
-      .rst,
-      .s_data(s_frm_data),
-      .s_bytes(s_frm_bytes),
-      .s_last(s_frm_last),
-      .s_valid(s_frm_valid),
-      .s_ready(s_frm_ready),
-      .m_data(d_data),
-      .m_bytes(d_bytes),
-      .m_last(d_last),
-      .m_valid(d_valid),
-      .m_ready(d_ready)
-  );
+  localparam int BB = DATA_WIDTH / 8;  // bytes per beat
+  localparam int HB = DXFP_HDR_SIZE / BB;  // the header's beats
+  localparam int BW = BYTES_WIDTH;
 
   // ---- the AEAD ----
   logic [255:0] key_reg = '0;
@@ -90,17 +74,18 @@ module dxpu_dxfp_seal
   logic [63:0] ctr_reg = '0, ctr_next;  // the next counter
   logic [63:0] fctr_reg = '0, fctr_next;  // this frame's
   logic a_s_sop, a_s_eop, a_s_valid, a_s_ready;
-  logic [3:0] a_s_bytes;
+  logic [BW-1:0] a_s_bytes;
   logic [255:0] a_m_hdr;
-  logic [63:0] a_m_nonce, a_m_data;
-  logic [3:0] a_m_bytes;
+  logic [63:0] a_m_nonce;
+  logic [DATA_WIDTH-1:0] a_m_data;
+  logic [BW-1:0] a_m_bytes;
   logic a_m_eop, a_m_valid, a_m_ready;
   /* verilator lint_off UNUSEDSIGNAL */
   logic a_m_sop, a_m_decrypt, a_m_tag_ok, a_m_tag_bad;  // encrypting: no verdict
   logic [31:0] a_cnt_frames, a_cnt_tag_bad, a_cnt_stray;
   /* verilator lint_on UNUSEDSIGNAL */
   dxpu_aead_chacha20poly1305 #(
-      .DATA_WIDTH(64),
+      .DATA_WIDTH(DATA_WIDTH),
       .HDR_BYTES(DXFP_HDR_SIZE),
       .DOUBLE_ROUNDS_PER_CYCLE(DOUBLE_ROUNDS_PER_CYCLE)
   ) u_aead (
@@ -111,7 +96,7 @@ module dxpu_dxfp_seal
       .s_nonce(fctr_reg),
       .s_decrypt(1'b0),
       .s_len('0),
-      .s_data(d_data),
+      .s_data(s_frm_data),
       .s_bytes(a_s_bytes),
       .s_sop(a_s_sop),
       .s_eop(a_s_eop),
@@ -135,7 +120,7 @@ module dxpu_dxfp_seal
 
   // ---- input: the header, then the records into the AEAD, the CRC dropped ----
   typedef enum logic [1:0] {
-    I_HDR,  // the header's four beats
+    I_HDR,  // the header's beats
     I_REC,  // the records: the AEAD's payload
     I_CRC   // what is left (the CRC32C): dropped
   } in_state_t;
@@ -143,10 +128,11 @@ module dxpu_dxfp_seal
   logic [1:0] hidx_reg = '0, hidx_next;
   logic [15:0] left_reg = '0, left_next;  // record bytes still to go in
   logic first_reg = 1'b0, first_next;
+  logic s_ready_w;
 
   assign a_s_sop = first_reg;
-  assign a_s_bytes = left_reg < 16'd8 ? left_reg[3:0] : 4'd8;
-  assign a_s_eop = left_reg <= 16'd8;
+  assign a_s_bytes = left_reg < 16'(BB) ? BW'(left_reg) : BW'(BB);
+  assign a_s_eop = left_reg <= 16'(BB);
   always_comb begin
     logic [255:0] h;
     logic [15:0] flen;
@@ -157,16 +143,17 @@ module dxpu_dxfp_seal
     hdr_next = hdr_reg;
     ctr_next = ctr_reg;
     fctr_next = fctr_reg;
-    h = {hdr_reg[191:0], d_data};
+    h = 256'({hdr_reg, s_frm_data});
     flen = h[223:208];
     a_s_valid = 1'b0;
-    d_ready = 1'b1;
+    s_ready_w = 1'b1;
     unique case (in_state_reg)
       I_HDR:
-      if (d_valid) begin
+      if (s_frm_valid) begin
         hdr_next = h;
         hidx_next = hidx_reg + 2'd1;
-        if (hidx_reg == 2'd3) begin
+        if (hidx_reg == 2'(HB - 1)) begin
+          hidx_next = '0;
           // Sealed: SEALED set, Length counts the counter and the tag instead of the CRC.
           hdr_next[239:232] = h[239:232] | F_SEALED;
           hdr_next[223:208] = flen + 16'(DXFP_SEAL_GROWTH);
@@ -174,73 +161,98 @@ module dxpu_dxfp_seal
           fctr_next = ctr_reg;
           ctr_next = ctr_reg + 64'd1;
           first_next = 1'b1;
-          in_state_next = d_last ? I_HDR : I_REC;
+          in_state_next = s_frm_last ? I_HDR : I_REC;
         end
       end
       I_REC: begin
-        a_s_valid = d_valid;
-        d_ready = a_s_ready;
-        if (d_valid && a_s_ready) begin
+        a_s_valid = s_frm_valid;
+        s_ready_w = a_s_ready;
+        if (s_frm_valid && a_s_ready) begin
           first_next = 1'b0;
           left_next = left_reg - 16'(a_s_bytes);
-          if (a_s_eop) in_state_next = d_last ? I_HDR : I_CRC;
+          if (a_s_eop) in_state_next = s_frm_last ? I_HDR : I_CRC;
         end
       end
-      I_CRC: if (d_valid && d_last) in_state_next = I_HDR;
+      I_CRC: if (s_frm_valid && s_frm_last) in_state_next = I_HDR;
       default: ;
     endcase
   end
 
-  // ---- output: header, counter, then the AEAD's ciphertext and tag ----
-  logic [63:0] u_data;
-  logic [3:0] u_bytes;
-  logic u_last, u_valid, u_ready;
-  logic [2:0] oidx_reg = '0, oidx_next;  // 0..3 header beats, 4 the counter, 5 the AEAD's
+  // ---- output: header, then the counter and the AEAD's ciphertext and tag, 8 bytes later ----
+  typedef enum logic [1:0] {
+    O_HDR,   // the header's beats, from the AEAD's first beat out (which waits)
+    O_BODY,  // each AEAD beat after the 8 bytes carried from the one before (first: the counter)
+    O_TAIL   // the last bytes carried, when they did not fit the last AEAD beat's
+  } out_state_t;
+  out_state_t out_state_reg = O_HDR, out_state_next;
+  logic [1:0] oidx_reg = '0, oidx_next;
+  logic [63:0] carry_reg = '0, carry_next;  // bytes still to go before the AEAD's beat
+  logic [BW-1:0] tail_n_reg = '0, tail_n_next;
+  logic [DATA_WIDTH-1:0] u_data;
+  logic [BW-1:0] u_bytes;
+  logic u_last, u_valid;
   logic [31:0] cnt_frames_reg = '0, cnt_frames_next;
   always_comb begin
+    logic [6:0] total;  // the carried bytes and the AEAD beat's
+    out_state_next = out_state_reg;
     oidx_next = oidx_reg;
+    carry_next = carry_reg;
+    tail_n_next = tail_n_reg;
     cnt_frames_next = cnt_frames_reg;
-    u_valid = a_m_valid;
-    u_data = a_m_data;
-    u_bytes = a_m_bytes;
-    u_last = a_m_eop;
+    total = 7'd8 + 7'(a_m_bytes);
+    u_valid = 1'b0;
+    u_data = (DATA_WIDTH'(carry_reg) << (DATA_WIDTH - 64)) | (a_m_data >> 64);
+    u_bytes = BW'(BB);
+    u_last = 1'b0;
     a_m_ready = 1'b0;
-    if (oidx_reg < 3'd5) begin
-      // The frame's first beat waits in the AEAD while its header and counter go out.
-      u_data = oidx_reg == 3'd4 ? a_m_nonce : a_m_hdr[255-64*oidx_reg[1:0]-:64];
-      u_bytes = 4'd8;
-      u_last = 1'b0;
-      if (a_m_valid && u_ready) oidx_next = oidx_reg + 3'd1;
-    end else begin
-      a_m_ready = u_ready;
-      if (a_m_valid && u_ready && a_m_eop) begin
-        oidx_next = '0;
-        cnt_frames_next = cnt_frames_reg + 32'd1;
+    unique case (out_state_reg)
+      O_HDR: begin
+        u_valid = a_m_valid;
+        u_data = a_m_hdr[255-DATA_WIDTH*oidx_reg-:DATA_WIDTH];
+        if (a_m_valid && m_frm_ready) begin
+          oidx_next = oidx_reg + 2'd1;
+          if (oidx_reg == 2'(HB - 1)) begin
+            oidx_next = '0;
+            carry_next = a_m_nonce;
+            out_state_next = O_BODY;
+          end
+        end
       end
-    end
+      O_BODY: begin
+        u_valid = a_m_valid;
+        a_m_ready = m_frm_ready;
+        if (a_m_eop && total <= 7'(BB)) begin
+          u_bytes = BW'(total);
+          u_last = 1'b1;
+        end
+        if (a_m_valid && m_frm_ready) begin
+          carry_next = a_m_data[63:0];
+          if (a_m_eop) begin
+            tail_n_next = BW'(total - 7'(BB));
+            out_state_next = total <= 7'(BB) ? O_HDR : O_TAIL;
+            if (total <= 7'(BB)) cnt_frames_next = cnt_frames_reg + 32'd1;
+          end
+        end
+      end
+      O_TAIL: begin
+        u_valid = 1'b1;
+        u_data = DATA_WIDTH'(carry_reg) << (DATA_WIDTH - 64);
+        u_bytes = tail_n_reg;
+        u_last = 1'b1;
+        if (m_frm_ready) begin
+          out_state_next = O_HDR;
+          cnt_frames_next = cnt_frames_reg + 32'd1;
+        end
+      end
+      default: ;
+    endcase
   end
 
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic u_user_unused;
-  /* verilator lint_on UNUSEDSIGNAL */
-  dxpu_beat_up #(
-      .DATA_WIDTH(DATA_WIDTH)
-  ) u_up (
-      .clk,
-      .rst,
-      .s_data(u_data),
-      .s_bytes(u_bytes),
-      .s_last(u_last),
-      .s_user(1'b0),
-      .s_valid(u_valid),
-      .s_ready(u_ready),
-      .m_data(m_frm_data),
-      .m_bytes(m_frm_bytes),
-      .m_last(m_frm_last),
-      .m_user(u_user_unused),
-      .m_valid(m_frm_valid),
-      .m_ready(m_frm_ready)
-  );
+  assign s_frm_ready = s_ready_w;
+  assign m_frm_data = u_data;
+  assign m_frm_bytes = u_bytes;
+  assign m_frm_last = u_last;
+  assign m_frm_valid = u_valid;
 
   always_ff @(posedge clk) begin
     in_state_reg <= in_state_next;
@@ -250,7 +262,10 @@ module dxpu_dxfp_seal
     hdr_reg <= hdr_next;
     ctr_reg <= ctr_next;
     fctr_reg <= fctr_next;
+    out_state_reg <= out_state_next;
     oidx_reg <= oidx_next;
+    carry_reg <= carry_next;
+    tail_n_reg <= tail_n_next;
     cnt_frames_reg <= cnt_frames_next;
     if (start) begin
       key_reg <= cfg_key;
@@ -259,6 +274,7 @@ module dxpu_dxfp_seal
     if (rst) begin
       in_state_reg <= I_HDR;
       hidx_reg <= '0;
+      out_state_reg <= O_HDR;
       oidx_reg <= '0;
       key_reg <= '0;
       cnt_frames_reg <= '0;

@@ -1,8 +1,8 @@
-// chacha20_tb.cc - testbench of rtl/dxpu_chacha20.sv (round units of 2 and 5 double rounds per
-// cycle): random keys, nonces and block counters, keystreams of 0..2000 bytes read with random
-// back-pressure and restarted mid-block, every byte compared with libsodium's
-// crypto_stream_chacha20_ietf_xor_ic(); one beat per cycle unstalled (measured). $DXPU_SEED
-// replays a run.
+// chacha20_tb.cc - testbench of rtl/dxpu_chacha20.sv (64 bits with round units of 2 and 5 double
+// rounds per cycle, 256 bits with 5): random keys, nonces and block counters, keystreams of
+// 0..2000 bytes read with random back-pressure and restarted mid-block, every byte compared with
+// libsodium's crypto_stream_chacha20_ietf_xor_ic(); one beat per cycle unstalled (measured).
+// $DXPU_SEED replays a run.
 #include <gtest/gtest.h>
 #include <sodium.h>
 
@@ -14,6 +14,7 @@
 
 #include "Vrtl_chacha20_dr2.h"
 #include "Vrtl_chacha20_dr5.h"
+#include "Vrtl_chacha20_w256.h"
 #include "aead_tb.h"
 #include "rtl_tb.h"
 
@@ -25,13 +26,15 @@ using dxpu::rtl::GetBits;
 using dxpu::rtl::RandomBytes;
 using dxpu::rtl::SetBits;
 
-template <typename Model, unsigned DoubleRounds>
+template <typename Model, unsigned DoubleRounds, unsigned Width = 64>
 class Dut : public dxpu::rtl::Dut<Model> {
   using Base = dxpu::rtl::Dut<Model>;
 
  public:
   using Base::m;
   static constexpr unsigned kDoubleRounds = DoubleRounds;
+  static constexpr unsigned kWidth = Width;
+  static constexpr size_t kBeatBytes = Width / 8;
   Dut() {
     Idle();
     m().m_ks_ready = 0;
@@ -52,13 +55,16 @@ class Dut : public dxpu::rtl::Dut<Model> {
     Base::Tick();
     Idle();
   }
-  std::vector<uint8_t> Beat() { return BeatBytes(GetBits(m().m_ks_data, 2), 8, 64); }
+  std::vector<uint8_t> Beat() {
+    return BeatBytes(GetBits(m().m_ks_data, Width / 32), kBeatBytes, Width);
+  }
 };
 
 template <typename T>
 class ChaCha20Test : public dxpu::rtl::SodiumTest {};
 
-using Models = ::testing::Types<Dut<Vrtl_chacha20_dr2, 2>, Dut<Vrtl_chacha20_dr5, 5>>;
+using Models = ::testing::Types<Dut<Vrtl_chacha20_dr2, 2>, Dut<Vrtl_chacha20_dr5, 5>,
+                                Dut<Vrtl_chacha20_w256, 5, 256>>;
 TYPED_TEST_SUITE(ChaCha20Test, Models);
 
 // libsodium's keystream: `n` bytes from block `ctr`.
@@ -73,7 +79,7 @@ std::vector<uint8_t> Keystream(const std::vector<uint8_t>& key, const std::vecto
 template <typename D>
 std::vector<uint8_t> ReadBeats(D& dut, std::mt19937_64& rng, size_t beats, unsigned ready_pct) {
   std::vector<uint8_t> got;
-  for (uint64_t guard = 0; got.size() < beats * 8; ++guard) {
+  for (uint64_t guard = 0; got.size() < beats * D::kBeatBytes; ++guard) {
     if (guard > 100 * beats + 100) {
       ADD_FAILURE() << "keystream stopped after " << got.size() << " bytes";
       break;
@@ -109,9 +115,9 @@ TYPED_TEST(ChaCha20Test, RandomKeystreamsAgreeWithLibsodium) {
         rng() % 4 == 0 ? static_cast<uint32_t>(rng() % 3) : static_cast<uint32_t>(rng() >> 40);
     const unsigned ready = ready_mix[run % 4];
     dut.Start(key, nonce, ctr);
-    const size_t beats = (len + 7) / 8;
+    const size_t beats = (len + TypeParam::kBeatBytes - 1) / TypeParam::kBeatBytes;
     auto got = ReadBeats(dut, rng, beats, ready);
-    const auto want = Keystream(key, nonce, ctr, beats * 8);
+    const auto want = Keystream(key, nonce, ctr, beats * TypeParam::kBeatBytes);
     ASSERT_EQ(got, want) << "run " << run << ": " << len << " bytes from block " << ctr
                          << ", ready " << ready << " %";
     // Idle cycles with a block half-read: it stays.
@@ -119,7 +125,8 @@ TYPED_TEST(ChaCha20Test, RandomKeystreamsAgreeWithLibsodium) {
   }
 }
 
-// One beat per cycle: after the first, 20,000 beats on 20,000 consecutive cycles, each right.
+// One beat per cycle: after the first, 20,000 beats on 20,000 consecutive cycles, each right
+// (at 256 bits a 64-byte block every two cycles).
 TYPED_TEST(ChaCha20Test, OneBeatPerCycleUnstalled) {
   std::mt19937_64 rng(7);  // NOLINT(cert-msc32-c,cert-msc51-cpp): fixed, reproducible
   TypeParam dut;
@@ -137,7 +144,8 @@ TYPED_TEST(ChaCha20Test, OneBeatPerCycleUnstalled) {
   const uint64_t c0 = dut.cycles();
   std::vector<uint8_t> got;
   size_t stalls = 0;
-  while (got.size() < kBeats * 8) {
+  constexpr size_t kBytes = kBeats * TypeParam::kBeatBytes;
+  while (got.size() < kBytes) {
     dut.Eval();
     if (dut.m().m_ks_valid) {
       const auto b = dut.Beat();
@@ -149,15 +157,15 @@ TYPED_TEST(ChaCha20Test, OneBeatPerCycleUnstalled) {
   }
   const uint64_t cycles = dut.cycles() - c0;
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(got, Keystream(key, nonce, 1, kBeats * 8));
+  EXPECT_EQ(got, Keystream(key, nonce, 1, kBytes));
   EXPECT_EQ(stalls, 0u);
   EXPECT_EQ(cycles, kBeats);
   EXPECT_LE(latency, 10 / TypeParam::kDoubleRounds + 2);
   const double rate = static_cast<double>(kBeats) / static_cast<double>(cycles);
   std::printf(
-      "dxpu_chacha20 %u double rounds/cycle: %.4f beats per cycle, first beat %llu cycles after "
-      "start; %.0f simulated cycles/s\n",
-      TypeParam::kDoubleRounds, rate, static_cast<unsigned long long>(latency),
+      "dxpu_chacha20 DATA_WIDTH=%u, %u double rounds/cycle: %.4f beats per cycle, first beat "
+      "%llu cycles after start; %.0f simulated cycles/s\n",
+      TypeParam::kWidth, TypeParam::kDoubleRounds, rate, static_cast<unsigned long long>(latency),
       static_cast<double>(cycles) / secs);
 }
 
