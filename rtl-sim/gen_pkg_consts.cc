@@ -229,6 +229,8 @@ std::string DxfpConsts(Out& o) {
   o.Int("DXFP_NOISE_HELLO_BODY_SIZE", DXFP_NOISE_HELLO_BODY_SIZE);
   o.Int("DXFP_NOISE_WELCOME_BODY_SIZE", DXFP_NOISE_WELCOME_BODY_SIZE);
   o.Int("DXFP_MAC1_BODY_SIZE", DXFP_MAC1_BODY_SIZE);
+  o.Int("DXFP_MAC2_BODY_SIZE", DXFP_MAC2_BODY_SIZE);
+  o.Int("DXFP_COOKIE_BODY_SIZE", DXFP_COOKIE_BODY_SIZE);
   o.Line("");
   o.Line("  // Sealed frames (lib/core/dxfp_seal.h): header | counter | records | tag.");
   o.Int("DXFP_SEAL_COUNTER_SIZE", DXFP_SEAL_COUNTER_SIZE);
@@ -249,14 +251,17 @@ std::string DxfpConsts(Out& o) {
           {{"T_HELLO", DXFP_HELLO},
            {"T_WELCOME", DXFP_WELCOME},
            {"T_DATA", DXFP_DATA},
-           {"T_CLOSE", DXFP_CLOSE}});
+           {"T_CLOSE", DXFP_CLOSE},
+           {"T_COOKIE", DXFP_COOKIE}});
   o.Logic("enum dxfp_record_type", 8,
           {{"REC_TLP", DXFP_REC_TLP},
            {"REC_CREDIT", DXFP_REC_CREDIT},
            {"REC_HELLO", DXFP_REC_HELLO},
            {"REC_CLOSE", DXFP_REC_CLOSE},
            {"REC_NOISE", DXFP_REC_NOISE},
-           {"REC_MAC1", DXFP_REC_MAC1}});
+           {"REC_MAC1", DXFP_REC_MAC1},
+           {"REC_MAC2", DXFP_REC_MAC2},
+           {"REC_COOKIE", DXFP_REC_COOKIE}});
   o.Logic("DXFP_F_ACK_REQ, DXFP_F_NAK, DXFP_F_ALL", 8,
           {{"F_ACK_REQ", DXFP_F_ACK_REQ}, {"F_NAK", DXFP_F_NAK}, {"F_ALL", DXFP_F_ALL}}, true);
   o.Logic("DXFP_F_SEALED", 8, {{"F_SEALED", DXFP_F_SEALED}}, true);

@@ -313,6 +313,8 @@ module dxpu_dxfp_decap
           (ftype != T_WELCOME || blen != 16'(DXFP_NOISE_WELCOME_BODY_SIZE)))
         rec_bad = 1'b1;
       REC_MAC1: if (ftype != T_HELLO || blen != 16'(DXFP_MAC1_BODY_SIZE)) rec_bad = 1'b1;
+      REC_MAC2: if (ftype != T_HELLO || blen != 16'(DXFP_MAC2_BODY_SIZE)) rec_bad = 1'b1;
+      REC_COOKIE: if (ftype != T_COOKIE || blen != 16'(DXFP_COOKIE_BODY_SIZE)) rec_bad = 1'b1;
       default: ;
     endcase
     rec_next = p_reg + PTR_W'(1) + PTR_W'(padded >> 2);
@@ -399,7 +401,7 @@ module dxpu_dxfp_decap
       else if (17'(flen) > rx_len) verdict_now = E_TRUNCATED;
       else if (fmark_reg[wb_reg] != MARK_OPENED && fcrc_reg[wb_reg] != ftrl) verdict_now = E_BAD_CRC;
       else if (h0[31:24] != DXFP_VERSION) verdict_now = E_BAD_VERSION;
-      else if (ftype < T_HELLO || ftype > T_CLOSE) verdict_now = E_BAD_TYPE;
+      else if (ftype < T_HELLO || ftype > T_COOKIE) verdict_now = E_BAD_TYPE;
       else if (h0[7:0] != 8'd0 || (h0[15:8] & ~F_ALL) != 8'd0) verdict_now = E_MALFORMED;
       else if (walk_bad_reg) verdict_now = E_MALFORMED;
       else if (p_reg != end_dw) dec_now = 1'b0;  // records still to check

@@ -34,20 +34,12 @@ struct Keys {
 };
 
 bridge::BridgeBoxConfig AuthBoxConfig(const Keys& k) {
-  bridge::BridgeBoxConfig c;
-  c.node_id = 0xb0c5;
-  bridge::BoxDeviceConfig d;
-  d.profile = *gpu::FindProfile("dxgpu");
-  d.box_bdf = 0x0100;
-  d.memory_bytes = 64ULL << 20;
-  c.devices.push_back(d);
   bridge::BoxIdentity id;
   id.keys = k.bridge;
   id.hosts = {{k.victim.pub, kVictim}, {k.other.pub, kOther}};
   id.hellos_per_second = 10;
   id.hello_burst = 20;
-  c.identity = id;
-  return c;
+  return OneGpuBoxConfig(id);
 }
 
 dxfp_session_config HostSession(const KeyPair& host, const KeyPair& bridge) {

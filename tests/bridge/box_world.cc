@@ -1,6 +1,8 @@
 // box_world.cc - a GPU box and its hosts on a virtual clock (box_world.h).
 #include "box_world.h"
 
+#include "gpu/device_profile.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
@@ -178,6 +180,18 @@ std::optional<uint32_t> BoxWorld::MemRead32(TestHost& h, uint64_t addr) {
   auto d = MemRead(h, addr, 4);
   if (!d) return std::nullopt;
   return (*d)[0] | ((*d)[1] << 8) | ((*d)[2] << 16) | (uint32_t{(*d)[3]} << 24);
+}
+
+bridge::BridgeBoxConfig OneGpuBoxConfig(std::optional<bridge::BoxIdentity> identity) {
+  bridge::BridgeBoxConfig c;
+  c.node_id = 0xb0c5;
+  bridge::BoxDeviceConfig d;
+  d.profile = *gpu::FindProfile("dxgpu");
+  d.box_bdf = 0x0100;
+  d.memory_bytes = 64ULL << 20;
+  c.devices.push_back(d);
+  c.identity = std::move(identity);
+  return c;
 }
 
 }  // namespace dxpu::test

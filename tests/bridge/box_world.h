@@ -21,6 +21,10 @@ namespace dxpu::test {
 
 enum class Transport { kMemoryLink, kSimulator };
 
+// A box of one GPU (the "dxgpu" profile, 64 MiB, at box BDF 01:00.0), node 0xb0c5, with this
+// identity (none: plaintext sessions).
+bridge::BridgeBoxConfig OneGpuBoxConfig(std::optional<bridge::BoxIdentity> identity = {});
+
 class BoxWorld {
  public:
   // path: the simulator's network between every host and the box (kSimulator only).

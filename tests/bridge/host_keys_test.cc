@@ -30,19 +30,10 @@ constexpr uint16_t kHostBdf = 0x0100;
 
 // A bridge whose identity lists no hosts: the manager provisions them.
 bridge::BridgeBoxConfig BoxConfig(const std::optional<KeyPair>& bridge_keys) {
-  bridge::BridgeBoxConfig c;
-  c.node_id = 0xb0c5;
-  bridge::BoxDeviceConfig d;
-  d.profile = *gpu::FindProfile("dxgpu");
-  d.box_bdf = 0x0100;
-  d.memory_bytes = 64ULL << 20;
-  c.devices.push_back(d);
-  if (bridge_keys) {
-    bridge::BoxIdentity id;
-    id.keys = *bridge_keys;
-    c.identity = id;
-  }
-  return c;
+  if (!bridge_keys) return OneGpuBoxConfig();
+  bridge::BoxIdentity id;
+  id.keys = *bridge_keys;
+  return OneGpuBoxConfig(id);
 }
 
 dxfp_session_config HostSession(const KeyPair& host, const crypto::Key& bridge_public) {

@@ -20,9 +20,11 @@
 
 #include "bridge-fw/firmware/image.h"
 #include "bridge-fw/management.h"
+#include "core/dxfp_handshake.h"
 #include "core/dxpu_mgmt.h"
 #include "core/tlp_build.h"
 #include "core/tlp_codec.h"
+#include "crypto/sodium_crypto_ops.h"
 #include "fuzz_box.h"
 #include "fuzz_key.h"
 #include "fuzz_util.h"
@@ -110,6 +112,40 @@ void Tlps(Writer& w) {
   for (const auto& [name, t] : SeedTlps()) w.Put("tlp", name, Encode(t));
 }
 
+// The COOKIE frame a bridge under load (the authenticated worlds' bridge key) answers a HELLO
+// with: a fixed nonce and cookie, so the corpus is the same every time.
+Bytes CookieFor(const Bytes& hello) {
+  dxfp_frame f{};
+  Bytes out(DXFP_COOKIE_FRAME_SIZE);
+  const std::array<uint8_t, DXFP_COOKIE_NONCE_SIZE> nonce{};
+  std::array<uint8_t, DXFP_COOKIE_SIZE> cookie{};
+  cookie.fill(0xc0);
+  size_t len = 0;
+  if (dxfp_frame_parse(hello.data(), hello.size(), DXFP_MAX_FRAME, &f) != DXFP_OK ||
+      dxfp_cookie_reply_write(&dxpu::crypto::SodiumCryptoOps(), dxpu::fuzz::BridgeKey().pub.data(),
+                              nonce.data(), cookie.data(), &f, out.data(), &len) != DXFP_OK)
+    return {};
+  return out;
+}
+
+// The hello target's seeds (hello_fuzz.cc): the listed host's HELLO from one source, again (a
+// replay: stale), from every source, and past the handshake budget (cookies); and a plaintext
+// HELLO. Op bits: source (0-1), MAC1 put right (2), CRC put right (3).
+void Hellos(Writer& w, const Bytes& hello) {
+  Bytes one, many, flood;
+  AppendPiece(&one, 0, hello);
+  AppendPiece(&one, 0, hello);
+  for (uint8_t src = 0; src < 4; ++src) AppendPiece(&many, src, hello);
+  for (int i = 0; i < 24; ++i) AppendPiece(&flood, static_cast<uint8_t>(i & 3), hello);
+  w.Put("hello", "listed-host-then-replayed", one);
+  w.Put("hello", "four-sources", many);
+  w.Put("hello", "past-the-budget", flood);
+  Bytes changed = hello, fixed;
+  changed[DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + 15] ^= 1;  // the node ID: MAC1 and CRC made right
+  AppendPiece(&fixed, 4 | 8, changed);
+  w.Put("hello", "another-node-mac1-right", fixed);
+}
+
 // The frames an honest pair sends: handshake, TLPs both ways, acknowledgements, a close.
 void Frames(Writer& w) {
   dxpu::fuzz::SessionWorld world;
@@ -132,6 +168,21 @@ void Frames(Writer& w) {
     const uint8_t type = frames[i][DXFP_OFF_TYPE];
     w.Put("dxfp_frame", "frame-" + std::to_string(i) + "-type" + std::to_string(type), frames[i]);
   }
+  // An authenticated pair's handshake (HELLO with NOISE, MAC1, MAC2; WELCOME) and the COOKIE a
+  // bridge under load answers that HELLO with.
+  dxpu::fuzz::SessionWorld auth(true);
+  std::vector<dxpu::fuzz::Frame> handshake;
+  auth.on_send = [&](const dxpu::fuzz::SessionEnd&, const dxpu::fuzz::Frame& f) {
+    if (handshake.size() < 2) handshake.push_back(f);
+  };
+  dxfp_session_connect(auth.initiator.s(), auth.now);
+  auth.Pump();
+  if (handshake.size() == 2) {
+    w.Put("dxfp_frame", "auth-hello", handshake[0]);
+    w.Put("dxfp_frame", "auth-welcome", handshake[1]);
+    w.Put("dxfp_frame", "cookie", CookieFor(handshake[0]));
+    Hellos(w, handshake[0]);
+  }
 }
 
 // Per scenario: the victim's honest peer carries on (handshake, TLPs, time) and every frame it
@@ -142,8 +193,17 @@ void Sessions(Writer& w) {
     dxpu::fuzz::SessionWorld world(scenarios[s].authenticated);
     scenarios[s].setup(world);
     Bytes input{static_cast<uint8_t>(s)};
+    // A victim connecting with a handshake first gets a cookie for its HELLO (a bridge under
+    // load), then the peer's frames.
+    const bool cookie_first =
+        scenarios[s].authenticated && world.victim == &world.initiator &&
+        world.initiator.state() != DXFP_STATE_ESTABLISHED;
     world.on_send = [&](const dxpu::fuzz::SessionEnd& from, const dxpu::fuzz::Frame& f) {
-      if (&from != world.victim) AppendPiece(&input, 0, f);
+      if (&from != world.victim) {
+        AppendPiece(&input, 0, f);
+      } else if (cookie_first && input.size() == 1 && f[DXFP_OFF_TYPE] == DXFP_HELLO) {
+        AppendPiece(&input, 0, CookieFor(f));
+      }
     };
     if (world.initiator.state() == DXFP_STATE_IDLE)
       dxfp_session_connect(world.initiator.s(), world.now);

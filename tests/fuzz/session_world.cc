@@ -21,14 +21,6 @@ crypto::KeyPair FixedKey(uint8_t fill) {
   k.pub = crypto::PublicKeyOf(k.secret);
   return k;
 }
-const crypto::KeyPair& HostKey() {
-  static const crypto::KeyPair k = FixedKey(0x11);
-  return k;
-}
-const crypto::KeyPair& BridgeKey() {
-  static const crypto::KeyPair k = FixedKey(0x22);
-  return k;
-}
 
 // Ephemeral keys from a counter the world resets: the same input makes the same frames.
 uint64_t g_ephemeral = 0;
@@ -157,6 +149,15 @@ constexpr Scenario kScenarios[] = {
 };
 
 }  // namespace
+
+const crypto::KeyPair& HostKey() {
+  static const crypto::KeyPair k = FixedKey(0x11);
+  return k;
+}
+const crypto::KeyPair& BridgeKey() {
+  static const crypto::KeyPair k = FixedKey(0x22);
+  return k;
+}
 
 std::span<const Scenario> Scenarios() { return kScenarios; }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/dxfp_session.h"
+#include "crypto/fabric_keys.h"
 
 namespace dxpu::fuzz {
 
@@ -79,6 +80,11 @@ class SessionWorld {
   void SendOwed(SessionEnd& end);
   std::vector<uint8_t> buf_ = std::vector<uint8_t>(DXFP_MAX_FRAME);
 };
+
+// The authenticated worlds' key pairs (fixed): the host's and the bridge's (the corpus generator
+// seals cookies with it; the hello target's bridge lists the host).
+const crypto::KeyPair& HostKey();
+const crypto::KeyPair& BridgeKey();
 
 // The i-th memory read the in-flight scenarios leave unanswered at their victim (i < 4).
 dxpu_tlp InFlightRead(uint16_t i);

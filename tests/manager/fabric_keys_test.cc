@@ -36,16 +36,9 @@ constexpr uint64_t kNode = 0xa1;
 class FabricKeysTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    bridge::BridgeBoxConfig c;
-    c.node_id = 0xb0c5;
-    bridge::BoxDeviceConfig d;
-    d.profile = *gpu::FindProfile("dxgpu");
-    d.box_bdf = 0x0100;
-    d.memory_bytes = 64ULL << 20;
-    c.devices.push_back(d);
     bridge::BoxIdentity id;  // no hosts: the manager provisions them
     id.keys = bridge_keys_;
-    c.identity = id;
+    bridge::BridgeBoxConfig c = OneGpuBoxConfig(id);
     world_ = std::make_unique<BoxWorld>(c, Transport::kMemoryLink);
     char tmpl[] = "/tmp/dxpu-fabric-keys-XXXXXX";
     dir_ = mkdtemp(tmpl);
