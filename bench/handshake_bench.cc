@@ -173,8 +173,8 @@ void BM_BridgeAnswersHello(benchmark::State& state) {
     }
     const dxfp_rx_result r = dxfp_session_accept_auth(&bridge.s, now, &hello->frame, &hello->hs);
     if (r != DXFP_RX_OK) {
-      state.SkipWithError(("a HELLO was not answered: " + std::string(dxfp_rx_result_name(r)))
-                              .c_str());
+      state.SkipWithError(
+          ("a HELLO was not answered: " + std::string(dxfp_rx_result_name(r))).c_str());
       return;
     }
     size_t len = 0;
@@ -290,13 +290,13 @@ class Summary : public dxpu::bench::SummaryReporter {
   void Summarize() override {
     std::printf("\nAuthenticated sessions, one core:\n");
     std::printf("  handshakes a bridge answers: %.0f a second\n", HandshakesPerSecond());
-    std::printf("  HELLOs answered with a cookie under load: %.0f a second\n",
-                CookiesPerSecond());
+    std::printf("  HELLOs answered with a cookie under load: %.0f a second\n", CookiesPerSecond());
     const auto& rtt = RoundTripUs();
     if (rtt.count(0) != 0 && rtt.count(1) != 0 && rtt.at(0) > 0)
-      std::printf("  4-byte read round trip through two sessions: plaintext %.2f us, sealed %.2f "
-                  "us (x%.2f, +%.2f us)\n",
-                  rtt.at(0), rtt.at(1), rtt.at(1) / rtt.at(0), rtt.at(1) - rtt.at(0));
+      std::printf(
+          "  4-byte read round trip through two sessions: plaintext %.2f us, sealed %.2f "
+          "us (x%.2f, +%.2f us)\n",
+          rtt.at(0), rtt.at(1), rtt.at(1) / rtt.at(0), rtt.at(1) - rtt.at(0));
   }
 };
 

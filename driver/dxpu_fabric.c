@@ -682,9 +682,7 @@ static struct dxpu_bridge *dxpu_bridge_alloc(struct dxpu_fabric *f, const u8 *ma
 
 	dxpu_bridge_config(f, &cfg);
 	if (dxpu_keys_session_auth(&f->keys, mac, &cfg.session.auth)) {
-		netdev_err(f->dev,
-			   "dxpu: this host has a fabric key but bridge %pM has none: write its public key to /sys/devices/dxpu/bridge_keys\n",
-			   mac);
+		netdev_err(f->dev, "dxpu: bridge %pM has no key in bridge_keys\n", mac);
 		return ERR_PTR(-ENOKEY);
 	}
 	why = dxpu_hostpath_config_check(&cfg);

@@ -125,8 +125,7 @@ ssize_t dxpu_keys_show_bridges(const struct dxpu_keys *k, char *buf)
 	return n;
 }
 
-int dxpu_keys_session_auth(const struct dxpu_keys *k, const u8 *mac,
-			   struct dxfp_session_auth *auth)
+int dxpu_keys_session_auth(const struct dxpu_keys *k, const u8 *mac, struct dxfp_session_auth *auth)
 {
 	unsigned int i = dxpu_keys_find(k, mac);
 

@@ -118,8 +118,8 @@ static ssize_t bridge_keys_show(struct device *dev, struct device_attribute *att
 	return dxpu_fabric_show_bridge_keys(&dxpu_fabric, buf);
 }
 
-static ssize_t bridge_keys_store(struct device *dev, struct device_attribute *attr,
-				 const char *buf, size_t count)
+static ssize_t bridge_keys_store(struct device *dev, struct device_attribute *attr, const char *buf,
+				 size_t count)
 {
 	int err = dxpu_fabric_set_bridge_key(&dxpu_fabric, buf, count);
 
@@ -176,12 +176,10 @@ static ssize_t slots_show(struct device *dev, struct device_attribute *attr, cha
 static DEVICE_ATTR_RO(slots);
 
 static struct attribute *dxpu_attrs[] = {
-	&dev_attr_interface.attr, &dev_attr_connect.attr,
-	&dev_attr_bridges.attr,	  &dev_attr_counters.attr,
-	&dev_attr_bind.attr,	  &dev_attr_unbind.attr,
-	&dev_attr_slots.attr,	  &dev_attr_mmio.attr,
-	&dev_attr_msi.attr,	  &dev_attr_key.attr,
-	&dev_attr_bridge_keys.attr, NULL,
+	&dev_attr_interface.attr, &dev_attr_connect.attr,     &dev_attr_bridges.attr,
+	&dev_attr_counters.attr,  &dev_attr_bind.attr,	      &dev_attr_unbind.attr,
+	&dev_attr_slots.attr,	  &dev_attr_mmio.attr,	      &dev_attr_msi.attr,
+	&dev_attr_key.attr,	  &dev_attr_bridge_keys.attr, NULL,
 };
 
 static const struct attribute_group dxpu_group = { .attrs = dxpu_attrs };

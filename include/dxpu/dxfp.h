@@ -58,9 +58,9 @@ enum dxfp_record_type {
 	DXFP_REC_CREDIT = 2,
 	DXFP_REC_HELLO = 3,
 	DXFP_REC_CLOSE = 4,
-	DXFP_REC_NOISE = 5, /* a handshake message (HELLO, WELCOME): docs/protocol.md 4.12 */
-	DXFP_REC_MAC1 = 6,  /* HELLO: the proof its sender knows the bridge's key */
-	DXFP_REC_MAC2 = 7,  /* HELLO, last: the proof its sender got a cookie (zeros: none) */
+	DXFP_REC_NOISE = 5,  /* a handshake message (HELLO, WELCOME): docs/protocol.md 4.12 */
+	DXFP_REC_MAC1 = 6,   /* HELLO: the proof its sender knows the bridge's key */
+	DXFP_REC_MAC2 = 7,   /* HELLO, last: the proof its sender got a cookie (zeros: none) */
 	DXFP_REC_COOKIE = 8, /* COOKIE: a nonce and the cookie sealed for the HELLO's sender */
 };
 

@@ -31,11 +31,9 @@ static bool record_allowed(uint8_t rec_type, uint8_t frame_type, size_t *body_le
 		*body_len = frame_type == DXFP_HELLO ? DXFP_NOISE_HELLO_BODY_SIZE
 						     : DXFP_NOISE_WELCOME_BODY_SIZE;
 		return frame_type == DXFP_HELLO || frame_type == DXFP_WELCOME;
-	case DXFP_REC_MAC1:
-		*body_len = DXFP_MAC1_BODY_SIZE;
-		return frame_type == DXFP_HELLO;
+	case DXFP_REC_MAC1: /* MAC1 and MAC2: the same size, HELLO only */
 	case DXFP_REC_MAC2:
-		*body_len = DXFP_MAC2_BODY_SIZE;
+		*body_len = DXFP_MAC1_BODY_SIZE;
 		return frame_type == DXFP_HELLO;
 	case DXFP_REC_COOKIE:
 		*body_len = DXFP_COOKIE_BODY_SIZE;

@@ -50,8 +50,8 @@ bool Start(EVP_CIPHER_CTX* ctx, int encrypt, const uint8_t* key, uint64_t n, con
 
 }  // namespace
 
-void OpensslAeadSeal(uint8_t* dst, const uint8_t* src, size_t len, const uint8_t* ad,
-                     size_t ad_len, uint64_t n, const uint8_t key[DXFP_KEY_SIZE]) {
+void OpensslAeadSeal(uint8_t* dst, const uint8_t* src, size_t len, const uint8_t* ad, size_t ad_len,
+                     uint64_t n, const uint8_t key[DXFP_KEY_SIZE]) {
   EVP_CIPHER_CTX* ctx = ContextFor(1);
   int out = 0, last = 0;
   if (!Start(ctx, 1, key, n, ad, ad_len, len) ||
@@ -61,8 +61,8 @@ void OpensslAeadSeal(uint8_t* dst, const uint8_t* src, size_t len, const uint8_t
     throw std::runtime_error("OpenSSL: ChaCha20-Poly1305 seal failed");
 }
 
-bool OpensslAeadOpen(uint8_t* dst, const uint8_t* src, size_t len, const uint8_t* ad,
-                     size_t ad_len, uint64_t n, const uint8_t key[DXFP_KEY_SIZE]) {
+bool OpensslAeadOpen(uint8_t* dst, const uint8_t* src, size_t len, const uint8_t* ad, size_t ad_len,
+                     uint64_t n, const uint8_t key[DXFP_KEY_SIZE]) {
   if (len < DXFP_TAG_SIZE) return false;
   const size_t body = len - DXFP_TAG_SIZE;
   EVP_CIPHER_CTX* ctx = ContextFor(0);

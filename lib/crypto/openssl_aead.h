@@ -15,11 +15,11 @@
 namespace dxpu::crypto {
 
 // dst[0..len) the ciphertext of src, dst[len..len+16) the tag; nonce: Noise's counter n.
-void OpensslAeadSeal(uint8_t* dst, const uint8_t* src, size_t len, const uint8_t* ad,
-                     size_t ad_len, uint64_t n, const uint8_t key[DXFP_KEY_SIZE]);
+void OpensslAeadSeal(uint8_t* dst, const uint8_t* src, size_t len, const uint8_t* ad, size_t ad_len,
+                     uint64_t n, const uint8_t key[DXFP_KEY_SIZE]);
 // src[0..len) is ciphertext and tag; false when the tag fails (dst then unspecified).
-bool OpensslAeadOpen(uint8_t* dst, const uint8_t* src, size_t len, const uint8_t* ad,
-                     size_t ad_len, uint64_t n, const uint8_t key[DXFP_KEY_SIZE]);
+bool OpensslAeadOpen(uint8_t* dst, const uint8_t* src, size_t len, const uint8_t* ad, size_t ad_len,
+                     uint64_t n, const uint8_t key[DXFP_KEY_SIZE]);
 
 }  // namespace dxpu::crypto
 

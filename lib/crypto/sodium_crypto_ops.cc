@@ -22,7 +22,6 @@ void X25519Keypair(uint8_t secret[DXFP_KEY_SIZE], uint8_t pub[DXFP_KEY_SIZE]) {
   crypto_box_keypair(pub, secret);
 }
 
-
 void Sha256(uint8_t out[DXFP_HASH_SIZE], const dxfp_piece* parts, size_t n) {
   crypto_hash_sha256_state st;
   crypto_hash_sha256_init(&st);

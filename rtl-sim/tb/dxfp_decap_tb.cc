@@ -632,7 +632,7 @@ TYPED_TEST(DxfpDecapTest, DirectedFrames) {
   FrameSource::Recrc(b);
   frames.push_back(b);
   b = bad;
-  b[1] = 5;  // type
+  b[1] = 6;  // type (5 is COOKIE)
   FrameSource::Recrc(b);
   frames.push_back(b);
   b = bad;

@@ -261,8 +261,7 @@ TEST_F(ManySourceFloodTest, PastMac1CostsAtMostTheHandshakeBudgetAndANewHostStil
   std::printf(
       "[ flood    ] many sources, past MAC1: %lu HELLOs in %.2f s, %.0f handshakes, %.0f "
       "cookies, RSS %+ld KiB, a new host connected in %.0f ms\n",
-      static_cast<unsigned long>(f.sent), f.seconds, looked_at, cookies, f.growth_kib,
-      connect_ms_);
+      static_cast<unsigned long>(f.sent), f.seconds, looked_at, cookies, f.growth_kib, connect_ms_);
   ExpectVictimUnharmed(2);
 }
 

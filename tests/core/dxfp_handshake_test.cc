@@ -369,12 +369,12 @@ TEST(UserspaceAead, IsLibsodiumsChaCha20Poly1305ByteForByte) {
                                                          ad_len, nullptr, nonce.data(), key.data());
       EXPECT_EQ(ours, theirs) << len << " bytes, " << ad_len << " of additional data";
       Bytes back(len);
-      EXPECT_TRUE(Ops().aead_open(back.data(), ours.data(), ours.size(), ad.data(), ad_len, n,
-                                  key.data()));
+      EXPECT_TRUE(
+          Ops().aead_open(back.data(), ours.data(), ours.size(), ad.data(), ad_len, n, key.data()));
       EXPECT_EQ(back, msg);
       ours[ours.size() - 1 - (len % DXFP_TAG_SIZE)] ^= 0x80;  // a bit of the tag or the text
-      EXPECT_FALSE(Ops().aead_open(back.data(), ours.data(), ours.size(), ad.data(), ad_len, n,
-                                   key.data()));
+      EXPECT_FALSE(
+          Ops().aead_open(back.data(), ours.data(), ours.size(), ad.data(), ad_len, n, key.data()));
       ours[ours.size() - 1 - (len % DXFP_TAG_SIZE)] ^= 0x80;
       EXPECT_FALSE(Ops().aead_open(back.data(), ours.data(), ours.size(), ad.data(), ad_len, n + 1,
                                    key.data()));  // another counter

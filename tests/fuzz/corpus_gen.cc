@@ -195,9 +195,8 @@ void Sessions(Writer& w) {
     Bytes input{static_cast<uint8_t>(s)};
     // A victim connecting with a handshake first gets a cookie for its HELLO (a bridge under
     // load), then the peer's frames.
-    const bool cookie_first =
-        scenarios[s].authenticated && world.victim == &world.initiator &&
-        world.initiator.state() != DXFP_STATE_ESTABLISHED;
+    const bool cookie_first = scenarios[s].authenticated && world.victim == &world.initiator &&
+                              world.initiator.state() != DXFP_STATE_ESTABLISHED;
     world.on_send = [&](const dxpu::fuzz::SessionEnd& from, const dxpu::fuzz::Frame& f) {
       if (&from != world.victim) {
         AppendPiece(&input, 0, f);

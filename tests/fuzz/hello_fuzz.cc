@@ -6,8 +6,9 @@
 // MAC1 right for this bridge's key (bit 2, so changes reach the handshake behind it), and puts
 // the CRC32C right (bit 3); the rest is the datagram. The bridge's handshake budget is small
 // (8 a second), so inputs reach the cookie path. What must hold besides "no crash": a HELLO that
-// opens names the listed host's key and node; a cookie answer is a COOKIE frame that parses, addressed to the HELLO's session and epoch, and
-// opens at the HELLO's sender with the bridge's public key; every datagram is counted once.
+// opens names the listed host's key and node; a cookie answer is a COOKIE frame that parses,
+// addressed to the HELLO's session and epoch, and opens at the HELLO's sender with the bridge's
+// public key; every datagram is counted once.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -51,8 +52,8 @@ void FixMac1(std::vector<uint8_t>* frame, const std::array<uint8_t, DXFP_HASH_SI
       DXFP_CRC_SIZE + DXFP_REC_HDR_SIZE + DXFP_MAC2_BODY_SIZE + DXFP_MAC1_BODY_SIZE;
   if (frame->size() < DXFP_HDR_SIZE + DXFP_REC_HDR_SIZE + kTail) return;
   const size_t at = frame->size() - kTail;
-  dxfp_mac1(&dxpu::crypto::SodiumCryptoOps(), key.data(), frame->data(),
-            at - DXFP_REC_HDR_SIZE, frame->data() + at);
+  dxfp_mac1(&dxpu::crypto::SodiumCryptoOps(), key.data(), frame->data(), at - DXFP_REC_HDR_SIZE,
+            frame->data() + at);
 }
 
 void CheckCookie(const dxpu::bridge::CookieReply& reply, const std::vector<uint8_t>& hello) {
@@ -65,9 +66,8 @@ void CheckCookie(const dxpu::bridge::CookieReply& reply, const std::vector<uint8
   Check(cf.hdr.dst_session == hf.hdr.src_session && cf.hdr.dst_epoch == hf.hdr.src_epoch,
         "a cookie addressed to another session");
   std::array<uint8_t, DXFP_COOKIE_SIZE> cookie{};
-  Check(dxfp_cookie_reply_open(&dxpu::crypto::SodiumCryptoOps(),
-                               dxpu::fuzz::BridgeKey().pub.data(), hello.data(), hello.size(),
-                               &cf, cookie.data()) == DXFP_OK,
+  Check(dxfp_cookie_reply_open(&dxpu::crypto::SodiumCryptoOps(), dxpu::fuzz::BridgeKey().pub.data(),
+                               hello.data(), hello.size(), &cf, cookie.data()) == DXFP_OK,
         "a cookie the HELLO's sender cannot open");
   std::vector<uint8_t> again = hello;
   Check(dxfp_hello_set_mac2(&dxpu::crypto::SodiumCryptoOps(), cookie.data(), again.data(),

@@ -18,6 +18,17 @@ manager_bin=${3:?$usage}
 agent_bin=${4:?$usage}
 work=${5:-$(mktemp -d /tmp/dxpu-kernel-pool.XXXXXX)}
 source "$here/bridge_env.sh"
+# Fabric keys (docs/security.md, "Provisioned by the pool manager"): the bridge has `identity`
+# with no hosts listed; the guest writes its key into dxpu.ko, its agent registers the public
+# key, and the manager sets it on the bridge before it assigns the GPU and removes it after the
+# release; the agent writes the bridge's key (learned by the manager from INVENTORY) into
+# dxpu.ko's bridge_keys before it binds the slot. Every session is sealed.
+mkdir -p "$work/keys"
+for k in bridge host; do
+  rm -f "$work/keys/$k.key" "$work/keys/$k.pub"
+  "$dxpu_bin" keygen --out "$work/keys/$k" >/dev/null
+done
+bridge_identity="{\"key\": \"$work/keys/bridge.key\"}"
 start_bridge "$bridge_bin" "$work"
 
 status=0
@@ -132,6 +143,7 @@ rm -f "$console"
 bash "$here/guest.sh" --name pool --script "$here/scenario_pool.sh" --nic "$work/bridge.sock" \
   --user-net "$agent_port:17491" --ko "$ko_dir/dxpu.ko" \
   --bin "$agent_bin:/bin/dxpu-agent" --file "$work/dxpu-pool.env:/etc/dxpu-pool" \
+  --file "$work/keys/host.key:/etc/dxpu/host.key" --file "$work/keys/host.pub:/etc/dxpu/host.pub" \
   --bin /usr/bin/lspci:/bin/lspci --file /usr/share/misc/pci.ids:/usr/share/misc/pci.ids \
   --out "$work/guest" --timeout 500 --expect "DXPU-POOL: every step ran" >"$work/guest.out" 2>&1 &
 guest_pid=$!
@@ -145,6 +157,15 @@ scene() {
   allocate 1 || return 1
   step "attached 1" || return 1
   audit "after allocation 1" 1
+  # The manager learned the host's key and set it on the bridge; the session is that key's.
+  grep -q "host-key-set node 0x525400123456 key $(cut -d' ' -f2 "$work/keys/host.pub" | cut -c1-16)... -> ok" \
+    "$work/bridge.log" && echo "PASS the manager set the guest's key on the bridge" ||
+    fail "the bridge's log shows no host-key-set of the guest's key"
+  pool hosts --json >"$work/hosts.json"
+  [ "$(json_field "$work/hosts.json" 'j[0].get("fabric_key", "")')" = "$(cut -d' ' -f2 "$work/keys/host.pub")" ] &&
+    echo "PASS the manager has the guest's fabric key" || fail "the manager's host record: $(cat "$work/hosts.json")"
+  grep -q "session 0x[0-9a-f]* from 52:54:00:12:34:56 (slot [0-9]*, authenticated)" "$work/bridge.log" &&
+    echo "PASS the guest's session is authenticated" || fail "no authenticated session in the bridge's log"
   host_says audited-1
   step "agent restarted" || return 1
   wait_until 60 new_boot_id "$boot" || { fail "the restarted agent never registered"; return 1; }
@@ -161,6 +182,10 @@ scene() {
   release 2 || return 1
   step "detached 2" || return 1
   audit "after release 2" 0
+  # The last release removed the host's key from the bridge (HOST_KEY_REMOVE).
+  grep -q "host-key-remove node 0x525400123456 -> ok ([0-9]* host keys)" "$work/bridge.log" &&
+    echo "PASS the release removed the guest's key from the bridge" ||
+    fail "the bridge's log shows no removal of the guest's key"
   pool status
   # The end of the host's checks, which the guest waits for.
   pool remove-box box-a

@@ -24,6 +24,9 @@ bridge=02:00:00:00:b0:01
 attached="dxpu0 $bridge 01:00.0 on"
 if [ -z "$FABRIC_IF" ] || [ -z "$USER_IF" ]; then bad "two NICs: '$FABRIC_IF' '$USER_IF'"; exit 0; fi
 if insmod /lib/dxpu/dxpu.ko ifname="$FABRIC_IF" slots=4; then ok "insmod dxpu slots=4"; else bad "insmod dxpu"; exit 0; fi
+# This host's fabric key: the agent registers its public half, the manager provisions the rest.
+if cat /etc/dxpu/host.key > /sys/devices/dxpu/key; then ok "the host's fabric key written"; else bad "the host's key refused"; fi
+check "dxpu.ko's public key" "$(cat /sys/devices/dxpu/key)" "$(cat /etc/dxpu/host.pub)"
 dom=
 for bus in /sys/class/pci_bus/1????:00; do [ -n "$dom" ] || [ ! -e "$bus" ] || dom=$(basename "$bus" :00); done
 dev=/sys/bus/pci/devices/$dom:00:00.0
@@ -70,6 +73,11 @@ attached_checks() {
   cat /tmp/lspci.txt
   check "allocation $1: lspci lists the GPU in the dxpu domain" \
     "$(grep -c "^$dom:00:00.0 .*\[4450:0001\]" /tmp/lspci.txt)" 1
+  # The agent gave dxpu.ko the bridge's key, and the session is sealed.
+  check "allocation $1: the bridge's key" "$(cut -d' ' -f1 /sys/devices/dxpu/bridge_keys)" "$bridge"
+  if grep -q "^$bridge established .* sealed 1 " /sys/devices/dxpu/bridges; then ok "allocation $1: the session is sealed"; else
+    bad "allocation $1: not sealed: $(cat /sys/devices/dxpu/bridges)"
+  fi
 }
 # released_checks N: dxpu0 off and unbound, the device gone.
 released_checks() {
