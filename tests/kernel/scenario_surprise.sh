@@ -18,7 +18,8 @@ dev=$(ls -d /sys/bus/pci/devices/1*:00:00.0)
 [ -c /dev/dxgpu0 ] && ok "/dev/dxgpu0" || { bad "/dev/dxgpu0 missing"; exit 0; }
 grep -q " dxgpu0" /proc/interrupts && ok "dxgpu0's vectors in /proc/interrupts" || bad "no dxgpu0 irqs"
 echo "mmio: $(cat /sys/devices/dxpu/mmio)"
-/bin/surprise_check /dev/dxgpu0 40 "$(cat /sys/module/dxpu/parameters/link_down_ms)"
+p=/sys/module/dxpu/parameters
+/bin/surprise_check /dev/dxgpu0 40 "$(cat $p/link_down_ms)" "$(cat $p/request_timeout_ms)"
 i=0
 while [ -e "$dev" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 if [ -e "$dev" ]; then bad "device still present after the session went down"; else ok "device removed by surprise removal"; fi
