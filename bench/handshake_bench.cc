@@ -75,16 +75,12 @@ bool Init(End* e, const dxfp_session_config& cfg) {
   return dxfp_session_init(&e->s, &cfg, e->memory.data(), e->memory.size() * 8, &kOps, e);
 }
 
-// Every frame `from` has to send, handed to `to`; returns how many.
-int Exchange(End& from, End& to, uint64_t now) {
+// Every frame `from` has to send, handed to `to`.
+void Exchange(End& from, End& to, uint64_t now) {
   std::array<uint8_t, DXFP_MAX_FRAME> buf{};
   size_t len = 0;
-  int n = 0;
-  while (dxfp_session_poll(&from.s, now, buf.data(), buf.size(), &len)) {
+  while (dxfp_session_poll(&from.s, now, buf.data(), buf.size(), &len))
     (void)dxfp_session_receive(&to.s, now, buf.data(), len);
-    ++n;
-  }
-  return n;
 }
 
 struct Keys {

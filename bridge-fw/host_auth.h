@@ -92,8 +92,6 @@ class HostAuthenticator {
   // caller to send to the source (also counted as the refusal kCookie), and nothing else.
   std::variant<OpenedHello, HelloRefusal, CookieReply> Open(uint64_t now, const std::string& source,
                                                             std::span<const uint8_t> frame);
-  // Whether `source` may send one more HELLO now (takes a token); Open calls it first.
-  bool AllowHello(uint64_t now, const std::string& source);
 
   // Binds `key` to `node` for the next HELLOs: the node's previous key, if any, opens no more
   // (rotation); a live session opened with it is not touched. The same key and node again: kOk,
@@ -125,6 +123,11 @@ class HostAuthenticator {
     uint64_t last_timestamp = 0;  // 0: none taken yet
   };
 
+  // A source not known yet is remembered (a full bucket, one token taken; when max_sources are
+  // known, one of them forgotten); false when the one taken was its last. Open calls it only
+  // once a new source's HELLO passed MAC1 and, under load, its cookie (a known source pays its
+  // token before any check).
+  bool AllowHello(uint64_t now, const std::string& source);
   HelloRefusal Refuse(HelloRefusal r);
   void ForgetIdleSources(uint64_t now);
   // Charges one HELLO past MAC1 to the whole bridge's budget; load starts when it runs out.
