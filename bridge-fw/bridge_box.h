@@ -26,6 +26,7 @@
 
 #include "bridge-fw/box_switch.h"
 #include "bridge-fw/datapath.h"
+#include "bridge-fw/device_kinds.h"
 #include "bridge-fw/golden_datapath.h"
 #include "bridge-fw/host_auth.h"
 #include "bridge-fw/virtual_bars.h"
@@ -48,14 +49,14 @@ struct Peer {
   bool operator==(const Peer&) const = default;
 };
 
-// The kinds of function a box holds (MakeFunction makes each).
-enum class DeviceKind : uint8_t { kGpu };
-
+// A function the box holds (MakeFunction makes each kind: device_kinds.h).
 struct BoxDeviceConfig {
   gpu::DeviceProfile profile;  // kGpu: the GPU model's profile
   uint16_t box_bdf = 0;        // its Bus/Device/Function on the box's PCIe
-  uint64_t memory_bytes = 0;   // 0: the profile's
+  uint64_t memory_bytes = 0;   // kGpu: 0: the profile's
   DeviceKind kind = DeviceKind::kGpu;
+  VirtioBlkSettings blk;       // kVirtioBlk
+  VirtioGpuSettings display;   // kVirtioGpu
 };
 
 struct BridgeBoxConfig {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <fstream>
 #include <initializer_list>
 #include <map>
@@ -181,6 +182,8 @@ class Reader {
   std::optional<std::string> String(const json& v, std::string_view path);
   std::optional<uint64_t> Unsigned(const json& v, std::string_view path, uint64_t lo, uint64_t hi);
   std::optional<bool> Bool(const json& v, std::string_view path);
+  // A size string ("256MiB"), non-zero.
+  std::optional<uint64_t> Size(const json& v, std::string_view path);
   std::optional<uint64_t> Duration(const json& v, std::string_view path);
   std::optional<link::LinkAddress> IpPort(const json& v, std::string_view path);
   std::optional<std::string> SocketPath(const json& v, std::string_view path);
@@ -193,6 +196,10 @@ class Reader {
   void ReadManagementTrust(const json& m, BridgeConfig* c);
   void ReadMetrics(const json& root, BridgeConfig* c);
   void ReadDevices(const json& root, BridgeConfig* c);
+  void ReadGpuDevice(const json& v, const std::string& path, DeviceConfig* d);
+  void ReadVirtioBlk(const json& v, const std::string& path, DeviceConfig* d,
+                     std::map<std::string, size_t>* backings, size_t index);
+  void ReadVirtioGpu(const json& v, const std::string& path, DeviceConfig* d);
   void ReadLimits(const json& root, BridgeConfig* c);
   void ReadLog(const json& root, BridgeConfig* c);
   void ReadIdentity(const json& root, BridgeConfig* c);
@@ -249,6 +256,21 @@ std::optional<uint64_t> Reader::Unsigned(const json& v, std::string_view path, u
   }
   Error(path, fmt::format("{} is not in {}..{}", v.dump(), lo, hi));
   return std::nullopt;
+}
+
+std::optional<uint64_t> Reader::Size(const json& v, std::string_view path) {
+  const auto text = String(v, path);
+  if (!text) return std::nullopt;
+  const auto bytes = ParseByteSize(*text);
+  if (!bytes) {
+    Error(path, fmt::format("'{}' is not a size (a number and B, KiB, MiB or GiB)", *text));
+    return std::nullopt;
+  }
+  if (*bytes == 0) {
+    Error(path, "must be non-zero");
+    return std::nullopt;
+  }
+  return bytes;
 }
 
 std::optional<bool> Reader::Bool(const json& v, std::string_view path) {
@@ -548,22 +570,39 @@ void Reader::ReadDevices(const json& root, BridgeConfig* c) {
     Error("devices", fmt::format("{} devices: at most {} (what one INVENTORY response reports)",
                                  devices->size(), kMaxDevices));
   }
-  std::map<uint16_t, size_t> bdfs;  // box BDF -> the device that has it
+  std::map<uint16_t, size_t> bdfs;        // box BDF -> the device that has it
+  std::map<std::string, size_t> backings;  // a disk's backing file -> the device that has it
   for (size_t i = 0; i < devices->size(); ++i) {
     const std::string path = At("devices", i);
     const json& v = (*devices)[i];
-    if (!Object(v, path, {"profile", "box_bdf", "memory"})) continue;
     DeviceConfig d;
-    if (const json* p = Required(v, path, "profile")) {
-      if (auto name = String(*p, Join(path, "profile"))) {
-        if (auto profile = gpu::FindProfile(*name)) {
-          d.profile = std::move(*profile);
+    if (const json* k = Find(v, "kind")) {
+      if (auto name = String(*k, Join(path, "kind"))) {
+        if (auto kind = ParseDeviceKind(*name)) {
+          d.kind = *kind;
         } else {
-          Error(Join(path, "profile"), fmt::format("'{}' is not a known profile ({})", *name,
-                                                   fmt::join(gpu::ProfileNames(), ", ")));
+          Error(Join(path, "kind"),
+                fmt::format("'{}' is not a device kind (gpu, virtio-blk, virtio-gpu)", *name));
+          continue;
         }
       }
     }
+    bool known_keys = false;
+    switch (d.kind) {
+      case DeviceKind::kGpu:
+        known_keys = Object(v, path, {"kind", "profile", "box_bdf", "memory"});
+        break;
+      case DeviceKind::kVirtioBlk:
+        known_keys = Object(v, path, {"kind", "box_bdf", "backing", "size", "queues", "release"});
+        break;
+      case DeviceKind::kVirtioGpu:
+        known_keys = Object(v, path, {"kind", "box_bdf", "display"});
+        break;
+    }
+    if (!known_keys) continue;
+    if (d.kind == DeviceKind::kGpu) ReadGpuDevice(v, path, &d);
+    if (d.kind == DeviceKind::kVirtioBlk) ReadVirtioBlk(v, path, &d, &backings, i);
+    if (d.kind == DeviceKind::kVirtioGpu) ReadVirtioGpu(v, path, &d);
     if (const json* b = Required(v, path, "box_bdf")) {
       if (auto text = String(*b, Join(path, "box_bdf"))) {
         if (auto bdf = ParseBdf(*text)) {
@@ -578,21 +617,83 @@ void Reader::ReadDevices(const json& root, BridgeConfig* c) {
         }
       }
     }
-    if (const json* m = Find(v, "memory")) {
-      if (auto text = String(*m, Join(path, "memory"))) {
-        const auto bytes = ParseByteSize(*text);
-        if (!bytes) {
-          Error(Join(path, "memory"),
-                fmt::format("'{}' is not a size (a number and B, KiB, MiB or GiB)", *text));
-        } else if (*bytes == 0) {
-          Error(Join(path, "memory"), "must be non-zero");
-        } else {
-          d.memory_bytes = *bytes;
-        }
-      }
-    }
     c->devices.push_back(std::move(d));
   }
+}
+
+void Reader::ReadGpuDevice(const json& v, const std::string& path, DeviceConfig* d) {
+  if (const json* p = Required(v, path, "profile")) {
+    if (auto name = String(*p, Join(path, "profile"))) {
+      if (auto profile = gpu::FindProfile(*name)) {
+        d->profile = std::move(*profile);
+      } else {
+        Error(Join(path, "profile"), fmt::format("'{}' is not a known profile ({})", *name,
+                                                 fmt::join(gpu::ProfileNames(), ", ")));
+      }
+    }
+  }
+  if (const json* m = Find(v, "memory")) {
+    if (auto bytes = Size(*m, Join(path, "memory"))) d->memory_bytes = *bytes;
+  }
+}
+
+void Reader::ReadVirtioBlk(const json& v, const std::string& path, DeviceConfig* d,
+                           std::map<std::string, size_t>* backings, size_t index) {
+  if (const json* b = Required(v, path, "backing")) {
+    if (auto file = String(*b, Join(path, "backing"))) {
+      if (file->empty() || file->front() != '/') {
+        Error(Join(path, "backing"), fmt::format("'{}' is not an absolute path", *file));
+      } else {
+        const auto [it, fresh] = backings->emplace(*file, index);
+        if (!fresh) {
+          Error(Join(path, "backing"),
+                fmt::format("'{}' is also devices[{}]'s backing file", *file, it->second));
+        }
+        d->blk.backing = *file;
+      }
+    }
+  }
+  if (const json* s = Required(v, path, "size")) {
+    if (auto bytes = Size(*s, Join(path, "size"))) {
+      if (*bytes % 512 != 0) {
+        Error(Join(path, "size"), fmt::format("{} bytes is not a whole number of 512-byte sectors",
+                                              *bytes));
+      } else {
+        d->blk.size_bytes = *bytes;
+      }
+    }
+  }
+  if (const json* q = Find(v, "queues")) {
+    if (auto n = Unsigned(*q, Join(path, "queues"), 1, 64)) d->blk.queues = static_cast<uint16_t>(*n);
+  }
+  if (const json* r = Find(v, "release")) {
+    if (auto policy = String(*r, Join(path, "release"))) {
+      if (*policy == "keep") {
+        d->blk.release = DiskReleasePolicy::kKeep;
+      } else if (*policy == "zero") {
+        d->blk.release = DiskReleasePolicy::kZero;
+      } else {
+        Error(Join(path, "release"), fmt::format("'{}' is neither keep nor zero", *policy));
+      }
+    }
+  }
+}
+
+void Reader::ReadVirtioGpu(const json& v, const std::string& path, DeviceConfig* d) {
+  const json* m = Find(v, "display");
+  if (m == nullptr) return;
+  const auto text = String(*m, Join(path, "display"));
+  if (!text) return;
+  unsigned w = 0, h = 0;
+  char tail = 0;
+  if (std::sscanf(text->c_str(), "%ux%u%c", &w, &h, &tail) != 2 || w < 16 || h < 16 ||
+      w > 16384 || h > 16384) {
+    Error(Join(path, "display"),
+          fmt::format("'{}' is not WIDTHxHEIGHT with each 16..16384", *text));
+    return;
+  }
+  d->display.width = w;
+  d->display.height = h;
 }
 
 void Reader::ReadLimits(const json& root, BridgeConfig* c) {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bridge-fw/device_kinds.h"
 #include "gpu/device_profile.h"
 #include "link/link_address.h"
 
@@ -60,9 +61,12 @@ struct MetricsConfig {
 
 // A device in the box.
 struct DeviceConfig {
-  gpu::DeviceProfile profile;  // the built-in profile the key "profile" names
+  DeviceKind kind = DeviceKind::kGpu;
+  gpu::DeviceProfile profile;  // kGpu: the built-in profile the key "profile" names
   uint16_t box_bdf = 0;        // its Bus/Device/Function on the box's PCIe
-  uint64_t memory_bytes = 0;   // device memory; 0: the profile's
+  uint64_t memory_bytes = 0;   // kGpu: device memory; 0: the profile's
+  VirtioBlkSettings blk;       // kVirtioBlk
+  VirtioGpuSettings display;   // kVirtioGpu
 };
 
 struct LimitsConfig {

@@ -103,7 +103,8 @@ BridgeBoxConfig ToBoxConfig(const BridgeConfig& config) {
   BridgeBoxConfig b;
   b.node_id = config.node_id;
   for (const DeviceConfig& d : config.devices)
-    b.devices.push_back(BoxDeviceConfig{d.profile, d.box_bdf, d.memory_bytes});
+    b.devices.push_back(
+        BoxDeviceConfig{d.profile, d.box_bdf, d.memory_bytes, d.kind, d.blk, d.display});
   b.max_hosts = config.limits.max_hosts;
   b.box_tags = config.limits.box_tags;
   b.max_pending_per_host = config.limits.max_pending_per_host;

@@ -489,7 +489,10 @@ TEST(BridgeConfigErrors, Devices) {
       {with("memory", "0.5B"),
        "devices[0].memory: '0.5B' is not a size (a number and B, KiB, MiB or GiB)"},
       {with("memory", "0GiB"), "devices[0].memory: must be non-zero"},
-      {with("bar0", "16MiB"), "devices[0].bar0: unknown key (expected profile, box_bdf, memory)"},
+      {with("bar0", "16MiB"),
+       "devices[0].bar0: unknown key (expected kind, profile, box_bdf, memory)"},
+      {with("kind", "nvme"),
+       "devices[0].kind: 'nvme' is not a device kind (gpu, virtio-blk, virtio-gpu)"},
       {json::array({ok, ok}), "devices[1].box_bdf: '01:00.0' is also devices[0]'s"},
   };
   for (const Case& c : cases) {
@@ -508,6 +511,91 @@ TEST(BridgeConfigErrors, Devices) {
   const std::vector<std::string> errors = Errors(doc);
   ASSERT_FALSE(errors.empty());
   EXPECT_EQ(errors[0], "devices: 1365 devices: at most 1363 (what one INVENTORY response reports)");
+}
+
+TEST(BridgeConfig, VirtioDevicesBesideGpus) {
+  json doc = Minimal();
+  doc["devices"].push_back({{"kind", "virtio-blk"},
+                            {"box_bdf", "02:00.0"},
+                            {"backing", "/var/lib/dxpu/disk0.img"},
+                            {"size", "64MiB"},
+                            {"queues", 4},
+                            {"release", "keep"}});
+  doc["devices"].push_back({{"kind", "virtio-blk"},
+                            {"box_bdf", "02:00.1"},
+                            {"backing", "/var/lib/dxpu/disk1.img"},
+                            {"size", "1GiB"}});
+  doc["devices"].push_back({{"kind", "virtio-gpu"}, {"box_bdf", "03:00.0"}, {"display", "800x600"}});
+  doc["devices"].push_back({{"kind", "virtio-gpu"}, {"box_bdf", "04:00.0"}});
+  const BridgeConfigResult r = ParseBridgeConfig(doc.dump());
+  ASSERT_TRUE(r.ok()) << JoinErrors(r);
+  const std::vector<DeviceConfig>& d = r.config->devices;
+  ASSERT_EQ(d.size(), 5u);
+  EXPECT_EQ(d[0].kind, DeviceKind::kGpu);
+  EXPECT_EQ(d[1].kind, DeviceKind::kVirtioBlk);
+  EXPECT_EQ(d[1].box_bdf, 0x0200);
+  EXPECT_EQ(d[1].blk, (VirtioBlkSettings{"/var/lib/dxpu/disk0.img", 64u << 20, 4,
+                                         DiskReleasePolicy::kKeep}));
+  // Defaults: two queues, a released disk zeroed.
+  EXPECT_EQ(d[2].blk, (VirtioBlkSettings{"/var/lib/dxpu/disk1.img", uint64_t{1} << 30, 2,
+                                         DiskReleasePolicy::kZero}));
+  EXPECT_EQ(d[3].kind, DeviceKind::kVirtioGpu);
+  EXPECT_EQ(d[3].display, (VirtioGpuSettings{800, 600}));
+  EXPECT_EQ(d[4].display, (VirtioGpuSettings{1024, 768}));
+}
+
+TEST(BridgeConfigErrors, VirtioDevices) {
+  const json blk = {{"kind", "virtio-blk"},
+                    {"box_bdf", "02:00.0"},
+                    {"backing", "/srv/disk.img"},
+                    {"size", "16MiB"}};
+  auto blk_with = [&](const char* key, const json& v) {
+    json d = blk;
+    if (v.is_null())
+      d.erase(key);
+    else
+      d[key] = v;
+    return d;
+  };
+  const json gpu = {{"kind", "virtio-gpu"}, {"box_bdf", "03:00.0"}};
+  auto gpu_with = [&](const char* key, const json& v) {
+    json d = gpu;
+    d[key] = v;
+    return d;
+  };
+  struct Case {
+    json device;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {blk_with("backing", nullptr), "devices[1].backing: missing (required)"},
+      {blk_with("size", nullptr), "devices[1].size: missing (required)"},
+      {blk_with("backing", "disk.img"), "devices[1].backing: 'disk.img' is not an absolute path"},
+      {blk_with("size", "1000B"),
+       "devices[1].size: 1000 bytes is not a whole number of 512-byte sectors"},
+      {blk_with("size", "0MiB"), "devices[1].size: must be non-zero"},
+      {blk_with("queues", 0), "devices[1].queues: 0 is not in 1..64"},
+      {blk_with("release", "shred"), "devices[1].release: 'shred' is neither keep nor zero"},
+      {blk_with("profile", "dxgpu"),
+       "devices[1].profile: unknown key (expected kind, box_bdf, backing, size, queues, "
+       "release)"},
+      {gpu_with("display", "1024*768"),
+       "devices[1].display: '1024*768' is not WIDTHxHEIGHT with each 16..16384"},
+      {gpu_with("display", "8x8"),
+       "devices[1].display: '8x8' is not WIDTHxHEIGHT with each 16..16384"},
+      {gpu_with("memory", "1GiB"),
+       "devices[1].memory: unknown key (expected kind, box_bdf, display)"},
+  };
+  for (const Case& c : cases) {
+    json doc = Minimal();
+    doc["devices"].push_back(c.device);
+    EXPECT_EQ(OneError(doc), c.error) << c.device.dump();
+  }
+  // Two disks on one backing file.
+  json doc = Minimal();
+  doc["devices"].push_back(blk);
+  doc["devices"].push_back(blk_with("box_bdf", "02:00.1"));
+  EXPECT_EQ(OneError(doc), "devices[2].backing: '/srv/disk.img' is also devices[1]'s backing file");
 }
 
 TEST(BridgeConfigErrors, Limits) {
