@@ -21,7 +21,8 @@ start_bridge() {
 # One bridge in DIR (link.sock, mgmt.sock, bridge.log, bridge.json) with MAC, sending to PEER;
 # waits for its sockets; sets started_pid. Its sessions go down after $bridge_link_down (2s)
 # without progress; with $bridge_identity (a JSON object) it has that `identity`
-# (docs/bridge-config.md). DXPU_BRIDGE_COMPLETION_TIMEOUT, when set (the debug lane, debug_lane.sh),
+# (docs/bridge-config.md); with $bridge_devices (a JSON array) those `devices` instead of one
+# dxgpu of MEMORY at 01:00.0. DXPU_BRIDGE_COMPLETION_TIMEOUT, when set (the debug lane, debug_lane.sh),
 # is its limits.completion_timeout, which also raises its devices' DMA timeout (1 s).
 #   start_bridge_at DXPU_BRIDGE DIR MAC PEER NODE_ID [MEMORY (64MiB)]
 start_bridge_at() {
@@ -38,7 +39,7 @@ start_bridge_at() {
   "links": [{"type": "unix", "path": "$dir/link.sock", "peer": "$peer",
              "mac": "$mac", "mtu": 1500}],
   "management": {"unix": "$dir/mgmt.sock", "insecure_unsigned": true},
-  "devices": [{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "$memory"}],$identity
+  "devices": ${bridge_devices:-[{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "$memory"}]},$identity
   "limits": {"link_down": "${bridge_link_down:-2s}"$limits_extra},
   "log": {"level": "info", "format": "text"}
 }

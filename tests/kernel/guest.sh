@@ -5,7 +5,8 @@
 #   tests/kernel/guest.sh --name NAME --script SCENARIO.sh [--ko FILE.ko]... [--file SRC:DST]...
 #                         [--bin PATH[:DST]]... [--expect TEXT]... [--timeout SECONDS]
 #                         [--out DIR] [--nic PEER] [--user-net HOST_PORT:GUEST_PORT]
-#                         [--append KERNEL_ARGS] [--smp CPUS]
+#                         [--append KERNEL_ARGS] [--smp CPUS] [--kmod MODULE]...
+#                         [--qemu ARG]...
 #
 # The scenario runs as root in the guest after /proc, /sys and /dev are mounted, with the
 # modules under /lib/dxpu/. It reports with lines "DXPU-TEST: PASS <what>" or
@@ -30,7 +31,10 @@
 # DXPU_GUEST_DXPU_PARAMS="name=value ..." added to each insmod of dxpu.ko in the scenario; and
 # with DXPU_GUEST_TIME_FACTOR=N every time limit N times as long. --append adds to the kernel's
 # command line (slub_debug=U: allocation tracking, for a leak check). --smp sets the guest's
-# vCPUs (2 by default).
+# vCPUs (2 by default). --kmod loads one of the kernel's own modules (virtio_blk, ext4,
+# virtio-gpu, ...) and what it depends on, unchanged from the kernel package, before the
+# scenario (after the NIC's). --qemu passes one more argument to QEMU (a device of QEMU's own,
+# for a comparison with the one the bridge lends).
 set -euo pipefail
 
 name=guest
@@ -45,6 +49,8 @@ nic=
 user_net=
 append=
 smp=2
+kmods=()
+qemu_extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --name) name=$2; shift 2 ;;
@@ -59,6 +65,8 @@ while [ $# -gt 0 ]; do
     --user-net) user_net=$2; shift 2 ;;
     --append) append=$2; shift 2 ;;
     --smp) smp=$2; shift 2 ;;
+    --kmod) kmods+=("$2"); shift 2 ;;
+    --qemu) qemu_extra+=("$2"); shift 2 ;;
     *) echo "guest.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -193,6 +201,22 @@ if [ -n "$user_net" ]; then
   qemu_nic+=(-netdev "user,id=n1,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:${user_net%%:*}-:${user_net#*:}"
              -device "virtio-net-pci,netdev=n1,mac=52:54:00:12:34:57")
 fi
+# The kernel's own modules the scenario asked for, with their dependencies, in load order; one
+# the NIC's list already loads is not loaded twice; one built in is skipped.
+if [ ${#kmods[@]} -gt 0 ]; then
+  mkdir -p "$root/lib/kmod"
+  [ -f "$cache/lib/modules/$kver/modules.dep" ] || depmod -b "$cache" "$kver"
+  n=0
+  while read -r _ path; do
+    base=$(basename "$path")
+    ls "$root"/lib/nic/*-"$base" >/dev/null 2>&1 && continue
+    n=$((n + 1))
+    cp "$path" "$root/lib/kmod/$(printf %02d $n)-$base"
+  done < <(for m in "${kmods[@]}"; do
+             modprobe -d "$cache" -S "$kver" --show-depends "$m" ||
+               echo "FAIL: --kmod $m: no such module in $kver" >&2
+           done | awk '$1 == "insmod" && !seen[$2]++')
+fi
 for f in "${files[@]}"; do
   mkdir -p "$root/$(dirname "${f#*:}")"
   cp "${f%%:*}" "$root/${f#*:}"
@@ -257,6 +281,10 @@ if [ -d /lib/nic ]; then
     echo "DXPU-GUEST: $USER_IF 10.0.2.15/24 (user networking)"
   fi
 fi
+for ko in /lib/kmod/*.ko; do
+  [ -e "$ko" ] || continue
+  insmod "$ko" || echo "DXPU-TEST: FAIL insmod $ko"
+done
 sh /scenario.sh
 echo "DXPU-GUEST: scenario returned $?"
 poweroff -f
@@ -273,7 +301,7 @@ boot() {
   local limit=$1 boot_limit=${2:-} pid deadline
   : >"$console"
   timeout "$limit" qemu-system-x86_64 -accel tcg -smp "$smp" -m 1G -nographic -no-reboot \
-    -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" "${qemu_nic[@]}" \
+    -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" "${qemu_nic[@]}" "${qemu_extra[@]}" \
     -append "console=ttyS0 panic=-1 ipv6.disable=1 ignore_loglevel${append:+ $append}" \
     </dev/null >"$console" 2>&1 &
   pid=$!
