@@ -14,6 +14,10 @@
 #include "core/dxfp_frame.h"
 #include "core/tlp_build.h"
 #include "gpu/pci_regs.h"
+#include "virtio/gpu/scanout_png.h"
+#include "virtio/gpu/virtio_gpu_device.h"
+#include "virtio/virtio_blk_device.h"
+#include "virtio/virtio_pci_function.h"
 
 namespace dxpu::bridge {
 namespace {
@@ -76,6 +80,8 @@ std::string_view ManageResultName(ManageResult r) {
       return "bad-argument";
     case ManageResult::kQuarantined:
       return "quarantined";
+    case ManageResult::kNoDisplay:
+      return "no-display";
   }
   return "?";
 }
@@ -163,6 +169,31 @@ std::unique_ptr<pcie::Function> MakeFunction(const BoxDeviceConfig& entry,
       options.activity = context.gpu_activity;
       return gpu::GpuDevice::Create(entry.profile, options, error);
     }
+    case DeviceKind::kVirtioBlk: {
+      virtio::VirtioBlkOptions blk;
+      blk.path = entry.blk.backing;
+      blk.size_bytes = entry.blk.size_bytes;
+      blk.num_queues = entry.blk.queues;
+      std::unique_ptr<virtio::VirtioBlkDevice> disk = virtio::VirtioBlkDevice::Create(blk, error);
+      if (!disk) return nullptr;
+      virtio::VirtioPciOptions options;
+      options.requester_id = entry.box_bdf;
+      options.completion_timeout_ns = context.device_dma_timeout_ns;
+      options.release_policy = entry.blk.release == DiskReleasePolicy::kKeep
+                                   ? virtio::ReleasePolicy::kKeep
+                                   : virtio::ReleasePolicy::kZero;
+      return virtio::VirtioPciFunction::Create(std::move(disk), options, error);
+    }
+    case DeviceKind::kVirtioGpu: {
+      virtio::gpu::VirtioGpuOptions display;
+      display.display_width = entry.display.width;
+      display.display_height = entry.display.height;
+      virtio::VirtioPciOptions options;
+      options.requester_id = entry.box_bdf;
+      options.completion_timeout_ns = context.device_dma_timeout_ns;
+      return virtio::VirtioPciFunction::Create(
+          std::make_unique<virtio::gpu::VirtioGpuDevice>(display), options, error);
+    }
   }
   if (error != nullptr) *error = "unknown device kind";
   return nullptr;
@@ -215,6 +246,31 @@ void BridgeBox::ProgramBoxBars(Device& dev) {
     if (b.is_64bit)
       dev.function->ConfigWriteDw(reg + 4, static_cast<uint32_t>(b.address >> 32), 0xf);
   }
+}
+
+ManageResult BridgeBox::Screenshot(DeviceIndex d, DisplayImage* out) {
+  if (d >= devices_.size()) return ManageResult::kNoSuchDevice;
+  Device& dev = devices_[d];
+  auto* function = dynamic_cast<virtio::VirtioPciFunction*>(dev.function.get());
+  const auto* display =
+      function == nullptr ? nullptr
+                          : dynamic_cast<const virtio::gpu::VirtioGpuDevice*>(&function->device());
+  if (display == nullptr) return ManageResult::kNoDisplay;
+  const virtio::gpu::Scanout& scanout = display->scanout();
+  // The image changes with a flush, a SET_SCANOUT (another resource, or none), a mode and the
+  // cursor; the key covers each, so a PNG is rendered once per image however many pieces are
+  // asked for.
+  const DisplayKey key{scanout.flushes,  scanout.resource_id,     scanout.width,
+                       scanout.height,   scanout.enabled,         scanout.cursor.visible,
+                       scanout.cursor.x, scanout.cursor.y,        scanout.cursor.resource_id};
+  if (!dev.screenshot.png || key != dev.screenshot_key) {
+    dev.screenshot.png = std::make_shared<const std::vector<uint8_t>>(
+        virtio::gpu::RenderScanoutPng(scanout, /*draw_cursor=*/true));
+    dev.screenshot.frame++;
+    dev.screenshot_key = key;
+  }
+  *out = dev.screenshot;
+  return ManageResult::kOk;
 }
 
 gpu::GpuDevice& BridgeBox::device(DeviceIndex d) {

@@ -102,8 +102,15 @@ enum class ManageResult : uint8_t {
   kOverlap,      // the window overlaps one the device has
   kBadArgument,  // zero size, a wrapping range, node 0, a BDF the host already uses
   kQuarantined,  // ASSIGN to another node of a device whose owner's session was lost
+  kNoDisplay,    // a screenshot of a device that is not a virtio-gpu
 };
 std::string_view ManageResultName(ManageResult r);
+
+// What a virtio-gpu's display shows, as a PNG; frame changes whenever the image does.
+struct DisplayImage {
+  std::shared_ptr<const std::vector<uint8_t>> png;
+  uint32_t frame = 0;
+};
 
 // kQuarantined: its owner's session was lost without RELEASE. The device keeps its owner
 // (whose reconnect finds it again, as it was), and goes to no one else until a RELEASE has
@@ -225,6 +232,9 @@ class BridgeBox {
   // Device d's DMA windows, in the order they were granted: those of its current assignment
   // (in force while the owner's session is up; none when free). kNoSuchDevice otherwise.
   ManageResult DmaWindows(DeviceIndex d, std::vector<DmaWindow>* out) const;
+  // A virtio-gpu's display as a PNG (docs/virtio-gpu.md), rendered once per frame and kept
+  // until the display changes. kNoSuchDevice, kNoDisplay (not a virtio-gpu).
+  ManageResult Screenshot(DeviceIndex d, DisplayImage* out);
   // Closes every session (CLOSE shutdown goes out on the next Run).
   void Shutdown(uint64_t now);
   // Fault injection: a stalled device's output is not collected (a hung GPU); its hosts'
@@ -270,6 +280,16 @@ class BridgeBox {
   uint32_t epoch() const { return epoch_; }
 
  private:
+  // What a virtio-gpu's screenshot depends on (BridgeBox::Screenshot).
+  struct DisplayKey {
+    uint64_t flushes = 0;
+    uint32_t resource_id = 0, width = 0, height = 0;
+    bool enabled = false, cursor_visible = false;
+    int32_t cursor_x = 0, cursor_y = 0;
+    uint32_t cursor_resource = 0;
+
+    bool operator==(const DisplayKey&) const = default;
+  };
   struct Device {
     std::unique_ptr<pcie::Function> function;
     pcie::Identity identity;  // what it is, as made
@@ -287,6 +307,9 @@ class BridgeBox {
     uint64_t scrubbed_bytes = 0;
     bool stalled = false;
     bool quarantined = false;  // DeviceState::kQuarantined
+    // A virtio-gpu's last screenshot and the display state it was rendered from.
+    DisplayImage screenshot;
+    DisplayKey screenshot_key;
   };
   struct Deferred {
     dxpu_tlp tlp{};

@@ -687,9 +687,9 @@ void Reader::ReadVirtioGpu(const json& v, const std::string& path, DeviceConfig*
   unsigned w = 0, h = 0;
   char tail = 0;
   if (std::sscanf(text->c_str(), "%ux%u%c", &w, &h, &tail) != 2 || w < 16 || h < 16 ||
-      w > 16384 || h > 16384) {
+      w > 4095 || h > 4095) {
     Error(Join(path, "display"),
-          fmt::format("'{}' is not WIDTHxHEIGHT with each 16..16384", *text));
+          fmt::format("'{}' is not WIDTHxHEIGHT with each 16..4095", *text));
     return;
   }
   d->display.width = w;

@@ -121,6 +121,47 @@ std::vector<uint8_t> DmaList(const BridgeBox& box, const dxpu_mgmt_msg& request,
   return out;
 }
 
+// A piece of a virtio-gpu's display as a PNG: from the request's offset, as much as one answer
+// holds. The frame counter lets the client see that the image changed between its pieces.
+std::vector<uint8_t> Screenshot(BridgeBox& box, const dxpu_mgmt_msg& request,
+                                ManagementCounters* counters) {
+  const dxpu_mgmt_screenshot_request& q = request.body.screenshot_request;
+  DisplayImage image;
+  if (const ManageResult r = box.Screenshot(q.device, &image); r != ManageResult::kOk) {
+    counters->refused++;
+    return Reply(request, ToMgmtStatus(r));
+  }
+  const std::vector<uint8_t>& png = *image.png;
+  if (q.offset > png.size()) {
+    counters->refused++;
+    return Reply(request, DXPU_MGMT_BAD_ARGUMENT);
+  }
+  dxpu_mgmt_msg r{};
+  r.type = DXPU_MGMT_SCREENSHOT;
+  r.flags = DXPU_MGMT_F_RESPONSE;
+  r.request_id = request.request_id;
+  r.status = DXPU_MGMT_OK;
+  dxpu_mgmt_screenshot& s = r.body.screenshot;
+  s.device = q.device;
+  s.total = static_cast<uint32_t>(png.size());
+  s.offset = q.offset;
+  s.frame = image.frame;
+  s.data_len = static_cast<uint16_t>(
+      std::min<size_t>(DXPU_MGMT_SCREENSHOT_MAX_DATA, png.size() - q.offset));
+  s.data = png.data() + q.offset;
+  std::vector<uint8_t> out(DXPU_MGMT_HDR_SIZE + DXPU_MGMT_SCREENSHOT_FIXED_SIZE + s.data_len);
+  size_t len = 0;
+  if (const dxpu_mgmt_err err = dxpu_mgmt_encode(&r, out.data(), out.size(), &len);
+      err != DXPU_MGMT_ERR_OK) {
+    spdlog::error("management: cannot encode a screenshot piece of device {} ({})", q.device,
+                  dxpu_mgmt_err_name(err));
+    counters->refused++;
+    return Reply(request, DXPU_MGMT_INTERNAL);
+  }
+  out.resize(len);
+  return out;
+}
+
 uint16_t HostKeyStatus(HostKeyResult r) {
   switch (r) {
     case HostKeyResult::kOk:
@@ -207,6 +248,8 @@ uint16_t ToMgmtStatus(ManageResult r) {
       return DXPU_MGMT_BAD_ARGUMENT;
     case ManageResult::kQuarantined:
       return DXPU_MGMT_QUARANTINED;
+    case ManageResult::kNoDisplay:
+      return DXPU_MGMT_NO_DISPLAY;
   }
   return DXPU_MGMT_INTERNAL;
 }
@@ -314,6 +357,8 @@ std::vector<uint8_t> HandleManagement(BridgeBox& box, std::span<const uint8_t> r
     case DXPU_MGMT_HOST_KEY_SET:
     case DXPU_MGMT_HOST_KEY_REMOVE:
       return HostKeyRequest(box, m, counters);
+    case DXPU_MGMT_SCREENSHOT:
+      return Screenshot(box, m, counters);
     default:
       r = ManageResult::kBadArgument;
       break;

@@ -105,6 +105,8 @@ std::string RefusalSentence(uint16_t status) {
              "are plaintext and it lists no host keys";
     case DXPU_MGMT_KEY_IN_USE:
       return "the bridge has this key bound to another node: a key is one host's";
+    case DXPU_MGMT_NO_DISPLAY:
+      return "the device has no display: only a virtio-gpu has a screenshot";
     case DXPU_MGMT_FW_UNAVAILABLE:
       return "the bridge was not started from a flash by its boot loader, so it cannot take a "
              "firmware update";
@@ -270,6 +272,61 @@ ManagementReply ManagementClient::DmaList(uint16_t device) const {
   req.type = DXPU_MGMT_DMA_LIST;
   req.body.dma_list_request.device = device;
   return Exchange(req);
+}
+
+ManagementReply ManagementClient::ScreenshotPiece(uint16_t device, uint32_t offset) const {
+  dxpu_mgmt_msg req{};
+  req.type = DXPU_MGMT_SCREENSHOT;
+  req.body.screenshot_request.device = device;
+  req.body.screenshot_request.offset = offset;
+  return Exchange(req);
+}
+
+ScreenshotResult ManagementClient::Screenshot(uint16_t device) const {
+  ScreenshotResult result;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    result.png.clear();
+    bool changed = false;
+    uint32_t total = 0;
+    do {
+      result.reply = ScreenshotPiece(device, static_cast<uint32_t>(result.png.size()));
+      if (!result.reply.ok()) {
+        result.png.clear();
+        result.error = result.reply.Problem();
+        return result;
+      }
+      dxpu_mgmt_msg m{};
+      if (dxpu_mgmt_decode(result.reply.bytes.data(), result.reply.bytes.size(), &m) !=
+              DXPU_MGMT_ERR_OK ||
+          m.type != DXPU_MGMT_SCREENSHOT || m.body.screenshot.device != device ||
+          m.body.screenshot.offset != result.png.size()) {
+        result.png.clear();
+        result.error = "the bridge answered with another piece than the one asked for";
+        return result;
+      }
+      const dxpu_mgmt_screenshot& s = m.body.screenshot;
+      if (result.png.empty()) {
+        total = s.total;
+        result.frame = s.frame;
+      } else if (s.frame != result.frame || s.total != total) {
+        changed = true;  // the display changed meanwhile: begin again
+        break;
+      }
+      if (s.data_len == 0 && result.png.size() < total) {
+        result.png.clear();
+        result.error = "the bridge sent an empty piece before the image's end";
+        return result;
+      }
+      result.png.insert(result.png.end(), s.data, s.data + s.data_len);
+    } while (result.png.size() < total);
+    if (!changed) {
+      result.error.clear();
+      return result;
+    }
+  }
+  result.png.clear();
+  result.error = "the display changed while each of 3 screenshots was being fetched";
+  return result;
 }
 
 ManagementReply ManagementClient::SetHostKey(uint64_t node, const FabricPublicKey& key) const {

@@ -81,6 +81,17 @@ std::optional<DeviceDmaWindows> DecodeDmaList(const ManagementReply& reply,
 std::optional<dxpu_mgmt_fw_report> DecodeFwReport(const ManagementReply& reply,
                                                   std::string* why = nullptr);
 
+// A virtio-gpu's display as a PNG, fetched in pieces; on failure `png` is empty and `reply` is
+// the answer that ended it (a refusal, no answer), or `error` says what was inconsistent.
+struct ScreenshotResult {
+  std::vector<uint8_t> png;
+  uint32_t frame = 0;  // the display's frame counter for this image
+  ManagementReply reply;
+  std::string error;  // for people; "" when png holds the image
+
+  bool ok() const { return error.empty(); }
+};
+
 // What a refusal status means, for people (scripts match dxpu_mgmt_status_name).
 std::string RefusalSentence(uint16_t status);
 
@@ -113,6 +124,11 @@ class ManagementClient {
   // `node` (its previous key no more); removed, the node's key opens none. Live sessions stay.
   ManagementReply SetHostKey(uint64_t node, const FabricPublicKey& key) const;
   ManagementReply RemoveHostKey(uint64_t node) const;
+  // One piece of a virtio-gpu's display as a PNG, from offset (docs/protocol.md 15.10).
+  ManagementReply ScreenshotPiece(uint16_t device, uint32_t offset) const;
+  // The whole PNG, piece by piece; begun again (at most 3 times) when the display changed
+  // between two pieces.
+  ScreenshotResult Screenshot(uint16_t device) const;
 
   // Firmware update (docs/firmware.md). FW_BEGIN with the image's first 256 bytes; the OK
   // answer's report says where to send from (next_offset: 0, or where a transfer of the same

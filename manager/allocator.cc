@@ -29,6 +29,8 @@ bool FreeGpus::Contains(const std::string& profile, const GpuRef& gpu) const {
   return b != p->second.end() && b->second.contains(gpu.device);
 }
 
+bool IsNonGpuProfile(std::string_view profile) { return profile.starts_with("virtio-"); }
+
 size_t FreeGpus::Count(const std::string& profile) const {
   size_t n = 0;
   for (const auto& [name, boxes] : by_profile_) {
@@ -150,6 +152,7 @@ PoolResult<std::vector<GpuRef>> ChooseGpus(const FreeGpus& free, const Allocatio
   size_t best_free = 0;
   for (const auto& [profile, by_box] : free.by_profile()) {
     if (!request.profile.empty() && profile != request.profile) continue;
+    if (request.profile.empty() && IsNonGpuProfile(profile)) continue;
     const size_t n = Total(by_box);
     if (n >= request.count && n > best_free) {
       candidates = &by_box;

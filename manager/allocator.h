@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "manager/pool_error.h"
@@ -59,7 +60,12 @@ class FreeGpus {
   std::map<std::string, std::map<std::string, std::set<uint16_t>>> by_profile_;
 };
 
-// The GPUs for `request` (count GPUs, all of one profile when the request names none: the
+// Whether a profile names a device that is not a GPU: a box's virtio disks and displays
+// ("virtio-blk", "virtio-gpu"; docs/virtio.md). The pool lends them as it lends GPUs, but an
+// allocation gets one only by naming its profile.
+bool IsNonGpuProfile(std::string_view profile);
+
+// The GPUs for `request` (count GPUs, all of one profile when the request names none: the GPU
 // profile with the most free GPUs that can hold it), or: "bad-count" (0 or more than
 // max_count), "unknown-box" (prefer names no box: !prefer_box_known), "insufficient-gpus" (too few
 // free now; the message says how many are free and how many exist), "exceeds-pool" (more than

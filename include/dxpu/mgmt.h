@@ -65,9 +65,11 @@ enum dxpu_mgmt_type {
 	/* The hosts that may connect (docs/protocol.md 15.9): provisioned by the pool manager. */
 	DXPU_MGMT_HOST_KEY_SET = 13,
 	DXPU_MGMT_HOST_KEY_REMOVE = 14,
+	/* A virtio-gpu's display as a PNG, in pieces (docs/protocol.md 15.10). */
+	DXPU_MGMT_SCREENSHOT = 15,
 };
 
-#define DXPU_MGMT_TYPE_MAX DXPU_MGMT_HOST_KEY_REMOVE
+#define DXPU_MGMT_TYPE_MAX DXPU_MGMT_SCREENSHOT
 
 /* The Status field of a response (0 in a request). Numbers and names are stable. */
 enum dxpu_mgmt_status {
@@ -102,6 +104,8 @@ enum dxpu_mgmt_status {
 	/* Host keys (docs/protocol.md 15.9). */
 	DXPU_MGMT_NO_IDENTITY = 26, /* HOST_KEY_* to a bridge without identity (plaintext) */
 	DXPU_MGMT_KEY_IN_USE = 27,  /* HOST_KEY_SET of a key bound to another node */
+	/* SCREENSHOT of a device with no display (not a virtio-gpu) (docs/protocol.md 15.10). */
+	DXPU_MGMT_NO_DISPLAY = 28,
 	DXPU_MGMT_STATUS_COUNT
 };
 
@@ -182,6 +186,18 @@ enum dxpu_mgmt_status {
 #define DXPU_MGMT_DMA_WINDOW_SIZE 24u
 /* The most windows a device has, so the most one DMA_LIST response holds (8 + 16 * 24 = 392). */
 #define DXPU_MGMT_DMA_LIST_MAX_WINDOWS 16u
+
+/* SCREENSHOT request: device u16, rsvd u16, offset u32 (into the PNG). */
+#define DXPU_MGMT_SCREENSHOT_REQ_SIZE 8u
+/*
+ * SCREENSHOT OK response: device u16, rsvd u16, total u32 (the PNG's size), offset u32, frame
+ * u32 (the display's frame counter: the same in every piece of one image), then the PNG's bytes
+ * from offset, as many as fit (at most DXPU_MGMT_SCREENSHOT_MAX_DATA; none at offset == total).
+ */
+#define DXPU_MGMT_SCREENSHOT_FIXED_SIZE 16u
+/* 65507 - 16 - 16 = 65475 */
+#define DXPU_MGMT_SCREENSHOT_MAX_DATA                                                              \
+	(DXPU_MGMT_MAX_MSG - DXPU_MGMT_HDR_SIZE - DXPU_MGMT_SCREENSHOT_FIXED_SIZE)
 
 /* A device's state in a STATUS entry. */
 enum dxpu_mgmt_device_state {

@@ -40,6 +40,8 @@ static size_t request_body_size(uint8_t type)
 		return DXPU_MGMT_HOST_KEY_SET_SIZE;
 	case DXPU_MGMT_HOST_KEY_REMOVE:
 		return DXPU_MGMT_HOST_KEY_REMOVE_SIZE;
+	case DXPU_MGMT_SCREENSHOT:
+		return DXPU_MGMT_SCREENSHOT_REQ_SIZE;
 	default: /* STATUS, INVENTORY, FW_STATUS, FW_COMMIT, FW_REBOOT: empty */
 		return DXPU_MGMT_STATUS_REQ_SIZE;
 	}
@@ -64,6 +66,12 @@ static bool has_dma_list(const struct dxpu_mgmt_msg *m)
 {
 	return dxpu_mgmt_is_response(m) && m->status == DXPU_MGMT_OK &&
 	       m->type == DXPU_MGMT_DMA_LIST;
+}
+
+static bool has_screenshot(const struct dxpu_mgmt_msg *m)
+{
+	return dxpu_mgmt_is_response(m) && m->status == DXPU_MGMT_OK &&
+	       m->type == DXPU_MGMT_SCREENSHOT;
 }
 
 /* An OK response to FW_BEGIN, FW_CHUNK, FW_STATUS or FW_COMMIT carries a firmware report. */
@@ -305,6 +313,36 @@ static enum dxpu_mgmt_err decode_dma_list(const uint8_t *b, size_t blen, struct 
 	return check_dma_windows(l->windows, l->window_count);
 }
 
+/* ---- SCREENSHOT ---- */
+
+/* A piece that lies within its image. */
+static enum dxpu_mgmt_err check_screenshot(const struct dxpu_mgmt_screenshot *s)
+{
+	if (s->offset > s->total || s->data_len > s->total - s->offset ||
+	    s->data_len > DXPU_MGMT_SCREENSHOT_MAX_DATA)
+		return DXPU_MGMT_ERR_BAD_ENTRY;
+	return DXPU_MGMT_ERR_OK;
+}
+
+static enum dxpu_mgmt_err decode_screenshot(const uint8_t *b, size_t blen,
+					    struct dxpu_mgmt_msg *m)
+{
+	struct dxpu_mgmt_screenshot *s = &m->body.screenshot;
+
+	if (blen < DXPU_MGMT_SCREENSHOT_FIXED_SIZE ||
+	    blen > DXPU_MGMT_SCREENSHOT_FIXED_SIZE + DXPU_MGMT_SCREENSHOT_MAX_DATA)
+		return DXPU_MGMT_ERR_BODY_SIZE;
+	if (!dxpu_all_zero(&b[2], 2))
+		return DXPU_MGMT_ERR_RESERVED;
+	s->device = dxpu_get_be16(&b[0]);
+	s->total = dxpu_get_be32(&b[4]);
+	s->offset = dxpu_get_be32(&b[8]);
+	s->frame = dxpu_get_be32(&b[12]);
+	s->data_len = (uint16_t)(blen - DXPU_MGMT_SCREENSHOT_FIXED_SIZE);
+	s->data = &b[DXPU_MGMT_SCREENSHOT_FIXED_SIZE];
+	return check_screenshot(s);
+}
+
 /* ---- firmware ---- */
 
 static bool fw_slot_ok(uint8_t slot, bool none_ok)
@@ -426,6 +464,12 @@ static enum dxpu_mgmt_err decode_request(const uint8_t *b, size_t blen, struct d
 	case DXPU_MGMT_HOST_KEY_REMOVE:
 		m->body.host_key.node_id = get_be64(&b[0]);
 		break;
+	case DXPU_MGMT_SCREENSHOT:
+		if (!dxpu_all_zero(&b[2], 2))
+			return DXPU_MGMT_ERR_RESERVED;
+		m->body.screenshot_request.device = dxpu_get_be16(&b[0]);
+		m->body.screenshot_request.offset = dxpu_get_be32(&b[4]);
+		break;
 	default: /* STATUS, INVENTORY, FW_STATUS, FW_COMMIT, FW_REBOOT: no body */
 		break;
 	}
@@ -503,6 +547,8 @@ enum dxpu_mgmt_err dxpu_mgmt_decode(const uint8_t *buf, size_t len, struct dxpu_
 		return decode_inventory(body, blen, m);
 	if (has_dma_list(m))
 		return decode_dma_list(body, blen, m);
+	if (has_screenshot(m))
+		return decode_screenshot(body, blen, m);
 	if (has_fw_report(m)) {
 		if (blen != DXPU_MGMT_FW_REPORT_SIZE)
 			return DXPU_MGMT_ERR_BODY_SIZE;
@@ -561,6 +607,10 @@ static void put_request_body(uint8_t *b, const struct dxpu_mgmt_msg *m)
 		break;
 	case DXPU_MGMT_HOST_KEY_REMOVE:
 		put_be64(&b[0], m->body.host_key.node_id);
+		break;
+	case DXPU_MGMT_SCREENSHOT:
+		dxpu_put_be16(&b[0], m->body.screenshot_request.device);
+		dxpu_put_be32(&b[4], m->body.screenshot_request.offset);
 		break;
 	default:
 		break;
@@ -632,6 +682,13 @@ static enum dxpu_mgmt_err encoded_body_size(const struct dxpu_mgmt_msg *m, size_
 			return DXPU_MGMT_ERR_TOO_LARGE;
 		*body_len = DXPU_MGMT_DMA_LIST_FIXED_SIZE +
 			    (size_t)m->body.dma_list.window_count * DXPU_MGMT_DMA_WINDOW_SIZE;
+	} else if (has_screenshot(m)) {
+		err = check_screenshot(&m->body.screenshot);
+		if (err)
+			return err;
+		if (m->body.screenshot.data_len && !m->body.screenshot.data)
+			return DXPU_MGMT_ERR_BAD_ENTRY;
+		*body_len = DXPU_MGMT_SCREENSHOT_FIXED_SIZE + m->body.screenshot.data_len;
 	} else if (has_fw_report(m)) {
 		err = check_fw_report(&m->body.fw_report);
 		if (err)
@@ -704,6 +761,14 @@ enum dxpu_mgmt_err dxpu_mgmt_encode(const struct dxpu_mgmt_msg *m, uint8_t *buf,
 		if (entries_len)
 			memmove(&b[DXPU_MGMT_DMA_LIST_FIXED_SIZE], m->body.dma_list.windows,
 				entries_len);
+	} else if (has_screenshot(m)) {
+		dxpu_put_be16(&b[0], m->body.screenshot.device);
+		dxpu_put_be32(&b[4], m->body.screenshot.total);
+		dxpu_put_be32(&b[8], m->body.screenshot.offset);
+		dxpu_put_be32(&b[12], m->body.screenshot.frame);
+		if (m->body.screenshot.data_len)
+			memmove(&b[DXPU_MGMT_SCREENSHOT_FIXED_SIZE], m->body.screenshot.data,
+				m->body.screenshot.data_len);
 	} else if (has_fw_report(m)) {
 		dxpu_mgmt_fw_report_write(b, &m->body.fw_report);
 	} else if (!dxpu_mgmt_is_response(m)) {
@@ -951,6 +1016,7 @@ const char *dxpu_mgmt_type_name(uint8_t type)
 		[DXPU_MGMT_DMA_LIST] = "dma-list",
 		[DXPU_MGMT_HOST_KEY_SET] = "host-key-set",
 		[DXPU_MGMT_HOST_KEY_REMOVE] = "host-key-remove",
+		[DXPU_MGMT_SCREENSHOT] = "screenshot",
 	};
 
 	return type <= DXPU_MGMT_TYPE_MAX ? names[type] : "unknown";
@@ -987,6 +1053,7 @@ const char *dxpu_mgmt_status_name(uint16_t status)
 		[DXPU_MGMT_QUARANTINED] = "quarantined",
 		[DXPU_MGMT_NO_IDENTITY] = "no-identity",
 		[DXPU_MGMT_KEY_IN_USE] = "key-in-use",
+		[DXPU_MGMT_NO_DISPLAY] = "no-display",
 	};
 
 	return status < DXPU_MGMT_STATUS_COUNT ? names[status] : "unknown";

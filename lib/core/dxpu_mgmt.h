@@ -76,6 +76,26 @@ struct dxpu_mgmt_dma_list {
 	const uint8_t *windows;
 };
 
+/* SCREENSHOT request: a piece of the device's display as a PNG, from offset. */
+struct dxpu_mgmt_screenshot_request {
+	uint16_t device;
+	uint32_t offset;
+};
+
+/*
+ * SCREENSHOT response (status OK): data_len bytes of the PNG (total bytes) from offset, at
+ * data (in the decoded datagram, or wherever the encoder's caller has them); offset +
+ * data_len <= total; frame identifies the image.
+ */
+struct dxpu_mgmt_screenshot {
+	uint16_t device;
+	uint32_t total;
+	uint32_t offset;
+	uint32_t frame;
+	uint16_t data_len;
+	const uint8_t *data;
+};
+
 /* One device of a STATUS response. */
 struct dxpu_mgmt_device_entry {
 	uint16_t device;
@@ -197,6 +217,8 @@ struct dxpu_mgmt_msg {
 		struct dxpu_mgmt_fw_chunk fw_chunk;
 		struct dxpu_mgmt_fw_report fw_report; /* OK to FW_BEGIN, CHUNK, STATUS, COMMIT */
 		struct dxpu_mgmt_host_key host_key;   /* HOST_KEY_SET, HOST_KEY_REMOVE */
+		struct dxpu_mgmt_screenshot_request screenshot_request; /* SCREENSHOT request */
+		struct dxpu_mgmt_screenshot screenshot;			/* OK to SCREENSHOT */
 	} body;
 	struct dxpu_mgmt_auth auth; /* a request with DXPU_MGMT_F_SIGNED */
 };
@@ -213,8 +235,10 @@ static inline bool dxpu_mgmt_is_signed(const struct dxpu_mgmt_msg *m)
 
 /*
  * Whether a request of this type changes the bridge's state (ASSIGN, RELEASE, DMA_GRANT,
- * DMA_REVOKE_ALL, FW_BEGIN, FW_CHUNK, FW_COMMIT, FW_REBOOT, HOST_KEY_SET, HOST_KEY_REMOVE, and any type this version does not
- * define): such a request must be signed. STATUS, INVENTORY, FW_STATUS and DMA_LIST only read.
+ * DMA_REVOKE_ALL, FW_BEGIN, FW_CHUNK, FW_COMMIT, FW_REBOOT, HOST_KEY_SET, HOST_KEY_REMOVE, and any
+ * type this version does not define): such a request must be signed. STATUS, INVENTORY,
+ * FW_STATUS and DMA_LIST only read. SCREENSHOT only reads too, but what it reads is a tenant's
+ * display, so it is signed as these are.
  */
 bool dxpu_mgmt_changes_state(uint8_t type);
 

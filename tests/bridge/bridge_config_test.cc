@@ -580,9 +580,9 @@ TEST(BridgeConfigErrors, VirtioDevices) {
        "devices[1].profile: unknown key (expected kind, box_bdf, backing, size, queues, "
        "release)"},
       {gpu_with("display", "1024*768"),
-       "devices[1].display: '1024*768' is not WIDTHxHEIGHT with each 16..16384"},
+       "devices[1].display: '1024*768' is not WIDTHxHEIGHT with each 16..4095"},
       {gpu_with("display", "8x8"),
-       "devices[1].display: '8x8' is not WIDTHxHEIGHT with each 16..16384"},
+       "devices[1].display: '8x8' is not WIDTHxHEIGHT with each 16..4095"},
       {gpu_with("memory", "1GiB"),
        "devices[1].memory: unknown key (expected kind, box_bdf, display)"},
   };

@@ -827,7 +827,7 @@ TEST(MgmtDecode, StatusFieldRules) {
 }
 
 TEST(MgmtDecode, UnknownType) {
-  for (uint8_t type : {0, 15, 0x7f, 0xff}) {
+  for (uint8_t type : {0, 16, 0x7f, 0xff}) {
     dxpu_mgmt_msg m{};
     ASSERT_EQ(Decode(Message(type, 0, 77, 0, {}), &m), DXPU_MGMT_ERR_UNKNOWN_TYPE) << int(type);
     EXPECT_EQ(m.type, type);
@@ -1074,11 +1074,11 @@ TEST(MgmtEncode, RefusesWhatTheDecoderRefuses) {
   EXPECT_EQ(EncodeErr(Response(DXPU_MGMT_STATUS, 1, DXPU_MGMT_STATUS_COUNT)),
             DXPU_MGMT_ERR_BAD_STATUS);
   EXPECT_EQ(EncodeErr(Request(0, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
-  EXPECT_EQ(EncodeErr(Request(15, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
-  EXPECT_EQ(EncodeErr(Response(15, 1, DXPU_MGMT_OK)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Request(16, 1)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
+  EXPECT_EQ(EncodeErr(Response(16, 1, DXPU_MGMT_OK)), DXPU_MGMT_ERR_UNKNOWN_TYPE);
   // The answer to an unknown type echoes it.
-  EXPECT_EQ(Encode(Response(15, 1, DXPU_MGMT_UNKNOWN_TYPE)),
-            Message(15, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_UNKNOWN_TYPE, {}));
+  EXPECT_EQ(Encode(Response(16, 1, DXPU_MGMT_UNKNOWN_TYPE)),
+            Message(16, DXPU_MGMT_F_RESPONSE, 1, DXPU_MGMT_UNKNOWN_TYPE, {}));
 
   // A report whose entries break the rules.
   Bytes wire(DXPU_MGMT_STATUS_ENTRY_SIZE);
@@ -1199,6 +1199,8 @@ TEST(MgmtSigned, WhatChangesState) {
   for (int t : std::initializer_list<int>{DXPU_MGMT_STATUS, DXPU_MGMT_INVENTORY,
                                           DXPU_MGMT_FW_STATUS, DXPU_MGMT_DMA_LIST})
     EXPECT_FALSE(dxpu_mgmt_changes_state(static_cast<uint8_t>(t))) << t;
+  // Reads a tenant's display: signed as the requests that change state.
+  EXPECT_TRUE(dxpu_mgmt_changes_state(DXPU_MGMT_SCREENSHOT));
 }
 
 // ---- arguments, answers, names ----
@@ -1285,9 +1287,13 @@ TEST(MgmtNames, StableAndDistinct) {
   EXPECT_EQ(DXPU_MGMT_HOST_KEY_SET, 13);
   EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_HOST_KEY_REMOVE), "host-key-remove");
   EXPECT_EQ(DXPU_MGMT_HOST_KEY_REMOVE, 14);
-  EXPECT_EQ(DXPU_MGMT_TYPE_MAX, DXPU_MGMT_HOST_KEY_REMOVE);
+  EXPECT_STREQ(dxpu_mgmt_type_name(DXPU_MGMT_SCREENSHOT), "screenshot");
+  EXPECT_EQ(DXPU_MGMT_SCREENSHOT, 15);
+  EXPECT_EQ(DXPU_MGMT_TYPE_MAX, DXPU_MGMT_SCREENSHOT);
   EXPECT_STREQ(dxpu_mgmt_type_name(0), "unknown");
-  EXPECT_STREQ(dxpu_mgmt_type_name(15), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_type_name(16), "unknown");
+  EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_NO_DISPLAY), "no-display");
+  EXPECT_EQ(DXPU_MGMT_NO_DISPLAY, 28);
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_BAD_CRC), "bad-crc");
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_FLASH_ERROR), "flash-error");
   EXPECT_EQ(DXPU_MGMT_FLASH_ERROR, 20);
@@ -1931,6 +1937,81 @@ TEST(MgmtFuzz, RandomAndMutatedDatagrams) {
   }
   // Flips inside IDs and addresses keep a message valid: the test does reach the encoder.
   EXPECT_GT(accepted_mutants, 0);
+}
+
+// ---- SCREENSHOT ----
+
+// SCREENSHOT, laid out by hand from section 15.10: a request for device 3 from offset 0x10000,
+// and the OK answer with 5 bytes of a 0x10005-byte PNG, frame 9.
+//   request: header type 0f, body length 0x0008; device 0x0003, reserved 00 00, offset 0x00010000
+//   answer:  header type 0f, flags 00 01, body length 0x0015 (16 + 5), status 0; device 0x0003,
+//            reserved 00 00, total 0x00010005, offset 0x00010000, frame 0x00000009, 5 bytes
+const char* const kScreenshotRequestHex =
+    "44 58 4d 47  01 0f 00 00  00 00 00 05  00 08 00 00"
+    "00 03 00 00  00 01 00 00";
+const char* const kScreenshotAnswerHex =
+    "44 58 4d 47  01 0f 00 01  00 00 00 05  00 15 00 00"
+    "00 03 00 00  00 01 00 05  00 01 00 00  00 00 00 09"
+    "49 45 4e 44  2e";
+
+TEST(MgmtScreenshot, HandBuiltRequestAndAnswer) {
+  dxpu_mgmt_msg m{};
+  ASSERT_EQ(Decode(from_hex(kScreenshotRequestHex), &m), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(m.type, DXPU_MGMT_SCREENSHOT);
+  EXPECT_EQ(m.body.screenshot_request.device, 3);
+  EXPECT_EQ(m.body.screenshot_request.offset, 0x10000u);
+  dxpu_mgmt_msg req = Request(DXPU_MGMT_SCREENSHOT, 5);
+  req.body.screenshot_request = {3, 0x10000};
+  EXPECT_EQ(Encode(req), from_hex(kScreenshotRequestHex));
+
+  const Bytes answer = from_hex(kScreenshotAnswerHex);
+  ASSERT_EQ(Decode(answer, &m), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(m.body.screenshot.device, 3);
+  EXPECT_EQ(m.body.screenshot.total, 0x10005u);
+  EXPECT_EQ(m.body.screenshot.offset, 0x10000u);
+  EXPECT_EQ(m.body.screenshot.frame, 9u);
+  ASSERT_EQ(m.body.screenshot.data_len, 5);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(m.body.screenshot.data), 5), "IEND.");
+  // The generic encoder writes it back byte for byte.
+  EXPECT_EQ(Encode(m), answer);
+}
+
+TEST(MgmtScreenshot, PiecesOutsideTheirImageAndBadBodiesAreRefused) {
+  // An answer whose piece runs past the image's end, or starts past it.
+  Bytes past = from_hex(kScreenshotAnswerHex);
+  past[16 + 7] = 0x04;  // total 0x10004: 0x10000 + 5 > total
+  EXPECT_EQ(Decode(past), DXPU_MGMT_ERR_BAD_ENTRY);
+  Bytes start = from_hex(kScreenshotAnswerHex);
+  start[16 + 9] = 0x02;  // offset 0x20000 > total
+  EXPECT_EQ(Decode(start), DXPU_MGMT_ERR_BAD_ENTRY);
+  // Reserved bytes.
+  Bytes reserved = from_hex(kScreenshotAnswerHex);
+  reserved[16 + 2] = 1;
+  EXPECT_EQ(Decode(reserved), DXPU_MGMT_ERR_RESERVED);
+  Bytes req_reserved = from_hex(kScreenshotRequestHex);
+  req_reserved[16 + 3] = 1;
+  EXPECT_EQ(Decode(req_reserved), DXPU_MGMT_ERR_RESERVED);
+  // A body shorter than the fixed part, and a request of the wrong size.
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_SCREENSHOT, DXPU_MGMT_F_RESPONSE, 1, 0, Bytes(15, 0))),
+            DXPU_MGMT_ERR_BODY_SIZE);
+  EXPECT_EQ(Decode(Message(DXPU_MGMT_SCREENSHOT, 0, 1, 0, Bytes(4, 0))), DXPU_MGMT_ERR_BODY_SIZE);
+  // The encoder refuses what the decoder refuses.
+  dxpu_mgmt_msg r = Response(DXPU_MGMT_SCREENSHOT, 1, DXPU_MGMT_OK);
+  const uint8_t data[4] = {1, 2, 3, 4};
+  r.body.screenshot = {0, 10, 8, 1, 4, data};
+  EXPECT_EQ(EncodeErr(r), DXPU_MGMT_ERR_BAD_ENTRY);
+  r.body.screenshot = {0, 10, 6, 1, 4, nullptr};
+  EXPECT_EQ(EncodeErr(r), DXPU_MGMT_ERR_BAD_ENTRY);
+  // The largest piece fits a datagram; one byte more does not encode.
+  std::vector<uint8_t> big(DXPU_MGMT_SCREENSHOT_MAX_DATA + 1, 0x42);
+  r.body.screenshot = {0, static_cast<uint32_t>(big.size()), 0, 1,
+                       static_cast<uint16_t>(DXPU_MGMT_SCREENSHOT_MAX_DATA), big.data()};
+  EXPECT_EQ(Encode(r).size(), DXPU_MGMT_MAX_MSG);
+  // The end of the image: an empty piece at offset == total.
+  r.body.screenshot = {0, 10, 10, 1, 0, nullptr};
+  dxpu_mgmt_msg d{};
+  ASSERT_EQ(Decode(Encode(r), &d), DXPU_MGMT_ERR_OK);
+  EXPECT_EQ(d.body.screenshot.data_len, 0);
 }
 
 }  // namespace

@@ -6,8 +6,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -36,6 +40,7 @@ struct BridgeOptions {
   std::string node;
   std::string device_base, host_base, size;
   std::string key;  // --key: the operator's management key file
+  std::string out;  // screenshot: the PNG file to write
 };
 
 Result<link::LinkAddress> ParseTarget(const std::string& to) {
@@ -327,6 +332,56 @@ int RunGrant(const BridgeOptions& o) {
   return Finish(o, "grant", Exchange(o, req), {{"device", o.device}});
 }
 
+// A virtio-gpu's display, fetched in pieces, written to --out (whole, or not at all).
+int RunScreenshot(const BridgeOptions& o) {
+  Result<link::LinkAddress> target = ParseTarget(o.to);
+  if (!target.ok())
+    return ReportError("bridge screenshot", target.error(), o.json, std::cout, std::cerr,
+                       kExitUsage);
+  Result<std::shared_ptr<bridge::ManagementSigner>> signer = LoadManagementSigner(o.key);
+  if (!signer.ok())
+    return ReportError("bridge screenshot", signer.error(), o.json, std::cout, std::cerr,
+                       kExitUsage);
+  const bridge::ScreenshotResult shot =
+      bridge::ManagementClient(target.value(), TimeoutMs(o.timeout), o.attempts, signer.value())
+          .Screenshot(o.device);
+  if (!shot.ok()) {
+    if (!shot.reply.answered() || shot.reply.msg.status != DXPU_MGMT_OK)
+      return Finish(o, "screenshot", shot.reply, {});
+    return ReportError("bridge screenshot", Error{"bad-response", shot.error}, o.json, std::cout,
+                       std::cerr, kExitFailure);
+  }
+  // Written beside the target and renamed: a reader never sees half an image.
+  const std::string partial = o.out + ".partial";
+  {
+    std::ofstream f(partial, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(shot.png.data()),
+            static_cast<std::streamsize>(shot.png.size()));
+    f.close();
+    if (!f || std::rename(partial.c_str(), o.out.c_str()) != 0) {
+      const int err = errno;
+      std::remove(partial.c_str());
+      return ReportError("bridge screenshot",
+                         Error{"write", fmt::format("cannot write {}: {}", o.out,
+                                                    std::strerror(err != 0 ? err : EIO))},
+                         o.json, std::cout, std::cerr, kExitFailure);
+    }
+  }
+  if (o.json) {
+    std::cout << nlohmann::ordered_json{{"status", "ok"},
+                                        {"device", o.device},
+                                        {"file", o.out},
+                                        {"bytes", shot.png.size()},
+                                        {"frame", shot.frame}}
+                     .dump()
+              << '\n';
+  } else {
+    std::cout << fmt::format("screenshot: device {} frame {}: {} bytes of PNG in {}\n", o.device,
+                             shot.frame, shot.png.size(), o.out);
+  }
+  return kExitOk;
+}
+
 void CommonOptions(CLI::App* cmd, BridgeOptions& o) {
   cmd->add_option("--bridge,--to", o.to, "the bridge's management socket: IP:PORT or unix:PATH")
       ->capture_default_str();
@@ -387,7 +442,9 @@ std::optional<Error> CheckTimeout(std::chrono::nanoseconds timeout) {
 Command AddBridgeCommand(CLI::App& parent) {
   auto o = std::make_shared<BridgeOptions>();
   CLI::App* cmd = parent.add_subcommand(
-      "bridge", "Manage a dxpu-bridge: inventory, device status, assignment, release, DMA grants");
+      "bridge",
+      "Manage a dxpu-bridge: inventory, device status, assignment, release, DMA grants, "
+      "screenshots");
   cmd->require_subcommand(1);
   auto* status = cmd->add_subcommand(
       "status", "List the bridge's devices, their state, owner and DMA windows (grants)");
@@ -416,6 +473,14 @@ Command AddBridgeCommand(CLI::App& parent) {
   auto* revoke = cmd->add_subcommand("revoke", "Remove every DMA window of a device");
   CommonOptions(revoke, *o);
   revoke->add_option("--device", o->device, "the bridge's device number")->required();
+  auto* screenshot = cmd->add_subcommand(
+      "screenshot",
+      "Write what a virtio-gpu's display shows as a PNG (a tenant's screen: the request is "
+      "signed, as those that change state are)");
+  CommonOptions(screenshot, *o);
+  screenshot->add_option("--device", o->device, "the bridge's device number (a virtio-gpu)")
+      ->required();
+  screenshot->add_option("--out,-o", o->out, "the PNG file to write")->required();
   cmd->footer(
       "Examples:\n"
       "  dxpu bridge status --bridge 127.0.0.1:17481\n"
@@ -423,8 +488,9 @@ Command AddBridgeCommand(CLI::App& parent) {
       "  dxpu bridge assign --device 0 --node-id 0xa1 --host-bdf 01:00.0\n"
       "  dxpu bridge grant --device 0 --device-base 0x100000000 --size 1GiB\n"
       "  dxpu bridge release --device 0 --json\n"
+      "  dxpu bridge screenshot --device 2 --out display.png\n"
       "Exit status: 0 done, 1 refused or no answer, 2 bad command line.");
-  return {cmd, [o, status, inventory, assign, release, grant, revoke]() -> int {
+  return {cmd, [o, status, inventory, assign, release, grant, revoke, screenshot]() -> int {
             if (std::optional<Error> bad = CheckTimeout(o->timeout))
               return ReportError("bridge", *bad, o->json, std::cout, std::cerr, kExitUsage);
             if (status->parsed()) return RunStatus(*o);
@@ -433,6 +499,7 @@ Command AddBridgeCommand(CLI::App& parent) {
             if (release->parsed()) return RunDeviceRef(*o, DXPU_MGMT_RELEASE, "release");
             if (grant->parsed()) return RunGrant(*o);
             if (revoke->parsed()) return RunDeviceRef(*o, DXPU_MGMT_DMA_REVOKE_ALL, "revoke");
+            if (screenshot->parsed()) return RunScreenshot(*o);
             return kExitUsage;
           }};
 }
