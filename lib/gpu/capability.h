@@ -30,7 +30,7 @@ enum class CapabilityId : uint8_t {
   // In the capability list of the first 256 bytes again (listed last to keep the values above):
   // its bytes are the placement's (CapabilityPlacement::vendor_bytes), and a profile may list
   // it more than once (virtio's structures are one each).
-  kVendorSpecific,   // 0x09
+  kVendorSpecific,  // 0x09
 };
 
 // Every CapabilityId, in declaration order.
