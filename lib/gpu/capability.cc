@@ -16,7 +16,7 @@ struct CapabilityInfo {
   std::string_view name;
 };
 
-constexpr std::array<CapabilityInfo, 13> kCapabilities{{
+constexpr std::array<CapabilityInfo, 14> kCapabilities{{
     {CapabilityId::kPowerManagement, false, pci::kCapIdPm, 0, "Power Management"},
     {CapabilityId::kMsi, false, pci::kCapIdMsi, 0, "MSI"},
     {CapabilityId::kPciExpress, false, pci::kCapIdExp, 0, "PCI Express"},
@@ -30,6 +30,7 @@ constexpr std::array<CapabilityInfo, 13> kCapabilities{{
     {CapabilityId::kSecondaryPcie, true, pci::kExtCapIdSecpci, 1, "Secondary PCI Express"},
     {CapabilityId::kL1PmSubstates, true, pci::kExtCapIdL1ss, 1, "L1 PM Substates"},
     {CapabilityId::kPhysicalLayer16, true, pci::kExtCapIdPl16gt, 1, "Physical Layer 16.0 GT/s"},
+    {CapabilityId::kVendorSpecific, false, pci::kCapIdVndr, 0, "Vendor Specific"},
 }};
 
 constexpr std::array<CapabilityId, kCapabilities.size()> MakeIdList() {

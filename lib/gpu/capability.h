@@ -27,6 +27,10 @@ enum class CapabilityId : uint8_t {
   kSecondaryPcie,    // 0x0019 v1
   kL1PmSubstates,    // 0x001e v1
   kPhysicalLayer16,  // 0x0026 v1, Physical Layer 16.0 GT/s
+  // In the capability list of the first 256 bytes again (listed last to keep the values above):
+  // its bytes are the placement's (CapabilityPlacement::vendor_bytes), and a profile may list
+  // it more than once (virtio's structures are one each).
+  kVendorSpecific,  // 0x09
 };
 
 // Every CapabilityId, in declaration order.

@@ -19,6 +19,8 @@ void PowerManagement(RegisterFile& regs, const DeviceProfile& p, uint16_t base);
 void Msi(RegisterFile& regs, const DeviceProfile& p, uint16_t base);
 void Msix(RegisterFile& regs, const DeviceProfile& p, uint16_t base);
 void PciExpress(RegisterFile& regs, const DeviceProfile& p, uint16_t base);
+// A Vendor-Specific capability: the placement's bytes from base + 2, read-only.
+void VendorSpecific(RegisterFile& regs, const CapabilityPlacement& c);
 
 // Extended capabilities (extended_capabilities.cc).
 void Aer(RegisterFile& regs, const DeviceProfile& p, uint16_t base);

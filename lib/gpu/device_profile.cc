@@ -168,9 +168,17 @@ std::string CheckPlacements(const DeviceProfile& p) {
   bool first_extended = true;
   for (size_t i = 0; i < p.capabilities.size(); ++i) {
     const CapabilityPlacement& c = p.capabilities[i];
-    const uint16_t size = CapabilitySize(c.id, p);
+    const uint16_t size = CapabilitySize(c, p);
     const bool ext = IsExtended(c.id);
     if ((c.offset & 3u) != 0) return Cap(c.id, c.offset) + ": offset is not DW-aligned";
+    if (c.id == CapabilityId::kVendorSpecific) {
+      if (c.vendor_bytes.empty() || c.vendor_bytes.size() > pci::kLegacyConfigSize - 2u ||
+          c.vendor_bytes[0] != c.vendor_bytes.size() + 2u) {
+        return Cap(c.id, c.offset) + ": its length byte must be 2 + the bytes it carries";
+      }
+    } else if (!c.vendor_bytes.empty()) {
+      return Cap(c.id, c.offset) + ": only a Vendor-Specific capability carries its own bytes";
+    }
     if (!ext) {
       if (seen_extended) return Cap(c.id, c.offset) + ": standard capabilities come first";
       if (c.offset < pci::kHeaderSize || c.offset + size > pci::kLegacyConfigSize) {
@@ -188,8 +196,10 @@ std::string CheckPlacements(const DeviceProfile& p) {
     }
     for (size_t j = 0; j < i; ++j) {
       const CapabilityPlacement& o = p.capabilities[j];
-      if (o.id == c.id) return Cap(c.id, c.offset) + ": listed twice";
-      const uint16_t osize = CapabilitySize(o.id, p);
+      if (o.id == c.id && c.id != CapabilityId::kVendorSpecific) {
+        return Cap(c.id, c.offset) + ": listed twice";
+      }
+      const uint16_t osize = CapabilitySize(o, p);
       if (c.offset < o.offset + osize && o.offset < c.offset + size) {
         return Cap(c.id, c.offset) + ": overlaps " + Cap(o.id, o.offset);
       }
@@ -232,6 +242,8 @@ std::string CheckIds(const DeviceProfile& p) {
 }
 
 std::string CheckRoofline(const Roofline& r) {
+  // All zero: a function without a compute engine (a virtio device); GpuDevice refuses it.
+  if (r == Roofline{}) return {};
   if (!(r.peak_fp32_flops > 0) || !(r.memory_bandwidth_bytes > 0)) {
     return "roofline: peak FLOP/s and memory bandwidth must be positive";
   }
@@ -304,8 +316,15 @@ uint16_t CapabilitySize(CapabilityId id, const DeviceProfile& profile) {
       return pci::kL1ssSizeof;
     case CapabilityId::kPhysicalLayer16:
       return dw_round(pci::kPl16LaneEqCtl + profile.link.width);
+    case CapabilityId::kVendorSpecific:  // without its placement: the header and length byte
+      return 4;
   }
   return 0;
+}
+
+uint16_t CapabilitySize(const CapabilityPlacement& placement, const DeviceProfile& profile) {
+  if (placement.id != CapabilityId::kVendorSpecific) return CapabilitySize(placement.id, profile);
+  return static_cast<uint16_t>((2u + placement.vendor_bytes.size() + 3u) & ~3u);
 }
 
 std::optional<std::string> ValidateProfile(const DeviceProfile& profile) {

@@ -107,6 +107,9 @@ struct Roofline {
 struct CapabilityPlacement {
   CapabilityId id;
   uint16_t offset;
+  // kVendorSpecific only: the capability's bytes after its ID and next pointer, the length
+  // byte first (it must say 2 + vendor_bytes.size()); read-only to software. Empty otherwise.
+  std::vector<uint8_t> vendor_bytes = {};
 
   bool operator==(const CapabilityPlacement&) const = default;
 };
@@ -145,6 +148,8 @@ std::optional<uint16_t> FindCapabilityOffset(const DeviceProfile& profile, Capab
 // How many bytes a capability occupies in this profile's configuration space (some depend on
 // the profile: MSI masking, the link width, the number of resizable BARs).
 uint16_t CapabilitySize(CapabilityId id, const DeviceProfile& profile);
+// The same for one placement: a Vendor-Specific capability's size is its bytes'.
+uint16_t CapabilitySize(const CapabilityPlacement& placement, const DeviceProfile& profile);
 
 // nullopt for a profile ConfigSpace can build; otherwise what is wrong, naming the field.
 std::optional<std::string> ValidateProfile(const DeviceProfile& profile);

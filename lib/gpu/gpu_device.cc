@@ -59,6 +59,10 @@ std::unique_ptr<GpuDevice> GpuDevice::Create(const DeviceProfile& profile,
   if (options.pushbuffer_prefetch > Channel::kMaxPushbufferPrefetch) {
     return fail("pushbuffer_prefetch must be 0..64");
   }
+  // ValidateProfile lets a function without a compute engine have no roofline; a GPU needs it.
+  if (!(profile.roofline.peak_fp32_flops > 0) || !(profile.roofline.memory_bandwidth_bytes > 0)) {
+    return fail("the compute engine needs the profile's roofline (peak FLOP/s, bandwidth)");
+  }
   const uint64_t memory_bytes =
       options.memory_bytes != 0 ? options.memory_bytes : profile.roofline.memory_bytes;
   if (memory_bytes == 0) return fail("no device memory: memory_bytes and the profile's are 0");

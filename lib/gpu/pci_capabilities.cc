@@ -175,4 +175,13 @@ void PciExpress(RegisterFile& regs, const DeviceProfile& p, uint16_t base) {
   // Slot Capabilities/Control/Status 2 (0x34..0x3b): read 0.
 }
 
+void VendorSpecific(RegisterFile& regs, const CapabilityPlacement& c) {
+  for (size_t i = 0; i < c.vendor_bytes.size(); ++i) {
+    regs.Define({.offset = static_cast<uint16_t>(c.offset + 2 + i),
+                 .size = 1,
+                 .value = c.vendor_bytes[i],
+                 .hwinit = 0xff});
+  }
+}
+
 }  // namespace dxpu::gpu::build

@@ -71,6 +71,7 @@ inline constexpr uint32_t kBarMemFlags = 0xf;  // bits below the address
 // Capability list (in the first 256 bytes): ID byte, next-pointer byte.
 inline constexpr uint8_t kCapIdPm = 0x01;
 inline constexpr uint8_t kCapIdMsi = 0x05;
+inline constexpr uint8_t kCapIdVndr = 0x09;  // Vendor-Specific: ID, next, length, ...
 inline constexpr uint8_t kCapIdExp = 0x10;
 inline constexpr uint8_t kCapIdMsix = 0x11;
 inline constexpr uint16_t kCapListId = 0;

@@ -9,8 +9,11 @@
 namespace dxpu::gpu {
 namespace {
 
-void BuildBody(RegisterFile& regs, const DeviceProfile& p, CapabilityId id, uint16_t base) {
-  switch (id) {
+void BuildBody(RegisterFile& regs, const DeviceProfile& p, const CapabilityPlacement& c) {
+  const uint16_t base = c.offset;
+  switch (c.id) {
+    case CapabilityId::kVendorSpecific:
+      return build::VendorSpecific(regs, c);
     case CapabilityId::kPowerManagement:
       return build::PowerManagement(regs, p, base);
     case CapabilityId::kMsi:
@@ -58,7 +61,7 @@ RegisterFile BuildPowerOnImage(const DeviceProfile& profile) {
     const uint16_t next = i + 1 < standard.size() ? standard[i + 1].offset : 0;
     regs.Define(
         {.offset = c.offset, .size = 2, .value = PciCapabilityId(c.id) | (uint32_t{next} << 8)});
-    BuildBody(regs, profile, c.id, c.offset);
+    BuildBody(regs, profile, c);
   }
   for (size_t i = 0; i < extended.size(); ++i) {
     const CapabilityPlacement& c = extended[i];
@@ -67,7 +70,7 @@ RegisterFile BuildPowerOnImage(const DeviceProfile& profile) {
         {.offset = c.offset,
          .size = 4,
          .value = pci::ExtCapHeader(PciCapabilityId(c.id), ExtendedCapabilityVersion(c.id), next)});
-    BuildBody(regs, profile, c.id, c.offset);
+    BuildBody(regs, profile, c);
   }
   return regs;
 }

@@ -24,7 +24,7 @@ uint8_t DwByteEnables(const dxpu_tlp& t, uint32_t i) {
 
 }  // namespace
 
-TestHost::TestHost(GpuDevice& device, const TestHostOptions& options)
+TestHost::TestHost(pcie::Function& device, const TestHostOptions& options)
     : device_(device), options_(options), memory_(options.memory_bytes) {}
 
 // --- Running ---
@@ -209,11 +209,22 @@ void TestHost::ConfigWrite(uint16_t offset, uint32_t size, uint32_t value) {
   Request(t);
 }
 
+std::optional<uint16_t> TestHost::FindCapability(uint8_t cap_id) {
+  if ((ConfigRead32(pci::kCommand) >> 16 & pci::kStatusCapList) == 0) return std::nullopt;
+  uint32_t at = ConfigRead32(pci::kCapabilityList) & 0xfcu;
+  // At most 48 capabilities fit in 0x40..0xff: more steps mean a loop.
+  for (int steps = 0; steps < 48 && at >= pci::kHeaderSize; ++steps) {
+    const uint32_t header = ConfigRead32(static_cast<uint16_t>(at));
+    if ((header & 0xffu) == cap_id) return static_cast<uint16_t>(at);
+    at = (header >> 8) & 0xfcu;
+  }
+  return std::nullopt;
+}
+
 void TestHost::Enumerate() {
-  const ConfigSpace& config = device_.config();
   uint64_t next32 = options_.bar32_base;
   uint64_t next64 = options_.bar64_base;
-  for (const BarState& b : config.bars()) {
+  for (const pcie::Bar& b : device_.Bars()) {
     uint64_t& next = b.is_64bit ? next64 : next32;
     const uint64_t address = (next + b.size - 1) / b.size * b.size;
     next = address + b.size;
@@ -222,7 +233,7 @@ void TestHost::Enumerate() {
     if (b.is_64bit) ConfigWrite(offset + 4, 4, static_cast<uint32_t>(address >> 32));
     bar_addresses_[b.index] = address;
   }
-  if (const std::optional<uint16_t> exp = config.capability_offset(CapabilityId::kPciExpress)) {
+  if (const std::optional<uint16_t> exp = FindCapability(pci::kCapIdExp)) {
     const auto devctl = static_cast<uint16_t>(*exp + pci::kExpDevCtl);
     const uint32_t current = ConfigRead32(devctl) & 0xffffu;
     const auto code = [](uint32_t bytes) { return std::countr_zero(bytes / 128); };
@@ -232,15 +243,19 @@ void TestHost::Enumerate() {
     ConfigWrite(devctl, 2, value);
   }
   ConfigWrite(pci::kCommand, 2, pci::kCommandMemory | pci::kCommandMaster);
-  if (const std::optional<uint16_t> msix = config.capability_offset(CapabilityId::kMsix)) {
+  if (const std::optional<uint16_t> msix = FindCapability(pci::kCapIdMsix)) {
+    const uint32_t control = ConfigRead32(*msix) >> 16;
+    const uint32_t table = ConfigRead32(static_cast<uint16_t>(*msix + pci::kMsixTable));
     ConfigWrite(static_cast<uint16_t>(*msix + pci::kMsixFlags), 2, pci::kMsixFlagsEnable);
-    const MsixState m = config.msix();
-    for (uint16_t v = 0; v < m.table_size; ++v) {
-      const uint64_t entry = m.table_offset + uint64_t{v} * 16;
-      Mmio32Write(entry + 0, static_cast<uint32_t>(options_.msix_address));
-      Mmio32Write(entry + 4, static_cast<uint32_t>(options_.msix_address >> 32));
-      Mmio32Write(entry + 8, v);
-      Mmio32Write(entry + 12, 0);  // unmasked
+    const auto bar = static_cast<uint8_t>(table & pci::kMsixBirMask);
+    const uint64_t table_offset = table & ~uint32_t{pci::kMsixBirMask};
+    const uint32_t vectors = (control & pci::kMsixFlagsQsize) + 1;
+    for (uint32_t v = 0; v < vectors; ++v) {
+      const uint64_t entry = table_offset + uint64_t{v} * 16;
+      BarWrite32(bar, entry + 0, static_cast<uint32_t>(options_.msix_address));
+      BarWrite32(bar, entry + 4, static_cast<uint32_t>(options_.msix_address >> 32));
+      BarWrite32(bar, entry + 8, v);
+      BarWrite32(bar, entry + 12, 0);  // unmasked
     }
   }
 }
@@ -284,16 +299,16 @@ void TestHost::MemWrite(uint64_t address, std::span<const uint8_t> bytes) {
   Send(t);
 }
 
-uint32_t TestHost::Mmio32Read(uint64_t bar0_offset) {
-  const HostRead r = MemRead(bar_address(0) + bar0_offset, 4);
+uint32_t TestHost::BarRead32(uint8_t bar, uint64_t offset) {
+  const HostRead r = MemRead(bar_address(bar) + offset, 4);
   if (r.status != DXPU_TLP_CPL_SC || r.data.size() != 4) return 0xffffffff;
   return Le32(r.data.data());
 }
 
-void TestHost::Mmio32Write(uint64_t bar0_offset, uint32_t value) {
+void TestHost::BarWrite32(uint8_t bar, uint64_t offset, uint32_t value) {
   const uint8_t bytes[4] = {static_cast<uint8_t>(value), static_cast<uint8_t>(value >> 8),
                             static_cast<uint8_t>(value >> 16), static_cast<uint8_t>(value >> 24)};
-  MemWrite(bar_address(0) + bar0_offset, bytes);
+  MemWrite(bar_address(bar) + offset, bytes);
 }
 
 }  // namespace dxpu::gpu

@@ -1,4 +1,5 @@
-// test_host.h - an in-process host for GpuDevice: host memory (sparse), a root port that
+// test_host.h - an in-process host for any PCIe function (pcie::Function: the GPU model, a
+// virtio device): host memory (sparse), a root port that
 // answers the device's memory reads with completions split at RCB and MPS, applies its memory
 // writes and records its MSI-X messages, and a driver side that enumerates the function and
 // issues configuration and MMIO requests. It moves TLPs both ways with Receive/Poll and keeps
@@ -13,14 +14,15 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "core/tlp_codec.h"
-#include "gpu/gpu_device.h"
 #include "gpu/owned_tlp.h"
 #include "gpu/sparse_memory.h"
+#include "pcie/function.h"
 
 namespace dxpu::gpu {
 
@@ -61,9 +63,9 @@ struct HostRead {
 
 class TestHost {
  public:
-  explicit TestHost(GpuDevice& device, const TestHostOptions& options = {});
+  explicit TestHost(pcie::Function& device, const TestHostOptions& options = {});
 
-  GpuDevice& device() { return device_; }
+  pcie::Function& device() { return device_; }
   SparseMemory& memory() { return memory_; }
   const TestHostOptions& options() const { return options_; }
   uint64_t now() const { return now_; }
@@ -76,8 +78,12 @@ class TestHost {
   uint32_t ConfigRead32(uint16_t offset);
   void ConfigWrite(uint16_t offset, uint32_t size, uint32_t value);
   // Places the BARs, sets MPS/MRRS (and Extended Tag), Memory Space and Bus Master, enables
-  // MSI-X and programs and unmasks every vector (address msix_address, data = vector).
+  // MSI-X and programs and unmasks every vector (address msix_address, data = vector). It
+  // finds the capabilities by walking the list with configuration reads, as a host does.
   void Enumerate();
+  // The offset of the first capability with this 8-bit ID in the standard list, walked with
+  // configuration reads (bounded: a looping list ends the walk).
+  std::optional<uint16_t> FindCapability(uint8_t cap_id);
   // The BAR's address as Enumerate placed it (0 for a BAR the profile does not have).
   uint64_t bar_address(uint8_t bar) const;
 
@@ -85,8 +91,11 @@ class TestHost {
   HostRead MemRead(uint64_t address, uint32_t length);
   // A memory write of the bytes, inside one 4 KiB page (a posted write: no waiting).
   void MemWrite(uint64_t address, std::span<const uint8_t> bytes);
-  uint32_t Mmio32Read(uint64_t bar0_offset);
-  void Mmio32Write(uint64_t bar0_offset, uint32_t value);
+  // A 4-byte read or write at an offset in a BAR as Enumerate placed it; Mmio32*: BAR0.
+  uint32_t BarRead32(uint8_t bar, uint64_t offset);
+  void BarWrite32(uint8_t bar, uint64_t offset, uint32_t value);
+  uint32_t Mmio32Read(uint64_t bar0_offset) { return BarRead32(0, bar0_offset); }
+  void Mmio32Write(uint64_t bar0_offset, uint32_t value) { BarWrite32(0, bar0_offset, value); }
   // Any TLP, as is, to the device (now).
   void Send(const dxpu_tlp& tlp);
 
@@ -127,7 +136,7 @@ class TestHost {
   // Sends a non-posted request and runs until its last completion; its completions.
   std::vector<OwnedTlp> Request(dxpu_tlp request);
 
-  GpuDevice& device_;
+  pcie::Function& device_;
   TestHostOptions options_;
   SparseMemory memory_;
   uint64_t now_ = 0;

@@ -32,9 +32,9 @@ namespace dxpu::virtio {
 // One descriptor chain the transport fetched from a queue's available ring.
 struct Request {
   uint16_t queue = 0;
-  uint16_t head = 0;               // the chain's head index: identifies the request
-  std::vector<uint8_t> readable;   // the driver-readable buffers' bytes, gathered in order
-  uint32_t writable_bytes = 0;     // total length of the device-writable buffers
+  uint16_t head = 0;              // the chain's head index: identifies the request
+  std::vector<uint8_t> readable;  // the driver-readable buffers' bytes, gathered in order
+  uint32_t writable_bytes = 0;    // total length of the device-writable buffers
 };
 
 // A request finished: `written` goes into the chain's device-writable buffers in order (at
@@ -84,8 +84,8 @@ class VirtioDevice {
   virtual ~VirtioDevice() = default;
 
   // ---- what it is ----
-  virtual uint16_t device_id() const = 0;       // virtio device ID: 2 block, 16 GPU
-  virtual std::string_view kind() const = 0;    // "virtio-blk", "virtio-gpu": status lines
+  virtual uint16_t device_id() const = 0;     // virtio device ID: 2 block, 16 GPU
+  virtual std::string_view kind() const = 0;  // "virtio-blk", "virtio-gpu": status lines
   // The device-type feature bits it offers (the transport adds VERSION_1, ACCESS_PLATFORM and
   // the ring features it implements).
   virtual uint64_t device_features() const = 0;
@@ -116,8 +116,7 @@ class VirtioDevice {
   // What the device wants done now, one action at a time; nullopt: nothing now.
   virtual std::optional<DeviceAction> Poll(uint64_t now) = 0;
   // The answer to a GuestRead: its bytes, or ok == false (a UR/CA, a timeout) with no data.
-  virtual void OnGuestRead(uint64_t tag, std::span<const uint8_t> data, bool ok,
-                           uint64_t now) = 0;
+  virtual void OnGuestRead(uint64_t tag, std::span<const uint8_t> data, bool ok, uint64_t now) = 0;
   // When Poll next has something to do because time passed; UINT64_MAX: never.
   virtual uint64_t NextDeadline() const { return UINT64_MAX; }
 

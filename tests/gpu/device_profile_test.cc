@@ -239,7 +239,8 @@ TEST(DeviceProfile, CapabilityNamesAndIds) {
   EXPECT_EQ(PciCapabilityId(CapabilityId::kL1PmSubstates), 0x001e);
   EXPECT_EQ(PciCapabilityId(CapabilityId::kPhysicalLayer16), 0x0026);
   EXPECT_EQ(ExtendedCapabilityVersion(CapabilityId::kAer), 2);
-  EXPECT_FALSE(FindCapability(false, 0x09).has_value());
+  EXPECT_EQ(PciCapabilityId(CapabilityId::kVendorSpecific), 0x09);
+  EXPECT_FALSE(FindCapability(false, 0x0a).has_value());  // Debug port: not modelled
 }
 
 }  // namespace
