@@ -632,6 +632,24 @@ TEST(VirtioGpuDevice, ResetWithReadsInFlightForgetsThem) {
   EXPECT_EQ(d.Status(Create2d(1, kFormatB8G8R8X8, 32, 32)), kRespOkNodata);
   d.Answer(d.held_reads[0]);
   EXPECT_EQ(d.Counter("stale_guest_reads"), 4u);
+  // A new transfer numbers its reads afresh; an old tag with the same number is still stale.
+  std::vector<uint8_t> zeros(32 * 32 * 4, 0);
+  d.PutMemory(0x70000000, zeros);
+  ASSERT_EQ(d.Status(AttachBacking(1, {{0x70000000, 32 * 32 * 4}})), kRespOkNodata);
+  const std::vector<GuestRead> old = d.held_reads;
+  d.held_reads.clear();
+  d.Submit(kControlQueue, TransferCmd(1, {0, 0, 32, 32}, 0));
+  d.Run(false);
+  ASSERT_EQ(d.held_reads.size(), 1u);
+  EXPECT_EQ(d.held_reads[0].tag & 0xffffffff, old[0].tag & 0xffffffff);
+  // The old read's bytes are the old image: were they taken, the resource would not be zero.
+  d.device.OnGuestRead(old[0].tag, std::vector<uint8_t>(d.held_reads[0].length, 0xee), true, 0);
+  EXPECT_EQ(d.Counter("stale_guest_reads"), 5u);
+  d.Answer(d.held_reads[0]);
+  d.Run(false);
+  EXPECT_EQ(Le32(d.completions.back().written, 0), kRespOkNodata);
+  ASSERT_EQ(d.Status(SetScanoutCmd(0, 1, {0, 0, 32, 32})), kRespOkNodata);
+  EXPECT_EQ(d.device.scanout().rgba, BgrxToRgba(zeros));
 }
 
 TEST(VirtioGpuDevice, ReleaseZeroesResourcesAndCountsTheBytes) {
