@@ -1,0 +1,183 @@
+// gpu_driver.cc - see gpu_driver.h.
+#include "gpu_driver.h"
+
+#include <gtest/gtest.h>
+
+namespace dxpu::virtio::gpu::test {
+
+Wire& Wire::U32(uint32_t v) {
+  for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  return *this;
+}
+Wire& Wire::U64(uint64_t v) {
+  U32(static_cast<uint32_t>(v));
+  return U32(static_cast<uint32_t>(v >> 32));
+}
+Wire& Wire::Hdr(uint32_t type, uint32_t flags, uint64_t fence_id, uint32_t ctx_id) {
+  return U32(type).U32(flags).U64(fence_id).U32(ctx_id).U32(0);  // ring_idx, padding
+}
+Wire& Wire::PutRect(const Rect& r) { return U32(r.x).U32(r.y).U32(r.width).U32(r.height); }
+
+uint32_t Le32(const std::vector<uint8_t>& b, size_t at) {
+  if (b.size() < at + 4) return 0xdeadbeef;
+  return uint32_t{b[at]} | uint32_t{b[at + 1]} << 8 | uint32_t{b[at + 2]} << 16 |
+         uint32_t{b[at + 3]} << 24;
+}
+uint64_t Le64(const std::vector<uint8_t>& b, size_t at) {
+  return uint64_t{Le32(b, at)} | uint64_t{Le32(b, at + 4)} << 32;
+}
+
+std::vector<uint8_t> Create2d(uint32_t id, uint32_t format, uint32_t width, uint32_t height) {
+  return Wire().Hdr(kCmdResourceCreate2d).U32(id).U32(format).U32(width).U32(height).bytes;
+}
+std::vector<uint8_t> Unref(uint32_t id) {
+  return Wire().Hdr(kCmdResourceUnref).U32(id).U32(0).bytes;
+}
+std::vector<uint8_t> AttachBacking(uint32_t id, const std::vector<MemEntry>& entries) {
+  Wire w;
+  w.Hdr(kCmdResourceAttachBacking).U32(id).U32(static_cast<uint32_t>(entries.size()));
+  for (const MemEntry& e : entries) w.U64(e.address).U32(e.length).U32(0);
+  return w.bytes;
+}
+std::vector<uint8_t> DetachBacking(uint32_t id) {
+  return Wire().Hdr(kCmdResourceDetachBacking).U32(id).U32(0).bytes;
+}
+std::vector<uint8_t> SetScanoutCmd(uint32_t scanout_id, uint32_t id, const Rect& r) {
+  return Wire().Hdr(kCmdSetScanout).PutRect(r).U32(scanout_id).U32(id).bytes;
+}
+std::vector<uint8_t> Flush(uint32_t id, const Rect& r) {
+  return Wire().Hdr(kCmdResourceFlush).PutRect(r).U32(id).U32(0).bytes;
+}
+std::vector<uint8_t> TransferCmd(uint32_t id, const Rect& r, uint64_t offset) {
+  return Wire().Hdr(kCmdTransferToHost2d).PutRect(r).U64(offset).U32(id).U32(0).bytes;
+}
+std::vector<uint8_t> GetEdidCmd(uint32_t scanout_id) {
+  return Wire().Hdr(kCmdGetEdid).U32(scanout_id).U32(0).bytes;
+}
+std::vector<uint8_t> CursorCmd(uint32_t type, uint32_t scanout_id, int32_t x, int32_t y,
+                               uint32_t id, uint32_t hot_x, uint32_t hot_y) {
+  return Wire()
+      .Hdr(type)
+      .U32(scanout_id)
+      .U32(static_cast<uint32_t>(x))
+      .U32(static_cast<uint32_t>(y))
+      .U32(0)
+      .U32(id)
+      .U32(hot_x)
+      .U32(hot_y)
+      .U32(0)
+      .bytes;
+}
+
+GpuDriver::GpuDriver(const VirtioGpuOptions& options) : device(options) {
+  device.SetDriverFeatures(device.device_features());
+  device.Start();
+}
+
+void GpuDriver::PutMemory(uint64_t address, std::vector<uint8_t> bytes) {
+  memory_[address] = std::move(bytes);
+}
+
+std::optional<std::vector<uint8_t>> GpuDriver::ReadGuest(uint64_t address, uint32_t length) const {
+  auto it = memory_.upper_bound(address);
+  if (it == memory_.begin()) return std::nullopt;
+  --it;
+  const uint64_t in = address - it->first;
+  if (in > it->second.size() || length > it->second.size() - in) return std::nullopt;
+  return std::vector<uint8_t>(it->second.begin() + in, it->second.begin() + in + length);
+}
+
+uint16_t GpuDriver::Submit(uint16_t queue, std::vector<uint8_t> readable, uint32_t writable) {
+  const uint16_t head = next_head_++;
+  device.Submit(Request{.queue = queue,
+                        .head = head,
+                        .readable = std::move(readable),
+                        .writable_bytes = writable},
+                0);
+  return head;
+}
+
+void GpuDriver::Answer(const GuestRead& read, bool ok) {
+  const auto data = ReadGuest(read.address, read.length);
+  if (ok && data) {
+    device.OnGuestRead(read.tag, *data, true, 0);
+  } else {
+    device.OnGuestRead(read.tag, {}, false, 0);
+  }
+}
+
+void GpuDriver::Run(bool answer_reads) {
+  // Bounded: a device that never goes quiet fails the test instead of hanging it.
+  for (int i = 0; i < 10'000'000; ++i) {
+    std::optional<DeviceAction> action = device.Poll(0);
+    if (!action) return;
+    if (auto* c = std::get_if<Completion>(&*action)) {
+      completions.push_back(std::move(*c));
+    } else if (auto* r = std::get_if<GuestRead>(&*action)) {
+      EXPECT_GT(r->length, 0u);
+      EXPECT_LE(r->length, kMaxGuestRead);
+      all_reads.push_back(*r);
+      if (answer_reads) {
+        Answer(*r);
+      } else {
+        held_reads.push_back(*r);
+      }
+    } else if (std::holds_alternative<ConfigChanged>(*action)) {
+      ++config_changes;
+    } else {
+      ++needs_reset;
+    }
+  }
+  ADD_FAILURE() << "the device never went quiet";
+}
+
+std::vector<uint8_t> GpuDriver::Call(uint16_t queue, std::vector<uint8_t> readable,
+                                     uint32_t writable) {
+  const size_t before = completions.size();
+  const uint16_t head = Submit(queue, std::move(readable), writable);
+  Run();
+  EXPECT_EQ(completions.size(), before + 1);
+  if (completions.size() != before + 1) return {};
+  EXPECT_EQ(completions.back().head, head);
+  EXPECT_EQ(completions.back().queue, queue);
+  return completions.back().written;
+}
+
+void GpuDriver::MakeResource(uint32_t id, uint32_t format, uint32_t width, uint32_t height,
+                             const std::vector<uint8_t>& image, int pieces) {
+  ASSERT_EQ(Status(Create2d(id, format, width, height)), kRespOkNodata);
+  std::vector<MemEntry> entries;
+  const size_t total = image.size();
+  size_t at = 0;
+  for (int i = 0; i < pieces; ++i) {
+    // Uneven pieces (so rows straddle them), 64 KiB + 3 apart (never contiguous).
+    size_t length = (i == pieces - 1) ? total - at : (total / pieces) + (i % 2 ? 7 : -5);
+    length = std::min(length, total - at);
+    if (length == 0) continue;
+    entries.push_back(MemEntry{.address = next_address_, .length = static_cast<uint32_t>(length)});
+    PutMemory(next_address_, std::vector<uint8_t>(image.begin() + at, image.begin() + at + length));
+    next_address_ += length + 0x10003;
+    at += length;
+  }
+  backings_[id] = entries;
+  ASSERT_EQ(Status(AttachBacking(id, entries)), kRespOkNodata);
+}
+
+void GpuDriver::WriteGuestImage(uint32_t id, const std::vector<uint8_t>& image) {
+  size_t at = 0;
+  for (const MemEntry& e : backings_.at(id)) {
+    PutMemory(e.address, std::vector<uint8_t>(image.begin() + at, image.begin() + at + e.length));
+    at += e.length;
+  }
+}
+
+uint64_t GpuDriver::Counter(std::string_view name) const {
+  uint64_t found = UINT64_MAX;
+  device.VisitCounters([&](std::string_view n, uint64_t v) {
+    if (n == name) found = v;
+  });
+  EXPECT_NE(found, UINT64_MAX) << "no counter " << name;
+  return found;
+}
+
+}  // namespace dxpu::virtio::gpu::test
