@@ -55,8 +55,8 @@ struct BoxDeviceConfig {
   uint16_t box_bdf = 0;        // its Bus/Device/Function on the box's PCIe
   uint64_t memory_bytes = 0;   // kGpu: 0: the profile's
   DeviceKind kind = DeviceKind::kGpu;
-  VirtioBlkSettings blk;       // kVirtioBlk
-  VirtioGpuSettings display;   // kVirtioGpu
+  VirtioBlkSettings blk = {};      // kVirtioBlk
+  VirtioGpuSettings display = {};  // kVirtioGpu
 };
 
 struct BridgeBoxConfig {

@@ -61,12 +61,12 @@ struct MetricsConfig {
 
 // A device in the box.
 struct DeviceConfig {
-  DeviceKind kind = DeviceKind::kGpu;
   gpu::DeviceProfile profile;  // kGpu: the built-in profile the key "profile" names
   uint16_t box_bdf = 0;        // its Bus/Device/Function on the box's PCIe
   uint64_t memory_bytes = 0;   // kGpu: device memory; 0: the profile's
-  VirtioBlkSettings blk;       // kVirtioBlk
-  VirtioGpuSettings display;   // kVirtioGpu
+  DeviceKind kind = DeviceKind::kGpu;
+  VirtioBlkSettings blk = {};      // kVirtioBlk
+  VirtioGpuSettings display = {};  // kVirtioGpu
 };
 
 struct LimitsConfig {

@@ -24,7 +24,7 @@ void GuestDma::Read(uint64_t address, uint32_t length, uint32_t max_read_request
 }
 
 bool GuestDma::Write(uint64_t address, std::span<const uint8_t> bytes, uint32_t max_payload,
-                     gpu::TlpQueue& out) const {
+                     dxpu::gpu::TlpQueue& out) const {
   if (bytes.empty()) return true;
   dxpu_tlp_mwr_split split{};
   if (dxpu_tlp_mwr_split_init(&split, address, bytes.data(), bytes.size(), max_payload) !=
@@ -36,12 +36,12 @@ bool GuestDma::Write(uint64_t address, std::span<const uint8_t> bytes, uint32_t 
   while (dxpu_tlp_mwr_split_next(&split, buf.data(), &w)) {
     std::vector<uint8_t> payload(buf.data(), buf.data() + size_t{w.length_dw} * 4);
     out.push_back(engine_.MakeWrite(w.addr, w.first_be, w.last_be, std::move(payload),
-                                    gpu::TlpOrigin::kDmaWrite));
+                                    dxpu::gpu::TlpOrigin::kDmaWrite));
   }
   return true;
 }
 
-void GuestDma::Issue(gpu::TlpQueue& out) {
+void GuestDma::Issue(dxpu::gpu::TlpQueue& out) {
   while (engine_.IssueRead(out)) {
   }
 }
@@ -58,13 +58,13 @@ void GuestDma::Finish(uint64_t job, bool ok) {
   j.done(ok, std::move(j.data));
 }
 
-gpu::DmaCompletion::Kind GuestDma::OnCompletion(const dxpu_tlp& cpl) {
-  const gpu::DmaCompletion c = engine_.OnCompletion(cpl);
+dxpu::gpu::DmaCompletion::Kind GuestDma::OnCompletion(const dxpu_tlp& cpl) {
+  const dxpu::gpu::DmaCompletion c = engine_.OnCompletion(cpl);
   switch (c.kind) {
-    case gpu::DmaCompletion::Kind::kUnexpected:
-    case gpu::DmaCompletion::Kind::kMalformed:
+    case dxpu::gpu::DmaCompletion::Kind::kUnexpected:
+    case dxpu::gpu::DmaCompletion::Kind::kMalformed:
       break;
-    case gpu::DmaCompletion::Kind::kData: {
+    case dxpu::gpu::DmaCompletion::Kind::kData: {
       const auto it = jobs_.find(c.job);
       if (it == jobs_.end()) break;  // a read already failed or forgotten: its data is late
       std::vector<uint8_t>& data = it->second.data;
@@ -74,7 +74,7 @@ gpu::DmaCompletion::Kind GuestDma::OnCompletion(const dxpu_tlp& cpl) {
       if (engine_.ReadDone(c.job)) Finish(c.job, true);
       break;
     }
-    case gpu::DmaCompletion::Kind::kFailed:
+    case dxpu::gpu::DmaCompletion::Kind::kFailed:
       Finish(c.job, false);
       break;
   }

@@ -26,7 +26,7 @@ class GuestDma {
  public:
   using ReadDone = std::function<void(bool ok, std::vector<uint8_t> data)>;
 
-  explicit GuestDma(const gpu::DmaOptions& options) : engine_(options) {}
+  explicit GuestDma(const dxpu::gpu::DmaOptions& options) : engine_(options) {}
 
   // Starts reading [address, address + length) with pieces of at most `max_read_request`
   // bytes. A range that wraps, or an empty one, ends at the next RunDeferred (failed, or with
@@ -35,13 +35,13 @@ class GuestDma {
   // Queues posted writes of `bytes` at `address`, each at most `max_payload` bytes and inside
   // one 4 KiB page. False (nothing queued) for a range that wraps.
   bool Write(uint64_t address, std::span<const uint8_t> bytes, uint32_t max_payload,
-             gpu::TlpQueue& out) const;
+             dxpu::gpu::TlpQueue& out) const;
 
   // Queues the memory reads that may go now (one per free tag).
-  void Issue(gpu::TlpQueue& out);
+  void Issue(dxpu::gpu::TlpQueue& out);
   void OnSent(const dxpu_tlp& mrd, uint64_t now) { engine_.OnSent(mrd, now); }
   // A completion for the device (validated); its kind, for the caller's counters.
-  gpu::DmaCompletion::Kind OnCompletion(const dxpu_tlp& cpl);
+  dxpu::gpu::DmaCompletion::Kind OnCompletion(const dxpu_tlp& cpl);
   bool TakesAsData(const dxpu_tlp& cpl) const { return engine_.TakesAsData(cpl); }
   // Fails the reads that timed out; returns how many pieces timed out.
   size_t Expire(uint64_t now);
@@ -60,7 +60,7 @@ class GuestDma {
   };
   void Finish(uint64_t job, bool ok);
 
-  gpu::DmaEngine engine_;
+  dxpu::gpu::DmaEngine engine_;
   std::map<uint64_t, Job> jobs_;
   std::vector<std::pair<bool, ReadDone>> deferred_;
   uint64_t next_job_ = 1;

@@ -263,7 +263,7 @@ void SplitVirtqueue::OnGathered(uint16_t head) {
 
 // ---- Completions ----
 
-void SplitVirtqueue::Complete(const Completion& completion, gpu::TlpQueue& out) {
+void SplitVirtqueue::Complete(const Completion& completion, dxpu::gpu::TlpQueue& out) {
   if (stopped_) return;
   const auto it = in_flight_.find(completion.head);
   if (it == in_flight_.end() || gathering_.contains(completion.head)) {

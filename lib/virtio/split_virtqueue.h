@@ -83,7 +83,7 @@ class SplitVirtqueue {
   // The driver notified the queue.
   void Kick();
   // Writes the completion's bytes and the used element into `out`.
-  void Complete(const Completion& completion, gpu::TlpQueue& out);
+  void Complete(const Completion& completion, dxpu::gpu::TlpQueue& out);
   // After a fatal error: no more fetching, completions dropped.
   void Stop() { stopped_ = true; }
 

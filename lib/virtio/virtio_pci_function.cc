@@ -74,21 +74,21 @@ std::unique_ptr<VirtioPciFunction> VirtioPciFunction::Create(std::unique_ptr<Vir
   }
   if (options.completion_timeout_ns == 0) return fail("completion_timeout_ns must be > 0");
   std::string config_error;
-  std::optional<gpu::ConfigSpace> config =
-      gpu::ConfigSpace::Create(VirtioProfile(*device, static_cast<uint16_t>(n + 1)), &config_error);
+  std::optional<dxpu::gpu::ConfigSpace> config =
+      dxpu::gpu::ConfigSpace::Create(VirtioProfile(*device, static_cast<uint16_t>(n + 1)), &config_error);
   if (!config) return fail("profile: " + config_error);
   return std::unique_ptr<VirtioPciFunction>(
       new VirtioPciFunction(std::move(device), options, std::move(*config), kPciCfgCapOffset));
 }
 
 VirtioPciFunction::VirtioPciFunction(std::unique_ptr<VirtioDevice> device,
-                                     const VirtioPciOptions& options, gpu::ConfigSpace config,
+                                     const VirtioPciOptions& options, dxpu::gpu::ConfigSpace config,
                                      uint16_t pci_cfg_cap)
     : options_(options),
       device_(std::move(device)),
       config_(std::move(config)),
       pci_cfg_cap_(pci_cfg_cap),
-      dma_(gpu::DmaOptions{.requester_id = options.requester_id,
+      dma_(dxpu::gpu::DmaOptions{.requester_id = options.requester_id,
                            .max_outstanding_reads = options.max_outstanding_reads,
                            .completion_timeout_ns = options.completion_timeout_ns}),
       msix_(config_.msix().table_size) {
@@ -154,13 +154,13 @@ void VirtioPciFunction::Complete(const dxpu_tlp& request, uint8_t status,
                                  config_.max_payload_size()) == DXPU_TLP_OK) {
       dxpu_tlp c{};
       while (dxpu_tlp_cpld_split_next(&split, data->data(), &c)) {
-        out_.push_back(gpu::OwnedTlp::Copy(c));
+        out_.push_back(dxpu::gpu::OwnedTlp::Copy(c));
       }
       return;
     }
     status = DXPU_TLP_CPL_CA;
   }
-  gpu::OwnedTlp t;
+  dxpu::gpu::OwnedTlp t;
   dxpu_tlp_completion_for(&request, options_.requester_id, status, &t.header);
   if (status == DXPU_TLP_CPL_UR) ++counters_.ur_sent;
   out_.push_back(std::move(t));
@@ -172,7 +172,7 @@ void VirtioPciFunction::OnConfigRequest(const dxpu_tlp& tlp) {
     uint32_t value = IsPciCfgData(reg) ? PciCfgDataRead() : ConfigReadDw(reg);
     std::vector<uint8_t> data(4);
     StoreLe(data, 0, value, 4);
-    gpu::OwnedTlp t;
+    dxpu::gpu::OwnedTlp t;
     dxpu_tlp_completion_for(&tlp, options_.requester_id, DXPU_TLP_CPL_SC, &t.header);
     t.payload = std::move(data);
     out_.push_back(std::move(t));
@@ -188,7 +188,7 @@ void VirtioPciFunction::OnConfigRequest(const dxpu_tlp& tlp) {
 
 void VirtioPciFunction::OnMemoryRead(const dxpu_tlp& tlp) {
   const uint64_t length = uint64_t{tlp.length_dw} * 4;
-  const std::optional<gpu::BarHit> hit = config_.DecodeMemory(tlp.addr, length);
+  const std::optional<dxpu::gpu::BarHit> hit = config_.DecodeMemory(tlp.addr, length);
   if (!hit) return Complete(tlp, DXPU_TLP_CPL_UR, nullptr);
   std::vector<uint8_t> data(length);
   for (uint32_t i = 0; i < tlp.length_dw; ++i) {
@@ -203,7 +203,7 @@ void VirtioPciFunction::OnMemoryWrite(const dxpu_tlp& tlp) {
     ++counters_.malformed;
     return;
   }
-  const std::optional<gpu::BarHit> hit =
+  const std::optional<dxpu::gpu::BarHit> hit =
       config_.DecodeMemory(tlp.addr, uint64_t{tlp.length_dw} * 4);
   if (!hit) {
     ++counters_.dropped_writes;
@@ -219,14 +219,14 @@ void VirtioPciFunction::OnMemoryWrite(const dxpu_tlp& tlp) {
 
 void VirtioPciFunction::OnCompletion(const dxpu_tlp& tlp) {
   switch (dma_.OnCompletion(tlp)) {
-    case gpu::DmaCompletion::Kind::kUnexpected:
+    case dxpu::gpu::DmaCompletion::Kind::kUnexpected:
       ++counters_.unexpected_completions;
       break;
-    case gpu::DmaCompletion::Kind::kMalformed:
+    case dxpu::gpu::DmaCompletion::Kind::kMalformed:
       ++counters_.malformed;
       break;
-    case gpu::DmaCompletion::Kind::kData:
-    case gpu::DmaCompletion::Kind::kFailed:
+    case dxpu::gpu::DmaCompletion::Kind::kData:
+    case dxpu::gpu::DmaCompletion::Kind::kFailed:
       break;
   }
 }
@@ -534,7 +534,7 @@ void VirtioPciFunction::ResetDevice() {
   needs_reset_why_.clear();
   // What the old driver's work queued (DMA, interrupts) goes; answers to requests stay.
   std::erase_if(out_,
-                [](const gpu::OwnedTlp& t) { return t.origin != gpu::TlpOrigin::kCompletion; });
+                [](const dxpu::gpu::OwnedTlp& t) { return t.origin != dxpu::gpu::TlpOrigin::kCompletion; });
 }
 
 // ---- Running ----
@@ -583,19 +583,19 @@ void VirtioPciFunction::Step(uint64_t now) {
   msix_.Deliver(config_.msix(), config_.bus_master_enabled(), options_.requester_id, out_);
 }
 
-void VirtioPciFunction::Account(const gpu::OwnedTlp& t, const dxpu_tlp& view, uint64_t now) {
+void VirtioPciFunction::Account(const dxpu::gpu::OwnedTlp& t, const dxpu_tlp& view, uint64_t now) {
   ++counters_.tlps_out;
   switch (t.origin) {
-    case gpu::TlpOrigin::kCompletion:
+    case dxpu::gpu::TlpOrigin::kCompletion:
       break;
-    case gpu::TlpOrigin::kDmaRead:
+    case dxpu::gpu::TlpOrigin::kDmaRead:
       ++counters_.dma_read_requests;
       dma_.OnSent(view, now);
       break;
-    case gpu::TlpOrigin::kDmaWrite:
+    case dxpu::gpu::TlpOrigin::kDmaWrite:
       ++counters_.dma_write_requests;
       break;
-    case gpu::TlpOrigin::kInterrupt:
+    case dxpu::gpu::TlpOrigin::kInterrupt:
       ++counters_.interrupts_sent;
       break;
   }
@@ -609,7 +609,7 @@ size_t VirtioPciFunction::Poll(uint64_t now, const Emit& emit) {
       Step(now_);
       if (out_.empty()) break;
     }
-    const gpu::OwnedTlp& t = out_.front();
+    const dxpu::gpu::OwnedTlp& t = out_.front();
     const dxpu_tlp view = t.View();
     if (!emit(view)) break;
     Account(t, view, now_);
@@ -680,7 +680,7 @@ void VirtioPciFunction::ConfigWriteDw(uint16_t reg, uint32_t value, uint8_t byte
 
 pcie::ConfigLayout VirtioPciFunction::layout() const {
   return pcie::ConfigLayout{
-      .pcie_cap = config_.capability_offset(gpu::CapabilityId::kPciExpress).value_or(0)};
+      .pcie_cap = config_.capability_offset(dxpu::gpu::CapabilityId::kPciExpress).value_or(0)};
 }
 
 uint64_t VirtioPciFunction::Reset(pcie::ResetKind kind) {
@@ -691,7 +691,7 @@ uint64_t VirtioPciFunction::Reset(pcie::ResetKind kind) {
 }
 
 pcie::Identity VirtioPciFunction::identity() const {
-  const gpu::DeviceProfile& p = config_.profile();
+  const dxpu::gpu::DeviceProfile& p = config_.profile();
   return pcie::Identity{.kind = std::string(device_->kind()),
                         .name = p.name,
                         .vendor_id = p.vendor_id,

@@ -100,7 +100,7 @@ class VirtioPciFunction final : public pcie::Function {
 
   // ---- for tests and status ----
   VirtioDevice& device() { return *device_; }
-  const gpu::ConfigSpace& config() const { return config_; }
+  const dxpu::gpu::ConfigSpace& config() const { return config_; }
   uint8_t device_status() const { return status_; }
   uint64_t driver_features() const { return driver_features_; }
   // What the transport offers: the device's features plus VERSION_1, ACCESS_PLATFORM and
@@ -128,7 +128,7 @@ class VirtioPciFunction final : public pcie::Function {
   };
 
   VirtioPciFunction(std::unique_ptr<VirtioDevice> device, const VirtioPciOptions& options,
-                    gpu::ConfigSpace config, uint16_t pci_cfg_cap);
+                    dxpu::gpu::ConfigSpace config, uint16_t pci_cfg_cap);
 
   void OnConfigRequest(const dxpu_tlp& tlp);
   void OnMemoryRead(const dxpu_tlp& tlp);
@@ -161,16 +161,16 @@ class VirtioPciFunction final : public pcie::Function {
   void ResetDevice();
   void Step(uint64_t now);
   void RunDevice(uint64_t now);
-  void Account(const gpu::OwnedTlp& t, const dxpu_tlp& view, uint64_t now);
+  void Account(const dxpu::gpu::OwnedTlp& t, const dxpu_tlp& view, uint64_t now);
 
   VirtioPciOptions options_;
   std::unique_ptr<VirtioDevice> device_;
-  gpu::ConfigSpace config_;
+  dxpu::gpu::ConfigSpace config_;
   uint16_t pci_cfg_cap_ = 0;
   PciCfgWindow pci_cfg_;
   GuestDma dma_;
-  gpu::MsixTable msix_;
-  gpu::TlpQueue out_;
+  dxpu::gpu::MsixTable msix_;
+  dxpu::gpu::TlpQueue out_;
   VirtioPciCounters counters_;
   uint64_t now_ = 0;
 

@@ -12,7 +12,7 @@ namespace dxpu::virtio {
 namespace {
 
 // struct virtio_pci_cap from cap_len on (the model writes ID and next), plus `extra` bytes.
-gpu::CapabilityPlacement VirtioCap(uint16_t at, uint8_t cfg_type, uint8_t bar, uint32_t offset,
+dxpu::gpu::CapabilityPlacement VirtioCap(uint16_t at, uint8_t cfg_type, uint8_t bar, uint32_t offset,
                                    uint32_t length, std::vector<uint8_t> extra = {}) {
   std::vector<uint8_t> b;
   b.push_back(static_cast<uint8_t>(kCapSize + extra.size()));  // cap_len
@@ -24,8 +24,8 @@ gpu::CapabilityPlacement VirtioCap(uint16_t at, uint8_t cfg_type, uint8_t bar, u
   AppendLe(b, offset, 4);
   AppendLe(b, length, 4);
   b.insert(b.end(), extra.begin(), extra.end());
-  return gpu::CapabilityPlacement{
-      .id = gpu::CapabilityId::kVendorSpecific, .offset = at, .vendor_bytes = std::move(b)};
+  return dxpu::gpu::CapabilityPlacement{
+      .id = dxpu::gpu::CapabilityId::kVendorSpecific, .offset = at, .vendor_bytes = std::move(b)};
 }
 
 }  // namespace
@@ -41,9 +41,9 @@ uint32_t VirtioClassCode(uint16_t device_id) {
   }
 }
 
-gpu::DeviceProfile VirtioProfile(const VirtioDevice& device, uint16_t msix_vectors) {
-  using gpu::CapabilityId;
-  gpu::DeviceProfile p;
+dxpu::gpu::DeviceProfile VirtioProfile(const VirtioDevice& device, uint16_t msix_vectors) {
+  using dxpu::gpu::CapabilityId;
+  dxpu::gpu::DeviceProfile p;
   p.name = std::string(device.kind());
   p.description = "virtio " + p.name + " (modern PCI transport)";
   p.vendor_id = kVendorId;
@@ -62,7 +62,7 @@ gpu::DeviceProfile VirtioProfile(const VirtioDevice& device, uint16_t msix_vecto
             .pba_bar = kMsixBar,
             .pba_offset = kMsixPbaOffset};
   p.max_payload_supported = 512;
-  p.link = {.speed = gpu::LinkSpeed::k8GT, .width = 1};
+  p.link = {.speed = dxpu::gpu::LinkSpeed::k8GT, .width = 1};
   std::vector<uint8_t> multiplier;
   AppendLe(multiplier, kNotifyOffMultiplier, 4);
   p.capabilities = {

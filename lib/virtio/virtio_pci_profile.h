@@ -27,7 +27,7 @@ inline constexpr uint16_t kPciCfgCapOffset = 0xd4;
 uint32_t VirtioClassCode(uint16_t device_id);
 
 // The profile of `device` with `msix_vectors` MSI-X vectors (its queues plus one).
-gpu::DeviceProfile VirtioProfile(const VirtioDevice& device, uint16_t msix_vectors);
+dxpu::gpu::DeviceProfile VirtioProfile(const VirtioDevice& device, uint16_t msix_vectors);
 
 }  // namespace dxpu::virtio
 

@@ -1308,7 +1308,7 @@ TEST(MgmtNames, StableAndDistinct) {
   EXPECT_EQ(DXPU_MGMT_NO_IDENTITY, 26);
   EXPECT_STREQ(dxpu_mgmt_status_name(DXPU_MGMT_KEY_IN_USE), "key-in-use");
   EXPECT_EQ(DXPU_MGMT_KEY_IN_USE, 27);
-  EXPECT_EQ(DXPU_MGMT_STATUS_COUNT, 28);
+  EXPECT_EQ(DXPU_MGMT_STATUS_COUNT, 29);
   EXPECT_STREQ(dxpu_mgmt_device_state_name(DXPU_MGMT_DEV_QUARANTINED), "quarantined");
   EXPECT_EQ(DXPU_MGMT_DEV_QUARANTINED, 3);
   EXPECT_STREQ(dxpu_mgmt_fw_transfer_name(DXPU_MGMT_FW_COMMITTED), "committed");

@@ -13,6 +13,14 @@ namespace {
 
 constexpr uint32_t kMaxCount = 64;
 
+AllocationRequest Request(uint32_t count, const std::string& profile = "") {
+  AllocationRequest r;
+  r.host = "host-1";
+  r.count = count;
+  r.profile = profile;
+  return r;
+}
+
 // One box with 2 GPUs (dxgpu) and 3 virtio disks: the disks are the profile with the most free.
 FreeGpus MixedBox(std::map<std::string, size_t>* totals) {
   FreeGpus free;
@@ -26,21 +34,17 @@ FreeGpus MixedBox(std::map<std::string, size_t>* totals) {
 TEST(AllocatorDeviceKinds, AnAllocationWithoutAProfileGetsGpusOnly) {
   std::map<std::string, size_t> totals;
   const FreeGpus free = MixedBox(&totals);
-  AllocationRequest any{"host-1", 2};
-  auto chosen = ChooseGpus(free, any, false, totals, kMaxCount);
+  auto chosen = ChooseGpus(free, Request(2), false, totals, kMaxCount);
   ASSERT_TRUE(chosen.ok());
   for (const GpuRef& g : chosen.value()) EXPECT_LT(g.device, 2) << "a disk lent as a GPU";
   // Three devices without a profile: only two GPUs exist, the disks do not count.
-  AllocationRequest three{"host-1", 3};
-  EXPECT_FALSE(ChooseGpus(free, three, false, totals, kMaxCount).ok());
+  EXPECT_FALSE(ChooseGpus(free, Request(3), false, totals, kMaxCount).ok());
 }
 
 TEST(AllocatorDeviceKinds, ADiskIsLentByItsProfile) {
   std::map<std::string, size_t> totals;
   const FreeGpus free = MixedBox(&totals);
-  AllocationRequest disks{"host-1", 3};
-  disks.profile = "virtio-blk";
-  auto chosen = ChooseGpus(free, disks, false, totals, kMaxCount);
+  auto chosen = ChooseGpus(free, Request(3, "virtio-blk"), false, totals, kMaxCount);
   ASSERT_TRUE(chosen.ok());
   ASSERT_EQ(chosen.value().size(), 3u);
   for (const GpuRef& g : chosen.value()) EXPECT_GE(g.device, 2);
