@@ -6,9 +6,8 @@
 // not implement ERR_UNSPEC, host memory or resource slots exhausted ERR_OUT_OF_MEMORY.
 #include "virtio/gpu/virtio_gpu_device.h"
 
-#include <string.h>  // explicit_bzero
-
 #include <algorithm>
+#include <cstring>  // explicit_bzero (glibc)
 #include <new>
 
 #include "virtio/gpu/edid.h"
@@ -17,9 +16,6 @@ namespace dxpu::virtio::gpu {
 namespace {
 
 constexpr uint32_t kNumScanouts = 1;
-
-// Whether [offset, offset + length) of a resource is what `in` is long enough to hold.
-bool Fits(const WireReader& in, size_t size) { return in.size() >= size; }
 
 }  // namespace
 
@@ -72,7 +68,7 @@ void VirtioGpuDevice::ResizeDisplay(uint32_t width, uint32_t height) {
   options_.display_height = std::clamp<uint32_t>(height, 1, kEdidMaxActive);
   if (!scanout_.enabled) DisableScanout();
   events_read_ |= kEventDisplay;
-  outbox_.push_back(ConfigChanged{});
+  outbox_.emplace_back(ConfigChanged{});
 }
 
 // ---- lifecycle ----
@@ -195,7 +191,7 @@ void VirtioGpuDevice::Respond(uint16_t queue, uint16_t head, uint32_t writable_b
     default:
       break;
   }
-  outbox_.push_back(Completion{.queue = queue, .head = head, .written = std::move(written)});
+  outbox_.emplace_back(Completion{.queue = queue, .head = head, .written = std::move(written)});
 }
 
 void VirtioGpuDevice::RespondStatus(const Request& request, const CtrlHdr& hdr, uint32_t type) {
@@ -203,58 +199,45 @@ void VirtioGpuDevice::RespondStatus(const Request& request, const CtrlHdr& hdr, 
 }
 
 void VirtioGpuDevice::HandleControl(const Request& request) {
+  // The structure each control command needs (a shorter request is malformed), and its counter.
+  struct Command {
+    uint32_t type;
+    size_t size;
+    Counter counter;
+  };
+  static constexpr Command kCommands[] = {
+      {kCmdGetDisplayInfo, kCtrlHdrSize, kCounterGetDisplayInfo},
+      {kCmdGetEdid, kGetEdidSize, kCounterGetEdid},
+      {kCmdResourceCreate2d, kResourceCreate2dSize, kCounterResourceCreate2d},
+      {kCmdResourceUnref, kResourceUnrefSize, kCounterResourceUnref},
+      {kCmdResourceAttachBacking, kAttachBackingSize, kCounterAttachBacking},
+      {kCmdResourceDetachBacking, kDetachBackingSize, kCounterDetachBacking},
+      {kCmdSetScanout, kSetScanoutSize, kCounterSetScanout},
+      {kCmdTransferToHost2d, kTransferToHost2dSize, kCounterTransferToHost2d},
+      {kCmdResourceFlush, kResourceFlushSize, kCounterResourceFlush},
+  };
   WireReader in(request.readable);
-  if (!Fits(in, kCtrlHdrSize)) {
+  if (in.size() < kCtrlHdrSize) {
     ++counters_[kCounterMalformed];
     RespondStatus(request, CtrlHdr{}, kRespErrUnspec);
     return;
   }
   const CtrlHdr hdr = in.Hdr();
-  // The structure each command needs; a shorter request is malformed.
-  size_t need = 0;
-  Counter counter = kCounterUnsupportedCommand;
-  switch (hdr.type) {
-    case kCmdGetDisplayInfo:
-      need = kCtrlHdrSize, counter = kCounterGetDisplayInfo;
-      break;
-    case kCmdGetEdid:
-      need = kGetEdidSize, counter = kCounterGetEdid;
-      break;
-    case kCmdResourceCreate2d:
-      need = kResourceCreate2dSize, counter = kCounterResourceCreate2d;
-      break;
-    case kCmdResourceUnref:
-      need = kResourceUnrefSize, counter = kCounterResourceUnref;
-      break;
-    case kCmdResourceAttachBacking:
-      need = kAttachBackingSize, counter = kCounterAttachBacking;
-      break;
-    case kCmdResourceDetachBacking:
-      need = kDetachBackingSize, counter = kCounterDetachBacking;
-      break;
-    case kCmdSetScanout:
-      need = kSetScanoutSize, counter = kCounterSetScanout;
-      break;
-    case kCmdTransferToHost2d:
-      need = kTransferToHost2dSize, counter = kCounterTransferToHost2d;
-      break;
-    case kCmdResourceFlush:
-      need = kResourceFlushSize, counter = kCounterResourceFlush;
-      break;
-    default:
-      break;
-  }
-  ++counters_[counter];
-  if (counter == kCounterUnsupportedCommand) {  // 3D, capsets, blobs, UUIDs, cursor commands
+  const Command* command = std::find_if(std::begin(kCommands), std::end(kCommands),
+                                        [&](const Command& c) { return c.type == hdr.type; });
+  if (command == std::end(kCommands)) {  // 3D, capsets, blobs, UUIDs, cursor commands
+    ++counters_[kCounterUnsupportedCommand];
     RespondStatus(request, hdr, kRespErrUnspec);
     return;
   }
-  if (!Fits(in, need)) {
+  ++counters_[command->counter];
+  if (in.size() < command->size) {
     ++counters_[kCounterMalformed];
     RespondStatus(request, hdr, kRespErrUnspec);
     return;
   }
-  uint32_t status = kRespErrUnspec;
+  // nullopt: the command answers with its own data, or (a transfer) later.
+  std::optional<uint32_t> status;
   switch (hdr.type) {
     case kCmdGetDisplayInfo:
       status = GetDisplayInfo(request, hdr);
@@ -283,16 +266,15 @@ void VirtioGpuDevice::HandleControl(const Request& request) {
     case kCmdResourceFlush:
       status = ResourceFlush(in);
       break;
+    default:
+      break;
   }
-  // GET_DISPLAY_INFO and GET_EDID answered with their data; a transfer answers later.
-  if (status == kRespOkDisplayInfo || status == kRespOkEdid) return;
-  if (hdr.type == kCmdTransferToHost2d && status == kRespOkNodata) return;
-  RespondStatus(request, hdr, status);
+  if (status) RespondStatus(request, hdr, *status);
 }
 
 void VirtioGpuDevice::HandleCursor(const Request& request) {
   WireReader in(request.readable);
-  if (!Fits(in, kCtrlHdrSize)) {
+  if (in.size() < kCtrlHdrSize) {
     ++counters_[kCounterMalformed];
     RespondStatus(request, CtrlHdr{}, kRespErrUnspec);
     return;
@@ -305,7 +287,7 @@ void VirtioGpuDevice::HandleCursor(const Request& request) {
   }
   const bool move_only = hdr.type == kCmdMoveCursor;
   ++counters_[move_only ? kCounterMoveCursor : kCounterUpdateCursor];
-  if (!Fits(in, kUpdateCursorSize)) {
+  if (in.size() < kUpdateCursorSize) {
     ++counters_[kCounterMalformed];
     RespondStatus(request, hdr, kRespErrUnspec);
     return;
@@ -315,17 +297,19 @@ void VirtioGpuDevice::HandleCursor(const Request& request) {
 
 // ---- commands ----
 
-uint32_t VirtioGpuDevice::GetDisplayInfo(const Request& request, const CtrlHdr& hdr) {
+std::optional<uint32_t> VirtioGpuDevice::GetDisplayInfo(const Request& request,
+                                                        const CtrlHdr& hdr) {
   WireWriter response(kRespDisplayInfoSize);
   const size_t at = kCtrlHdrSize;  // pmodes[0]; the other 15 stay zero (not enabled)
   response.PutRect(at, Rect{.width = options_.display_width, .height = options_.display_height});
   response.U32(at + kRectSize, 1);  // enabled
   Respond(request.queue, request.head, request.writable_bytes, hdr, kRespOkDisplayInfo,
           std::move(response));
-  return kRespOkDisplayInfo;
+  return std::nullopt;
 }
 
-uint32_t VirtioGpuDevice::GetEdid(const Request& request, const CtrlHdr& hdr, WireReader& in) {
+std::optional<uint32_t> VirtioGpuDevice::GetEdid(const Request& request, const CtrlHdr& hdr,
+                                                 WireReader& in) {
   if (!(driver_features_ & kFeatureEdid)) return kRespErrUnspec;
   if (in.U32(kCtrlHdrSize) >= kNumScanouts) return kRespErrInvalidScanoutId;
   const auto edid = BuildEdid(options_.display_width, options_.display_height);
@@ -334,7 +318,7 @@ uint32_t VirtioGpuDevice::GetEdid(const Request& request, const CtrlHdr& hdr, Wi
   std::copy(edid.begin(), edid.end(), response.bytes().begin() + kCtrlHdrSize + 8);
   Respond(request.queue, request.head, request.writable_bytes, hdr, kRespOkEdid,
           std::move(response));
-  return kRespOkEdid;
+  return std::nullopt;
 }
 
 uint32_t VirtioGpuDevice::ResourceCreate2d(WireReader& in) {
@@ -498,8 +482,8 @@ uint32_t VirtioGpuDevice::ResourceFlush(WireReader& in) {
   return kRespOkNodata;
 }
 
-uint32_t VirtioGpuDevice::StartTransfer(const Request& request, const CtrlHdr& hdr,
-                                        WireReader& in) {
+std::optional<uint32_t> VirtioGpuDevice::StartTransfer(const Request& request, const CtrlHdr& hdr,
+                                                       WireReader& in) {
   const Rect rect = in.RectAt(kCtrlHdrSize);
   const uint64_t offset = in.U64(kCtrlHdrSize + kRectSize);
   const uint32_t id = in.U32(kCtrlHdrSize + kRectSize + 8);
@@ -533,7 +517,7 @@ uint32_t VirtioGpuDevice::StartTransfer(const Request& request, const CtrlHdr& h
     t.rows = 1;
   }
   transfer_ = std::move(t);
-  return kRespOkNodata;
+  return std::nullopt;
 }
 
 void VirtioGpuDevice::IssueReads() {
@@ -552,7 +536,7 @@ void VirtioGpuDevice::IssueReads() {
     const uint64_t tag = uint64_t{generation_} << 32 | next_read_++;
     t.in_flight.emplace(
         tag, Transfer::Landing{.dst = t.dst + t.row * t.stride + t.in_row, .length = length});
-    outbox_.push_back(
+    outbox_.emplace_back(
         GuestRead{.tag = tag, .address = entry->address + in_entry, .length = length});
     ++counters_[kCounterGuestReads];
     t.in_row += length;
@@ -589,7 +573,7 @@ void VirtioGpuDevice::OnGuestRead(uint64_t tag, std::span<const uint8_t> data, b
     t.failed = true;  // no more reads; the response waits for those still out
   } else {
     Resource& resource = resources_.at(t.resource_id);
-    std::copy(data.begin(), data.end(), resource.pixels.begin() + landing->second.dst);
+    std::ranges::copy(data, std::span(resource.pixels).subspan(landing->second.dst).begin());
     counters_[kCounterBytesTransferred] += data.size();
   }
   t.in_flight.erase(landing);

@@ -149,16 +149,17 @@ class VirtioGpuDevice final : public VirtioDevice {
                uint32_t type, WireWriter response);
   void RespondStatus(const Request& request, const CtrlHdr& hdr, uint32_t type);
 
-  uint32_t GetDisplayInfo(const Request& request, const CtrlHdr& hdr);
-  uint32_t GetEdid(const Request& request, const CtrlHdr& hdr, WireReader& in);
+  // Each command's status; nullopt where the command answered with its own data, or will
+  // answer later (a transfer, once its reads are answered).
+  std::optional<uint32_t> GetDisplayInfo(const Request& request, const CtrlHdr& hdr);
+  std::optional<uint32_t> GetEdid(const Request& request, const CtrlHdr& hdr, WireReader& in);
   uint32_t ResourceCreate2d(WireReader& in);
   uint32_t ResourceUnref(WireReader& in);
   uint32_t AttachBacking(WireReader& in);
   uint32_t DetachBacking(WireReader& in);
   uint32_t SetScanout(WireReader& in);
   uint32_t ResourceFlush(WireReader& in);
-  // kRespOkNodata: the transfer started (its response comes when its reads are answered).
-  uint32_t StartTransfer(const Request& request, const CtrlHdr& hdr, WireReader& in);
+  std::optional<uint32_t> StartTransfer(const Request& request, const CtrlHdr& hdr, WireReader& in);
   uint32_t UpdateCursor(WireReader& in, bool move_only);
 
   void IssueReads();

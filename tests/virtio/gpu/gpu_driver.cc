@@ -84,7 +84,8 @@ std::optional<std::vector<uint8_t>> GpuDriver::ReadGuest(uint64_t address, uint3
   --it;
   const uint64_t in = address - it->first;
   if (in > it->second.size() || length > it->second.size() - in) return std::nullopt;
-  return std::vector<uint8_t>(it->second.begin() + in, it->second.begin() + in + length);
+  const auto piece = std::span(it->second).subspan(in, length);
+  return std::vector<uint8_t>(piece.begin(), piece.end());
 }
 
 uint16_t GpuDriver::Submit(uint16_t queue, std::vector<uint8_t> readable, uint32_t writable) {
@@ -155,7 +156,8 @@ void GpuDriver::MakeResource(uint32_t id, uint32_t format, uint32_t width, uint3
     length = std::min(length, total - at);
     if (length == 0) continue;
     entries.push_back(MemEntry{.address = next_address_, .length = static_cast<uint32_t>(length)});
-    PutMemory(next_address_, std::vector<uint8_t>(image.begin() + at, image.begin() + at + length));
+    const auto piece = std::span(image).subspan(at, length);
+    PutMemory(next_address_, std::vector<uint8_t>(piece.begin(), piece.end()));
     next_address_ += length + 0x10003;
     at += length;
   }
@@ -166,7 +168,8 @@ void GpuDriver::MakeResource(uint32_t id, uint32_t format, uint32_t width, uint3
 void GpuDriver::WriteGuestImage(uint32_t id, const std::vector<uint8_t>& image) {
   size_t at = 0;
   for (const MemEntry& e : backings_.at(id)) {
-    PutMemory(e.address, std::vector<uint8_t>(image.begin() + at, image.begin() + at + e.length));
+    const auto piece = std::span(image).subspan(at, e.length);
+    PutMemory(e.address, std::vector<uint8_t>(piece.begin(), piece.end()));
     at += e.length;
   }
 }

@@ -95,7 +95,8 @@ DecodedPng DecodeStoredPng(std::span<const uint8_t> png) {
       out.error = "bad LEN/NLEN";
       return out;
     }
-    filtered.insert(filtered.end(), z.begin() + p + 5, z.begin() + p + 5 + len);
+    const auto block = std::span(z).subspan(p + 5, len);
+    filtered.insert(filtered.end(), block.begin(), block.end());
     ++out.stored_blocks;
     out.largest_block = std::max<size_t>(out.largest_block, len);
     p += 5 + len;
@@ -114,8 +115,8 @@ DecodedPng DecodeStoredPng(std::span<const uint8_t> png) {
       out.error = "filter type not 0";
       return out;
     }
-    const auto first = filtered.begin() + y * (row + 1) + 1;
-    out.pixels.insert(out.pixels.end(), first, first + row);
+    const auto pixels = std::span(filtered).subspan(y * (row + 1) + 1, row);
+    out.pixels.insert(out.pixels.end(), pixels.begin(), pixels.end());
   }
   return out;
 }

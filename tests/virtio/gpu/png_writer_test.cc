@@ -52,7 +52,7 @@ TEST(PngWriter, Adler32KnownValues) {
 }
 
 TEST(PngWriter, EndsWithTheIendChunk) {
-  const std::vector<uint8_t> rgb(3 * 2 * 2, 0x40);
+  const std::vector<uint8_t> rgb(size_t{3} * 2 * 2, 0x40);
   const auto png = EncodePng({.width = 2, .height = 2, .color = PngColor::kRgb, .pixels = rgb});
   ASSERT_GE(png.size(), 12u);
   const std::vector<uint8_t> tail(png.end() - 12, png.end());
@@ -60,7 +60,7 @@ TEST(PngWriter, EndsWithTheIendChunk) {
 }
 
 TEST(PngWriter, SmallRgbDecodesToTheSamePixels) {
-  const auto rgb = Pattern(5 * 3 * 3, 1);
+  const auto rgb = Pattern(size_t{5} * 3 * 3, 1);
   const auto png = EncodePng({.width = 5, .height = 3, .color = PngColor::kRgb, .pixels = rgb});
   const DecodedPng d = DecodeStoredPng(png);
   ASSERT_EQ(d.error, "");
@@ -74,14 +74,14 @@ TEST(PngWriter, SmallRgbDecodesToTheSamePixels) {
 TEST(PngWriter, LargeRgbaSplitsIntoStoredBlocksAndIdatChunks) {
   // 700 x 500 RGBA: 1.4 MB of rows, so 22 stored blocks and two IDAT chunks; rows straddle
   // block boundaries.
-  const auto rgba = Pattern(700 * 500 * 4, 2);
+  const auto rgba = Pattern(size_t{700} * 500 * 4, 2);
   const auto png =
       EncodePng({.width = 700, .height = 500, .color = PngColor::kRgba, .pixels = rgba});
   const DecodedPng d = DecodeStoredPng(png);
   ASSERT_EQ(d.error, "");
   EXPECT_EQ(d.color_type, 6);
   EXPECT_EQ(d.pixels, rgba);
-  EXPECT_EQ(d.stored_blocks, (700 * 4 + 1) * 500 / kMaxStoredBlock + 1);
+  EXPECT_EQ(d.stored_blocks, (size_t{700} * 4 + 1) * 500 / kMaxStoredBlock + 1);
   EXPECT_EQ(d.largest_block, kMaxStoredBlock);
   EXPECT_EQ(d.idat_chunks, 2u);
 }
@@ -111,10 +111,11 @@ TEST(PngWriter, RefusesImagesItCannotWrite) {
 // zlib itself (python3's) inflates the IDAT stream: the writer's output is a real zlib
 // stream, not just one our decoder accepts.
 TEST(PngWriter, Python3ZlibReadsIt) {
+  // NOLINTNEXTLINE(cert-env33-c,concurrency-mt-unsafe): test setup, a fixed command
   if (std::system("python3 -c 'import zlib' >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "python3 with zlib is not installed";
   }
-  const auto rgba = Pattern(300 * 200 * 4, 4);
+  const auto rgba = Pattern(size_t{300} * 200 * 4, 4);
   const auto png =
       EncodePng({.width = 300, .height = 200, .color = PngColor::kRgba, .pixels = rgba});
   const std::string dir = ::testing::TempDir();
@@ -136,7 +137,7 @@ TEST(PngWriter, Python3ZlibReadsIt) {
   const std::string script_path = png_path + ".py";
   std::ofstream(script_path) << script;
   const std::string command = "python3 " + script_path + " " + png_path + " " + raw_path;
-  ASSERT_EQ(std::system(command.c_str()), 0);
+  ASSERT_EQ(std::system(command.c_str()), 0);  // NOLINT(cert-env33-c,concurrency-mt-unsafe)
   std::ifstream raw(raw_path, std::ios::binary);
   const std::vector<uint8_t> back((std::istreambuf_iterator<char>(raw)),
                                   std::istreambuf_iterator<char>());
