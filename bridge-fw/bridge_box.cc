@@ -260,9 +260,9 @@ ManageResult BridgeBox::Screenshot(DeviceIndex d, DisplayImage* out) {
   // The image changes with a flush, a SET_SCANOUT (another resource, or none), a mode and the
   // cursor; the key covers each, so a PNG is rendered once per image however many pieces are
   // asked for.
-  const DisplayKey key{scanout.flushes,  scanout.resource_id,     scanout.width,
-                       scanout.height,   scanout.enabled,         scanout.cursor.visible,
-                       scanout.cursor.x, scanout.cursor.y,        scanout.cursor.resource_id};
+  const DisplayKey key{scanout.flushes,  scanout.resource_id, scanout.width,
+                       scanout.height,   scanout.enabled,     scanout.cursor.visible,
+                       scanout.cursor.x, scanout.cursor.y,    scanout.cursor.resource_id};
   if (!dev.screenshot.png || key != dev.screenshot_key) {
     dev.screenshot.png = std::make_shared<const std::vector<uint8_t>>(
         virtio::gpu::RenderScanoutPng(scanout, /*draw_cursor=*/true));

@@ -570,7 +570,7 @@ void Reader::ReadDevices(const json& root, BridgeConfig* c) {
     Error("devices", fmt::format("{} devices: at most {} (what one INVENTORY response reports)",
                                  devices->size(), kMaxDevices));
   }
-  std::map<uint16_t, size_t> bdfs;        // box BDF -> the device that has it
+  std::map<uint16_t, size_t> bdfs;         // box BDF -> the device that has it
   std::map<std::string, size_t> backings;  // a disk's backing file -> the device that has it
   for (size_t i = 0; i < devices->size(); ++i) {
     const std::string path = At("devices", i);
@@ -656,15 +656,16 @@ void Reader::ReadVirtioBlk(const json& v, const std::string& path, DeviceConfig*
   if (const json* s = Required(v, path, "size")) {
     if (auto bytes = Size(*s, Join(path, "size"))) {
       if (*bytes % 512 != 0) {
-        Error(Join(path, "size"), fmt::format("{} bytes is not a whole number of 512-byte sectors",
-                                              *bytes));
+        Error(Join(path, "size"),
+              fmt::format("{} bytes is not a whole number of 512-byte sectors", *bytes));
       } else {
         d->blk.size_bytes = *bytes;
       }
     }
   }
   if (const json* q = Find(v, "queues")) {
-    if (auto n = Unsigned(*q, Join(path, "queues"), 1, 64)) d->blk.queues = static_cast<uint16_t>(*n);
+    if (auto n = Unsigned(*q, Join(path, "queues"), 1, 64))
+      d->blk.queues = static_cast<uint16_t>(*n);
   }
   if (const json* r = Find(v, "release")) {
     if (auto policy = String(*r, Join(path, "release"))) {
@@ -686,10 +687,9 @@ void Reader::ReadVirtioGpu(const json& v, const std::string& path, DeviceConfig*
   if (!text) return;
   unsigned w = 0, h = 0;
   char tail = 0;
-  if (std::sscanf(text->c_str(), "%ux%u%c", &w, &h, &tail) != 2 || w < 16 || h < 16 ||
-      w > 4095 || h > 4095) {
-    Error(Join(path, "display"),
-          fmt::format("'{}' is not WIDTHxHEIGHT with each 16..4095", *text));
+  if (std::sscanf(text->c_str(), "%ux%u%c", &w, &h, &tail) != 2 || w < 16 || h < 16 || w > 4095 ||
+      h > 4095) {
+    Error(Join(path, "display"), fmt::format("'{}' is not WIDTHxHEIGHT with each 16..4095", *text));
     return;
   }
   d->display.width = w;

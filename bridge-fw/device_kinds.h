@@ -40,9 +40,9 @@ constexpr std::optional<DeviceKind> ParseDeviceKind(std::string_view name) {
 enum class DiskReleasePolicy : uint8_t { kKeep, kZero };
 
 struct VirtioBlkSettings {
-  std::string backing;       // the backing file's path (created sparse when absent)
-  uint64_t size_bytes = 0;   // its size: a whole number of 512-byte sectors
-  uint16_t queues = 2;       // request queues (VIRTIO_BLK_F_MQ)
+  std::string backing;      // the backing file's path (created sparse when absent)
+  uint64_t size_bytes = 0;  // its size: a whole number of 512-byte sectors
+  uint16_t queues = 2;      // request queues (VIRTIO_BLK_F_MQ)
   DiskReleasePolicy release = DiskReleasePolicy::kZero;
 
   bool operator==(const VirtioBlkSettings&) const = default;

@@ -146,8 +146,8 @@ std::vector<uint8_t> Screenshot(BridgeBox& box, const dxpu_mgmt_msg& request,
   s.total = static_cast<uint32_t>(png.size());
   s.offset = q.offset;
   s.frame = image.frame;
-  s.data_len = static_cast<uint16_t>(
-      std::min<size_t>(DXPU_MGMT_SCREENSHOT_MAX_DATA, png.size() - q.offset));
+  s.data_len =
+      static_cast<uint16_t>(std::min<size_t>(DXPU_MGMT_SCREENSHOT_MAX_DATA, png.size() - q.offset));
   s.data = png.data() + q.offset;
   std::vector<uint8_t> out(DXPU_MGMT_HDR_SIZE + DXPU_MGMT_SCREENSHOT_FIXED_SIZE + s.data_len);
   size_t len = 0;

@@ -83,7 +83,7 @@ struct dxpu_slot {
 	unsigned long pending;	    /* DXPU_SLOT_EV_* queued for the work */
 	struct work_struct work;    /* handles them in process context */
 	/* What pci_ops use, under domain->cfg_lock. */
-	struct dxpu_cfg_shadow *shadow; /* while the device may be on the bus */
+	struct dxpu_cfg_shadow *shadow; /* while the device may be on the bus (and s->bridge set) */
 	bool bindable;			/* a driver may bind it: on (or powering on), not going */
 	struct dxpu_cfg_write *queue;	/* DXPU_CFG_QUEUE writes on their way to the device */
 	u32 q_head, q_tail;		/* free-running: queue[q_head % N] is the oldest */

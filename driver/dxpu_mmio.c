@@ -152,8 +152,13 @@ static struct dxpu_slot *dxpu_mmio_route(u64 bus, u32 len, struct dxpu_bridge **
 	for (i = 0; i < d->nr_slots && !found; i++) {
 		struct dxpu_slot *s = &d->slots[i];
 
-		/* A slot's bridge is set while its device may be bound (dxpu_slot_get). */
-		if (s->bindable && s->shadow && dxpu_cfg_claims_mem(s->shadow, bus, len, NULL)) {
+		/*
+		 * A slot's bridge is set while its shadow is: from power-on until the device is
+		 * off the bus. Not only while it is bindable: a driver's remove, which runs after
+		 * the slot stopped being bindable, still talks to its device (virtio_pci resets
+		 * it and polls its status until it reads 0).
+		 */
+		if (s->shadow && dxpu_cfg_claims_mem(s->shadow, bus, len, NULL)) {
 			found = s;
 			*b = s->bridge;
 		}

@@ -42,6 +42,30 @@ static uint32_t enabled_bytes(const struct dxpu_tlp *t)
 	return be_count(t->first_be) + be_count(t->last_be) + 4u * ((uint32_t)t->length_dw - 2u);
 }
 
+/*
+ * The bytes a memory request's byte enables select, from t->addr: [*first, *first + *n). A
+ * zero-length read (First BE 0, one DW) selects its DW: it is answered with the DW, as a
+ * completer does.
+ */
+static void enabled_span(const struct dxpu_tlp *t, uint32_t *first, uint32_t *n)
+{
+	uint32_t len = (uint32_t)t->length_dw * 4u;
+	uint8_t last = t->length_dw == 1 ? t->first_be : t->last_be;
+	uint32_t lead = 0, trail = 0;
+
+	if (!t->first_be) {
+		*first = 0;
+		*n = len;
+		return;
+	}
+	while (!((t->first_be >> lead) & 1u))
+		lead++;
+	while (!((last >> (3u - trail)) & 1u))
+		trail++;
+	*first = lead;
+	*n = len - lead - trail;
+}
+
 const char *dxpu_host_err_name(enum dxpu_host_err err)
 {
 	static const char *const names[DXPU_HOST_ERR_COUNT] = {
@@ -406,21 +430,47 @@ static void refuse_read(struct dxpu_host *h, const struct dxpu_tlp *t)
 	send_cpl(h, t, DXPU_TLP_CPL_UR);
 }
 
+/*
+ * The window holding the bytes t's byte enables select (a mapping need not start or end on a
+ * DW: a driver maps a 1-byte status, and the device writes it with one DW and First BE 0001).
+ */
+static const struct dxpu_host_window *find_enabled(const struct dxpu_host *h,
+						   const struct dxpu_tlp *t, uint16_t need)
+{
+	uint32_t first, n;
+
+	if (t->at != DXPU_TLP_AT_UNTRANSLATED)
+		return NULL;
+	enabled_span(t, &first, &n);
+	return dxpu_host_find_window(h, t->requester_id, t->addr + first, n, need);
+}
+
 static void serve_read(struct dxpu_host *h, const struct dxpu_tlp *t)
 {
-	const struct dxpu_host_window *w = NULL;
+	const struct dxpu_host_window *w = find_enabled(h, t, DXPU_HOST_WIN_READ);
+	uint32_t len = (uint32_t)t->length_dw * 4u, first, n;
 	struct dxpu_tlp_cpld_split split;
+	uint8_t bounce[8] = { 0 };
+	const uint8_t *src;
 	struct dxpu_tlp c;
 
-	if (t->at == DXPU_TLP_AT_UNTRANSLATED)
-		w = dxpu_host_find_window(h, t->requester_id, t->addr, (uint64_t)t->length_dw * 4u,
-					  DXPU_HOST_WIN_READ);
 	if (!w || dxpu_tlp_cpld_split_init(&split, t, h->cfg.requester_id, h->cfg.rcb,
 					   h->cfg.max_payload) != DXPU_TLP_OK) {
 		refuse_read(h, t);
 		return;
 	}
-	while (dxpu_tlp_cpld_split_next(&split, w->mem + (t->addr - w->iova), &c)) {
+	enabled_span(t, &first, &n);
+	if (t->addr >= w->iova && len <= w->size - (t->addr - w->iova)) {
+		src = w->mem + (t->addr - w->iova); /* the whole DW range is mapped */
+	} else if (len <= sizeof(bounce)) {
+		/* Only the selected bytes are the window's; the others read as zero. */
+		memcpy(bounce + first, w->mem + (t->addr + first - w->iova), n);
+		src = bounce;
+	} else {
+		refuse_read(h, t); /* a longer read must cover whole DWs of one window */
+		return;
+	}
+	while (dxpu_tlp_cpld_split_next(&split, src, &c)) {
 		if (!h->ops.send(h->ctx, &c)) {
 			h->counters.send_failed++;
 			return;
@@ -433,7 +483,7 @@ static void serve_read(struct dxpu_host *h, const struct dxpu_tlp *t)
 static void apply_write(struct dxpu_host *h, const struct dxpu_tlp *t)
 {
 	const struct dxpu_host_window *w = NULL;
-	uint32_t len = (uint32_t)t->length_dw * 4u, i;
+	uint32_t len = (uint32_t)t->length_dw * 4u, i, first, n;
 	uint8_t *dst, be;
 
 	if (!(t->flags & DXPU_TLP_F_EP) && t->at == DXPU_TLP_AT_UNTRANSLATED) {
@@ -448,24 +498,29 @@ static void apply_write(struct dxpu_host *h, const struct dxpu_tlp *t)
 							 ((uint32_t)t->payload[3] << 24));
 			return;
 		}
-		w = dxpu_host_find_window(h, t->requester_id, t->addr, len, DXPU_HOST_WIN_WRITE);
+		w = find_enabled(h, t, DXPU_HOST_WIN_WRITE);
 	}
 	if (!w) { /* outside the device's windows, poisoned, or not an untranslated address */
 		h->counters.dma_refused_writes++;
 		return;
 	}
-	dst = w->mem + (t->addr - w->iova);
+	/*
+	 * dst is the first selected byte: the bytes before it in its DW may lie outside the window
+	 * (a mapping that does not start on a DW), and are not written.
+	 */
+	enabled_span(t, &first, &n);
+	dst = w->mem + (t->addr + first - w->iova);
 	/* The first and last DW by their byte enables, the DWs between them whole. */
-	for (i = 0; i < 4u; i++)
+	for (i = first; i < 4u; i++)
 		if ((t->first_be >> i) & 1u)
-			dst[i] = t->payload[i];
+			dst[i - first] = t->payload[i];
 	if (len > 4u) {
 		if (len > 8u)
-			memcpy(dst + 4, t->payload + 4, len - 8u);
+			memcpy(dst + 4u - first, t->payload + 4, len - 8u);
 		for (i = 0; i < 4u; i++) {
 			be = t->last_be;
 			if ((be >> i) & 1u)
-				dst[len - 4u + i] = t->payload[len - 4u + i];
+				dst[len - 4u + i - first] = t->payload[len - 4u + i];
 		}
 	}
 	h->counters.dma_writes++;

@@ -31,7 +31,7 @@ DXPU_EXTERN_C_BEGIN
  * maps (docs/kernel-module.md, "The DMA API"). Kept sorted, so finding a TLP's window is a
  * binary search.
  */
-#define DXPU_HOST_MAX_WINDOWS 1024u
+#define DXPU_HOST_MAX_WINDOWS 4096u
 
 enum dxpu_host_err {
 	DXPU_HOST_OK = 0,

@@ -324,8 +324,7 @@ static enum dxpu_mgmt_err check_screenshot(const struct dxpu_mgmt_screenshot *s)
 	return DXPU_MGMT_ERR_OK;
 }
 
-static enum dxpu_mgmt_err decode_screenshot(const uint8_t *b, size_t blen,
-					    struct dxpu_mgmt_msg *m)
+static enum dxpu_mgmt_err decode_screenshot(const uint8_t *b, size_t blen, struct dxpu_mgmt_msg *m)
 {
 	struct dxpu_mgmt_screenshot *s = &m->body.screenshot;
 

@@ -74,8 +74,8 @@ std::unique_ptr<VirtioPciFunction> VirtioPciFunction::Create(std::unique_ptr<Vir
   }
   if (options.completion_timeout_ns == 0) return fail("completion_timeout_ns must be > 0");
   std::string config_error;
-  std::optional<dxpu::gpu::ConfigSpace> config =
-      dxpu::gpu::ConfigSpace::Create(VirtioProfile(*device, static_cast<uint16_t>(n + 1)), &config_error);
+  std::optional<dxpu::gpu::ConfigSpace> config = dxpu::gpu::ConfigSpace::Create(
+      VirtioProfile(*device, static_cast<uint16_t>(n + 1)), &config_error);
   if (!config) return fail("profile: " + config_error);
   return std::unique_ptr<VirtioPciFunction>(
       new VirtioPciFunction(std::move(device), options, std::move(*config), kPciCfgCapOffset));
@@ -89,8 +89,8 @@ VirtioPciFunction::VirtioPciFunction(std::unique_ptr<VirtioDevice> device,
       config_(std::move(config)),
       pci_cfg_cap_(pci_cfg_cap),
       dma_(dxpu::gpu::DmaOptions{.requester_id = options.requester_id,
-                           .max_outstanding_reads = options.max_outstanding_reads,
-                           .completion_timeout_ns = options.completion_timeout_ns}),
+                                 .max_outstanding_reads = options.max_outstanding_reads,
+                                 .completion_timeout_ns = options.completion_timeout_ns}),
       msix_(config_.msix().table_size) {
   config_.set_reset_callback([this] {
     ResetDevice();
@@ -533,8 +533,9 @@ void VirtioPciFunction::ResetDevice() {
   isr_ = 0;
   needs_reset_why_.clear();
   // What the old driver's work queued (DMA, interrupts) goes; answers to requests stay.
-  std::erase_if(out_,
-                [](const dxpu::gpu::OwnedTlp& t) { return t.origin != dxpu::gpu::TlpOrigin::kCompletion; });
+  std::erase_if(out_, [](const dxpu::gpu::OwnedTlp& t) {
+    return t.origin != dxpu::gpu::TlpOrigin::kCompletion;
+  });
 }
 
 // ---- Running ----

@@ -12,8 +12,9 @@ namespace dxpu::virtio {
 namespace {
 
 // struct virtio_pci_cap from cap_len on (the model writes ID and next), plus `extra` bytes.
-dxpu::gpu::CapabilityPlacement VirtioCap(uint16_t at, uint8_t cfg_type, uint8_t bar, uint32_t offset,
-                                   uint32_t length, std::vector<uint8_t> extra = {}) {
+dxpu::gpu::CapabilityPlacement VirtioCap(uint16_t at, uint8_t cfg_type, uint8_t bar,
+                                         uint32_t offset, uint32_t length,
+                                         std::vector<uint8_t> extra = {}) {
   std::vector<uint8_t> b;
   b.push_back(static_cast<uint8_t>(kCapSize + extra.size()));  // cap_len
   b.push_back(cfg_type);

@@ -525,7 +525,8 @@ TEST(BridgeConfig, VirtioDevicesBesideGpus) {
                             {"box_bdf", "02:00.1"},
                             {"backing", "/var/lib/dxpu/disk1.img"},
                             {"size", "1GiB"}});
-  doc["devices"].push_back({{"kind", "virtio-gpu"}, {"box_bdf", "03:00.0"}, {"display", "800x600"}});
+  doc["devices"].push_back(
+      {{"kind", "virtio-gpu"}, {"box_bdf", "03:00.0"}, {"display", "800x600"}});
   doc["devices"].push_back({{"kind", "virtio-gpu"}, {"box_bdf", "04:00.0"}});
   const BridgeConfigResult r = ParseBridgeConfig(doc.dump());
   ASSERT_TRUE(r.ok()) << JoinErrors(r);
@@ -534,8 +535,8 @@ TEST(BridgeConfig, VirtioDevicesBesideGpus) {
   EXPECT_EQ(d[0].kind, DeviceKind::kGpu);
   EXPECT_EQ(d[1].kind, DeviceKind::kVirtioBlk);
   EXPECT_EQ(d[1].box_bdf, 0x0200);
-  EXPECT_EQ(d[1].blk, (VirtioBlkSettings{"/var/lib/dxpu/disk0.img", 64u << 20, 4,
-                                         DiskReleasePolicy::kKeep}));
+  EXPECT_EQ(d[1].blk,
+            (VirtioBlkSettings{"/var/lib/dxpu/disk0.img", 64u << 20, 4, DiskReleasePolicy::kKeep}));
   // Defaults: two queues, a released disk zeroed.
   EXPECT_EQ(d[2].blk, (VirtioBlkSettings{"/var/lib/dxpu/disk1.img", uint64_t{1} << 30, 2,
                                          DiskReleasePolicy::kZero}));

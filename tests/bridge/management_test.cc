@@ -427,5 +427,71 @@ TEST(ManagementAuth, UnsignedUnknownAndForgedRequestsAreRefused) {
   EXPECT_EQ(Judge(none, Encode(Release(0))), AuthVerdict::kUnsigned);
 }
 
+// SCREENSHOT (docs/protocol.md 15.10): a virtio-gpu's display as a PNG, in pieces that fit a
+// datagram; the pieces of one image put together decode as that image (a disabled display:
+// black at the mode's size); a GPU model has no display; an offset past the end is refused.
+TEST(Management, ScreenshotOfAVirtioGpuInPieces) {
+  BridgeBoxConfig c;
+  c.node_id = 0xb0c6;
+  BoxDeviceConfig gpu;
+  gpu.profile = *gpu::FindProfile("dxgpu");
+  gpu.box_bdf = 0x0100;
+  gpu.memory_bytes = 1 << 20;
+  c.devices.push_back(gpu);
+  BoxDeviceConfig display;
+  display.kind = DeviceKind::kVirtioGpu;
+  display.box_bdf = 0x0200;
+  display.display = {320, 200};
+  c.devices.push_back(display);
+  std::string error;
+  auto box = BridgeBox::Create(c, &error);
+  ASSERT_NE(box, nullptr) << error;
+  ManagementCounters counters;
+
+  dxpu_mgmt_msg q = Request(DXPU_MGMT_SCREENSHOT, 1);
+  q.body.screenshot_request = {0, 0};
+  EXPECT_EQ(Ask(*box, q, &counters).status, DXPU_MGMT_NO_DISPLAY);
+  q.body.screenshot_request = {9, 0};
+  EXPECT_EQ(Ask(*box, q, &counters).status, DXPU_MGMT_NO_SUCH_DEVICE);
+
+  std::vector<uint8_t> png, reply;
+  uint32_t total = 0, frame = 0;
+  int pieces = 0;
+  do {
+    q.body.screenshot_request = {1, static_cast<uint32_t>(png.size())};
+    const dxpu_mgmt_msg r = Ask(*box, q, &counters, &reply);
+    ASSERT_EQ(r.status, DXPU_MGMT_OK);
+    ASSERT_EQ(r.body.screenshot.offset, png.size());
+    if (pieces++ == 0) {
+      total = r.body.screenshot.total;
+      frame = r.body.screenshot.frame;
+    }
+    EXPECT_EQ(r.body.screenshot.total, total);
+    EXPECT_EQ(r.body.screenshot.frame, frame);  // nothing changed the display meanwhile
+    ASSERT_GT(r.body.screenshot.data_len, 0);
+    png.insert(png.end(), r.body.screenshot.data,
+               r.body.screenshot.data + r.body.screenshot.data_len);
+  } while (png.size() < total);
+  // 320 x 200 RGB stored: about 192 KB, so several datagrams.
+  EXPECT_GT(pieces, 2);
+  ASSERT_GE(png.size(), 24u);
+  EXPECT_EQ(std::vector<uint8_t>(png.begin(), png.begin() + 8),
+            (std::vector<uint8_t>{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}));
+  // IHDR: width and height, big-endian, at bytes 16..23.
+  auto be32 = [&](size_t at) {
+    return uint32_t{png[at]} << 24 | uint32_t{png[at + 1]} << 16 | uint32_t{png[at + 2]} << 8 |
+           png[at + 3];
+  };
+  EXPECT_EQ(be32(16), 320u);
+  EXPECT_EQ(be32(20), 200u);
+  // The end of the image is an empty piece; past it, refused.
+  q.body.screenshot_request = {1, total};
+  const dxpu_mgmt_msg end = Ask(*box, q, &counters, &reply);
+  ASSERT_EQ(end.status, DXPU_MGMT_OK);
+  EXPECT_EQ(end.body.screenshot.data_len, 0);
+  q.body.screenshot_request = {1, total + 1};
+  EXPECT_EQ(Ask(*box, q, &counters).status, DXPU_MGMT_BAD_ARGUMENT);
+}
+
 }  // namespace
 }  // namespace dxpu::bridge

@@ -1023,6 +1023,53 @@ TEST(HostCore, DeviceWritesOutsideTheirWindowsAreDropped) {
   EXPECT_TRUE(AllAre(rw.end() - 64, rw.end(), 0xee));
 }
 
+// A window need not start or end on a DW: virtio_blk maps a request's 1-byte status, and the
+// device writes it with one DW whose First BE selects that byte. The bytes the enables select
+// are checked against the windows, and only they are written (or read).
+TEST(HostCore, WindowsExactToTheByteMeetTheByteEnables) {
+  constexpr uint64_t kIova = 0x7000'0123;  // the status byte: offset 3 of its DW
+  std::vector<uint8_t> guard(16, 0x55);    // what lies around the mapped byte
+  uint8_t* status = &guard[8];
+  Host host;
+  ASSERT_EQ(dxpu_host_add_window(host.get(), kGpu, kIova, 1, status,
+                                 DXPU_HOST_WIN_READ | DXPU_HOST_WIN_WRITE),
+            DXPU_HOST_OK);
+  const std::vector<uint8_t> payload = {0xa0, 0xa1, 0xa2, 0x00};
+  dxpu_tlp t = DeviceWrite(kGpu, kIova - 3, payload);
+  t.first_be = 0x8;  // byte 3: the status
+  host.Receive(t);
+  EXPECT_EQ(host.counters().dma_refused_writes, 0U);
+  EXPECT_EQ(*status, 0x00);
+  for (size_t i = 0; i < guard.size(); ++i) {
+    if (i != 8) {
+      EXPECT_EQ(guard[i], 0x55) << i;
+    }
+  }
+  // Enabling a byte outside the window is refused, and writes nothing.
+  *status = 0x77;
+  t.first_be = 0xc;
+  host.Receive(t);
+  EXPECT_EQ(host.counters().dma_refused_writes, 1U);
+  EXPECT_EQ(*status, 0x77);
+  EXPECT_EQ(guard[7], 0x55);
+  // A read of that DW selecting the status byte: the byte, the rest zero, not the neighbours.
+  dxpu_tlp r = MemRequest(DXPU_TLP_MRD, kIova - 3, 4);
+  r.requester_id = kGpu;
+  r.first_be = 0x8;
+  host.Receive(r);
+  ASSERT_EQ(host.sent.size(), 1u);
+  const dxpu_tlp& cpld = host.sent[0].tlp;
+  ASSERT_EQ(cpld.kind, DXPU_TLP_CPLD);
+  EXPECT_EQ(cpld.payload[3], 0x77);
+  EXPECT_EQ(cpld.payload[0], 0);
+  EXPECT_EQ(cpld.payload[2], 0);
+  // Selecting a neighbour: UR.
+  r.first_be = 0x4;
+  host.Receive(r);
+  ASSERT_EQ(host.sent.size(), 2u);
+  EXPECT_EQ(host.sent[1].tlp.cpl_status, DXPU_TLP_CPL_UR);
+}
+
 TEST(HostCore, MsiWritesAreInterrupts) {
   std::vector<uint8_t> mem(0x1000, 0);
   Host host;

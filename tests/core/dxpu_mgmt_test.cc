@@ -2004,8 +2004,12 @@ TEST(MgmtScreenshot, PiecesOutsideTheirImageAndBadBodiesAreRefused) {
   EXPECT_EQ(EncodeErr(r), DXPU_MGMT_ERR_BAD_ENTRY);
   // The largest piece fits a datagram; one byte more does not encode.
   std::vector<uint8_t> big(DXPU_MGMT_SCREENSHOT_MAX_DATA + 1, 0x42);
-  r.body.screenshot = {0, static_cast<uint32_t>(big.size()), 0, 1,
-                       static_cast<uint16_t>(DXPU_MGMT_SCREENSHOT_MAX_DATA), big.data()};
+  r.body.screenshot = {0,
+                       static_cast<uint32_t>(big.size()),
+                       0,
+                       1,
+                       static_cast<uint16_t>(DXPU_MGMT_SCREENSHOT_MAX_DATA),
+                       big.data()};
   EXPECT_EQ(Encode(r).size(), DXPU_MGMT_MAX_MSG);
   // The end of the image: an empty piece at offset == total.
   r.body.screenshot = {0, 10, 10, 1, 0, nullptr};

@@ -33,13 +33,15 @@ start_bridge_at() {
   [ -z "${DXPU_BRIDGE_COMPLETION_TIMEOUT:-}" ] ||
     limits_extra=", \"completion_timeout\": \"$DXPU_BRIDGE_COMPLETION_TIMEOUT\""
   [ -z "${bridge_identity:-}" ] || identity="\"identity\": $bridge_identity,"
+  local devices="[{\"profile\": \"dxgpu\", \"box_bdf\": \"01:00.0\", \"memory\": \"$memory\"}]"
+  [ -z "${bridge_devices:-}" ] || devices=$bridge_devices
   cat >"$dir/bridge.json" <<JSON
 {
   "node_id": "$node",
   "links": [{"type": "unix", "path": "$dir/link.sock", "peer": "$peer",
              "mac": "$mac", "mtu": 1500}],
   "management": {"unix": "$dir/mgmt.sock", "insecure_unsigned": true},
-  "devices": ${bridge_devices:-[{"profile": "dxgpu", "box_bdf": "01:00.0", "memory": "$memory"}]},$identity
+  "devices": $devices,$identity
   "limits": {"link_down": "${bridge_link_down:-2s}"$limits_extra},
   "log": {"level": "info", "format": "text"}
 }
