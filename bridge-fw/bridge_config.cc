@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstdio>
+#include <charconv>
 #include <fstream>
 #include <initializer_list>
 #include <map>
@@ -685,10 +685,13 @@ void Reader::ReadVirtioGpu(const json& v, const std::string& path, DeviceConfig*
   if (m == nullptr) return;
   const auto text = String(*m, Join(path, "display"));
   if (!text) return;
+  // WIDTHxHEIGHT: two decimal numbers and the x between them, nothing else.
   unsigned w = 0, h = 0;
-  char tail = 0;
-  if (std::sscanf(text->c_str(), "%ux%u%c", &w, &h, &tail) != 2 || w < 16 || h < 16 || w > 4095 ||
-      h > 4095) {
+  const char* const end = text->data() + text->size();
+  const auto [after_w, w_err] = std::from_chars(text->data(), end, w);
+  const bool parsed = w_err == std::errc() && after_w != end && *after_w == 'x' &&
+                      after_w + 1 != end && std::from_chars(after_w + 1, end, h).ptr == end;
+  if (!parsed || w < 16 || h < 16 || w > 4095 || h > 4095) {
     Error(Join(path, "display"), fmt::format("'{}' is not WIDTHxHEIGHT with each 16..4095", *text));
     return;
   }

@@ -233,7 +233,9 @@ void SplitVirtqueue::StartGather(uint16_t head, Chain chain) {
   g.reads_left = reads.size();
   in_flight_[head] = std::move(chain);
   if (reads.empty()) return OnGathered(head);
-  for (const auto& [segment, at] : reads) {
+  for (const auto& read : reads) {
+    const auto& segment = read.first;
+    const size_t at = read.second;  // a variable (not a binding) for the capture: clang 14
     dma_.Read(segment.address, segment.length, hooks_.max_read_request(),
               [this, head, at](bool ok, std::vector<uint8_t> data) {
                 if (stopped_) return;

@@ -60,11 +60,12 @@ class VirtioBlkDevice final : public VirtioDevice {
   std::string_view kind() const override { return "virtio-blk"; }
   uint64_t device_features() const override;
   uint16_t num_queues() const override { return options_.num_queues; }
-  uint16_t queue_max_size(uint16_t) const override { return options_.queue_size; }
+  uint16_t queue_max_size(uint16_t /*queue*/) const override { return options_.queue_size; }
 
   uint32_t config_size() const override;
   uint32_t ReadConfig(uint32_t offset, uint32_t size) const override;
-  void WriteConfig(uint32_t, uint32_t, uint32_t) override {}  // writeback (CONFIG_WCE): not offered
+  // Its configuration is read-only: writeback (CONFIG_WCE) is not offered.
+  void WriteConfig(uint32_t /*offset*/, uint32_t /*size*/, uint32_t /*value*/) override {}
 
   void SetDriverFeatures(uint64_t features) override { features_ = features; }
   void Start() override {}
@@ -73,7 +74,9 @@ class VirtioBlkDevice final : public VirtioDevice {
 
   void Submit(Request request, uint64_t now) override;
   std::optional<DeviceAction> Poll(uint64_t now) override;
-  void OnGuestRead(uint64_t, std::span<const uint8_t>, bool, uint64_t) override {}
+  // It reads guest memory only through its requests' chains.
+  void OnGuestRead(uint64_t /*tag*/, std::span<const uint8_t> /*data*/, bool /*ok*/,
+                   uint64_t /*now*/) override {}
 
   uint64_t memory_bytes() const override { return options_.size_bytes; }
   void VisitCounters(const CounterVisitor& visit) const override;
