@@ -26,6 +26,7 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 
+#include "core/dxpu_host.h"
 #include "dxpu/dxpu_kapi.h"
 #include "test_check.h"
 
@@ -360,7 +361,7 @@ static void check_refused(struct gpu *g, struct bufs *b)
 static void check_exhaustion(struct gpu *g)
 {
 	enum {
-		MAX_TRY = 2048
+		MAX_TRY = 2 * DXPU_HOST_MAX_WINDOWS /* more than a bridge's host path holds */
 	};
 	dma_addr_t *addrs = kcalloc(MAX_TRY, sizeof(*addrs), GFP_KERNEL);
 	struct page *page = alloc_page(GFP_KERNEL);

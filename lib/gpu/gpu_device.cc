@@ -496,18 +496,7 @@ pcie::Identity GpuDevice::identity() const {
 }
 
 void GpuDevice::VisitCounters(const CounterVisitor& visit) const {
-  const GpuCounters& c = counters_;
-  visit("tlps_in", c.tlps_in);
-  visit("tlps_out", c.tlps_out);
-  visit("malformed", c.malformed);
-  visit("ur_sent", c.ur_sent);
-  visit("unsupported", c.unsupported);
-  visit("unexpected_completions", c.unexpected_completions);
-  visit("completion_timeouts", c.completion_timeouts);
-  visit("dropped_writes", c.dropped_writes);
-  visit("dma_read_requests", c.dma_read_requests);
-  visit("dma_write_requests", c.dma_write_requests);
-  visit("interrupts_sent", c.interrupts_sent);
+  pcie::VisitFunctionCounters(counters_, visit);
 }
 
 GpuDevice* AsGpu(pcie::Function& function) { return dynamic_cast<GpuDevice*>(&function); }

@@ -73,6 +73,24 @@ enum class ResetKind : uint8_t {
   kRelease,        // the box takes it back: FLR, then every byte of its memory zeroed
 };
 
+// The counters every function keeps as a PCIe endpoint (what a kind adds is its own, in a
+// struct derived from this one); VisitFunctionCounters names them for status and metrics.
+struct FunctionCounters {
+  uint64_t tlps_in = 0;                 // every TLP Receive was given
+  uint64_t tlps_out = 0;                // every TLP Poll's caller took
+  uint64_t malformed = 0;               // refused: fails dxpu_tlp_validate, poisoned, or a
+                                        // completion that disagrees with its read
+  uint64_t ur_sent = 0;                 // Unsupported Request completions sent
+  uint64_t unsupported = 0;             // TLPs of kinds the function does not take (messages,
+                                        // type 1 configuration): dropped, or UR when non-posted
+  uint64_t unexpected_completions = 0;  // no read in flight with that tag: dropped
+  uint64_t completion_timeouts = 0;     // its DMA reads unanswered in time
+  uint64_t dropped_writes = 0;          // memory writes no BAR claims
+  uint64_t dma_read_requests = 0;       // memory reads sent
+  uint64_t dma_write_requests = 0;      // memory writes sent (not MSI-X)
+  uint64_t interrupts_sent = 0;         // MSI-X messages sent
+};
+
 class Function {
  public:
   using Emit = std::function<bool(const dxpu_tlp&)>;
@@ -123,6 +141,9 @@ class Function {
   // Its PCIe-level counters (TLPs in and out, malformed, UR sent, ...), by name.
   virtual void VisitCounters(const CounterVisitor& visit) const = 0;
 };
+
+// Each of c's counters, by name, to visit (a Function's VisitCounters begins with these).
+void VisitFunctionCounters(const FunctionCounters& c, const Function::CounterVisitor& visit);
 
 }  // namespace dxpu::pcie
 

@@ -49,18 +49,7 @@ inline constexpr uint8_t kMsixBar = 1;
 inline constexpr uint64_t kMsixBarSize = 0x1000;
 inline constexpr uint32_t kMsixPbaOffset = 0x800;
 
-struct VirtioPciCounters {
-  uint64_t tlps_in = 0;
-  uint64_t tlps_out = 0;
-  uint64_t malformed = 0;  // fails dxpu_tlp_validate, poisoned, a completion disagreeing
-  uint64_t ur_sent = 0;
-  uint64_t unsupported = 0;
-  uint64_t unexpected_completions = 0;
-  uint64_t completion_timeouts = 0;
-  uint64_t dropped_writes = 0;  // memory writes no BAR claims
-  uint64_t dma_read_requests = 0;
-  uint64_t dma_write_requests = 0;
-  uint64_t interrupts_sent = 0;
+struct VirtioPciCounters : pcie::FunctionCounters {
   uint64_t notifies = 0;
   uint64_t bad_notifies = 0;      // to a queue that is absent, disabled, or before DRIVER_OK
   uint64_t features_refused = 0;  // FEATURES_OK left clear

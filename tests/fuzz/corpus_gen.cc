@@ -291,6 +291,9 @@ void Management(Writer& w) {
   m.body.release.device = 1;
   requests.push_back(m);
   requests.push_back(Request(DXPU_MGMT_FW_STATUS, 8));
+  m = Request(DXPU_MGMT_SCREENSHOT, 9);
+  m.body.screenshot_request = {1, 0};
+  requests.push_back(m);
 
   auto box = dxpu::fuzz::MakeFuzzBox();
   dxpu::bridge::ManagementCounters counters;

@@ -5,11 +5,13 @@
 // reads (the driver's readl through dxpu's transparent MMIO: 100 s at that pace) when the power
 // goes off; meanwhile this program rescans the PCI buses (echo 1 > /sys/bus/pci/rescan) in a
 // loop. Power-off must not wait for the network under pci_lock_rescan_remove(): every rescan
-// returns within 2 s, the power-off within 10 s. The batch ends at once: its reads after the
-// device left dxpu's routes end all ones, counted in read_errors of /sys/devices/dxpu/mmio, and
-// dxgpu's remove (which waits for the batch) then answers ENODEV. The power-off is atomic
-// against the rescans: no rescan brings the device back from its shadow. Then it prints the
-// marker on which the host ends the delay.
+// returns within 2 s. The batch ends at its next op: dxgpu's remove marks the device lost first
+// (the batch then answers ENODEV) and waits for the op in flight. The power-off itself takes
+// what the driver's remove asks of the device at the network's pace (its MMIO stays routed to
+// the bridge until the device is off the bus, as a driver's remove needs: virtio_pci's polls
+// the device's status; dxgpu's MSI-X teardown reads back each vector's mask): under 30 s. The
+// power-off is atomic against the rescans: no rescan brings the device back from its shadow.
+// Then it prints the marker on which the host ends the delay.
 //   stall_check /dev/dxgpuN /sys/bus/pci/slots/dxpuN/power
 #include <errno.h>
 #include <fcntl.h>
@@ -126,18 +128,18 @@ int main(int argc, char** argv) {
   }
   pid_t rescanner = fork();
   if (rescanner == 0) run_rescans(sh);
-  // Up to 12 s for the power-off; a rescan still under way counts for what it took so far.
+  // Up to 40 s for the power-off; a rescan still under way counts for what it took so far.
   int wstatus = 0, off_in_time = 0;
-  while (!(off_in_time = waitpid(power, &wstatus, WNOHANG) == power) && now_s() - off_start < 12)
+  while (!(off_in_time = waitpid(power, &wstatus, WNOHANG) == power) && now_s() - off_start < 40)
     usleep(20000);
   const double at = sh->rescan_at;
   const double worst = at && now_s() - at > sh->worst ? now_s() - at : sh->worst;
   const int rescans = sh->rescans;
   sh->stop = 1;
   char line[256];
-  snprintf(line, sizeof(line), "power off with the network stalled: done in %.2f s (under 10 s)",
+  snprintf(line, sizeof(line), "power off with the network stalled: done in %.2f s (under 30 s)",
            off_in_time ? sh->power_off_s : now_s() - off_start);
-  check(off_in_time && sh->power_off_ok && sh->power_off_s < 10, line);
+  check(off_in_time && sh->power_off_ok && sh->power_off_s < 30, line);
   snprintf(line, sizeof(line),
            "%d rescans while it ran: the slowest took %.2f s (under 2 s: no network wait under "
            "pci_lock_rescan_remove)",
@@ -146,7 +148,7 @@ int main(int argc, char** argv) {
   // dxgpu's remove waits for the batch: it ended before the power-off did.
   snprintf(line, sizeof(line), "the batch in flight returned %.2f s into the power-off",
            sh->batch_end ? sh->batch_end - off_start : -1.0);
-  check(sh->batch_end > 0 && sh->batch_end - off_start < 10, line);
+  check(sh->batch_end > 0 && sh->batch_end - off_start < 5, line);
   if (off_in_time) {
     waitpid(rescanner, &wstatus, 0);
     rescan();
