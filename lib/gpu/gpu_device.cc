@@ -9,6 +9,7 @@
 #include "core/tlp_build.h"
 #include "gpu/capability.h"
 #include "gpu/pci_regs.h"
+#include "pcie/byte_enables.h"
 
 namespace dxpu::gpu {
 namespace {
@@ -19,22 +20,6 @@ uint32_t Le32(const uint8_t* p) {
 
 void PutLe32(uint8_t* p, uint32_t v) {
   for (int k = 0; k < 4; ++k) p[k] = static_cast<uint8_t>(v >> (8 * k));
-}
-
-// 0xff in each byte lane a 4-bit byte-enable mask enables.
-uint32_t ByteMask(uint8_t byte_enables) {
-  uint32_t mask = 0;
-  for (int k = 0; k < 4; ++k) {
-    if ((byte_enables >> k) & 1u) mask |= 0xffu << (8 * k);
-  }
-  return mask;
-}
-
-// The byte enables of DW `i` of a memory request.
-uint8_t DwByteEnables(const dxpu_tlp& t, uint32_t i) {
-  if (i == 0) return t.first_be;
-  if (i + 1 == t.length_dw) return t.last_be;
-  return 0xf;
 }
 
 bool HasCapability(const DeviceProfile& profile, CapabilityId id) {
@@ -220,7 +205,7 @@ void GpuDevice::OnMemoryWrite(const dxpu_tlp& tlp) {
     ++counters_.mmio_writes;
     for (uint32_t i = 0; i < tlp.length_dw; ++i) {
       WriteBar0(hit->offset + uint64_t{i} * 4, Le32(tlp.payload + size_t{i} * 4),
-                ByteMask(DwByteEnables(tlp, i)));
+                pcie::ByteLaneMask(pcie::DwByteEnables(tlp, i)));
     }
   } else if (hit->bar == memory_bar_) {
     if (!memory_.Contains(hit->offset, uint64_t{tlp.length_dw} * 4)) {
@@ -238,7 +223,7 @@ void GpuDevice::OnMemoryWrite(const dxpu_tlp& tlp) {
 void GpuDevice::WriteMemoryWindow(const dxpu_tlp& tlp, uint64_t offset) {
   // Whole DWs in the middle in one write; the first and last DW byte by byte as enabled.
   const auto write_dw = [&](uint32_t i) {
-    const uint8_t be = DwByteEnables(tlp, i);
+    const uint8_t be = pcie::DwByteEnables(tlp, i);
     for (uint32_t k = 0; k < 4; ++k) {
       if ((be >> k) & 1u) {
         const size_t at = size_t{i} * 4 + k;

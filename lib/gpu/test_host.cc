@@ -8,18 +8,13 @@
 
 #include "core/tlp_build.h"
 #include "gpu/pci_regs.h"
+#include "pcie/byte_enables.h"
 
 namespace dxpu::gpu {
 namespace {
 
 uint32_t Le32(const uint8_t* p) {
   return p[0] | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16) | (uint32_t{p[3]} << 24);
-}
-
-uint8_t DwByteEnables(const dxpu_tlp& t, uint32_t i) {
-  if (i == 0) return t.first_be;
-  if (i + 1 == t.length_dw) return t.last_be;
-  return 0xf;
 }
 
 }  // namespace
@@ -101,7 +96,7 @@ void TestHost::ApplyWrite(const dxpu_tlp& mwr) {
   }
   // The first and last DW byte by byte as enabled, the DWs between them in one write.
   const auto write_dw = [&](uint32_t i) {
-    const uint8_t be = DwByteEnables(mwr, i);
+    const uint8_t be = pcie::DwByteEnables(mwr, i);
     for (uint32_t k = 0; k < 4; ++k) {
       if ((be >> k) & 1u) {
         memory_.Write(mwr.addr + uint64_t{i} * 4 + k,

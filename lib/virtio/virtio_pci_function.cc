@@ -9,6 +9,7 @@
 
 #include "core/tlp_build.h"
 #include "gpu/pci_regs.h"
+#include "pcie/byte_enables.h"
 #include "virtio/little_endian.h"
 #include "virtio/virtio_pci_profile.h"
 #include "virtio/virtio_pci_regs.h"
@@ -16,18 +17,6 @@
 namespace dxpu::virtio {
 namespace {
 
-uint32_t ByteMask(uint8_t byte_enables) {
-  uint32_t mask = 0;
-  for (int k = 0; k < 4; ++k) {
-    if ((byte_enables >> k) & 1u) mask |= 0xffu << (8 * k);
-  }
-  return mask;
-}
-uint8_t DwByteEnables(const dxpu_tlp& t, uint32_t i) {
-  if (i == 0) return t.first_be;
-  if (i + 1 == t.length_dw) return t.last_be;
-  return 0xf;
-}
 // The bytes `mask` selects of `value` merged into `old`, for a field of `bytes` bytes at
 // byte `shift` of the DW.
 uint64_t Merge(uint64_t old, uint32_t value, uint32_t mask, int shift_bytes, int field_bytes) {
@@ -193,7 +182,9 @@ void VirtioPciFunction::OnMemoryRead(const dxpu_tlp& tlp) {
   std::vector<uint8_t> data(length);
   for (uint32_t i = 0; i < tlp.length_dw; ++i) {
     StoreLe(data, size_t{i} * 4,
-            ReadBarDw(hit->bar, hit->offset + uint64_t{i} * 4, ByteMask(DwByteEnables(tlp, i))), 4);
+            ReadBarDw(hit->bar, hit->offset + uint64_t{i} * 4,
+                      pcie::ByteLaneMask(pcie::DwByteEnables(tlp, i))),
+            4);
   }
   Complete(tlp, DXPU_TLP_CPL_SC, &data);
 }
@@ -213,7 +204,7 @@ void VirtioPciFunction::OnMemoryWrite(const dxpu_tlp& tlp) {
     WriteBarDw(
         hit->bar, hit->offset + uint64_t{i} * 4,
         LoadLe32(std::span<const uint8_t>(tlp.payload, size_t{tlp.length_dw} * 4), size_t{i} * 4),
-        ByteMask(DwByteEnables(tlp, i)));
+        pcie::ByteLaneMask(pcie::DwByteEnables(tlp, i)));
   }
 }
 
@@ -641,7 +632,7 @@ uint32_t VirtioPciFunction::ConfigReadDw(uint16_t reg) const {
 }
 
 void VirtioPciFunction::PciCfgWrite(uint16_t reg, uint32_t value, uint8_t byte_enables) {
-  const uint32_t mask = ByteMask(byte_enables);
+  const uint32_t mask = pcie::ByteLaneMask(byte_enables);
   if (reg == pci_cfg_cap_ + 4 && (mask & 0xffu) != 0) pci_cfg_.bar = static_cast<uint8_t>(value);
   if (reg == pci_cfg_cap_ + kCapOffset) {
     pci_cfg_.offset = (pci_cfg_.offset & ~mask) | (value & mask);

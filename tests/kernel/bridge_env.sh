@@ -82,3 +82,18 @@ on_console() {
   done
   "$@"
 }
+
+# The switch two bridges share on the host (frame_switch.py): the guest's NIC at
+# WORK/guest/qemu.sock, bridge 1 (02:00:00:00:b0:01) at WORK/b1/link.sock, bridge 2 at
+# WORK/b2/link.sock; started before the bridges (each one's unix link connects to its peer when
+# it starts); sets switch_pid, and a trap that stops it.
+#   start_two_bridge_switch WORK
+start_two_bridge_switch() {
+  local w=$1
+  python3 "$here/frame_switch.py" "$w/switch.sock" "$w/guest/qemu.sock" \
+    "02:00:00:00:b0:01=$w/b1/link.sock" "02:00:00:00:b0:02=$w/b2/link.sock" \
+    >"$w/switch.log" 2>&1 &
+  switch_pid=$!
+  trap 'kill $switch_pid 2>/dev/null || true' EXIT
+  for _ in $(seq 50); do [ -S "$w/switch.sock" ] && break; sleep 0.1; done
+}

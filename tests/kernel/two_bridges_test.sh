@@ -17,12 +17,7 @@ mkdir -p "$work/guest"
 kernel_modules "$work"
 dxgpu_check=$(guest_program dxgpu_check "$work")
 # The switch first: each bridge's unix link connects to its peer when it starts.
-python3 "$here/frame_switch.py" "$work/switch.sock" "$work/guest/qemu.sock" \
-  "02:00:00:00:b0:01=$work/b1/link.sock" "02:00:00:00:b0:02=$work/b2/link.sock" \
-  >"$work/switch.log" 2>&1 &
-switch_pid=$!
-trap 'kill $switch_pid 2>/dev/null || true' EXIT
-for _ in $(seq 50); do [ -S "$work/switch.sock" ] && break; sleep 0.1; done
+start_two_bridge_switch "$work"
 start_bridge_at "$bridge_bin" "$work/b1" 02:00:00:00:b0:01 "$work/switch.sock" 0x0000000000b0b001
 b1_pid=$started_pid
 start_bridge_at "$bridge_bin" "$work/b2" 02:00:00:00:b0:02 "$work/switch.sock" 0x0000000000b0b002 \

@@ -18,12 +18,7 @@ mkdir -p "$work/guest"
 kernel_modules "$work"
 dxgpu_check=$(guest_program dxgpu_check "$work")
 drm_draw=$(guest_program drm_draw "$work")
-python3 "$here/frame_switch.py" "$work/switch.sock" "$work/guest/qemu.sock" \
-  "02:00:00:00:b0:01=$work/b1/link.sock" "02:00:00:00:b0:02=$work/b2/link.sock" \
-  >"$work/switch.log" 2>&1 &
-switch_pid=$!
-trap 'kill $switch_pid 2>/dev/null || true' EXIT
-for _ in $(seq 50); do [ -S "$work/switch.sock" ] && break; sleep 0.1; done
+start_two_bridge_switch "$work"
 start_bridge_at "$bridge_bin" "$work/b1" 02:00:00:00:b0:01 "$work/switch.sock" 0x0000000000b0b001
 b1_pid=$started_pid
 bridge_devices='[{"kind": "virtio-gpu", "box_bdf": "01:00.0", "display": "800x600"}]' \
