@@ -685,18 +685,12 @@ void Reader::ReadVirtioGpu(const json& v, const std::string& path, DeviceConfig*
   if (m == nullptr) return;
   const auto text = String(*m, Join(path, "display"));
   if (!text) return;
-  // WIDTHxHEIGHT: two decimal numbers and the x between them, nothing else.
-  unsigned w = 0, h = 0;
-  const char* const end = text->data() + text->size();
-  const auto [after_w, w_err] = std::from_chars(text->data(), end, w);
-  const bool parsed = w_err == std::errc() && after_w != end && *after_w == 'x' &&
-                      after_w + 1 != end && std::from_chars(after_w + 1, end, h).ptr == end;
-  if (!parsed || w < 16 || h < 16 || w > 4095 || h > 4095) {
+  const std::optional<VirtioGpuSettings> size = ParseDisplaySize(*text);
+  if (!size) {
     Error(Join(path, "display"), fmt::format("'{}' is not WIDTHxHEIGHT with each 16..4095", *text));
     return;
   }
-  d->display.width = w;
-  d->display.height = h;
+  d->display = *size;
 }
 
 void Reader::ReadLimits(const json& root, BridgeConfig* c) {

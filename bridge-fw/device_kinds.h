@@ -4,6 +4,7 @@
 #ifndef DXPU_BRIDGE_FW_DEVICE_KINDS_H_
 #define DXPU_BRIDGE_FW_DEVICE_KINDS_H_
 
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -54,6 +55,21 @@ struct VirtioGpuSettings {
 
   bool operator==(const VirtioGpuSettings&) const = default;
 };
+
+// A display's size as the configuration and `dxpu bench virtio` write it: "WIDTHxHEIGHT", two
+// decimal numbers and the x between them, nothing else, each 16..4095 (what EDID can say).
+inline std::optional<VirtioGpuSettings> ParseDisplaySize(std::string_view text) {
+  constexpr unsigned kMinSide = 16;
+  constexpr unsigned kMaxSide = 4095;
+  unsigned w = 0;
+  unsigned h = 0;
+  const char* const end = text.data() + text.size();
+  const auto [after_w, w_err] = std::from_chars(text.data(), end, w);
+  const bool parsed = w_err == std::errc() && after_w != end && *after_w == 'x' &&
+                      after_w + 1 != end && std::from_chars(after_w + 1, end, h).ptr == end;
+  if (!parsed || w < kMinSide || h < kMinSide || w > kMaxSide || h > kMaxSide) return std::nullopt;
+  return VirtioGpuSettings{w, h};
+}
 
 }  // namespace dxpu::bridge
 

@@ -5,6 +5,7 @@
 
 #include <bit>
 
+#include "gpu/device_profile.h"
 #include "gpu/gpu_registers.h"
 #include "gpu/pci_regs.h"
 
@@ -65,6 +66,11 @@ Status ReadShadow(HostAccess& access, DeviceId dev,
   return {};
 }
 
+// Whether the function is one of the GPU model's profiles (by its PCI IDs).
+bool IsGpuModel(const AttachedDevice& d) {
+  return gpu::FindProfile(gpu::ProfileNameForIds(d.vendor_id, d.device_id)).has_value();
+}
+
 Status SizeAndPlaceBars(HostAccess& access, DeviceId dev, BarAllocator& alloc, AttachedDevice& out,
                         std::array<uint32_t, DXPU_CFG_BARS>& readback) {
   for (uint8_t i = 0; i < 6; ++i) {
@@ -107,7 +113,9 @@ Status SizeAndPlaceBars(HostAccess& access, DeviceId dev, BarAllocator& alloc, A
     out.bars[i] = {*place, size, is64, (*lo & pci::kBarMemPrefetch) != 0};
     if (is64) ++i;
   }
-  if (out.bars[0].size < 4096) return {ErrorCode::kInternal, "the device has no BAR0 registers"};
+  // The GPU model's registers (docs/dxgpu.md); other functions (virtio) place theirs anywhere.
+  if (IsGpuModel(out) && out.bars[0].size < 4096)
+    return {ErrorCode::kInternal, "the device has no BAR0 registers"};
   return {};
 }
 
@@ -185,6 +193,8 @@ Expected<AttachedDevice> AttachDevice(HostAccess& access, DeviceId dev, BarAlloc
     if (!s.ok()) return s;
   }
 
+  // The GPU model's memory size (docs/dxgpu.md); other functions (virtio: no BAR0) have none.
+  if (!IsGpuModel(out)) return out;
   Expected<uint32_t> lo = access.MemRead32(dev, out.bar0() + gpu::regs::kMemSizeLo);
   if (!lo.ok()) return lo.status();
   Expected<uint32_t> hi = access.MemRead32(dev, out.bar0() + gpu::regs::kMemSizeHi);

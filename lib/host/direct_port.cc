@@ -34,6 +34,15 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenDirectPort(const DirectPortOpt
     if (!path) return Status{ErrorCode::kInvalidArgument, options.profiles[i] + ": " + error};
     devices.push_back(*host->proxy_for_setup().device_of(*path));
   }
+  for (const DirectFunctionFactory& make : options.functions) {
+    const auto bdf = static_cast<uint16_t>((devices.size() + 1) << 8);
+    std::unique_ptr<pcie::Function> function = make(bdf, &error);
+    if (function == nullptr) return Status{ErrorCode::kInvalidArgument, error};
+    std::optional<PathId> path =
+        host->proxy_for_setup().AddDirectFunction(std::move(function), bdf, &error);
+    if (!path) return Status{ErrorCode::kInvalidArgument, error};
+    devices.push_back(*host->proxy_for_setup().device_of(*path));
+  }
   host->Start();
   AttachOptions ao;
   dxgpu::Expected<std::vector<PortDevice>> attached = AttachAll(*host, devices, ao);

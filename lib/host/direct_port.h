@@ -4,16 +4,24 @@
 #ifndef DXPU_LIB_HOST_DIRECT_PORT_H_
 #define DXPU_LIB_HOST_DIRECT_PORT_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "dxgpu/port.h"
+#include "pcie/function.h"
 
 namespace dxpu::host {
 
+// Makes a function whose Requester ID is host_bdf; null with *error set when it cannot.
+using DirectFunctionFactory =
+    std::function<std::unique_ptr<pcie::Function>(uint16_t host_bdf, std::string* error)>;
+
 struct DirectPortOptions {
   std::vector<std::string> profiles = {"dxgpu"};  // one model GPU per profile name
+  // Functions of other kinds (virtio devices), after the GPUs.
+  std::vector<DirectFunctionFactory> functions = {};
   // Each device reaches pinned memory at an IOVA of its own, as with the kernel port (the DMA
   // API): device d at the buffer's IOVA + (d + 1) x 32 GiB, and no device at another's
   // (HostPort::SeparateDeviceIovas). For tests of the runtime's per-device addresses.

@@ -168,6 +168,7 @@ Status HostPort::Health(size_t device) const {
 
 AttachedBar MemoryWindow(const AttachedDevice& device) {
   AttachedBar best;
+  if (device.memory_bytes == 0) return best;  // not a GPU model (a virtio function)
   for (size_t i = 1; i < device.bars.size(); ++i) {
     const AttachedBar& b = device.bars[i];
     if (b.is64 && b.prefetchable && b.size > best.size) best = b;

@@ -80,6 +80,12 @@ std::optional<PathId> HostProxy::AddDirectPath(const gpu::DeviceProfile& profile
   options.requester_id = host_bdf;
   std::unique_ptr<pcie::Function> device = gpu::GpuDevice::Create(profile, options, error);
   if (device == nullptr) return std::nullopt;
+  return AddDirectFunction(std::move(device), host_bdf, error, std::move(wire));
+}
+
+std::optional<PathId> HostProxy::AddDirectFunction(std::unique_ptr<pcie::Function> device,
+                                                   uint16_t host_bdf, std::string* error,
+                                                   DirectWire wire) {
   std::unique_ptr<Path> path = MakePath(nullptr, error);
   if (path == nullptr) return std::nullopt;
   path->state = {"direct", true, true, false, {}};

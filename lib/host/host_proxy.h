@@ -110,6 +110,10 @@ class HostProxy {
   // Requester ID is set to it). Returns the path; the device is DeviceId device_of(path).
   std::optional<PathId> AddDirectPath(const gpu::DeviceProfile& profile, gpu::GpuOptions options,
                                       uint16_t host_bdf, std::string* error, DirectWire wire = {});
+  // Any PCIe function on an ideal link (a virtio device, say), presented at host_bdf; its
+  // Requester ID must be host_bdf already.
+  std::optional<PathId> AddDirectFunction(std::unique_ptr<pcie::Function> device, uint16_t host_bdf,
+                                          std::string* error, DirectWire wire = {});
   // A direct path's carrier delivering a TLP it was given (see DirectWire).
   void DeliverToDevice(PathId path, const dxpu_tlp& tlp, uint64_t now);
   void DeliverToHost(PathId path, const dxpu_tlp& tlp, uint64_t now);

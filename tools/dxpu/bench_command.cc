@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench_gpu.h"
+#include "bench_virtio.h"
 #include "fabric/raw_link_load.h"
 #include "fabric/raw_link_pair.h"
 #include "fabric/session_load.h"
@@ -343,8 +344,11 @@ Command AddBenchCommand(CLI::App& parent) {
       "  dxpu bench fabric --link udp --size 4096 --loss 0 --rounds 9 --duration 300ms");
   CLI::App* gpu = nullptr;
   std::function<int()> run_gpu = AddBenchGpuCommand(*bench, &gpu);
-  return {bench, [args, fabric, gpu, run_gpu] {
+  CLI::App* virtio = nullptr;
+  std::function<int()> run_virtio = AddBenchVirtioCommand(*bench, &virtio);
+  return {bench, [args, fabric, gpu, run_gpu, virtio, run_virtio] {
             if (gpu->parsed()) return run_gpu();
+            if (virtio->parsed()) return run_virtio();
             if (!fabric->parsed()) return kExitUsage;
             for (size_t s : args->sizes) {
               if (s % 4 != 0) {

@@ -253,6 +253,24 @@ if run "bench gpu one direction" 0 "$DXPU" bench gpu --json --direction d2h --si
 fi
 run "bench gpu bad direction" 2 "$DXPU" bench gpu --direction sideways
 
+# --- bench virtio ---------------------------------------------------------------------------
+# Every workload measured on both sides (each disk's write-and-read-back check passed first,
+# or the command exits 1); the figures are rates, whatever their size.
+if run "bench virtio" 0 "$DXPU" bench virtio --json --duration 20ms --disk-mib 8 --display 64x48; then
+  json_check "bench virtio json" 'd["link"] == "mem" and [r["workload"] for r in d["results"]] == [
+      "4k-rand-read-qd1", "4k-rand-read-qd32", "4k-rand-write-qd32", "128k-seq-read-qd8",
+      "128k-seq-write-qd8", "frame-64x48", "update-64x48"] and
+    all("error" not in r and r["direct_ops_per_s"] > 0 and r["dxpu_ops_per_s"] > 0 and
+        r["ratio"] > 0 and r["dxpu_bytes_per_s"] == r["dxpu_ops_per_s"] * r["bytes"]
+        for r in d["results"])'
+fi
+if run "bench virtio text over udp" 0 "$DXPU" bench virtio --link udp --duration 10ms --disk-mib 8 \
+    --display 128x128; then
+  grep_check "bench virtio text" out "^virtio-blk  4k-rand-read-qd1 .* IOPS .*%$"
+  grep_check "bench virtio text" out "^virtio-gpu  frame-128x128 .* us/frame .*%$"
+fi
+run "bench virtio bad display" 2 "$DXPU" bench virtio --display 10x4096
+
 # --- run ------------------------------------------------------------------------------------
 if run "run direct" 0 "$DXPU" run --port direct --workload all --scale test --json; then
   json_check "run direct json" 'd["ok"] and d["port"] == "direct" and len(d["devices"]) == 1 and
@@ -889,7 +907,7 @@ run "model timeline without a trace" 2 "$DXPU" model --native 10us --timeline "$
   grep_check "model timeline without a trace" err "needs a trace"
 
 # --- help and version -------------------------------------------------------------------
-for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \
+for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "bench virtio" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \
     "pool remove-box" "pool gpus" "pool hosts" "pool audit" "pool allocations" "pool list" "pool allocate" \
     "pool release" "pool show" "pool remove-host" "pki" "pki init" "pki issue" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "model" "trace" "trace record" "trace list" "version" \
     "rtl" "rtl regress" "bridge" "bridge status" "bridge assign" "bridge grant"; do

@@ -47,6 +47,10 @@ Result<std::unique_ptr<DemoBridge>> DemoBridge::Start(const DemoBridgeOptions& o
     if (!p) return Error{"bad-profile", "no GPU profile named " + options.profiles[i]};
     config.devices.push_back({*p, static_cast<uint16_t>((i + 1) << 8), options.memory_bytes});
   }
+  for (bridge::DeviceConfig d : options.devices) {
+    d.box_bdf = static_cast<uint16_t>((config.devices.size() + 1) << 8);
+    config.devices.push_back(std::move(d));
+  }
   b->management_path_ = (options.dir / "bridge.mgmt").string();
   config.management.address = link::LinkAddress::Unix(b->management_path_);
   // Signed management (docs/protocol.md 15.8): a key made now unless the caller brings one.
@@ -131,9 +135,8 @@ dxgpu::Expected<std::unique_ptr<dxgpu::Port>> DemoBridge::OpenHostPort(
 }
 
 Result<host::BridgeAttachment> DemoBridge::Lend(size_t n, uint64_t node) {
-  if (n > options_.profiles.size())
-    return Error{"bad-count",
-                 fmt::format("the box has {} GPUs, not {}", options_.profiles.size(), n)};
+  const size_t held = options_.profiles.size() + options_.devices.size();
+  if (n > held) return Error{"bad-count", fmt::format("the box has {} devices, not {}", held, n)};
   const bridge::ManagementClient manager(link::LinkAddress::Unix(management_path_), 1000, 3,
                                          signer_);
   host::BridgeAttachment a;
@@ -141,10 +144,10 @@ Result<host::BridgeAttachment> DemoBridge::Lend(size_t n, uint64_t node) {
     const auto device = static_cast<uint16_t>(i);
     const auto bdf = static_cast<uint16_t>((i + 1) << 8);
     bridge::ManagementReply r = manager.Assign(device, bdf, node);
-    if (!r.ok()) return Error{"assign", fmt::format("GPU {}: {}", i, r.Problem())};
+    if (!r.ok()) return Error{"assign", fmt::format("device {}: {}", i, r.Problem())};
     for (const host::HostDmaGrant& g : host::HostDmaGrants()) {
       r = manager.Grant(device, g.base, g.base, g.size);
-      if (!r.ok()) return Error{"grant", fmt::format("GPU {}: {}", i, r.Problem())};
+      if (!r.ok()) return Error{"grant", fmt::format("device {}: {}", i, r.Problem())};
     }
     a.host_bdfs.push_back(bdf);
   }

@@ -22,6 +22,8 @@ namespace dxpu::cli {
 struct DemoBridgeOptions {
   std::string link = "udp";  // udp | unix | mem
   std::vector<std::string> profiles;
+  // Functions of other kinds (virtio), after the GPUs; their box BDFs are set here.
+  std::vector<bridge::DeviceConfig> devices;
   uint64_t memory_bytes = 0;  // per GPU; 0: the profile's
   std::filesystem::path dir;  // where the sockets go
   uint64_t link_down_ns = 1'000'000'000;
@@ -42,10 +44,10 @@ class DemoBridge {
   DemoBridge& operator=(const DemoBridge&) = delete;
   ~DemoBridge();
 
-  // Assigns GPUs [0, n) to `node` at host BDFs (i+1):00.0 and grants each the host's DMA and
-  // MSI ranges; the attachment a host opens its dxpu port with.
+  // Assigns devices [0, n) (the GPUs, then `devices`) to `node` at host BDFs (i+1):00.0 and
+  // grants each the host's DMA and MSI ranges; the attachment a host opens its dxpu port with.
   Result<host::BridgeAttachment> Lend(size_t n, uint64_t node);
-  // Lends GPUs [0, n) to `node` and opens that host's dxpu port on them (sessions with the
+  // Lends devices [0, n) to `node` and opens that host's dxpu port on them (sessions with the
   // bridge's link-down time; the host proxy's threads as `realtime` says).
   dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenHostPort(
       size_t n, uint64_t node, const host::RealTimeOptions& realtime = {});

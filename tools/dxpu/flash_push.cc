@@ -539,9 +539,9 @@ Json OutcomeJson(const std::string& bridge, const Outcome& r, uint32_t version) 
 
 // The per-bridge line: "ADDR: ok: ..." on stdout (not with --json: the array is stdout's), or
 // "dxpu flash push: ADDR: NAME: ..." on stderr.
-void PrintOutcome(const std::string& bridge, const Outcome& r, bool json) {
+void PrintOutcome(const std::string& bridge, const Outcome& r, bool as_json) {
   if (r.ok) {
-    if (json) return;
+    if (as_json) return;
     if (r.nothing_to_do) {  // the message names the bridge
       std::cout << r.message << '\n' << std::flush;
       return;

@@ -531,8 +531,8 @@ void VirtioGpuDevice::IssueReads() {
                          [](uint64_t offset, const BackingEntry& e) { return offset < e.start; });
     --entry;  // StartTransfer checked src < backing_bytes, and the first entry starts at 0
     const uint64_t in_entry = src - entry->start;
-    const uint32_t length = static_cast<uint32_t>(
-        std::min({t.row_bytes - t.in_row, entry->length - in_entry, uint64_t{kMaxGuestRead}}));
+    const uint32_t length = static_cast<uint32_t>(std::min(
+        {t.row_bytes - t.in_row, entry->length - in_entry, uint64_t{kTransferPieceBytes}}));
     const uint64_t tag = uint64_t{generation_} << 32 | next_read_++;
     t.in_flight.emplace(
         tag, Transfer::Landing{.dst = t.dst + t.row * t.stride + t.in_row, .length = length});
