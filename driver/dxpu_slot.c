@@ -326,6 +326,23 @@ off:
 }
 
 /*
+ * A surprise removal, as pciehp marks one before it unconfigures the slot: the device is gone
+ * (pci_dev_is_disconnected()), so the PCI core answers its drivers' configuration accesses
+ * all-ones without asking the device, and a driver that checks pci_device_is_present() in its
+ * remove (virtio_pci) knows it cannot talk to the device. pci_dev_set_disconnected() is the
+ * PCI core's own (drivers/pci/pci.h); this is what it does.
+ */
+static void dxpu_slot_mark_disconnected(struct dxpu_slot *s)
+{
+	struct pci_dev *pdev = pci_get_slot(s->domain->root, PCI_DEVFN(s->nr, 0));
+
+	if (pdev) {
+		xchg(&pdev->error_state, pci_channel_io_perm_failure);
+		pci_dev_put(pdev);
+	}
+}
+
+/*
  * ON -> POWERING_OFF -> OFF, as pciehp's slot state machine: the slot's mutex is held
  * throughout; pci_lock_rescan_remove() only while the PCI core removes the device (whose
  * driver has let go of it already) and the shadow goes with it, never while waiting for the
@@ -372,6 +389,7 @@ static int dxpu_slot_handle_event(struct dxpu_slot *s, enum dxpu_slot_event ev)
 				return 0; /* another bridge's, or one that went before this one */
 			pr_warn("dxpu: %s: session to bridge %pM down: surprise removal\n", s->name,
 				s->mac);
+			dxpu_slot_mark_disconnected(s);
 		}
 		dxpu_slot_power_off(s);
 		return 0;

@@ -4,7 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -425,6 +430,68 @@ TEST(ManagementAuth, UnsignedUnknownAndForgedRequestsAreRefused) {
   ManagementAuthenticator none({}, false);
   EXPECT_EQ(Judge(none, Signed(signer, Release(0))), AuthVerdict::kUnknownKey);
   EXPECT_EQ(Judge(none, Encode(Release(0))), AuthVerdict::kUnsigned);
+}
+
+// RELEASE of a virtio-blk disk (issue 33 item 4): the operator's policy, through the same
+// message as a GPU's release. A disk released under "zero" reads back all zeros and holds no
+// blocks (sparse again); one under "keep" keeps what its tenant wrote; both count the bytes.
+TEST(Management, ReleasedDisksFollowTheirPolicy) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("dxpu-mgmt-disks-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  constexpr uint64_t kDiskBytes = 4 << 20;
+  BridgeBoxConfig c;
+  c.node_id = 0xb0c7;
+  for (const DiskReleasePolicy policy : {DiskReleasePolicy::kZero, DiskReleasePolicy::kKeep}) {
+    BoxDeviceConfig disk;
+    disk.kind = DeviceKind::kVirtioBlk;
+    disk.box_bdf = static_cast<uint16_t>((c.devices.size() + 1) << 8);
+    disk.blk = {(dir / ("disk" + std::to_string(c.devices.size()))).string(), kDiskBytes, 1,
+                policy};
+    c.devices.push_back(disk);
+  }
+  std::string error;
+  auto box = BridgeBox::Create(c, &error);
+  ASSERT_NE(box, nullptr) << error;
+  ManagementCounters counters;
+  // Each disk lent to a host, which writes 1 MiB of its own at 1 MiB (here: into the backing
+  // file, as the device would).
+  std::vector<char> tenant(1 << 20);
+  for (size_t i = 0; i < tenant.size(); ++i) tenant[i] = static_cast<char>(i * 31 + 7);
+  for (uint16_t d = 0; d < 2; ++d) {
+    dxpu_mgmt_msg assign = Request(DXPU_MGMT_ASSIGN, 10 + d);
+    assign.body.assign = {d, static_cast<uint16_t>(0x0300 + d * 0x100), 0xa0};
+    ASSERT_EQ(Ask(*box, assign, &counters).status, DXPU_MGMT_OK);
+    std::fstream f(c.devices[d].blk.backing, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(1 << 20);
+    f.write(tenant.data(), static_cast<std::streamsize>(tenant.size()));
+    ASSERT_TRUE(f.good());
+  }
+  const auto contents = [&](uint16_t d) {
+    std::ifstream f(c.devices[d].blk.backing, std::ios::binary);
+    std::vector<char> all(kDiskBytes);
+    f.read(all.data(), static_cast<std::streamsize>(all.size()));
+    EXPECT_EQ(f.gcount(), static_cast<std::streamsize>(kDiskBytes));
+    return all;
+  };
+  for (uint16_t d = 0; d < 2; ++d) {
+    dxpu_mgmt_msg release = Request(DXPU_MGMT_RELEASE, 20 + d);
+    release.body.release.device = d;
+    ASSERT_EQ(Ask(*box, release, &counters).status, DXPU_MGMT_OK);
+    EXPECT_EQ(box->Devices()[d].state, DeviceState::kFree);
+    EXPECT_EQ(box->Devices()[d].resets, 1U);
+  }
+  const std::vector<char> zeroed = contents(0);
+  EXPECT_TRUE(std::all_of(zeroed.begin(), zeroed.end(), [](char b) { return b == 0; }));
+  EXPECT_EQ(box->Devices()[0].scrubbed_bytes, kDiskBytes);
+  struct stat st {};
+  ASSERT_EQ(::stat(c.devices[0].blk.backing.c_str(), &st), 0);
+  EXPECT_LT(uint64_t(st.st_blocks) * 512, uint64_t{1} << 20);  // the tenant's blocks are gone
+  const std::vector<char> kept = contents(1);
+  EXPECT_TRUE(std::equal(tenant.begin(), tenant.end(), kept.begin() + (1 << 20)));
+  EXPECT_EQ(box->Devices()[1].scrubbed_bytes, 0U);
+  box.reset();
+  std::filesystem::remove_all(dir);
 }
 
 // SCREENSHOT (docs/protocol.md 15.10): a virtio-gpu's display as a PNG, in pieces that fit a
