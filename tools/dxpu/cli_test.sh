@@ -738,6 +738,36 @@ if run "flash status help" 0 "$DXPU" flash status --help; then
   done
 fi
 
+# --- pool simulate (no manager) -------------------------------------------------------------
+if run "pool simulate make sample" 0 "$DXPU" pool simulate --make-sample "$tmp/trace" \
+    --sample-nodes 40 --sample-pods 300; then
+  grep_check "pool simulate make sample" out "wrote 40 nodes to .*nodes.csv and 300 pods to"
+fi
+if run "pool simulate sample" 0 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.csv" \
+    --pods "$tmp/trace/pods.csv" --seeds 3 --json; then
+  json_check "pool simulate json" 'd["world"] == "fixed" and d["pods"]["read"] == 300 and
+    d["pods"]["skipped"] == {} and [p["policy"] for p in d["policies"]] == ["best-fit", "random-fit"] and
+    all(len(p["runs"]) == 3 and [r["seed"] for r in p["runs"]] == [42, 43, 44] and
+        all(r["placed"] + r["refused"] == r["arrivals"] and 0 < r["allocated_milli"] <= r["capacity_milli"]
+            and r["arrived_milli"] <= r["capacity_milli"] * 1.3 for r in p["runs"]) and
+        0 < p["allocated_percent_at_ratio"]["mean"] <= 100 and len(p["mean_curve"]) > 50
+        for p in d["policies"])'
+fi
+if run "pool simulate text" 0 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.csv" \
+    --pods "$tmp/trace/pods.csv" --seeds 2 --policy first-fit --ratio 1.1; then
+  grep_check "pool simulate text" out "^first-fit .*%"
+  grep_check "pool simulate text" out "until their GPU requests reach 110% of the GPUs"
+fi
+printf 'sn,cpu_milli,memory_mib,gpu\nn0,1,1,1\n' > "$tmp/trace/bad-nodes.csv"
+if run "pool simulate bad node list" 1 "$DXPU" pool simulate --nodes "$tmp/trace/bad-nodes.csv" \
+    --pods "$tmp/trace/pods.csv" --json; then
+  json_check "pool simulate bad node list" 'd["error"] == "bad-trace" and "bad-nodes.csv: line 1" in d["message"]'
+fi
+run "pool simulate no such file" 1 "$DXPU" pool simulate --nodes "$tmp/trace/none.csv" \
+  --pods "$tmp/trace/pods.csv"
+run "pool simulate no files" 2 "$DXPU" pool simulate
+run "pool simulate bad policy" 2 "$DXPU" pool simulate --policy worst-fit
+
 # --- pool ---------------------------------------------------------------------------------
 # Without a manager: a clear sentence naming the URL, exit 1; bad command lines: exit 2.
 if run "pool no manager" 1 "$DXPU" pool status --manager http://127.0.0.1:1 --timeout 2; then
@@ -907,7 +937,7 @@ run "model timeline without a trace" 2 "$DXPU" model --native 10us --timeline "$
   grep_check "model timeline without a trace" err "needs a trace"
 
 # --- help and version -------------------------------------------------------------------
-for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "bench virtio" "run" "lspci" "pool" "pool status" "pool boxes" "pool add-box" \
+for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "bench virtio" "run" "lspci" "pool" "pool simulate" "pool status" "pool boxes" "pool add-box" \
     "pool remove-box" "pool gpus" "pool hosts" "pool audit" "pool allocations" "pool list" "pool allocate" \
     "pool release" "pool show" "pool remove-host" "pki" "pki init" "pki issue" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "model" "trace" "trace record" "trace list" "version" \
     "rtl" "rtl regress" "bridge" "bridge status" "bridge assign" "bridge grant"; do

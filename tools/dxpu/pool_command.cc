@@ -1,6 +1,7 @@
 // pool_command.cc - `dxpu pool ...`: a client of dxpu-manager's REST/JSON API
 // (docs/manager.md, "The API" and "dxpu pool").
 #include "pool_command.h"
+#include "pool_simulate.h"
 
 #include <httplib.h>
 #include <spdlog/fmt/fmt.h>
@@ -979,6 +980,8 @@ Command AddPoolCommand(CLI::App& parent) {
 
   AddInventoryCommands(pool, *o, subs);
   AddAllocationCommands(pool, *o, subs);
+  CLI::App* simulate = nullptr;
+  std::function<int()> run_simulate = AddPoolSimulateCommand(*pool, &simulate);
 
   // After the subcommands: CLI11 copies a parent's footer into subcommands made later.
   pool->footer(fmt::format(
@@ -991,7 +994,8 @@ Command AddPoolCommand(CLI::App& parent) {
       "The manager: --manager URL, else ${}, else {}.\n{}",
       kManagerEnv, kDefaultManager, kExitStatus));
 
-  return {pool, [o, subs]() -> int {
+  return {pool, [o, subs, simulate, run_simulate]() -> int {
+            if (simulate->parsed()) return run_simulate();
             for (const Sub& s : subs) {
               if (!s.app->parsed()) continue;
               const std::string name = s.app->get_name();

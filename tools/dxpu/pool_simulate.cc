@@ -1,0 +1,328 @@
+// pool_simulate.cc - `dxpu pool simulate` (pool_simulate.h).
+#include "pool_simulate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "error_report.h"
+#include "manager/simulate/fixed_world.h"
+#include "manager/simulate/openb_trace.h"
+#include "manager/simulate/sample_trace.h"
+#include "progress.h"
+
+namespace dxpu::cli {
+namespace {
+// Named as well: a unity build shares one anonymous namespace among the CLI's files.
+namespace pool_simulate {
+
+namespace fs = std::filesystem;
+namespace ps = poolsim;
+
+struct SimulateArgs {
+  std::string nodes;
+  std::string pods;
+  std::vector<std::string> policies = {"best-fit", "random-fit"};
+  unsigned seeds = 10;
+  uint64_t first_seed = 42;
+  double ratio = 1.3;
+  std::string make_sample;  // a directory: write a sample trace there and stop
+  size_t sample_nodes = 64;
+  size_t sample_pods = 600;
+  bool json = false;
+};
+
+struct Spread {
+  double mean = 0;
+  double min = 0;
+  double max = 0;
+};
+
+Spread SpreadOf(const std::vector<double>& v) {
+  Spread s;
+  if (v.empty()) return s;
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  s.min = *std::min_element(v.begin(), v.end());
+  s.max = *std::max_element(v.begin(), v.end());
+  return s;
+}
+
+nlohmann::json SpreadJson(const Spread& s) {
+  return {{"mean", s.mean}, {"min", s.min}, {"max", s.max}};
+}
+
+// One policy's runs, over the seeds.
+struct PolicyRuns {
+  ps::FixedPolicy policy;
+  std::vector<ps::FixedRun> runs;
+};
+
+int Fail(const SimulateArgs& a, const Error& e, int code) {
+  return ReportError("pool simulate", e, a.json, std::cout, std::cerr, code);
+}
+
+int MakeSample(const SimulateArgs& a) {
+  const ps::SampleTrace t =
+      ps::MakeSampleTrace({.seed = a.first_seed, .nodes = a.sample_nodes, .pods = a.sample_pods});
+  std::error_code ec;
+  fs::create_directories(a.make_sample, ec);
+  const fs::path nodes = fs::path(a.make_sample) / "nodes.csv";
+  const fs::path pods = fs::path(a.make_sample) / "pods.csv";
+  for (const auto& [path, text] : {std::pair{nodes, &t.node_csv}, std::pair{pods, &t.pod_csv}}) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << *text;
+    if (!out.good())
+      return Fail(a, Error{"write", fmt::format("{}: cannot be written", path.string())},
+                  kExitFailure);
+  }
+  if (a.json) {
+    std::cout << nlohmann::json{{"nodes", nodes.string()}, {"pods", pods.string()}}.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("wrote {} nodes to {} and {} pods to {}\n", a.sample_nodes,
+                             nodes.string(), a.sample_pods, pods.string());
+  }
+  return kExitOk;
+}
+
+std::vector<double> Collect(const PolicyRuns& p,
+                            const std::function<double(const ps::FixedRun&)>& f,
+                            bool failures_only = false) {
+  std::vector<double> v;
+  for (const ps::FixedRun& r : p.runs)
+    if (!failures_only || r.first_failure) v.push_back(f(r));
+  return v;
+}
+
+// The mean curve over the runs: at each arrived percent, the mean of the runs that have it.
+std::vector<std::pair<int, double>> MeanCurve(const PolicyRuns& p) {
+  std::map<int, std::pair<double, size_t>> sums;
+  for (const ps::FixedRun& r : p.runs) {
+    for (const ps::CurvePoint& c : r.curve) {
+      sums[c.arrived_percent].first += c.allocated_percent;
+      ++sums[c.arrived_percent].second;
+    }
+  }
+  std::vector<std::pair<int, double>> out;
+  out.reserve(sums.size());
+  for (const auto& [at, s] : sums) out.emplace_back(at, s.first / static_cast<double>(s.second));
+  return out;
+}
+
+std::string SkippedText(const ps::SkipCounts& s) {
+  std::vector<std::string> parts;
+  for (const auto& [why, n] : s) parts.push_back(fmt::format("{} {}", n, why));
+  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// What was read, for the report.
+struct Trace {
+  const ps::NodeList& nodes;
+  const ps::PodList& pods;
+  size_t gpu_nodes = 0;
+  uint64_t gpus = 0;
+};
+
+void PrintJson(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRuns>& results) {
+  const ps::NodeList& nodes = t.nodes;
+  const ps::PodList& pods = t.pods;
+  const size_t gpu_nodes = t.gpu_nodes;
+  const uint64_t gpus = t.gpus;
+  const int at = static_cast<int>(std::lround(a.ratio * 100));
+  nlohmann::json out;
+  out["world"] = "fixed";
+  out["nodes"] = {{"file", a.nodes},
+                  {"read", nodes.rows.size()},
+                  {"with_gpus", gpu_nodes},
+                  {"gpus", gpus},
+                  {"skipped", nodes.skipped}};
+  out["pods"] = {{"file", a.pods}, {"read", pods.rows.size()}, {"skipped", pods.skipped}};
+  out["ratio"] = a.ratio;
+  out["seeds"] = {{"first", a.first_seed}, {"count", a.seeds}};
+  out["policies"] = nlohmann::json::array();
+  for (const PolicyRuns& p : results) {
+    nlohmann::json j;
+    j["policy"] = ps::FixedPolicyName(p.policy);
+    j["allocated_percent_at_ratio"] =
+        SpreadJson(SpreadOf(Collect(p, [&](const ps::FixedRun& r) { return r.AllocatedAt(at); })));
+    j["allocated_percent_at_100"] =
+        SpreadJson(SpreadOf(Collect(p, [&](const ps::FixedRun& r) { return r.AllocatedAt(100); })));
+    j["first_failure"] = {
+        {"runs_with_one", Collect(
+                              p, [](const ps::FixedRun&) { return 0.0; }, true)
+                              .size()},
+        {"arrived_percent",
+         SpreadJson(SpreadOf(Collect(
+             p, [](const ps::FixedRun& r) { return r.first_failure->arrived_percent; }, true)))},
+        {"allocated_percent",
+         SpreadJson(SpreadOf(Collect(
+             p, [](const ps::FixedRun& r) { return r.first_failure->allocated_percent; }, true)))}};
+    j["runs"] = nlohmann::json::array();
+    for (const ps::FixedRun& r : p.runs) {
+      j["runs"].push_back({{"seed", r.seed},
+                           {"arrivals", r.arrivals},
+                           {"placed", r.placed},
+                           {"refused", r.refused},
+                           {"gpu_pods_refused", r.gpu_pods_refused},
+                           {"constrained_arrivals", r.constrained_arrivals},
+                           {"constrained_placed", r.constrained_placed},
+                           {"capacity_milli", r.capacity_milli},
+                           {"arrived_milli", r.arrived_milli},
+                           {"allocated_milli", r.allocated_milli},
+                           {"allocated_percent_at_ratio", r.AllocatedAt(at)}});
+    }
+    nlohmann::json curve = nlohmann::json::array();
+    for (const auto& [x, y] : MeanCurve(p)) curve.push_back({x, y});
+    j["mean_curve"] = curve;
+    out["policies"].push_back(j);
+  }
+  std::cout << out.dump(2) << "\n";
+}
+
+void PrintText(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRuns>& results) {
+  const int at = static_cast<int>(std::lround(a.ratio * 100));
+  const size_t gpu_nodes = t.gpu_nodes;
+  const uint64_t gpus = t.gpus;
+  const ps::NodeList& nodes = t.nodes;
+  const ps::PodList& pods = t.pods;
+  std::cout << fmt::format(
+      "fixed servers: {} nodes with GPUs ({} GPUs) from {}; {} pods from {}\n"
+      "skipped: nodes {}; pods {}\n"
+      "{} seeds from {}; pods arrive until their GPU requests reach {:.0f}% of the GPUs\n",
+      gpu_nodes, gpus, a.nodes, pods.rows.size(), a.pods, SkippedText(nodes.skipped),
+      SkippedText(pods.skipped), a.seeds, a.first_seed, a.ratio * 100);
+  std::cout << fmt::format("{:<11} {:>22} {:>26} {:>10} {:>10}\n", "policy",
+                           fmt::format("allocated at {}%", at), "first refusal (arrived)", "placed",
+                           "refused");
+  for (const PolicyRuns& p : results) {
+    const Spread alloc =
+        SpreadOf(Collect(p, [&](const ps::FixedRun& r) { return r.AllocatedAt(at); }));
+    const std::vector<double> fail_at = Collect(
+        p, [](const ps::FixedRun& r) { return r.first_failure->allocated_percent; }, true);
+    const std::vector<double> fail_arrived = Collect(
+        p, [](const ps::FixedRun& r) { return r.first_failure->arrived_percent; }, true);
+    const Spread placed =
+        SpreadOf(Collect(p, [](const ps::FixedRun& r) { return static_cast<double>(r.placed); }));
+    const Spread refused =
+        SpreadOf(Collect(p, [](const ps::FixedRun& r) { return static_cast<double>(r.refused); }));
+    const std::string failure =
+        fail_at.empty()
+            ? "none"
+            : fmt::format("{:.1f}% ({:.1f}%)", SpreadOf(fail_at).mean, SpreadOf(fail_arrived).mean);
+    std::cout << fmt::format(
+        "{:<11} {:>22} {:>26} {:>10.0f} {:>10.0f}\n", ps::FixedPolicyName(p.policy),
+        fmt::format("{:.2f}% ({:.2f}-{:.2f})", alloc.mean, alloc.min, alloc.max), failure,
+        placed.mean, refused.mean);
+  }
+  std::cout << "allocated: GPU milli allocated over the cluster's, the mean over the seeds "
+               "(range); first refusal: the allocation when the first pod found no node, and "
+               "how much had arrived\n";
+}
+
+int Run(const SimulateArgs& a) {
+  if (!a.make_sample.empty()) return MakeSample(a);
+  if (a.nodes.empty() || a.pods.empty())
+    return Fail(a,
+                Error{"usage",
+                      "--nodes and --pods name the trace's CSV files "
+                      "(or --make-sample DIR writes a sample)"},
+                kExitUsage);
+  std::vector<ps::FixedPolicy> policies;
+  for (const std::string& name : a.policies) policies.push_back(*ps::ParseFixedPolicy(name));
+  const ps::NodeList nodes = ps::ReadNodeList(a.nodes);
+  if (!nodes.ok()) return Fail(a, Error{"bad-trace", nodes.error}, kExitFailure);
+  const ps::PodList pods = ps::ReadPodList(a.pods);
+  if (!pods.ok()) return Fail(a, Error{"bad-trace", pods.error}, kExitFailure);
+  uint64_t gpus = 0;
+  size_t gpu_nodes = 0;
+  for (const ps::TraceNode& n : nodes.rows) {
+    gpus += n.gpus;
+    gpu_nodes += n.gpus > 0 ? 1 : 0;
+  }
+  if (gpus == 0) return Fail(a, Error{"bad-trace", a.nodes + ": no node has GPUs"}, kExitFailure);
+  if (pods.rows.empty())
+    return Fail(a, Error{"bad-trace", a.pods + ": no usable pod"}, kExitFailure);
+
+  std::vector<PolicyRuns> results;
+  Progress progress("pool simulate");
+  uint64_t done = 0;
+  const uint64_t total = uint64_t{policies.size()} * a.seeds;
+  for (ps::FixedPolicy policy : policies) {
+    PolicyRuns p{policy, {}};
+    for (unsigned s = 0; s < a.seeds; ++s) {
+      p.runs.push_back(ps::RunFixed(nodes.rows, pods.rows, policy,
+                                    {.ratio = a.ratio, .seed = a.first_seed + s}));
+      progress.Update(++done, total);
+    }
+    results.push_back(std::move(p));
+  }
+
+  const Trace trace{nodes, pods, gpu_nodes, gpus};
+  if (a.json)
+    PrintJson(a, trace, results);
+  else
+    PrintText(a, trace, results);
+  return kExitOk;
+}
+
+}  // namespace pool_simulate
+}  // namespace
+
+std::function<int()> AddPoolSimulateCommand(CLI::App& pool, CLI::App** app) {
+  auto a = std::make_shared<pool_simulate::SimulateArgs>();
+  CLI::App* cmd = pool.add_subcommand(
+      "simulate",
+      "Replay a GPU cluster trace in virtual time, in this process (no manager): Alibaba's "
+      "cluster-trace-gpu-v2023 (\"openb\") node and pod lists, or the same format. GPUs fixed "
+      "inside servers, each pod taking CPU, memory and GPUs from one node, placed by a baseline "
+      "policy, as the FGD paper (USENIX ATC'23) measured them: the pods in a seeded random "
+      "order, then more drawn from the trace until their GPU requests reach --ratio of the "
+      "cluster's GPUs; nothing leaves. Reports the share of GPU capacity allocated and when "
+      "pods start to be refused.");
+  cmd->add_option("--nodes", a->nodes, "the node list (openb_node_list_gpu_node.csv)");
+  cmd->add_option("--pods", a->pods, "the pod list (openb_pod_list_default.csv)");
+  cmd->add_option("--policy", a->policies, "best-fit, random-fit or first-fit (repeatable)")
+      ->check(CLI::IsMember({"best-fit", "random-fit", "first-fit"}))
+      ->capture_default_str();
+  cmd->add_option("--seeds", a->seeds, "runs per policy, each with its own seed")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  cmd->add_option("--first-seed", a->first_seed, "the first run's seed (the paper's: 42)")
+      ->capture_default_str();
+  cmd->add_option("--ratio", a->ratio, "arrivals stop at this share of the GPU capacity")
+      ->check(CLI::Range(0.01, 10.0))
+      ->capture_default_str();
+  cmd->add_option("--make-sample", a->make_sample,
+                  "write a small sample trace in the same format (nodes.csv, pods.csv) into "
+                  "this directory, from --first-seed, and stop");
+  cmd->add_option("--sample-nodes", a->sample_nodes, "the sample's nodes")
+      ->check(CLI::Range(size_t{1}, size_t{100000}))
+      ->capture_default_str();
+  cmd->add_option("--sample-pods", a->sample_pods, "the sample's pods")
+      ->check(CLI::Range(size_t{1}, size_t{1000000}))
+      ->capture_default_str();
+  cmd->add_flag("--json", a->json, "print the results as JSON (with each run and the mean curve)");
+  cmd->footer(
+      "Examples:\n"
+      "  dxpu pool simulate --nodes openb_node_list_gpu_node.csv --pods "
+      "openb_pod_list_default.csv\n"
+      "  dxpu pool simulate --make-sample /tmp/sample\n"
+      "  dxpu pool simulate --nodes /tmp/sample/nodes.csv --pods /tmp/sample/pods.csv "
+      "--policy best-fit --seeds 3 --json\n"
+      "The trace: github.com/alibaba/clusterdata, cluster-trace-gpu-v2023/csv "
+      "(docs/pool-simulate.md).\n"
+      "Exit status: 0 done, 1 a file is not such a list, 2 bad command line.");
+  *app = cmd;
+  return [a] { return pool_simulate::Run(*a); };
+}
+
+}  // namespace dxpu::cli
