@@ -11,7 +11,7 @@ namespace {
 constexpr double kCpuScale = 128000.0;
 constexpr double kGpuScale = 8000.0;
 
-constexpr std::array<std::pair<FixedPolicy, std::string_view>, 3> kNames = {{
+constexpr std::array<std::pair<FixedPolicy, std::string_view>, 3> kFixedPolicyNames = {{
     {FixedPolicy::kBestFit, "best-fit"},
     {FixedPolicy::kRandomFit, "random-fit"},
     {FixedPolicy::kFirstFit, "first-fit"},
@@ -20,13 +20,13 @@ constexpr std::array<std::pair<FixedPolicy, std::string_view>, 3> kNames = {{
 }  // namespace
 
 std::string_view FixedPolicyName(FixedPolicy policy) {
-  for (const auto& [p, name] : kNames)
+  for (const auto& [p, name] : kFixedPolicyNames)
     if (p == policy) return name;
   return "?";
 }
 
 std::optional<FixedPolicy> ParseFixedPolicy(std::string_view name) {
-  for (const auto& [p, n] : kNames)
+  for (const auto& [p, n] : kFixedPolicyNames)
     if (n == name) return p;
   return std::nullopt;
 }

@@ -13,6 +13,7 @@
 #include "manager/simulate/fixed_cluster.h"
 #include "manager/simulate/fixed_world.h"
 #include "manager/simulate/openb_trace.h"
+#include "manager/simulate/pool_world.h"
 #include "manager/simulate/sample_trace.h"
 
 namespace dxpu::poolsim {
@@ -251,6 +252,56 @@ TEST(FixedCluster, PolicyNames) {
   EXPECT_FALSE(ParseFixedPolicy("worst-fit").has_value());
 }
 
+// ---- the DxPU world ----
+
+// GPUs stranded in a server whose CPUs are too few: fixed servers refuse the pod, the pool
+// gives it a host with the CPUs and the GPUs from the other box.
+TEST(PoolWorld, APodTakesCpusFromOneHostAndGpusFromAnotherBox) {
+  const std::vector<TraceNode> nodes = {Node("gpus", 8000, 8, "G2"), Node("cpus", 96000, 2, "T4")};
+  const TracePod pod = Pod(16000, 4, 1000, {"G2"});
+  Rng rng(1);
+  FixedCluster fixed(nodes, rng);
+  EXPECT_FALSE(fixed.Place(pod, FixedPolicy::kBestFit).has_value());
+  for (PoolPolicy policy : {PoolPolicy::kNaive, PoolPolicy::kScarcity}) {
+    PoolCluster pool(nodes, {.policy = policy});
+    EXPECT_EQ(pool.gpu_capacity_milli(), 10000u);
+    ASSERT_TRUE(pool.Place(pod)) << PoolPolicyName(policy);
+    EXPECT_EQ(pool.gpus_lent(), 4u);
+    EXPECT_EQ(pool.gpu_allocated_milli(), 4000u);
+    // Only 4 G2 are left, and the T4s are not G2.
+    EXPECT_FALSE(pool.Place(Pod(1000, 5, 1000, {"G2"})));
+    EXPECT_TRUE(pool.Place(Pod(1000, 2, 1000, {"T4"})));
+    EXPECT_FALSE(pool.Place(Pod(1000, 1, 1000, {"V100M32"})));
+    EXPECT_EQ(pool.gpus_lent(), 6u);
+  }
+}
+
+TEST(PoolWorld, SharedPodsShareAGpuTheirHostBorrowed) {
+  PoolCluster pool({Node("a", 96000, 8, "G2")}, {});
+  EXPECT_TRUE(pool.Place(Pod(1000, 1, 300)));
+  EXPECT_TRUE(pool.Place(Pod(1000, 1, 600)));
+  EXPECT_EQ(pool.gpus_lent(), 1u);  // both on one GPU
+  EXPECT_TRUE(pool.Place(Pod(1000, 1, 200)));
+  EXPECT_EQ(pool.gpus_lent(), 2u);  // 100 left on the first: a second GPU
+  EXPECT_EQ(pool.gpu_allocated_milli(), 1100u);
+  // CPU-only pods take CPUs only.
+  EXPECT_TRUE(pool.Place(Pod(90000, 0, 0)));
+  EXPECT_FALSE(pool.Place(Pod(10000, 0, 0)));
+  EXPECT_EQ(pool.gpu_allocated_milli(), 1100u);
+}
+
+TEST(PoolWorld, ARowOfRacksIsTheFabricsScope) {
+  const std::vector<TraceNode> nodes = {Node("gpus", 8000, 8, "G2"), Node("cpus", 96000, 2, "T4")};
+  PoolCluster rows(nodes, {.row_nodes = 1});
+  EXPECT_EQ(rows.rows(), 2u);
+  EXPECT_FALSE(rows.Place(Pod(16000, 4, 1000, {"G2"})));  // the CPUs' row has no G2
+  PoolCluster hall(nodes, {});
+  EXPECT_EQ(hall.rows(), 1u);
+  EXPECT_TRUE(hall.Place(Pod(16000, 4, 1000, {"G2"})));
+  EXPECT_EQ(ParsePoolPolicy("scarcity"), PoolPolicy::kScarcity);
+  EXPECT_FALSE(ParsePoolPolicy("best-fit").has_value());
+}
+
 // ---- whole runs on a generated sample ----
 
 TEST(FixedWorld, RunsOnTheSampleAddUp) {
@@ -265,7 +316,8 @@ TEST(FixedWorld, RunsOnTheSampleAddUp) {
   double random_sum = 0;
   for (uint64_t seed = 1; seed <= 5; ++seed) {
     for (FixedPolicy policy : {FixedPolicy::kBestFit, FixedPolicy::kRandomFit}) {
-      const FixedRun r = RunFixed(nodes.rows, pods.rows, policy, {.ratio = 1.3, .seed = seed});
+      const SimRun r = RunFixed(nodes.rows, pods.rows, policy, {.ratio = 1.3, .seed = seed});
+      EXPECT_EQ(r.world, "fixed");
       EXPECT_EQ(r.placed + r.refused, r.arrivals);
       EXPECT_LE(r.arrived_milli, r.capacity_milli * 13 / 10);
       EXPECT_LE(r.allocated_milli, r.capacity_milli);
@@ -286,10 +338,35 @@ TEST(FixedWorld, RunsOnTheSampleAddUp) {
   // As on the real trace: best-fit packs fuller than random-fit.
   EXPECT_GT(best_sum, random_sum);
   // The same seed, the same run.
-  const FixedRun a = RunFixed(nodes.rows, pods.rows, FixedPolicy::kRandomFit, {.seed = 11});
-  const FixedRun b = RunFixed(nodes.rows, pods.rows, FixedPolicy::kRandomFit, {.seed = 11});
+  const SimRun a = RunFixed(nodes.rows, pods.rows, FixedPolicy::kRandomFit, {.seed = 11});
+  const SimRun b = RunFixed(nodes.rows, pods.rows, FixedPolicy::kRandomFit, {.seed = 11});
   EXPECT_EQ(a.allocated_milli, b.allocated_milli);
   EXPECT_EQ(a.placed, b.placed);
+}
+
+TEST(PoolWorld, RunsOnTheSampleAddUpWithTheFixedWorldsArrivals) {
+  const SampleTrace sample = MakeSampleTrace({.seed = 3, .nodes = 48, .pods = 400});
+  const NodeList nodes = ParseNodeList(sample.node_csv);
+  const PodList pods = ParsePodList(sample.pod_csv);
+  ASSERT_TRUE(nodes.ok() && pods.ok());
+  for (PoolPolicy policy : {PoolPolicy::kNaive, PoolPolicy::kScarcity}) {
+    for (size_t row_nodes : {size_t{0}, size_t{8}}) {
+      const SimRun r =
+          RunPool(nodes.rows, pods.rows, {.policy = policy, .row_nodes = row_nodes}, {.seed = 2});
+      const SimRun fixed = RunFixed(nodes.rows, pods.rows, FixedPolicy::kBestFit, {.seed = 2});
+      EXPECT_EQ(r.world, "dxpu");
+      EXPECT_EQ(r.policy, PoolPolicyName(policy));
+      // The same pods arrive in both worlds, at the same capacity.
+      EXPECT_EQ(r.arrivals, fixed.arrivals);
+      EXPECT_EQ(r.arrived_milli, fixed.arrived_milli);
+      EXPECT_EQ(r.capacity_milli, fixed.capacity_milli);
+      EXPECT_EQ(r.placed + r.refused, r.arrivals);
+      EXPECT_LE(r.allocated_milli, r.capacity_milli);
+      EXPECT_LE(r.constrained_placed, r.constrained_arrivals);
+      for (size_t i = 1; i < r.curve.size(); ++i)
+        EXPECT_GE(r.curve[i].allocated_percent + 1e-9, r.curve[i - 1].allocated_percent);
+    }
+  }
 }
 
 TEST(FixedWorld, SampleIsDeterministicAndShapedLikeTheTrace) {

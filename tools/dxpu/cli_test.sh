@@ -746,7 +746,9 @@ fi
 if run "pool simulate sample" 0 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.csv" \
     --pods "$tmp/trace/pods.csv" --seeds 3 --json; then
   json_check "pool simulate json" 'd["world"] == "fixed" and d["pods"]["read"] == 300 and
-    d["pods"]["skipped"] == {} and [p["policy"] for p in d["policies"]] == ["best-fit", "random-fit"] and
+    d["pods"]["skipped"] == {} and
+    [(p["policy"], p["world"]) for p in d["policies"]] == [("best-fit", "fixed"),
+      ("random-fit", "fixed"), ("dxpu-naive", "dxpu")] and
     all(len(p["runs"]) == 3 and [r["seed"] for r in p["runs"]] == [42, 43, 44] and
         all(r["placed"] + r["refused"] == r["arrivals"] and 0 < r["allocated_milli"] <= r["capacity_milli"]
             and r["arrived_milli"] <= r["capacity_milli"] * 1.3 for r in p["runs"]) and
@@ -754,8 +756,10 @@ if run "pool simulate sample" 0 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.
         for p in d["policies"])'
 fi
 if run "pool simulate text" 0 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.csv" \
-    --pods "$tmp/trace/pods.csv" --seeds 2 --policy first-fit --ratio 1.1; then
+    --pods "$tmp/trace/pods.csv" --seeds 2 --policy first-fit --policy dxpu-scarcity \
+    --row-nodes 8 --ratio 1.1; then
   grep_check "pool simulate text" out "^first-fit .*%"
+  grep_check "pool simulate text" out "^dxpu-scarcity .*%"
   grep_check "pool simulate text" out "until their GPU requests reach 110% of the GPUs"
 fi
 printf 'sn,cpu_milli,memory_mib,gpu\nn0,1,1,1\n' > "$tmp/trace/bad-nodes.csv"

@@ -18,6 +18,7 @@
 #include "error_report.h"
 #include "manager/simulate/fixed_world.h"
 #include "manager/simulate/openb_trace.h"
+#include "manager/simulate/pool_world.h"
 #include "manager/simulate/sample_trace.h"
 #include "progress.h"
 
@@ -29,13 +30,17 @@ namespace pool_simulate {
 namespace fs = std::filesystem;
 namespace ps = poolsim;
 
+// The DxPU world's policies, as --policy names them: "dxpu-" and the pool policy.
+constexpr std::string_view kDxpuPrefix = "dxpu-";
+
 struct SimulateArgs {
   std::string nodes;
   std::string pods;
-  std::vector<std::string> policies = {"best-fit", "random-fit"};
+  std::vector<std::string> policies = {"best-fit", "random-fit", "dxpu-naive"};
   unsigned seeds = 10;
   uint64_t first_seed = 42;
   double ratio = 1.3;
+  size_t row_nodes = 0;     // the DxPU world's fabric scope: nodes per row; 0: the hall
   std::string make_sample;  // a directory: write a sample trace there and stop
   size_t sample_nodes = 64;
   size_t sample_pods = 600;
@@ -63,8 +68,8 @@ nlohmann::json SpreadJson(const Spread& s) {
 
 // One policy's runs, over the seeds.
 struct PolicyRuns {
-  ps::FixedPolicy policy;
-  std::vector<ps::FixedRun> runs;
+  std::string name;  // best-fit, ..., dxpu-naive, dxpu-scarcity
+  std::vector<ps::SimRun> runs;
 };
 
 int Fail(const SimulateArgs& a, const Error& e, int code) {
@@ -94,11 +99,10 @@ int MakeSample(const SimulateArgs& a) {
   return kExitOk;
 }
 
-std::vector<double> Collect(const PolicyRuns& p,
-                            const std::function<double(const ps::FixedRun&)>& f,
+std::vector<double> Collect(const PolicyRuns& p, const std::function<double(const ps::SimRun&)>& f,
                             bool failures_only = false) {
   std::vector<double> v;
-  for (const ps::FixedRun& r : p.runs)
+  for (const ps::SimRun& r : p.runs)
     if (!failures_only || r.first_failure) v.push_back(f(r));
   return v;
 }
@@ -106,7 +110,7 @@ std::vector<double> Collect(const PolicyRuns& p,
 // The mean curve over the runs: at each arrived percent, the mean of the runs that have it.
 std::vector<std::pair<int, double>> MeanCurve(const PolicyRuns& p) {
   std::map<int, std::pair<double, size_t>> sums;
-  for (const ps::FixedRun& r : p.runs) {
+  for (const ps::SimRun& r : p.runs) {
     for (const ps::CurvePoint& c : r.curve) {
       sums[c.arrived_percent].first += c.allocated_percent;
       ++sums[c.arrived_percent].second;
@@ -151,23 +155,24 @@ void PrintJson(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRu
   out["policies"] = nlohmann::json::array();
   for (const PolicyRuns& p : results) {
     nlohmann::json j;
-    j["policy"] = ps::FixedPolicyName(p.policy);
+    j["policy"] = p.name;
+    j["world"] = p.runs.empty() ? "" : p.runs.front().world;
     j["allocated_percent_at_ratio"] =
-        SpreadJson(SpreadOf(Collect(p, [&](const ps::FixedRun& r) { return r.AllocatedAt(at); })));
+        SpreadJson(SpreadOf(Collect(p, [&](const ps::SimRun& r) { return r.AllocatedAt(at); })));
     j["allocated_percent_at_100"] =
-        SpreadJson(SpreadOf(Collect(p, [&](const ps::FixedRun& r) { return r.AllocatedAt(100); })));
+        SpreadJson(SpreadOf(Collect(p, [&](const ps::SimRun& r) { return r.AllocatedAt(100); })));
     j["first_failure"] = {
         {"runs_with_one", Collect(
-                              p, [](const ps::FixedRun&) { return 0.0; }, true)
+                              p, [](const ps::SimRun&) { return 0.0; }, true)
                               .size()},
         {"arrived_percent",
          SpreadJson(SpreadOf(Collect(
-             p, [](const ps::FixedRun& r) { return r.first_failure->arrived_percent; }, true)))},
+             p, [](const ps::SimRun& r) { return r.first_failure->arrived_percent; }, true)))},
         {"allocated_percent",
          SpreadJson(SpreadOf(Collect(
-             p, [](const ps::FixedRun& r) { return r.first_failure->allocated_percent; }, true)))}};
+             p, [](const ps::SimRun& r) { return r.first_failure->allocated_percent; }, true)))}};
     j["runs"] = nlohmann::json::array();
-    for (const ps::FixedRun& r : p.runs) {
+    for (const ps::SimRun& r : p.runs) {
       j["runs"].push_back({{"seed", r.seed},
                            {"arrivals", r.arrivals},
                            {"placed", r.placed},
@@ -195,7 +200,7 @@ void PrintText(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRu
   const ps::NodeList& nodes = t.nodes;
   const ps::PodList& pods = t.pods;
   std::cout << fmt::format(
-      "fixed servers: {} nodes with GPUs ({} GPUs) from {}; {} pods from {}\n"
+      "the cluster: {} nodes with GPUs ({} GPUs) from {}; {} pods from {}\n"
       "skipped: nodes {}; pods {}\n"
       "{} seeds from {}; pods arrive until their GPU requests reach {:.0f}% of the GPUs\n",
       gpu_nodes, gpus, a.nodes, pods.rows.size(), a.pods, SkippedText(nodes.skipped),
@@ -205,21 +210,21 @@ void PrintText(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRu
                            "refused");
   for (const PolicyRuns& p : results) {
     const Spread alloc =
-        SpreadOf(Collect(p, [&](const ps::FixedRun& r) { return r.AllocatedAt(at); }));
+        SpreadOf(Collect(p, [&](const ps::SimRun& r) { return r.AllocatedAt(at); }));
     const std::vector<double> fail_at = Collect(
-        p, [](const ps::FixedRun& r) { return r.first_failure->allocated_percent; }, true);
+        p, [](const ps::SimRun& r) { return r.first_failure->allocated_percent; }, true);
     const std::vector<double> fail_arrived = Collect(
-        p, [](const ps::FixedRun& r) { return r.first_failure->arrived_percent; }, true);
+        p, [](const ps::SimRun& r) { return r.first_failure->arrived_percent; }, true);
     const Spread placed =
-        SpreadOf(Collect(p, [](const ps::FixedRun& r) { return static_cast<double>(r.placed); }));
+        SpreadOf(Collect(p, [](const ps::SimRun& r) { return static_cast<double>(r.placed); }));
     const Spread refused =
-        SpreadOf(Collect(p, [](const ps::FixedRun& r) { return static_cast<double>(r.refused); }));
+        SpreadOf(Collect(p, [](const ps::SimRun& r) { return static_cast<double>(r.refused); }));
     const std::string failure =
         fail_at.empty()
             ? "none"
             : fmt::format("{:.1f}% ({:.1f}%)", SpreadOf(fail_at).mean, SpreadOf(fail_arrived).mean);
     std::cout << fmt::format(
-        "{:<11} {:>22} {:>26} {:>10.0f} {:>10.0f}\n", ps::FixedPolicyName(p.policy),
+        "{:<11} {:>22} {:>26} {:>10.0f} {:>10.0f}\n", p.name,
         fmt::format("{:.2f}% ({:.2f}-{:.2f})", alloc.mean, alloc.min, alloc.max), failure,
         placed.mean, refused.mean);
   }
@@ -236,8 +241,6 @@ int Run(const SimulateArgs& a) {
                       "--nodes and --pods name the trace's CSV files "
                       "(or --make-sample DIR writes a sample)"},
                 kExitUsage);
-  std::vector<ps::FixedPolicy> policies;
-  for (const std::string& name : a.policies) policies.push_back(*ps::ParseFixedPolicy(name));
   const ps::NodeList nodes = ps::ReadNodeList(a.nodes);
   if (!nodes.ok()) return Fail(a, Error{"bad-trace", nodes.error}, kExitFailure);
   const ps::PodList pods = ps::ReadPodList(a.pods);
@@ -255,12 +258,19 @@ int Run(const SimulateArgs& a) {
   std::vector<PolicyRuns> results;
   Progress progress("pool simulate");
   uint64_t done = 0;
-  const uint64_t total = uint64_t{policies.size()} * a.seeds;
-  for (ps::FixedPolicy policy : policies) {
-    PolicyRuns p{policy, {}};
+  const uint64_t total = uint64_t{a.policies.size()} * a.seeds;
+  for (const std::string& name : a.policies) {
+    PolicyRuns p{name, {}};
     for (unsigned s = 0; s < a.seeds; ++s) {
-      p.runs.push_back(ps::RunFixed(nodes.rows, pods.rows, policy,
-                                    {.ratio = a.ratio, .seed = a.first_seed + s}));
+      const ps::ArrivalOptions arrivals{.ratio = a.ratio, .seed = a.first_seed + s};
+      if (const std::optional<ps::FixedPolicy> fixed = ps::ParseFixedPolicy(name)) {
+        p.runs.push_back(ps::RunFixed(nodes.rows, pods.rows, *fixed, arrivals));
+      } else {
+        ps::PoolWorldOptions world;
+        world.policy = *ps::ParsePoolPolicy(name.substr(std::string_view(kDxpuPrefix).size()));
+        world.row_nodes = a.row_nodes;
+        p.runs.push_back(ps::RunPool(nodes.rows, pods.rows, world, arrivals));
+      }
       progress.Update(++done, total);
     }
     results.push_back(std::move(p));
@@ -282,17 +292,22 @@ std::function<int()> AddPoolSimulateCommand(CLI::App& pool, CLI::App** app) {
   CLI::App* cmd = pool.add_subcommand(
       "simulate",
       "Replay a GPU cluster trace in virtual time, in this process (no manager): Alibaba's "
-      "cluster-trace-gpu-v2023 (\"openb\") node and pod lists, or the same format. GPUs fixed "
-      "inside servers, each pod taking CPU, memory and GPUs from one node, placed by a baseline "
-      "policy, as the FGD paper (USENIX ATC'23) measured them: the pods in a seeded random "
-      "order, then more drawn from the trace until their GPU requests reach --ratio of the "
-      "cluster's GPUs; nothing leaves. Reports the share of GPU capacity allocated and when "
-      "pods start to be refused.");
+      "cluster-trace-gpu-v2023 (\"openb\") node and pod lists, or the same format. Pods arrive "
+      "as the FGD paper (USENIX ATC'23) had them: in a seeded random order, then more drawn "
+      "from the trace until their GPU requests reach --ratio of the cluster's GPUs; nothing "
+      "leaves. Two worlds on the same arrivals: GPUs fixed inside servers, each pod taking "
+      "CPU, memory and GPUs from one node by a baseline policy; and DxPU pools, each node's "
+      "GPUs a GPU box and its CPUs and memory a host, a pod's GPUs chosen by the pool "
+      "manager's own allocation code from any box in its fabric scope. Reports the share of "
+      "GPU capacity allocated and when pods start to be refused.");
   cmd->add_option("--nodes", a->nodes, "the node list (openb_node_list_gpu_node.csv)");
   cmd->add_option("--pods", a->pods, "the pod list (openb_pod_list_default.csv)");
-  cmd->add_option("--policy", a->policies, "best-fit, random-fit or first-fit (repeatable)")
-      ->check(CLI::IsMember({"best-fit", "random-fit", "first-fit"}))
-      ->capture_default_str();
+  cmd->add_option("--policy", a->policies,
+                  "fixed servers: best-fit, random-fit, first-fit; GPUs in DxPU pools: "
+                  "dxpu-naive, dxpu-scarcity (repeatable; default: best-fit, random-fit, "
+                  "dxpu-naive)")
+      ->check(
+          CLI::IsMember({"best-fit", "random-fit", "first-fit", "dxpu-naive", "dxpu-scarcity"}));
   cmd->add_option("--seeds", a->seeds, "runs per policy, each with its own seed")
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
@@ -300,6 +315,10 @@ std::function<int()> AddPoolSimulateCommand(CLI::App& pool, CLI::App** app) {
       ->capture_default_str();
   cmd->add_option("--ratio", a->ratio, "arrivals stop at this share of the GPU capacity")
       ->check(CLI::Range(0.01, 10.0))
+      ->capture_default_str();
+  cmd->add_option("--row-nodes", a->row_nodes,
+                  "the DxPU world's fabric scope: nodes (hosts and boxes, in the node list's "
+                  "order) per row of racks; a pod's GPUs come from its host's row. 0: the hall")
       ->capture_default_str();
   cmd->add_option("--make-sample", a->make_sample,
                   "write a small sample trace in the same format (nodes.csv, pods.csv) into "

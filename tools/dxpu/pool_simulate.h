@@ -1,7 +1,7 @@
 // pool_simulate.h - `dxpu pool simulate`: a public GPU cluster trace (Alibaba's
 // cluster-trace-gpu-v2023, "openb") replayed in virtual time, in this process, no manager
-// needed: GPUs fixed inside servers under the FGD paper's baseline policies
-// (docs/pool-simulate.md).
+// needed: GPUs fixed inside servers under the FGD paper's baseline policies, and GPUs in DxPU
+// pools lent by the pool manager's allocation code (docs/pool-simulate.md).
 #ifndef DXPU_TOOLS_DXPU_POOL_SIMULATE_H_
 #define DXPU_TOOLS_DXPU_POOL_SIMULATE_H_
 

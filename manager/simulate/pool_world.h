@@ -1,0 +1,99 @@
+// pool_world.h - the DxPU world of `dxpu pool simulate` (docs/pool-simulate.md, "The DxPU
+// world"): the trace's GPUs in GPU boxes (each node's GPUs, one box, its model the profile) and
+// its CPUs and memory in hosts (each node's, one host). A pod takes CPU and memory from one
+// host and its GPUs from any boxes within its fabric scope (the whole hall, or the row of racks
+// its host is in), chosen by the pool manager's own allocation code (manager/allocator.h:
+// FreeGpus and ChooseGpus, what dxpu-manager runs). The manager lends whole GPUs; pods that
+// share a GPU share one their host has borrowed, as the trace's scheduler shares a GPU among
+// the pods of a node.
+#ifndef DXPU_MANAGER_SIMULATE_POOL_WORLD_H_
+#define DXPU_MANAGER_SIMULATE_POOL_WORLD_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "manager/allocator.h"
+#include "manager/simulate/arrivals.h"
+#include "manager/simulate/openb_trace.h"
+#include "manager/simulate/sim_run.h"
+
+namespace dxpu::poolsim {
+
+// How a pod's host and GPUs are chosen.
+enum class PoolPolicy : uint8_t {
+  kNaive,    // the host that fits tightest; GPUs of any allowed model, the most plentiful first
+  kScarcity  // the same, but a pod that may use a plentiful model leaves the scarce ones alone
+};
+
+std::string_view PoolPolicyName(PoolPolicy policy);  // "naive", "scarcity"
+std::optional<PoolPolicy> ParsePoolPolicy(std::string_view name);
+
+struct PoolWorldOptions {
+  PoolPolicy policy = PoolPolicy::kNaive;
+  manager::Policy gpu_policy = manager::Policy::kPack;  // the manager's, for each allocation
+  // Nodes (hosts and boxes, in the node list's order) per row of racks: a pod's GPUs come from
+  // its host's row. 0: the whole hall is one fabric.
+  size_t row_nodes = 0;
+};
+
+class PoolCluster {
+ public:
+  explicit PoolCluster(const std::vector<TraceNode>& nodes, const PoolWorldOptions& options);
+
+  // Places the pod: true when a host and GPUs were found (nothing is taken otherwise).
+  bool Place(const TracePod& pod);
+
+  uint64_t gpu_capacity_milli() const { return capacity_milli_; }
+  uint64_t gpu_allocated_milli() const { return allocated_milli_; }
+  size_t gpus_lent() const { return gpus_lent_; }
+  size_t rows() const { return rows_.size(); }
+
+ private:
+  struct Borrowed {
+    manager::GpuRef gpu;
+    std::string model;
+    uint32_t free_milli = 0;
+  };
+  struct Host {
+    uint64_t cpu_free = 0;
+    uint64_t memory_free = 0;
+    size_t row = 0;
+    std::vector<Borrowed> gpus;  // what its pods share
+  };
+  struct Row {
+    manager::FreeGpus free;
+    std::map<std::string, size_t> total;  // GPUs by model, free or not
+    std::vector<size_t> hosts;
+  };
+
+  bool PlaceShared(const TracePod& pod);
+  bool PlaceWithNewGpus(const TracePod& pod);
+  // The host of `row` that fits the pod's CPU and memory tightest; nullopt when none does.
+  std::optional<size_t> TightestHost(const Row& row, const TracePod& pod) const;
+  // The models the pod may take in `row`, in the order to try them.
+  std::vector<std::string> ModelsToTry(const Row& row, const TracePod& pod) const;
+  void Lend(Row& row, Host& host, const std::string& model,
+            const std::vector<manager::GpuRef>& gpus, const TracePod& pod);
+
+  PoolWorldOptions options_;
+  std::vector<Host> hosts_;
+  std::vector<Row> rows_;
+  std::map<std::string, size_t> model_totals_;      // the whole hall's, for scarcity
+  std::map<std::string, size_t> constrained_seen_;  // constrained pods so far, by model allowed
+  uint64_t capacity_milli_ = 0;
+  uint64_t cpu_per_gpu_milli_ = 0;  // the hall's CPU milli per GPU milli (integer part)
+  uint64_t allocated_milli_ = 0;
+  size_t gpus_lent_ = 0;
+};
+
+// One run of the DxPU world: the same arrivals as the fixed world's run of the same seed.
+SimRun RunPool(const std::vector<TraceNode>& nodes, const std::vector<TracePod>& pods,
+               const PoolWorldOptions& options, const ArrivalOptions& arrivals);
+
+}  // namespace dxpu::poolsim
+
+#endif  // DXPU_MANAGER_SIMULATE_POOL_WORLD_H_

@@ -1,0 +1,65 @@
+// sim_run.h - what one run of `dxpu pool simulate` reports, whichever world it ran in: the
+// share of the GPU capacity allocated as the arrived GPU requests grow, when pods start to be
+// refused, and the counts (docs/pool-simulate.md). RunRecorder fills it arrival by arrival.
+#ifndef DXPU_MANAGER_SIMULATE_SIM_RUN_H_
+#define DXPU_MANAGER_SIMULATE_SIM_RUN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "manager/simulate/openb_trace.h"
+
+namespace dxpu::poolsim {
+
+struct CurvePoint {
+  int arrived_percent = 0;       // GPU milli arrived so far over capacity, rounded
+  double allocated_percent = 0;  // GPU milli allocated over capacity: the mean over the
+                                 // arrivals of this point (the FGD paper's figures)
+};
+
+struct FirstFailure {
+  size_t arrival = 0;            // its index in the arrival order
+  double arrived_percent = 0;    // as it arrived (itself included)
+  double allocated_percent = 0;  // the allocation then
+};
+
+struct SimRun {
+  uint64_t seed = 0;
+  std::string world;   // "fixed", "dxpu"
+  std::string policy;  // "best-fit", "naive", ...
+  size_t arrivals = 0;
+  size_t placed = 0;
+  size_t refused = 0;
+  size_t gpu_pods_refused = 0;      // of those, pods that asked for GPUs
+  size_t constrained_arrivals = 0;  // pods with a GPU model constraint
+  size_t constrained_placed = 0;    // ... placed (on a model they allow: placement checks it)
+  uint64_t capacity_milli = 0;
+  uint64_t arrived_milli = 0;
+  uint64_t allocated_milli = 0;
+  std::vector<CurvePoint> curve;  // by arrived_percent, ascending
+  std::optional<FirstFailure> first_failure;
+
+  // The curve's point at `percent` arrived, else the last one before it; 0 when none is.
+  double AllocatedAt(int percent) const;
+};
+
+class RunRecorder {
+ public:
+  RunRecorder(SimRun& run, uint64_t capacity_milli);
+  // One arrival, placed or not, and the allocation after it.
+  void Arrived(const TracePod& pod, bool placed, uint64_t allocated_milli);
+  // After the last arrival.
+  void Finish(uint64_t allocated_milli);
+
+ private:
+  SimRun& run_;
+  double bucket_sum_ = 0;
+  size_t bucket_count_ = 0;
+  int bucket_ = -1;
+};
+
+}  // namespace dxpu::poolsim
+
+#endif  // DXPU_MANAGER_SIMULATE_SIM_RUN_H_
