@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "util/xml_escape.h"
+
 namespace dxpu::perfmodel {
 
 std::vector<SweepPoint> Sweep(const std::function<Prediction(const ModelParams&)>& predict,
@@ -96,29 +98,7 @@ std::string SweepToCsv(const std::vector<SweepPoint>& points) {
 
 namespace {
 
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        // Control characters are not allowed in XML 1.0 text.
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t') out += c;
-    }
-  }
-  return out;
-}
+using util::XmlEscape;
 
 // A round step for about `ticks` ticks up to `max`: 1, 2 or 5 times a power of ten.
 double NiceStep(double max, int ticks) {

@@ -95,6 +95,18 @@ void FixedCluster::Take(Node& n, const TracePod& pod, bool random_gpu) {
   allocated_milli_ += pod.total_gpu_milli();
 }
 
+std::pair<size_t, size_t> FixedCluster::IdleAndStranded(const Ask& ask) const {
+  size_t idle = 0;
+  size_t stranded = 0;
+  for (const Node& n : nodes_) {
+    const auto whole =
+        static_cast<size_t>(std::count(n.gpu_free.begin(), n.gpu_free.end(), kMilliPerGpu));
+    idle += whole;
+    if (n.cpu_free < ask.cpu_milli || n.memory_free < ask.memory_mib) stranded += whole;
+  }
+  return {idle, stranded};
+}
+
 std::optional<size_t> FixedCluster::Place(const TracePod& pod, FixedPolicy policy) {
   std::optional<size_t> chosen;
   switch (policy) {

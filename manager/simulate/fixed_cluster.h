@@ -20,10 +20,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "manager/simulate/arrivals.h"
 #include "manager/simulate/openb_trace.h"
+#include "manager/simulate/sim_run.h"
 
 namespace dxpu::poolsim {
 
@@ -44,6 +46,8 @@ class FixedCluster {
   uint64_t gpu_capacity_milli() const { return capacity_milli_; }
   uint64_t gpu_allocated_milli() const { return allocated_milli_; }
   size_t node_count() const { return nodes_.size(); }
+  // Whole GPUs free, and of those the ones on nodes without `ask` left (sim_run.h).
+  std::pair<size_t, size_t> IdleAndStranded(const Ask& ask) const;
   // Milli free on each GPU of node i.
   const std::vector<uint32_t>& gpu_free(size_t i) const { return nodes_.at(i).gpu_free; }
 

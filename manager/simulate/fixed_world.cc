@@ -1,6 +1,8 @@
 // fixed_world.cc - a fixed-server run (fixed_world.h).
 #include "manager/simulate/fixed_world.h"
 
+#include <tuple>
+
 namespace dxpu::poolsim {
 namespace {
 
@@ -23,6 +25,7 @@ SimRun RunFixed(const std::vector<TraceNode>& nodes, const std::vector<TracePod>
     record.Arrived(pods[i], placed, cluster.gpu_allocated_milli());
   }
   record.Finish(cluster.gpu_allocated_milli());
+  std::tie(run.idle_gpus, run.stranded_gpus) = cluster.IdleAndStranded(TypicalAsk(pods));
   return run;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
 
 namespace dxpu::poolsim {
 namespace {
@@ -194,6 +195,20 @@ bool PoolCluster::Place(const TracePod& pod) {
   return PlaceWithNewGpus(pod);
 }
 
+std::pair<size_t, size_t> PoolCluster::IdleAndStranded(const Ask& ask) const {
+  size_t idle = 0;
+  size_t stranded = 0;
+  for (const Row& row : rows_) {
+    const size_t free = row.free.Count("");
+    idle += free;
+    const bool host_left = std::any_of(row.hosts.begin(), row.hosts.end(), [&](size_t h) {
+      return hosts_[h].cpu_free >= ask.cpu_milli && hosts_[h].memory_free >= ask.memory_mib;
+    });
+    if (!host_left) stranded += free;
+  }
+  return {idle, stranded};
+}
+
 SimRun RunPool(const std::vector<TraceNode>& nodes, const std::vector<TracePod>& pods,
                const PoolWorldOptions& options, const ArrivalOptions& arrivals) {
   SimRun run;
@@ -207,6 +222,7 @@ SimRun RunPool(const std::vector<TraceNode>& nodes, const std::vector<TracePod>&
     record.Arrived(pods[i], placed, cluster.gpu_allocated_milli());
   }
   record.Finish(cluster.gpu_allocated_milli());
+  std::tie(run.idle_gpus, run.stranded_gpus) = cluster.IdleAndStranded(TypicalAsk(pods));
   return run;
 }
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "manager/allocator.h"
@@ -51,6 +52,8 @@ class PoolCluster {
   uint64_t gpu_allocated_milli() const { return allocated_milli_; }
   size_t gpus_lent() const { return gpus_lent_; }
   size_t rows() const { return rows_.size(); }
+  // GPUs free in the boxes, and of those the ones whose scope has no host with `ask` left.
+  std::pair<size_t, size_t> IdleAndStranded(const Ask& ask) const;
 
  private:
   struct Borrowed {

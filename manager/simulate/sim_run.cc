@@ -1,6 +1,7 @@
 // sim_run.cc - a run's report, arrival by arrival (sim_run.h).
 #include "manager/simulate/sim_run.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dxpu::poolsim {
@@ -11,6 +12,21 @@ double Percent(uint64_t part, uint64_t whole) {
 }
 
 }  // namespace
+
+Ask TypicalAsk(const std::vector<TracePod>& pods) {
+  std::vector<uint64_t> cpu;
+  std::vector<uint64_t> memory;
+  for (const TracePod& p : pods) {
+    if (p.num_gpu == 0) continue;
+    cpu.push_back(p.cpu_milli);
+    memory.push_back(p.memory_mib);
+  }
+  if (cpu.empty()) return {};
+  const auto mid = static_cast<std::ptrdiff_t>(cpu.size() / 2);
+  std::nth_element(cpu.begin(), cpu.begin() + mid, cpu.end());
+  std::nth_element(memory.begin(), memory.begin() + mid, memory.end());
+  return {cpu[static_cast<size_t>(mid)], memory[static_cast<size_t>(mid)]};
+}
 
 double SimRun::AllocatedAt(int percent) const {
   double at = 0;

@@ -40,10 +40,23 @@ struct SimRun {
   uint64_t allocated_milli = 0;
   std::vector<CurvePoint> curve;  // by arrived_percent, ascending
   std::optional<FirstFailure> first_failure;
+  // At the end: whole GPUs idle, and of those the stranded ones: no host that may use them
+  // (fixed servers: their own node; the pool: any host in their scope) has the CPU and
+  // memory of the typical GPU pod (TypicalAsk) left.
+  size_t idle_gpus = 0;
+  size_t stranded_gpus = 0;
 
   // The curve's point at `percent` arrived, else the last one before it; 0 when none is.
   double AllocatedAt(int percent) const;
 };
+
+// The CPU and memory a typical GPU pod of the trace asks for: the medians over its pods that
+// ask for GPUs (0 and 0 when none does).
+struct Ask {
+  uint64_t cpu_milli = 0;
+  uint64_t memory_mib = 0;
+};
+Ask TypicalAsk(const std::vector<TracePod>& pods);
 
 class RunRecorder {
  public:

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "manager/simulate/arrivals.h"
+#include "manager/simulate/curve_svg.h"
 #include "manager/simulate/fixed_cluster.h"
 #include "manager/simulate/fixed_world.h"
 #include "manager/simulate/openb_trace.h"
@@ -276,6 +277,28 @@ TEST(PoolWorld, APodTakesCpusFromOneHostAndGpusFromAnotherBox) {
   }
 }
 
+// Idle GPUs on a node whose CPUs are gone are stranded in fixed servers, not in the pool while
+// any host in scope can still take the typical pod.
+TEST(PoolWorld, StrandedGpus) {
+  const std::vector<TraceNode> nodes = {Node("gpus", 8000, 8, "G2"), Node("cpus", 96000, 2, "T4")};
+  const TracePod cpu_hog = Pod(8000, 1, 1000, {"G2"});  // all of the G2 node's CPUs
+  const Ask typical{4000, 1024};
+  EXPECT_EQ(TypicalAsk({Pod(1000, 1, 500), Pod(4000, 1, 1000), Pod(9000, 2, 1000), Pod(99, 0, 0)})
+                .cpu_milli,
+            4000u);
+  Rng rng(2);
+  FixedCluster fixed(nodes, rng);
+  EXPECT_EQ(fixed.IdleAndStranded(typical), (std::pair<size_t, size_t>{10, 0}));
+  ASSERT_EQ(fixed.Place(cpu_hog, FixedPolicy::kBestFit), 0u);
+  EXPECT_EQ(fixed.IdleAndStranded(typical), (std::pair<size_t, size_t>{9, 7}));
+  PoolCluster pool(nodes, {});
+  ASSERT_TRUE(pool.Place(cpu_hog));  // the tightest host: the G2 node's
+  EXPECT_EQ(pool.IdleAndStranded(typical), (std::pair<size_t, size_t>{9, 0}));
+  PoolCluster rows(nodes, {.row_nodes = 1});
+  ASSERT_TRUE(rows.Place(cpu_hog));
+  EXPECT_EQ(rows.IdleAndStranded(typical), (std::pair<size_t, size_t>{9, 7}));
+}
+
 TEST(PoolWorld, SharedPodsShareAGpuTheirHostBorrowed) {
   PoolCluster pool({Node("a", 96000, 8, "G2")}, {});
   EXPECT_TRUE(pool.Place(Pod(1000, 1, 300)));
@@ -384,6 +407,29 @@ TEST(FixedWorld, SampleIsDeterministicAndShapedLikeTheTrace) {
   EXPECT_GT(cpu_only, 0u);
   EXPECT_GT(shared, pods.rows.size() / 5);
   EXPECT_GT(constrained, 0u);
+}
+
+TEST(CurveSvg, ALinePerCurveItsPointsAndEscapedNames) {
+  const std::string svg =
+      CurveSvg({{"best-fit", {{0, 0}, {50, 50}, {130, 93}}, std::pair{92.9, 92.8}},
+                {"a<b & \"c\"", {{0, 0}, {130, 90}}, std::nullopt}},
+               130, "t<1>");
+  EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  size_t lines = 0;
+  for (size_t at = svg.find("<polyline"); at != std::string::npos;
+       at = svg.find("<polyline", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 2u);
+  EXPECT_EQ(std::count(svg.begin(), svg.end(), '<') - std::count(svg.begin(), svg.end(), '>'), 0);
+  EXPECT_NE(svg.find("a&lt;b &amp; &quot;c&quot;"), std::string::npos);
+  EXPECT_NE(svg.find("t&lt;1&gt;"), std::string::npos);
+  EXPECT_EQ(svg.find("a<b"), std::string::npos);
+  // The first curve's last point at x 130% (the right edge), y 93% (40 + 7% of 350); one dot (one
+  // first refusal).
+  EXPECT_NE(svg.find("540.0,64.5"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<circle"), std::string::npos);
+  EXPECT_EQ(svg.find("<circle"), svg.rfind("<circle"));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "command.h"
 #include "error_report.h"
+#include "manager/simulate/curve_svg.h"
 #include "manager/simulate/fixed_world.h"
 #include "manager/simulate/openb_trace.h"
 #include "manager/simulate/pool_world.h"
@@ -41,6 +42,7 @@ struct SimulateArgs {
   uint64_t first_seed = 42;
   double ratio = 1.3;
   size_t row_nodes = 0;     // the DxPU world's fabric scope: nodes per row; 0: the hall
+  std::string svg;          // a file: the mean curves as a chart
   std::string make_sample;  // a directory: write a sample trace there and stop
   size_t sample_nodes = 64;
   size_t sample_pods = 600;
@@ -183,7 +185,9 @@ void PrintJson(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRu
                            {"capacity_milli", r.capacity_milli},
                            {"arrived_milli", r.arrived_milli},
                            {"allocated_milli", r.allocated_milli},
-                           {"allocated_percent_at_ratio", r.AllocatedAt(at)}});
+                           {"allocated_percent_at_ratio", r.AllocatedAt(at)},
+                           {"idle_gpus", r.idle_gpus},
+                           {"stranded_gpus", r.stranded_gpus}});
     }
     nlohmann::json curve = nlohmann::json::array();
     for (const auto& [x, y] : MeanCurve(p)) curve.push_back({x, y});
@@ -205,9 +209,9 @@ void PrintText(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRu
       "{} seeds from {}; pods arrive until their GPU requests reach {:.0f}% of the GPUs\n",
       gpu_nodes, gpus, a.nodes, pods.rows.size(), a.pods, SkippedText(nodes.skipped),
       SkippedText(pods.skipped), a.seeds, a.first_seed, a.ratio * 100);
-  std::cout << fmt::format("{:<11} {:>22} {:>26} {:>10} {:>10}\n", "policy",
+  std::cout << fmt::format("{:<14} {:>22} {:>24} {:>7} {:>7} {:>9}\n", "policy",
                            fmt::format("allocated at {}%", at), "first refusal (arrived)", "placed",
-                           "refused");
+                           "refused", "stranded");
   for (const PolicyRuns& p : results) {
     const Spread alloc =
         SpreadOf(Collect(p, [&](const ps::SimRun& r) { return r.AllocatedAt(at); }));
@@ -219,18 +223,21 @@ void PrintText(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRu
         SpreadOf(Collect(p, [](const ps::SimRun& r) { return static_cast<double>(r.placed); }));
     const Spread refused =
         SpreadOf(Collect(p, [](const ps::SimRun& r) { return static_cast<double>(r.refused); }));
+    const Spread stranded = SpreadOf(
+        Collect(p, [](const ps::SimRun& r) { return static_cast<double>(r.stranded_gpus); }));
     const std::string failure =
         fail_at.empty()
             ? "none"
             : fmt::format("{:.1f}% ({:.1f}%)", SpreadOf(fail_at).mean, SpreadOf(fail_arrived).mean);
     std::cout << fmt::format(
-        "{:<11} {:>22} {:>26} {:>10.0f} {:>10.0f}\n", p.name,
+        "{:<14} {:>22} {:>24} {:>7.0f} {:>7.0f} {:>9.1f}\n", p.name,
         fmt::format("{:.2f}% ({:.2f}-{:.2f})", alloc.mean, alloc.min, alloc.max), failure,
-        placed.mean, refused.mean);
+        placed.mean, refused.mean, stranded.mean);
   }
   std::cout << "allocated: GPU milli allocated over the cluster's, the mean over the seeds "
                "(range); first refusal: the allocation when the first pod found no node, and "
-               "how much had arrived\n";
+               "how much had arrived; stranded: idle GPUs at the end that no host able to use "
+               "them can give the typical GPU pod's CPU and memory (the means)\n";
 }
 
 int Run(const SimulateArgs& a) {
@@ -276,6 +283,25 @@ int Run(const SimulateArgs& a) {
     results.push_back(std::move(p));
   }
 
+  if (!a.svg.empty()) {
+    std::vector<ps::NamedCurve> curves;
+    for (const PolicyRuns& p : results) {
+      ps::NamedCurve c{p.name, {}, std::nullopt};
+      for (const auto& [x, y] : MeanCurve(p)) c.xy.emplace_back(x, y);
+      const std::vector<double> fx = Collect(
+          p, [](const ps::SimRun& r) { return r.first_failure->arrived_percent; }, true);
+      const std::vector<double> fy = Collect(
+          p, [](const ps::SimRun& r) { return r.first_failure->allocated_percent; }, true);
+      if (!fx.empty()) c.first_refusal = std::pair{SpreadOf(fx).mean, SpreadOf(fy).mean};
+      curves.push_back(std::move(c));
+    }
+    std::ofstream out(a.svg, std::ios::binary | std::ios::trunc);
+    out << ps::CurveSvg(curves, a.ratio * 100,
+                        fmt::format("{}: GPUs allocated as pods arrive ({} seeds, means)",
+                                    fs::path(a.pods).filename().string(), a.seeds));
+    if (!out.good())
+      return Fail(a, Error{"write", fmt::format("{}: cannot be written", a.svg)}, kExitFailure);
+  }
   const Trace trace{nodes, pods, gpu_nodes, gpus};
   if (a.json)
     PrintJson(a, trace, results);
@@ -320,6 +346,9 @@ std::function<int()> AddPoolSimulateCommand(CLI::App& pool, CLI::App** app) {
                   "the DxPU world's fabric scope: nodes (hosts and boxes, in the node list's "
                   "order) per row of racks; a pod's GPUs come from its host's row. 0: the hall")
       ->capture_default_str();
+  cmd->add_option("--svg", a->svg,
+                  "also write the mean curves (GPUs allocated as requests arrive, a line per "
+                  "policy, the first refusal marked) to this SVG file");
   cmd->add_option("--make-sample", a->make_sample,
                   "write a small sample trace in the same format (nodes.csv, pods.csv) into "
                   "this directory, from --first-seed, and stop");
