@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace dxpu::poolsim {
 namespace {
@@ -11,11 +12,14 @@ namespace {
 constexpr double kCpuScale = 128000.0;
 constexpr double kGpuScale = 8000.0;
 
-constexpr std::array<std::pair<FixedPolicy, std::string_view>, 3> kFixedPolicyNames = {{
+constexpr std::array<std::pair<FixedPolicy, std::string_view>, 4> kFixedPolicyNames = {{
     {FixedPolicy::kBestFit, "best-fit"},
     {FixedPolicy::kRandomFit, "random-fit"},
     {FixedPolicy::kFirstFit, "first-fit"},
+    {FixedPolicy::kKubernetes, "k8s-default"},
 }};
+
+constexpr int64_t kMaxNodeScore = 100;
 
 }  // namespace
 
@@ -37,6 +41,8 @@ FixedCluster::FixedCluster(const std::vector<TraceNode>& nodes, Rng& rng) : rng_
     Node n;
     n.cpu_free = t.cpu_milli;
     n.memory_free = t.memory_mib;
+    n.cpu_total = t.cpu_milli;
+    n.memory_total = t.memory_mib;
     n.gpu_free.assign(t.gpus, kMilliPerGpu);
     n.gpu_free_total = uint64_t{t.gpus} * kMilliPerGpu;
     n.model = t.model;
@@ -65,6 +71,25 @@ int64_t FixedCluster::BestFitScore(const Node& n, const TracePod& pod) {
   const double gpu_left = static_cast<double>(n.gpu_free_total - pod.total_gpu_milli()) / kGpuScale;
   // Truncated toward zero, as the simulator's int64() of the float.
   return static_cast<int64_t>((1.0 - (0.5 * cpu_left + 0.5 * gpu_left)) * 100.0);
+}
+
+int64_t FixedCluster::KubernetesScore(const Node& n, const TracePod& pod) {
+  // Fits() held: the pod's asks are within what is free.
+  const uint64_t cpu_requested = n.cpu_total - n.cpu_free + pod.cpu_milli;
+  const uint64_t memory_requested = n.memory_total - n.memory_free + pod.memory_mib;
+  const auto least = [](uint64_t capacity, uint64_t requested) -> int64_t {
+    if (capacity == 0) return 0;
+    return static_cast<int64_t>((capacity - requested) * kMaxNodeScore / capacity);
+  };
+  const int64_t least_allocated =
+      (least(n.cpu_total, cpu_requested) + least(n.memory_total, memory_requested)) / 2;
+  const auto fraction = [](uint64_t capacity, uint64_t requested) {
+    return capacity == 0 ? 1.0 : static_cast<double>(requested) / static_cast<double>(capacity);
+  };
+  const double diff =
+      std::abs(fraction(n.cpu_total, cpu_requested) - fraction(n.memory_total, memory_requested));
+  const auto balanced = static_cast<int64_t>((1.0 - diff) * static_cast<double>(kMaxNodeScore));
+  return least_allocated + balanced;
 }
 
 void FixedCluster::Take(Node& n, const TracePod& pod, bool random_gpu) {
@@ -110,12 +135,14 @@ std::pair<size_t, size_t> FixedCluster::IdleAndStranded(const Ask& ask) const {
 std::optional<size_t> FixedCluster::Place(const TracePod& pod, FixedPolicy policy) {
   std::optional<size_t> chosen;
   switch (policy) {
-    case FixedPolicy::kBestFit: {
+    case FixedPolicy::kBestFit:
+    case FixedPolicy::kKubernetes: {
       int64_t best_score = 0;
       for (size_t i = 0; i < nodes_.size(); ++i) {
         const Node& n = nodes_[i];
         if (!Fits(n, pod)) continue;
-        const int64_t score = BestFitScore(n, pod);
+        const int64_t score =
+            policy == FixedPolicy::kBestFit ? BestFitScore(n, pod) : KubernetesScore(n, pod);
         if (!chosen || score > best_score ||
             (score == best_score && n.rank < nodes_[*chosen].rank)) {
           chosen = i;

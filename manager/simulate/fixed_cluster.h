@@ -7,6 +7,12 @@
 //               (GPU milli summed over the node's GPUs), the highest score first
 //   random-fit  a node drawn at random among those that fit
 //   first-fit   the first node that fits (not one of the paper's baselines)
+//   k8s-default what the Kubernetes scheduler's default scoring does with these pods (1.20,
+//               as the paper's simulator vendors it): NodeResourcesLeastAllocated (the mean of
+//               (capacity - requested) x 100 / capacity over CPU and memory, the pod included)
+//               plus NodeResourcesBalancedAllocation (int((1 - |cpu fraction - memory
+//               fraction|) x 100)), each an integer, summed; it does not see GPUs, so it
+//               spreads pods over the nodes that fit
 //
 // Ties go to a seeded random order of the nodes (the simulator's random node-name prefixes). A
 // node fits when its free CPU and memory hold the pod's, its GPU model is one the pod allows,
@@ -29,7 +35,7 @@
 
 namespace dxpu::poolsim {
 
-enum class FixedPolicy : uint8_t { kBestFit, kRandomFit, kFirstFit };
+enum class FixedPolicy : uint8_t { kBestFit, kRandomFit, kFirstFit, kKubernetes };
 
 std::string_view FixedPolicyName(FixedPolicy policy);  // "best-fit", ...
 std::optional<FixedPolicy> ParseFixedPolicy(std::string_view name);
@@ -55,6 +61,8 @@ class FixedCluster {
   struct Node {
     uint64_t cpu_free = 0;
     uint64_t memory_free = 0;
+    uint64_t cpu_total = 0;
+    uint64_t memory_total = 0;
     std::vector<uint32_t> gpu_free;  // milli, per GPU
     uint64_t gpu_free_total = 0;
     std::string model;
@@ -62,6 +70,7 @@ class FixedCluster {
   };
   static bool Fits(const Node& n, const TracePod& pod);
   static int64_t BestFitScore(const Node& n, const TracePod& pod);
+  static int64_t KubernetesScore(const Node& n, const TracePod& pod);
   void Take(Node& n, const TracePod& pod, bool random_gpu);
 
   std::vector<Node> nodes_;

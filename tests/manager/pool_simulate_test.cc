@@ -247,8 +247,22 @@ TEST(FixedCluster, RandomFitSpreadsOverTheNodesThatFit) {
   EXPECT_EQ(std::accumulate(chosen.begin(), chosen.end(), 0), 24);
 }
 
+// The Kubernetes scheduler's default scoring spreads: the emptiest node (CPU and memory), with
+// CPU and memory kept in balance; it does not see GPUs.
+TEST(FixedCluster, KubernetesDefaultSpreads) {
+  Rng rng(3);
+  FixedCluster c({Node("a", 96000, 8, "G2"), Node("b", 96000, 8, "G2")}, rng);
+  const std::optional<size_t> first = c.Place(Pod(48000, 1, 1000), FixedPolicy::kKubernetes);
+  ASSERT_TRUE(first.has_value());
+  // The second pod goes to the other node (best-fit would stack it on the first).
+  EXPECT_EQ(c.Place(Pod(8000, 1, 1000), FixedPolicy::kKubernetes), 1 - *first);
+  EXPECT_EQ(c.Place(Pod(8000, 1, 1000), FixedPolicy::kBestFit), *first);
+  EXPECT_EQ(ParseFixedPolicy("k8s-default"), FixedPolicy::kKubernetes);
+}
+
 TEST(FixedCluster, PolicyNames) {
-  for (FixedPolicy p : {FixedPolicy::kBestFit, FixedPolicy::kRandomFit, FixedPolicy::kFirstFit})
+  for (FixedPolicy p : {FixedPolicy::kBestFit, FixedPolicy::kRandomFit, FixedPolicy::kFirstFit,
+                        FixedPolicy::kKubernetes})
     EXPECT_EQ(ParseFixedPolicy(FixedPolicyName(p)), p);
   EXPECT_FALSE(ParseFixedPolicy("worst-fit").has_value());
 }

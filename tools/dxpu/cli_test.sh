@@ -757,14 +757,17 @@ if run "pool simulate sample" 0 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.
 fi
 if run "pool simulate text" 0 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.csv" \
     --pods "$tmp/trace/pods.csv" --seeds 2 --policy first-fit --policy dxpu-scarcity \
+    --policy k8s-default \
     --row-nodes 8 --ratio 1.1 --svg "$tmp/trace/curves.svg"; then
   grep_check "pool simulate text" out "^first-fit .*%"
   grep_check "pool simulate text" out "^dxpu-scarcity .*%"
+  grep_check "pool simulate text" out "^k8s-default .*%"
   checks=$((checks + 1))
   python3 -c 'import sys, xml.etree.ElementTree as E
 r = E.parse(sys.argv[1]).getroot(); n = "{http://www.w3.org/2000/svg}"
-sys.exit(0 if len(r.findall(n + "polyline")) == 2 and
-  [t.text for t in r.findall(n + "text")][-3:-1] == ["first-fit", "dxpu-scarcity"] else 1)' \
+sys.exit(0 if len(r.findall(n + "polyline")) == 3 and
+  [t.text for t in r.findall(n + "text")][-4:-1] == ["first-fit", "dxpu-scarcity", "k8s-default"]
+  else 1)' \
     "$tmp/trace/curves.svg" || fail "pool simulate --svg: not a chart of the two policies"
   grep_check "pool simulate text" out "until their GPU requests reach 110% of the GPUs"
 fi

@@ -329,11 +329,12 @@ std::function<int()> AddPoolSimulateCommand(CLI::App& pool, CLI::App** app) {
   cmd->add_option("--nodes", a->nodes, "the node list (openb_node_list_gpu_node.csv)");
   cmd->add_option("--pods", a->pods, "the pod list (openb_pod_list_default.csv)");
   cmd->add_option("--policy", a->policies,
-                  "fixed servers: best-fit, random-fit, first-fit; GPUs in DxPU pools: "
+                  "fixed servers: best-fit, random-fit, first-fit, k8s-default; GPUs in DxPU "
+                  "pools: "
                   "dxpu-naive, dxpu-scarcity (repeatable; default: best-fit, random-fit, "
                   "dxpu-naive)")
-      ->check(
-          CLI::IsMember({"best-fit", "random-fit", "first-fit", "dxpu-naive", "dxpu-scarcity"}));
+      ->check(CLI::IsMember(
+          {"best-fit", "random-fit", "first-fit", "k8s-default", "dxpu-naive", "dxpu-scarcity"}));
   cmd->add_option("--seeds", a->seeds, "runs per policy, each with its own seed")
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
