@@ -46,6 +46,9 @@ PoolCluster::PoolCluster(const std::vector<TraceNode>& nodes, const PoolWorldOpt
     if (rows_.size() <= row) rows_.resize(row + 1);
     Row& r = rows_[row];
     Host h;
+    h.node = index - 1;
+    box_node_[t.name] = index - 1;
+    box_names_.push_back(t.name);
     h.cpu_free = t.cpu_milli;
     h.memory_free = t.memory_mib;
     h.row = row;
@@ -113,8 +116,17 @@ std::vector<std::string> PoolCluster::ModelsToTry(const Row& row, const TracePod
   return out;
 }
 
+size_t PoolCluster::Rack(size_t node) const {
+  return options_.rack_nodes == 0 ? node : node / options_.rack_nodes;
+}
+
 void PoolCluster::Lend(Row& row, Host& host, const std::string& model,
                        const std::vector<manager::GpuRef>& gpus, const TracePod& pod) {
+  const bool in_rack = std::all_of(gpus.begin(), gpus.end(), [&](const manager::GpuRef& g) {
+    const auto box = box_node_.find(g.box);
+    return box != box_node_.end() && Rack(box->second) == Rack(host.node);
+  });
+  ++(in_rack ? in_rack_ : across_racks_);
   for (const manager::GpuRef& g : gpus) {
     row.free.Remove(model, g);
     ++gpus_lent_;
@@ -138,6 +150,9 @@ bool PoolCluster::PlaceShared(const TracePod& pod) {
   }
   if (best_gpu == nullptr) return false;
   best_gpu->free_milli -= pod.gpu_milli;
+  const auto box = box_node_.find(best_gpu->gpu.box);
+  ++(box != box_node_.end() && Rack(box->second) == Rack(best_host->node) ? in_rack_
+                                                                          : across_racks_);
   best_host->cpu_free -= pod.cpu_milli;
   best_host->memory_free -= pod.memory_mib;
   allocated_milli_ += pod.gpu_milli;
@@ -161,8 +176,16 @@ bool PoolCluster::PlaceWithNewGpus(const TracePod& pod) {
       request.count = pod.num_gpu;
       request.policy = options_.gpu_policy;
       request.profile = model;
+      // The scarcity policy asks the manager for the host's own node's box first (its
+      // `prefer`): the nearest GPUs, one switch away.
+      const std::string& own_box = box_names_[hosts_[*h].node];
+      const bool prefer = options_.policy == PoolPolicy::kScarcity;
+      if (prefer) {
+        request.policy = manager::Policy::kPrefer;
+        request.prefer_box = own_box;
+      }
       const manager::PoolResult<std::vector<manager::GpuRef>> chosen =
-          manager::ChooseGpus(row.free, request, false, row.total, kMaxCount);
+          manager::ChooseGpus(row.free, request, prefer, row.total, kMaxCount);
       if (!chosen.ok()) continue;
       Host& host = hosts_[*h];
       Lend(row, host, model, chosen.value(), pod);
@@ -223,6 +246,8 @@ SimRun RunPool(const std::vector<TraceNode>& nodes, const std::vector<TracePod>&
   }
   record.Finish(cluster.gpu_allocated_milli());
   std::tie(run.idle_gpus, run.stranded_gpus) = cluster.IdleAndStranded(TypicalAsk(pods));
+  run.gpu_pods_in_rack = cluster.gpu_pods_in_rack();
+  run.gpu_pods_across_racks = cluster.gpu_pods_across_racks();
   return run;
 }
 

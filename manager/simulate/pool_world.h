@@ -39,6 +39,9 @@ struct PoolWorldOptions {
   // Nodes (hosts and boxes, in the node list's order) per row of racks: a pod's GPUs come from
   // its host's row. 0: the whole hall is one fabric.
   size_t row_nodes = 0;
+  // Nodes per rack, for the placements' reach (in the rack: one switch between host and box;
+  // beyond it: the spine's three). 0: every node a rack of its own.
+  size_t rack_nodes = 8;
 };
 
 class PoolCluster {
@@ -51,6 +54,9 @@ class PoolCluster {
   uint64_t gpu_capacity_milli() const { return capacity_milli_; }
   uint64_t gpu_allocated_milli() const { return allocated_milli_; }
   size_t gpus_lent() const { return gpus_lent_; }
+  // GPU pods placed with all their GPUs in the host's rack, and with some beyond it.
+  size_t gpu_pods_in_rack() const { return in_rack_; }
+  size_t gpu_pods_across_racks() const { return across_racks_; }
   size_t rows() const { return rows_.size(); }
   // GPUs free in the boxes, and of those the ones whose scope has no host with `ask` left.
   std::pair<size_t, size_t> IdleAndStranded(const Ask& ask) const;
@@ -62,6 +68,7 @@ class PoolCluster {
     uint32_t free_milli = 0;
   };
   struct Host {
+    size_t node = 0;  // its place in the hall, as the node list's GPU nodes are numbered
     uint64_t cpu_free = 0;
     uint64_t memory_free = 0;
     size_t row = 0;
@@ -91,6 +98,11 @@ class PoolCluster {
   uint64_t cpu_per_gpu_milli_ = 0;  // the hall's CPU milli per GPU milli (integer part)
   uint64_t allocated_milli_ = 0;
   size_t gpus_lent_ = 0;
+  size_t in_rack_ = 0;
+  size_t across_racks_ = 0;
+  std::map<std::string, size_t> box_node_;  // a box's place in the hall, by its name
+  std::vector<std::string> box_names_;      // ... and its name, by its place
+  size_t Rack(size_t node) const;
 };
 
 // One run of the DxPU world: the same arrivals as the fixed world's run of the same seed.

@@ -45,6 +45,10 @@ struct SimRun {
   // memory of the typical GPU pod (TypicalAsk) left.
   size_t idle_gpus = 0;
   size_t stranded_gpus = 0;
+  // GPU pods placed (the DxPU world) with every GPU in a box of the host's own rack, and with
+  // some GPU farther (across the spine): what the fabric latency of each placement is.
+  size_t gpu_pods_in_rack = 0;
+  size_t gpu_pods_across_racks = 0;
 
   // The curve's point at `percent` arrived, else the last one before it; 0 when none is.
   double AllocatedAt(int percent) const;

@@ -313,6 +313,26 @@ TEST(PoolWorld, StrandedGpus) {
   EXPECT_EQ(rows.IdleAndStranded(typical), (std::pair<size_t, size_t>{9, 7}));
 }
 
+// A placement's reach: GPUs in a box of the host's rack (one switch) or beyond (the spine).
+TEST(PoolWorld, PlacementsInTheHostsRackOrAcrossTheSpine) {
+  const std::vector<TraceNode> nodes = {Node("gpus", 8000, 8, "G2"), Node("cpus", 96000, 2, "T4")};
+  for (size_t rack_nodes : {size_t{1}, size_t{2}}) {
+    PoolCluster pool(nodes, {.rack_nodes = rack_nodes});
+    ASSERT_TRUE(pool.Place(Pod(16000, 4, 1000, {"G2"})));  // host "cpus", GPUs from "gpus"
+    EXPECT_EQ(pool.gpu_pods_in_rack(), rack_nodes == 2 ? 1u : 0u);
+    EXPECT_EQ(pool.gpu_pods_across_racks(), rack_nodes == 2 ? 0u : 1u);
+  }
+  // The scarcity policy asks the manager for the host's own box first; the naive one packs
+  // (the box with the fewest free GPUs that holds the request: the other one).
+  const std::vector<TraceNode> two = {Node("small", 8000, 2, "G2"), Node("big", 96000, 8, "G2")};
+  PoolCluster naive(two, {.policy = PoolPolicy::kNaive, .rack_nodes = 1});
+  ASSERT_TRUE(naive.Place(Pod(90000, 1, 1000)));  // only "big" has the CPUs
+  EXPECT_EQ(naive.gpu_pods_across_racks(), 1u);
+  PoolCluster own(two, {.policy = PoolPolicy::kScarcity, .rack_nodes = 1});
+  ASSERT_TRUE(own.Place(Pod(90000, 1, 1000)));
+  EXPECT_EQ(own.gpu_pods_in_rack(), 1u);
+}
+
 TEST(PoolWorld, SharedPodsShareAGpuTheirHostBorrowed) {
   PoolCluster pool({Node("a", 96000, 8, "G2")}, {});
   EXPECT_TRUE(pool.Place(Pod(1000, 1, 300)));

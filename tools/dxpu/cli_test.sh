@@ -753,7 +753,12 @@ if run "pool simulate sample" 0 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.
         all(r["placed"] + r["refused"] == r["arrivals"] and 0 < r["allocated_milli"] <= r["capacity_milli"]
             and r["arrived_milli"] <= r["capacity_milli"] * 1.3 for r in p["runs"]) and
         0 < p["allocated_percent_at_ratio"]["mean"] <= 100 and len(p["mean_curve"]) > 50
-        for p in d["policies"])'
+        for p in d["policies"]) and
+    d["reference"]["workload"] == "resnet-train" and
+    0 < d["reference"]["overhead_pct_in_rack"] <= d["reference"]["overhead_pct_across_racks"] and
+    0 <= d["policies"][2]["gpu_pods_in_rack_share"] <= 1 and
+    d["reference"]["overhead_pct_in_rack"] <= d["policies"][2]["predicted_overhead_pct"]
+      <= d["reference"]["overhead_pct_across_racks"]'
 fi
 if run "pool simulate text" 0 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.csv" \
     --pods "$tmp/trace/pods.csv" --seeds 2 --policy first-fit --policy dxpu-scarcity \
@@ -762,6 +767,8 @@ if run "pool simulate text" 0 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.cs
   grep_check "pool simulate text" out "^first-fit .*%"
   grep_check "pool simulate text" out "^dxpu-scarcity .*%"
   grep_check "pool simulate text" out "^k8s-default .*%"
+  grep_check "pool simulate text" out "^predicted overhead of resnet-train through DxPU"
+  grep_check "pool simulate text" out "^  dxpu-scarcity: .* in their host's rack"
   checks=$((checks + 1))
   python3 -c 'import sys, xml.etree.ElementTree as E
 r = E.parse(sys.argv[1]).getroot(); n = "{http://www.w3.org/2000/svg}"
@@ -780,6 +787,10 @@ run "pool simulate no such file" 1 "$DXPU" pool simulate --nodes "$tmp/trace/non
   --pods "$tmp/trace/pods.csv"
 run "pool simulate no files" 2 "$DXPU" pool simulate
 run "pool simulate bad policy" 2 "$DXPU" pool simulate --policy worst-fit
+if run "pool simulate unknown reference" 1 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.csv" \
+    --pods "$tmp/trace/pods.csv" --seeds 1 --reference no-such-workload --json; then
+  json_check "pool simulate unknown reference" 'd["error"] == "reference" and "no-such-workload" in d["message"]'
+fi
 
 # --- pool ---------------------------------------------------------------------------------
 # Without a manager: a clear sentence naming the URL, exit 1; bad command lines: exit 2.

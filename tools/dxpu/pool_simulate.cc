@@ -16,12 +16,15 @@
 
 #include "command.h"
 #include "error_report.h"
+#include "lib/cli/options.h"
 #include "manager/simulate/curve_svg.h"
 #include "manager/simulate/fixed_world.h"
 #include "manager/simulate/openb_trace.h"
 #include "manager/simulate/pool_world.h"
 #include "manager/simulate/sample_trace.h"
+#include "perfmodel/model.h"
 #include "progress.h"
+#include "sim-world/replay/workload_traces.h"
 
 namespace dxpu::cli {
 namespace {
@@ -41,7 +44,11 @@ struct SimulateArgs {
   unsigned seeds = 10;
   uint64_t first_seed = 42;
   double ratio = 1.3;
-  size_t row_nodes = 0;     // the DxPU world's fabric scope: nodes per row; 0: the hall
+  size_t row_nodes = 0;   // the DxPU world's fabric scope: nodes per row; 0: the hall
+  size_t rack_nodes = 8;  // ... and its racks, for each placement's reach
+  std::string reference = "resnet-train";  // the workload whose overhead is predicted; "none"
+  std::chrono::nanoseconds fabric_latency = std::chrono::microseconds(1);   // one way, base
+  std::chrono::nanoseconds switch_latency = std::chrono::nanoseconds(500);  // one way, each
   std::string svg;          // a file: the mean curves as a chart
   std::string make_sample;  // a directory: write a sample trace there and stop
   size_t sample_nodes = 64;
@@ -131,12 +138,38 @@ std::string SkippedText(const ps::SkipCounts& s) {
 }
 
 // What was read, for the report.
+// The reference workload's predicted overhead through DxPU, by reach (dxpu model).
+struct Overheads {
+  bool present = false;
+  double in_rack_pct = 0;       // host and box under one switch
+  double across_racks_pct = 0;  // three: the spine between them
+};
+
 struct Trace {
   const ps::NodeList& nodes;
   const ps::PodList& pods;
   size_t gpu_nodes = 0;
   uint64_t gpus = 0;
+  Overheads overheads;
 };
+
+// The share of a policy's GPU placements in the host's rack, and the placements' mean predicted
+// overhead; nullopt for a world without placements through the fabric.
+struct Reach {
+  double in_rack_share = 0;
+  double overhead_pct = 0;
+};
+std::optional<Reach> ReachOf(const PolicyRuns& p, const Overheads& o) {
+  double in_rack = 0;
+  double across = 0;
+  for (const ps::SimRun& r : p.runs) {
+    in_rack += static_cast<double>(r.gpu_pods_in_rack);
+    across += static_cast<double>(r.gpu_pods_across_racks);
+  }
+  if (in_rack + across == 0) return std::nullopt;
+  return Reach{in_rack / (in_rack + across),
+               (in_rack * o.in_rack_pct + across * o.across_racks_pct) / (in_rack + across)};
+}
 
 void PrintJson(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRuns>& results) {
   const ps::NodeList& nodes = t.nodes;
@@ -154,6 +187,14 @@ void PrintJson(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRu
   out["pods"] = {{"file", a.pods}, {"read", pods.rows.size()}, {"skipped", pods.skipped}};
   out["ratio"] = a.ratio;
   out["seeds"] = {{"first", a.first_seed}, {"count", a.seeds}};
+  if (t.overheads.present) {
+    out["reference"] = {{"workload", a.reference},
+                        {"fabric_latency_ns", static_cast<int64_t>(a.fabric_latency.count())},
+                        {"switch_latency_ns", static_cast<int64_t>(a.switch_latency.count())},
+                        {"rack_nodes", a.rack_nodes},
+                        {"overhead_pct_in_rack", t.overheads.in_rack_pct},
+                        {"overhead_pct_across_racks", t.overheads.across_racks_pct}};
+  }
   out["policies"] = nlohmann::json::array();
   for (const PolicyRuns& p : results) {
     nlohmann::json j;
@@ -192,6 +233,10 @@ void PrintJson(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRu
     nlohmann::json curve = nlohmann::json::array();
     for (const auto& [x, y] : MeanCurve(p)) curve.push_back({x, y});
     j["mean_curve"] = curve;
+    if (const std::optional<Reach> reach = ReachOf(p, t.overheads)) {
+      j["gpu_pods_in_rack_share"] = reach->in_rack_share;
+      if (t.overheads.present) j["predicted_overhead_pct"] = reach->overhead_pct;
+    }
     out["policies"].push_back(j);
   }
   std::cout << out.dump(2) << "\n";
@@ -238,6 +283,41 @@ void PrintText(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRu
                "(range); first refusal: the allocation when the first pod found no node, and "
                "how much had arrived; stranded: idle GPUs at the end that no host able to use "
                "them can give the typical GPU pod's CPU and memory (the means)\n";
+  if (!t.overheads.present) return;
+  std::cout << fmt::format(
+      "predicted overhead of {} through DxPU (dxpu model; {} one way and {} per switch): "
+      "host and box in one rack {:+.2f}%, across the spine {:+.2f}%\n",
+      a.reference, FormatDuration(a.fabric_latency), FormatDuration(a.switch_latency),
+      t.overheads.in_rack_pct, t.overheads.across_racks_pct);
+  for (const PolicyRuns& p : results) {
+    if (const std::optional<Reach> reach = ReachOf(p, t.overheads)) {
+      std::cout << fmt::format(
+          "  {}: {:.1f}% of its GPU pods in their host's rack ({} nodes); "
+          "mean predicted overhead {:+.2f}%\n",
+          p.name, reach->in_rack_share * 100, a.rack_nodes, reach->overhead_pct);
+    }
+  }
+}
+
+// The reference workload recorded on the simulator's model GPUs (as `dxpu trace record` does),
+// then `dxpu model`'s prediction at the fabric latency of each reach.
+Overheads PredictOverheads(const SimulateArgs& a, std::string* error) {
+  perfmodel::RecordOptions options;
+  options.workload = a.reference;
+  perfmodel::ReplayResult<std::unique_ptr<perfmodel::TraceRecorder>> recorded =
+      perfmodel::RecordWorkload(options);
+  if (!recorded.ok()) {
+    *error = recorded.error().message;
+    return {};
+  }
+  const perfmodel::Trace workload = recorded.value()->ToTrace(a.reference);
+  const auto predict = [&](int switches) {
+    perfmodel::ModelParams params;
+    params.added_latency_ns = static_cast<double>(a.fabric_latency.count()) +
+                              switches * static_cast<double>(a.switch_latency.count());
+    return perfmodel::Predict(workload, params).overhead_pct;
+  };
+  return {true, predict(1), predict(3)};
 }
 
 int Run(const SimulateArgs& a) {
@@ -276,6 +356,7 @@ int Run(const SimulateArgs& a) {
         ps::PoolWorldOptions world;
         world.policy = *ps::ParsePoolPolicy(name.substr(std::string_view(kDxpuPrefix).size()));
         world.row_nodes = a.row_nodes;
+        world.rack_nodes = a.rack_nodes;
         p.runs.push_back(ps::RunPool(nodes.rows, pods.rows, world, arrivals));
       }
       progress.Update(++done, total);
@@ -302,7 +383,16 @@ int Run(const SimulateArgs& a) {
     if (!out.good())
       return Fail(a, Error{"write", fmt::format("{}: cannot be written", a.svg)}, kExitFailure);
   }
-  const Trace trace{nodes, pods, gpu_nodes, gpus};
+  Trace trace{nodes, pods, gpu_nodes, gpus, {}};
+  const bool any_pool = std::any_of(a.policies.begin(), a.policies.end(), [](const std::string& n) {
+    return n.starts_with(kDxpuPrefix);
+  });
+  if (any_pool && a.reference != "none") {
+    std::string error;
+    trace.overheads = PredictOverheads(a, &error);
+    if (!trace.overheads.present)
+      return Fail(a, Error{"reference", a.reference + ": " + error}, kExitFailure);
+  }
   if (a.json)
     PrintJson(a, trace, results);
   else
@@ -347,6 +437,20 @@ std::function<int()> AddPoolSimulateCommand(CLI::App& pool, CLI::App** app) {
                   "the DxPU world's fabric scope: nodes (hosts and boxes, in the node list's "
                   "order) per row of racks; a pod's GPUs come from its host's row. 0: the hall")
       ->capture_default_str();
+  cmd->add_option("--rack-nodes", a->rack_nodes,
+                  "nodes per rack in the DxPU world: a placement whose GPUs are in its host's "
+                  "rack crosses one switch, others three (the spine)")
+      ->capture_default_str();
+  cmd->add_option("--reference", a->reference,
+                  "the workload whose overhead through DxPU is predicted for the placements "
+                  "(dxpu model on the simulator's recording of it: dxpu trace list), or none")
+      ->capture_default_str();
+  AddBoundedDuration(*cmd, "--fabric-latency", &a->fabric_latency,
+                     "the fabric's one-way latency besides switches (proxies, cables)",
+                     {std::chrono::nanoseconds(0), std::chrono::milliseconds(1)});
+  AddBoundedDuration(*cmd, "--switch-latency", &a->switch_latency,
+                     "one way, each switch between host and box",
+                     {std::chrono::nanoseconds(0), std::chrono::milliseconds(1)});
   cmd->add_option("--svg", a->svg,
                   "also write the mean curves (GPUs allocated as requests arrive, a line per "
                   "policy, the first refusal marked) to this SVG file");
