@@ -71,18 +71,32 @@ std::optional<size_t> PoolCluster::TightestHost(const Row& row, const TracePod& 
   uint64_t wanted = pod.cpu_milli;
   if (options_.policy == PoolPolicy::kScarcity && pod.shares_a_gpu())
     wanted += (kMilliPerGpu - pod.gpu_milli) * cpu_per_gpu_milli_;
+  // And it prefers a host whose own box still holds the pod's GPUs: the nearest GPUs.
+  const bool local_first = options_.policy == PoolPolicy::kScarcity && pod.num_gpu > 0;
+  const auto own_box_holds = [&](const Host& host) {
+    return std::ranges::any_of(row.free.by_profile(), [&](const auto& profile) {
+      if (!Allows(pod, profile.first)) return false;
+      const auto box = profile.second.find(box_names_[host.node]);
+      return box != profile.second.end() && box->second.size() >= pod.num_gpu;
+    });
+  };
   std::optional<size_t> tightest;
+  std::optional<size_t> tightest_local;
   std::optional<size_t> roomiest;
+  const auto tighter = [&](size_t h, const std::optional<size_t>& than) {
+    return !than || hosts_[h].cpu_free < hosts_[*than].cpu_free ||
+           (hosts_[h].cpu_free == hosts_[*than].cpu_free &&
+            hosts_[h].memory_free < hosts_[*than].memory_free);
+  };
   for (size_t h : row.hosts) {
     const Host& host = hosts_[h];
     if (host.cpu_free < pod.cpu_milli || host.memory_free < pod.memory_mib) continue;
     if (!roomiest || host.cpu_free > hosts_[*roomiest].cpu_free) roomiest = h;
     if (host.cpu_free < wanted) continue;
-    if (!tightest || host.cpu_free < hosts_[*tightest].cpu_free ||
-        (host.cpu_free == hosts_[*tightest].cpu_free &&
-         host.memory_free < hosts_[*tightest].memory_free))
-      tightest = h;
+    if (tighter(h, tightest)) tightest = h;
+    if (local_first && tighter(h, tightest_local) && own_box_holds(host)) tightest_local = h;
   }
+  if (tightest_local) return tightest_local;
   return tightest ? tightest : roomiest;
 }
 

@@ -27,7 +27,9 @@ namespace dxpu::poolsim {
 // How a pod's host and GPUs are chosen.
 enum class PoolPolicy : uint8_t {
   kNaive,    // the host that fits tightest; GPUs of any allowed model, the most plentiful first
-  kScarcity  // the same, but a pod that may use a plentiful model leaves the scarce ones alone
+  kScarcity  // the same, but: the models constrained pods want least first; a host with room
+             // for the rest of a shared GPU's pods; a host whose own box holds the pod's GPUs
+             // first, and that box asked for first (docs/pool-simulate.md)
 };
 
 std::string_view PoolPolicyName(PoolPolicy policy);  // "naive", "scarcity"
