@@ -49,6 +49,7 @@ PoolCluster::PoolCluster(const std::vector<TraceNode>& nodes, const PoolWorldOpt
     h.node = index - 1;
     box_node_[t.name] = index - 1;
     box_names_.push_back(t.name);
+    box_gpus_.push_back(t.gpus);
     h.cpu_free = t.cpu_milli;
     h.memory_free = t.memory_mib;
     h.row = row;
@@ -77,7 +78,10 @@ std::optional<size_t> PoolCluster::TightestHost(const Row& row, const TracePod& 
     return std::ranges::any_of(row.free.by_profile(), [&](const auto& profile) {
       if (!Allows(pod, profile.first)) return false;
       const auto box = profile.second.find(box_names_[host.node]);
-      return box != profile.second.end() && box->second.size() >= pod.num_gpu;
+      if (box == profile.second.end() || box->second.size() < pod.num_gpu) return false;
+      // A whole free box stays whole for a pod that wants most of it.
+      const size_t free = box->second.size();
+      return free < box_gpus_[host.node] || 2 * size_t{pod.num_gpu} > free;
     });
   };
   std::optional<size_t> tightest;

@@ -104,6 +104,7 @@ class PoolCluster {
   size_t across_racks_ = 0;
   std::map<std::string, size_t> box_node_;  // a box's place in the hall, by its name
   std::vector<std::string> box_names_;      // ... and its name, by its place
+  std::vector<uint32_t> box_gpus_;          // ... and its GPUs, by its place
   size_t Rack(size_t node) const;
 };
 
