@@ -333,6 +333,18 @@ TEST(PoolWorld, PlacementsInTheHostsRackOrAcrossTheSpine) {
   EXPECT_EQ(own.gpu_pods_in_rack(), 1u);
 }
 
+// The scarcity policy keeps a wholly free box whole for a pod that wants most of it: the small
+// pod goes beside the GPUs already lent, the 8-GPU pod then finds its host's box whole.
+TEST(PoolWorld, ScarcityKeepsWholeBoxesForBigPods) {
+  PoolCluster pool({Node("a", 20000, 8, "G2"), Node("b", 200000, 8, "G2")},
+                   {.policy = PoolPolicy::kScarcity, .rack_nodes = 1});
+  ASSERT_TRUE(pool.Place(Pod(150000, 1, 1000)));  // only b has the CPUs: b's box
+  ASSERT_TRUE(pool.Place(Pod(10000, 1, 1000)));   // a is tighter, but its box is whole: b
+  ASSERT_TRUE(pool.Place(Pod(10000, 8, 1000)));   // a's whole box, on host a
+  EXPECT_EQ(pool.gpu_pods_in_rack(), 3u);
+  EXPECT_EQ(pool.gpu_pods_across_racks(), 0u);
+}
+
 TEST(PoolWorld, SharedPodsShareAGpuTheirHostBorrowed) {
   PoolCluster pool({Node("a", 96000, 8, "G2")}, {});
   EXPECT_TRUE(pool.Place(Pod(1000, 1, 300)));
