@@ -345,6 +345,30 @@ TEST(PoolWorld, ScarcityKeepsWholeBoxesForBigPods) {
   EXPECT_EQ(pool.gpu_pods_across_racks(), 0u);
 }
 
+// The scarcity policy's other two rules, each against the naive policy on the same pods.
+TEST(PoolWorld, ScarcityLeavesTheModelsConstrainedPodsWant) {
+  const std::vector<TraceNode> nodes = {Node("a", 96000, 8, "T4"), Node("b", 96000, 2, "G2")};
+  for (PoolPolicy policy : {PoolPolicy::kNaive, PoolPolicy::kScarcity}) {
+    PoolCluster pool(nodes, {.policy = policy});
+    ASSERT_TRUE(pool.Place(Pod(1000, 1, 1000, {"T4"})));  // T4s are wanted by name
+    ASSERT_TRUE(pool.Place(Pod(1000, 1, 1000)));          // any model: naive takes the most free
+    // Seven T4s for the next T4-only pod only if the unconstrained one took a G2.
+    EXPECT_EQ(pool.Place(Pod(1000, 7, 1000, {"T4"})), policy == PoolPolicy::kScarcity)
+        << PoolPolicyName(policy);
+  }
+}
+
+TEST(PoolWorld, ScarcityStartsASharedGpuWhereItsRestCanBeUsed) {
+  const std::vector<TraceNode> nodes = {Node("a", 3000, 8, "G2"), Node("b", 96000, 8, "G2")};
+  for (PoolPolicy policy : {PoolPolicy::kNaive, PoolPolicy::kScarcity}) {
+    PoolCluster pool(nodes, {.policy = policy});
+    ASSERT_TRUE(pool.Place(Pod(1000, 1, 500)));  // naive: the tightest host, a
+    ASSERT_TRUE(pool.Place(Pod(2500, 1, 500)));  // shares the first GPU only if a is not its host
+    EXPECT_EQ(pool.gpus_lent(), policy == PoolPolicy::kScarcity ? 1u : 2u)
+        << PoolPolicyName(policy);
+  }
+}
+
 TEST(PoolWorld, SharedPodsShareAGpuTheirHostBorrowed) {
   PoolCluster pool({Node("a", 96000, 8, "G2")}, {});
   EXPECT_TRUE(pool.Place(Pod(1000, 1, 300)));
