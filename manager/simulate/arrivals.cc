@@ -5,23 +5,13 @@
 
 namespace dxpu::poolsim {
 
-uint64_t Rng::Below(uint64_t n) {
-  // Rejection: the largest multiple of n that fits, so every remainder is equally likely.
-  const uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-  uint64_t x = 0;
-  do {
-    x = engine_();
-  } while (x >= limit);
-  return x % n;
-}
-
 std::vector<size_t> FgdArrivals(const std::vector<TracePod>& pods, uint64_t capacity_milli,
                                 const ArrivalOptions& options) {
   std::vector<size_t> order(pods.size());
   if (pods.empty()) return order;
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   Rng rng(options.seed);
-  rng.Shuffle(order);
+  Shuffle(rng, order);
   const auto target =
       static_cast<uint64_t>(std::llround(options.ratio * static_cast<double>(capacity_milli)));
   uint64_t total = 0;
@@ -31,7 +21,7 @@ std::vector<size_t> FgdArrivals(const std::vector<TracePod>& pods, uint64_t capa
     // gets there: it arrives once.
     if (total == 0) return order;
     while (order.size() < kMaxArrivals) {
-      const size_t i = rng.Below(pods.size());
+      const size_t i = rng.Uniform(pods.size());
       if (total + pods[i].total_gpu_milli() > target) break;
       total += pods[i].total_gpu_milli();
       order.push_back(i);
@@ -40,7 +30,7 @@ std::vector<size_t> FgdArrivals(const std::vector<TracePod>& pods, uint64_t capa
   }
   // Down: random pods out until the rest fits.
   while (total > target && !order.empty()) {
-    const size_t at = rng.Below(order.size());
+    const size_t at = rng.Uniform(order.size());
     total -= pods[order[at]].total_gpu_milli();
     order.erase(order.begin() + static_cast<std::ptrdiff_t>(at));
   }

@@ -8,29 +8,22 @@
 #define DXPU_MANAGER_SIMULATE_ARRIVALS_H_
 
 #include <cstdint>
-#include <random>
+#include <utility>
 #include <vector>
 
 #include "manager/simulate/openb_trace.h"
+#include "sim/rng.h"
 
 namespace dxpu::poolsim {
 
-// A seeded generator whose draws are the same with every standard library (std::mt19937_64
-// is specified bit for bit; the distributions are not, so none is used).
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : engine_(seed) {}
-  // Uniform in [0, n), n > 0.
-  uint64_t Below(uint64_t n);
-  // The elements in a uniformly random order (Fisher-Yates).
-  template <typename T>
-  void Shuffle(std::vector<T>& v) {
-    for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[Below(i)]);
-  }
+// The simulator's seeded generator (lib/sim/rng.h): the same draws on every machine.
+using Rng = sim::Rng;
 
- private:
-  std::mt19937_64 engine_;
-};
+// The elements in a uniformly random order (Fisher-Yates, rng's draws).
+template <typename T>
+void Shuffle(Rng& rng, std::vector<T>& v) {
+  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.Uniform(i)]);
+}
 
 struct ArrivalOptions {
   double ratio = 1.3;  // GPU milli asked for, over the cluster's GPU milli

@@ -51,7 +51,7 @@ FixedCluster::FixedCluster(const std::vector<TraceNode>& nodes, Rng& rng) : rng_
   }
   std::vector<uint32_t> ranks(nodes_.size());
   for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<uint32_t>(i);
-  rng_.Shuffle(ranks);
+  Shuffle(rng_, ranks);
   for (size_t i = 0; i < nodes_.size(); ++i) nodes_[i].rank = ranks[i];
 }
 
@@ -102,7 +102,7 @@ void FixedCluster::Take(Node& n, const TracePod& pod, bool random_gpu) {
       if (n.gpu_free[g] >= pod.gpu_milli) holding.push_back(g);
     size_t g = holding.front();
     if (random_gpu) {
-      g = holding[rng_.Below(holding.size())];
+      g = holding[rng_.Uniform(holding.size())];
     } else {
       for (size_t h : holding)
         if (n.gpu_free[h] < n.gpu_free[g]) g = h;  // the fullest; the lowest-numbered of equals
@@ -155,7 +155,7 @@ std::optional<size_t> FixedCluster::Place(const TracePod& pod, FixedPolicy polic
       std::vector<size_t> fit;
       for (size_t i = 0; i < nodes_.size(); ++i)
         if (Fits(nodes_[i], pod)) fit.push_back(i);
-      if (!fit.empty()) chosen = fit[rng_.Below(fit.size())];
+      if (!fit.empty()) chosen = fit[rng_.Uniform(fit.size())];
       break;
     }
     case FixedPolicy::kFirstFit: {

@@ -4,20 +4,14 @@
 #include <tuple>
 
 namespace dxpu::poolsim {
-namespace {
-
-// The cluster's draws (tie-break order, random-fit) apart from the arrivals' own.
-constexpr uint64_t kClusterSeedSalt = 0x9e37'79b9'7f4a'7c15;
-
-}  // namespace
-
 SimRun RunFixed(const std::vector<TraceNode>& nodes, const std::vector<TracePod>& pods,
                 FixedPolicy policy, const ArrivalOptions& arrivals) {
   SimRun run;
   run.seed = arrivals.seed;
   run.world = "fixed";
   run.policy = FixedPolicyName(policy);
-  Rng rng(arrivals.seed ^ kClusterSeedSalt);
+  // The cluster's draws (tie-break order, random-fit) a stream apart from the arrivals' own.
+  Rng rng = Rng(arrivals.seed).Fork(1);
   FixedCluster cluster(nodes, rng);
   RunRecorder record(run, cluster.gpu_capacity_milli());
   for (size_t i : FgdArrivals(pods, cluster.gpu_capacity_milli(), arrivals)) {

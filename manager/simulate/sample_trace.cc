@@ -36,8 +36,6 @@ constexpr std::array<std::string_view, 5> kSpecs = {"T4", "G2", "V100M16|V100M32
                                                     "G2|V100M32"};
 constexpr std::array<uint32_t, 3> kMultiGpus = {2, 4, 8};
 
-uint64_t Between(Rng& rng, uint64_t lo, uint64_t hi) { return lo + rng.Below(hi - lo + 1); }
-
 }  // namespace
 
 SampleTrace MakeSampleTrace(const SampleOptions& options) {
@@ -45,7 +43,7 @@ SampleTrace MakeSampleTrace(const SampleOptions& options) {
   SampleTrace out;
   out.node_csv = "sn,cpu_milli,memory_mib,gpu,model\n";
   for (size_t i = 0; i < options.nodes; ++i) {
-    uint64_t pick = rng.Below(100);
+    uint64_t pick = rng.Uniform(100);
     const NodeShape* shape = &kShapes.back();
     for (const NodeShape& s : kShapes) {
       if (pick < s.weight) {
@@ -62,26 +60,26 @@ SampleTrace MakeSampleTrace(const SampleOptions& options) {
       "deletion_time,scheduled_time\n";
   uint64_t now = 0;
   for (size_t i = 0; i < options.pods; ++i) {
-    const uint64_t kind = rng.Below(100);  // 13 CPU only, 38 shared, 48 one GPU, 1 several
+    const uint64_t kind = rng.Uniform(100);  // 13 CPU only, 38 shared, 48 one GPU, 1 several
     uint32_t num_gpu = 0;
     uint32_t gpu_milli = 0;
     if (kind >= 13 && kind < 51) {
       num_gpu = 1;
-      gpu_milli = kShares[rng.Below(kShares.size())];
+      gpu_milli = kShares[rng.Uniform(kShares.size())];
     } else if (kind >= 51 && kind < 99) {
       num_gpu = 1;
       gpu_milli = 1000;
     } else if (kind >= 99) {
-      num_gpu = kMultiGpus[rng.Below(kMultiGpus.size())];
+      num_gpu = kMultiGpus[rng.Uniform(kMultiGpus.size())];
       gpu_milli = 1000;
     }
-    const uint64_t cpu = Between(rng, 1, num_gpu == 0 ? 32 : 12 * std::max(num_gpu, 1u)) * 1000;
-    const uint64_t memory = Between(rng, 1, 16) * 4096;
+    const uint64_t cpu = rng.Range(1, num_gpu == 0 ? 32 : 12 * std::max(num_gpu, 1u)) * 1000;
+    const uint64_t memory = rng.Range(1, 16) * 4096;
     std::string_view spec;
-    if (num_gpu > 0 && static_cast<double>(rng.Below(1000)) < options.constrained * 1000)
-      spec = kSpecs[rng.Below(kSpecs.size())];
-    now += rng.Below(600);
-    const uint64_t deleted = now + 60 + rng.Below(86400);
+    if (num_gpu > 0 && static_cast<double>(rng.Uniform(1000)) < options.constrained * 1000)
+      spec = kSpecs[rng.Uniform(kSpecs.size())];
+    now += rng.Uniform(600);
+    const uint64_t deleted = now + 60 + rng.Uniform(86400);
     out.pod_csv += fmt::format("sample-pod-{:05d},{},{},{},{},{},LS,Running,{},{},{}\n", i, cpu,
                                memory, num_gpu, gpu_milli, spec, now, deleted, now);
   }

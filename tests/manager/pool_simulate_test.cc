@@ -171,13 +171,6 @@ TEST(Arrivals, ATraceThatAsksForMoreLosesPodsAtRandom) {
   EXPECT_TRUE(FgdArrivals({}, 1000, {}).empty());
 }
 
-TEST(Arrivals, RngBelowIsUniformEnough) {
-  Rng rng(1);
-  std::vector<int> counts(6, 0);
-  for (int i = 0; i < 60000; ++i) ++counts[rng.Below(6)];
-  for (int c : counts) EXPECT_NEAR(c, 10000, 500);
-}
-
 // ---- fixed servers ----
 
 TraceNode Node(std::string name, uint64_t cpu, uint32_t gpus, std::string model) {

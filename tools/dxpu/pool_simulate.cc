@@ -172,19 +172,15 @@ std::optional<Reach> ReachOf(const PolicyRuns& p, const Overheads& o) {
 }
 
 void PrintJson(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRuns>& results) {
-  const ps::NodeList& nodes = t.nodes;
-  const ps::PodList& pods = t.pods;
-  const size_t gpu_nodes = t.gpu_nodes;
-  const uint64_t gpus = t.gpus;
   const int at = static_cast<int>(std::lround(a.ratio * 100));
   nlohmann::json out;
   out["world"] = "fixed";
   out["nodes"] = {{"file", a.nodes},
-                  {"read", nodes.rows.size()},
-                  {"with_gpus", gpu_nodes},
-                  {"gpus", gpus},
-                  {"skipped", nodes.skipped}};
-  out["pods"] = {{"file", a.pods}, {"read", pods.rows.size()}, {"skipped", pods.skipped}};
+                  {"read", t.nodes.rows.size()},
+                  {"with_gpus", t.gpu_nodes},
+                  {"gpus", t.gpus},
+                  {"skipped", t.nodes.skipped}};
+  out["pods"] = {{"file", a.pods}, {"read", t.pods.rows.size()}, {"skipped", t.pods.skipped}};
   out["ratio"] = a.ratio;
   out["seeds"] = {{"first", a.first_seed}, {"count", a.seeds}};
   if (t.overheads.present) {
@@ -244,16 +240,12 @@ void PrintJson(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRu
 
 void PrintText(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRuns>& results) {
   const int at = static_cast<int>(std::lround(a.ratio * 100));
-  const size_t gpu_nodes = t.gpu_nodes;
-  const uint64_t gpus = t.gpus;
-  const ps::NodeList& nodes = t.nodes;
-  const ps::PodList& pods = t.pods;
   std::cout << fmt::format(
       "the cluster: {} nodes with GPUs ({} GPUs) from {}; {} pods from {}\n"
       "skipped: nodes {}; pods {}\n"
       "{} seeds from {}; pods arrive until their GPU requests reach {:.0f}% of the GPUs\n",
-      gpu_nodes, gpus, a.nodes, pods.rows.size(), a.pods, SkippedText(nodes.skipped),
-      SkippedText(pods.skipped), a.seeds, a.first_seed, a.ratio * 100);
+      t.gpu_nodes, t.gpus, a.nodes, t.pods.rows.size(), a.pods, SkippedText(t.nodes.skipped),
+      SkippedText(t.pods.skipped), a.seeds, a.first_seed, a.ratio * 100);
   std::cout << fmt::format("{:<14} {:>22} {:>24} {:>7} {:>7} {:>9}\n", "policy",
                            fmt::format("allocated at {}%", at), "first refusal (arrived)", "placed",
                            "refused", "stranded");
