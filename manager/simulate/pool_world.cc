@@ -52,7 +52,6 @@ PoolCluster::PoolCluster(const std::vector<TraceNode>& nodes, const PoolWorldOpt
     box_gpus_.push_back(t.gpus);
     h.cpu_free = t.cpu_milli;
     h.memory_free = t.memory_mib;
-    h.row = row;
     r.hosts.push_back(hosts_.size());
     hosts_.push_back(std::move(h));
     for (uint32_t g = 0; g < t.gpus; ++g) r.free.Add(t.model, {t.name, static_cast<uint16_t>(g)});
@@ -180,10 +179,13 @@ bool PoolCluster::PlaceShared(const TracePod& pod) {
 bool PoolCluster::PlaceWithNewGpus(const TracePod& pod) {
   // Rows with the most free GPUs first (one row: the hall).
   std::vector<size_t> order(rows_.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return rows_[a].free.Count("") > rows_[b].free.Count("");
-  });
+  std::vector<size_t> free(rows_.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+    free[i] = rows_[i].free.Count("");
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return free[a] > free[b]; });
   for (size_t r : order) {
     Row& row = rows_[r];
     const std::optional<size_t> h = TightestHost(row, pod);

@@ -73,7 +73,6 @@ class PoolCluster {
     size_t node = 0;  // its place in the hall, as the node list's GPU nodes are numbered
     uint64_t cpu_free = 0;
     uint64_t memory_free = 0;
-    size_t row = 0;
     std::vector<Borrowed> gpus;  // what its pods share
   };
   struct Row {
