@@ -34,9 +34,9 @@ PoolError Forbidden(const Identity& who, std::string_view method, std::string_vi
 // The paths a host may use; what is its own is checked by the handlers.
 bool HostMayUse(std::string_view method, std::string_view path) {
   if (method == "GET") {
-    return path == "/healthz" || path == "/v1/status" || path == "/v1/allocations" ||
-           path.starts_with("/v1/allocations/") || path == "/v1/hosts" ||
-           path.starts_with("/v1/hosts/");
+    return path == "/healthz" || path == "/v1/leader" || path == "/v1/status" ||
+           path == "/v1/allocations" || path.starts_with("/v1/allocations/") ||
+           path == "/v1/hosts" || path.starts_with("/v1/hosts/");
   }
   if (method == "POST") return path == "/v1/allocations" || path == "/v1/hosts";
   if (method == "DELETE") return path.starts_with("/v1/allocations/");
@@ -104,17 +104,22 @@ PoolError NotYours(const Identity& who, const std::string& what) {
 
 void InstallAccessGate(
     httplib::Server& server, RouteRule rule, std::atomic<uint64_t>* refused,
-    std::function<void(const httplib::Request&, const httplib::Response&)> refused_hook) {
-  server.set_pre_routing_handler([rule = std::move(rule), refused, hook = std::move(refused_hook)](
-                                     const httplib::Request& req, httplib::Response& res) {
-    const std::optional<PoolError> no = rule(IdentityOf(req), req.method, req.path);
-    if (!no) return httplib::Server::HandlerResponse::Unhandled;
-    res.status = HttpStatusOf(no->kind);
-    res.set_content(ToJson(*no).dump(2) + "\n", "application/json");
-    refused->fetch_add(1, std::memory_order_relaxed);
-    if (hook) hook(req, res);
-    return httplib::Server::HandlerResponse::Handled;
-  });
+    std::function<void(const httplib::Request&, const httplib::Response&)> refused_hook,
+    std::function<bool(const httplib::Request&, httplib::Response&)> admitted) {
+  server.set_pre_routing_handler(
+      [rule = std::move(rule), refused, hook = std::move(refused_hook),
+       admitted = std::move(admitted)](const httplib::Request& req, httplib::Response& res) {
+        const std::optional<PoolError> no = rule(IdentityOf(req), req.method, req.path);
+        if (!no) {
+          return admitted && admitted(req, res) ? httplib::Server::HandlerResponse::Handled
+                                                : httplib::Server::HandlerResponse::Unhandled;
+        }
+        res.status = HttpStatusOf(no->kind);
+        res.set_content(ToJson(*no).dump(2) + "\n", "application/json");
+        refused->fetch_add(1, std::memory_order_relaxed);
+        if (hook) hook(req, res);
+        return httplib::Server::HandlerResponse::Handled;
+      });
 }
 
 }  // namespace dxpu::manager

@@ -55,10 +55,13 @@ PoolError NotYours(const Identity& who, const std::string& what);
 using RouteRule =
     std::function<std::optional<PoolError>(const Identity&, std::string_view, std::string_view)>;
 // Refuses on `server`, before routing, what `rule` refuses, with the error's JSON; counts each
-// refusal in *refused and calls `refused_hook` (may be empty) after the answer is set.
+// refusal in *refused and calls `refused_hook` (may be empty) after the answer is set. A
+// request the rule admits is then given to `admitted` (may be empty), which may answer it
+// itself (returns true: not routed), e.g. a standby manager sending the client to its leader.
 void InstallAccessGate(
     httplib::Server& server, RouteRule rule, std::atomic<uint64_t>* refused,
-    std::function<void(const httplib::Request&, const httplib::Response&)> refused_hook = {});
+    std::function<void(const httplib::Request&, const httplib::Response&)> refused_hook = {},
+    std::function<bool(const httplib::Request&, httplib::Response&)> admitted = {});
 
 }  // namespace dxpu::manager
 

@@ -84,7 +84,10 @@ std::string NewBootId() {
 }  // namespace
 
 AgentService::AgentService(AgentOptions options, std::unique_ptr<AttachBackend> backend)
-    : options_(std::move(options)), backend_(std::move(backend)), boot_id_(NewBootId()) {}
+    : options_(std::move(options)),
+      managers_(options_.manager),
+      backend_(std::move(backend)),
+      boot_id_(NewBootId()) {}
 
 AgentService::~AgentService() {
   {
@@ -155,10 +158,6 @@ void AgentService::MaybeCrash(const std::string& gpu) {
 }
 
 AgentService::Registration AgentService::Register(std::string* why) {
-  const std::unique_ptr<httplib::Client> client =
-      MakeClient(options_.manager, options_.tls, "manager");
-  client->set_connection_timeout(std::chrono::seconds(2));
-  client->set_read_timeout(std::chrono::seconds(5));
   const json body = {{"id", options_.id},
                      {"node_id", fmt::format("{:#x}", options_.node_id)},
                      {"agent", options_.advertise},
@@ -166,27 +165,42 @@ AgentService::Registration AgentService::Register(std::string* why) {
                      {"boot_id", boot_id_},
                      {"heartbeat_ms", options_.heartbeat_ms},
                      {"fabric_key", options_.fabric_key}};
-  httplib::Result res = client->Post("/v1/hosts", body.dump(), "application/json");
-  if (!res) {
-    *why = fmt::format("no answer from the manager at {} ({})", options_.manager,
-                       httplib::to_string(res.error()));
-    return Registration::kNoAnswer;
+  // Each manager it knows once, following a standby to the leader it names.
+  for (size_t asked = 0; asked <= managers_.size(); ++asked) {
+    const std::string url = managers_.Current();
+    const std::unique_ptr<httplib::Client> client = MakeClient(url, options_.tls, "manager");
+    client->set_connection_timeout(std::chrono::seconds(2));
+    client->set_read_timeout(std::chrono::seconds(5));
+    httplib::Result res = client->Post("/v1/hosts", body.dump(), "application/json");
+    if (!res) {
+      *why = fmt::format("no answer from the manager at {} ({})", url,
+                         httplib::to_string(res.error()));
+      managers_.Next();
+      continue;
+    }
+    if (res->status == 200) return Registration::kOk;
+    if (const std::string leader = LeaderNamedBy(res->status, res->body); !leader.empty()) {
+      *why = fmt::format("the manager at {} is a standby; its leader is {}", url, leader);
+      managers_.Follow(leader);
+      continue;
+    }
+    // The manager's {"error", "message"}, on one line; anything else: its status alone.
+    const json j = json::parse(res->body, nullptr, false);
+    std::string reason = fmt::format("HTTP {}", res->status);
+    if (j.is_object() && j.contains("error") && j["error"].is_string() && j.contains("message") &&
+        j["message"].is_string()) {
+      reason = j["error"].get<std::string>() + ": " + j["message"].get<std::string>();
+    }
+    for (char& c : reason) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    *why = fmt::format("the manager at {} refused to register host '{}' (node {:#x}): {}", url,
+                       options_.id, options_.node_id, reason);
+    // 5xx: the manager cannot now (its store, no leader); 4xx: it never will like this.
+    if (res->status < 500) return Registration::kRefused;
+    managers_.Next();
   }
-  if (res->status == 200) return Registration::kOk;
-  // The manager's {"error", "message"}, on one line; anything else: its status alone.
-  const json j = json::parse(res->body, nullptr, false);
-  std::string reason = fmt::format("HTTP {}", res->status);
-  if (j.is_object() && j.contains("error") && j["error"].is_string() && j.contains("message") &&
-      j["message"].is_string()) {
-    reason = j["error"].get<std::string>() + ": " + j["message"].get<std::string>();
-  }
-  for (char& c : reason) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  *why = fmt::format("the manager at {} refused to register host '{}' (node {:#x}): {}",
-                     options_.manager, options_.id, options_.node_id, reason);
-  // 5xx: the manager cannot now (its store); 4xx: it never will with this configuration.
-  return res->status >= 500 ? Registration::kNoAnswer : Registration::kRefused;
+  return Registration::kNoAnswer;
 }
 
 void AgentService::StartRegistration() {
@@ -214,7 +228,7 @@ void AgentService::RegistrationLoop() {
           "agent: registered{} as host '{}' (node {:#x}, {} mode, boot {}) with the "
           "manager at {}",
           ever ? " again" : "", options_.id, options_.node_id, backend_->mode(), boot_id_,
-          options_.manager);
+          managers_.Current());
       ever = true;
     }
     int wait_ms = options_.heartbeat_ms;

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "manager/agent_backend.h"
+#include "manager/leader_redirect.h"
 #include "manager/tls.h"
 
 namespace httplib {
@@ -26,8 +27,10 @@ class Server;
 namespace dxpu::manager {
 
 struct AgentOptions {
-  std::string id;         // the host's name in the pool
-  uint64_t node_id = 0;   // its DxFP node ID
+  std::string id;        // the host's name in the pool
+  uint64_t node_id = 0;  // its DxFP node ID
+  // The manager's API, or its replicas' (comma-separated): a standby's answer sends the agent
+  // to the leader (leader_redirect.h).
   std::string manager;    // "http://127.0.0.1:17490"
   std::string advertise;  // the URL the manager calls this agent at
   // This host's certificate (CN host:NAME) towards an https:// manager and the pool's CA.
@@ -70,6 +73,7 @@ class AgentService {
   void MaybeCrash(const std::string& gpu);
 
   AgentOptions options_;
+  ManagerUrls managers_;  // the registration thread's alone
   std::unique_ptr<AttachBackend> backend_;
   std::string boot_id_;
   std::mutex calls_;                             // one attach or detach at a time

@@ -161,10 +161,18 @@ int RunOneShot(bool attach, const OneShot& o, const std::string& level) {
   return 0;
 }
 
-// "http://HOST:PORT[/PATH]" (https too): "" when it is one, else what is wrong with it.
-std::string CheckUrl(const std::string& option, const std::string& url, const char* example) {
-  if (ParseHttpUrl(url)) return "";
-  return fmt::format("{} '{}' is not a URL such as {} (http://HOST:PORT)", option, url, example);
+// "http://HOST:PORT[/PATH]" (https too), or several comma-separated: "" when each is one, else
+// what is wrong.
+std::string CheckUrl(const std::string& option, const std::string& list, const char* example) {
+  const std::vector<std::string> urls = SplitUrls(list);
+  if (urls.empty()) return fmt::format("{} is empty; give a URL such as {}", option, example);
+  for (const std::string& url : urls) {
+    if (!ParseHttpUrl(url)) {
+      return fmt::format("{} '{}' is not a URL such as {} (http://HOST:PORT)", option, url,
+                         example);
+    }
+  }
+  return "";
 }
 
 // The daemon's own flags (AgentOptions holds the rest).
@@ -216,7 +224,7 @@ int RunDaemon(AgentOptions o, const DaemonFlags& f) {
       return 1;
     }
   }
-  if (o.manager.starts_with("https://") && o.tls.cert.empty()) {
+  if (o.manager.find("https://") != std::string::npos && o.tls.cert.empty()) {
     spdlog::error(
         "--manager {} is HTTPS: it takes this host's client certificate (CN host:{}): give "
         "--tls-cert, --tls-key and --tls-ca",
@@ -312,7 +320,10 @@ int Main(int argc, char** argv) {
   app.add_option("--node-id", f.node,
                  "this host's DxFP node ID (what bridges assign GPUs to); required, but for "
                  "attach and detach");
-  app.add_option("--manager", o.manager, "the manager's API")->capture_default_str();
+  app.add_option("--manager", o.manager,
+                 "the manager's API; replicas on etcd: each one's, comma-separated (a standby "
+                 "sends the agent to the leader)")
+      ->capture_default_str();
   app.add_option("--fabric-key", f.fabric_key,
                  "userspace mode: this host's fabric secret key file (dxpu keygen); its public "
                  "half is registered, and the manager lets the host reach the bridges of its GPUs "

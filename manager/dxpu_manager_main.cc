@@ -23,9 +23,12 @@
 #include "lib/cli/options.h"
 #include "lib/util/errno_text.h"
 #include "manager/http_limits.h"
+#include "manager/leader_redirect.h"
 #include "manager/manager_service.h"
+#include "manager/replica.h"
 #include "manager/rest_api.h"
 #include "manager/serve_until_signal.h"
+#include "manager/service_slot.h"
 #include "manager/sqlite_store.h"
 #include "manager/tls_options.h"
 
@@ -66,6 +69,12 @@ int LockDatabase(const std::string& db, std::string* error) {
     // The lock holds anyway; only the PID in messages is missing.
   }
   return fd;
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "manager";
+  return name;
 }
 
 // What the daemon cannot honour, said before it starts: "" when the configuration is usable.
@@ -115,6 +124,132 @@ void AddTimingOptions(CLI::App& app, std::chrono::nanoseconds* attach,
                                 DurationUnit::kSeconds);
 }
 
+// --etcd and what goes with it: the pool's state in etcd, this process one replica of several.
+struct EtcdFlags {
+  std::string endpoints;  // "http://10.0.0.1:2379,http://10.0.0.2:2379"
+  std::string prefix = "/dxpu";
+  std::string replica;
+  std::string advertise;
+  std::chrono::nanoseconds ttl = std::chrono::seconds(5);
+  dxpu::manager::TlsFiles tls;
+  int64_t max_txn_ops = 128;
+};
+
+void AddEtcdOptions(CLI::App& app, EtcdFlags* e) {
+  const std::string group = "Replicated (etcd)";
+  app.add_option("--etcd", e->endpoints,
+                 "keep the pool in etcd instead of --db: the members' client URLs, comma-"
+                 "separated; this process is then one replica of the manager, leading when "
+                 "elected (docs/manager.md \"Replicas on etcd\")")
+      ->group(group);
+  app.add_option("--etcd-prefix", e->prefix, "the pool's keys in etcd are under this prefix")
+      ->capture_default_str()
+      ->group(group);
+  app.add_option("--replica", e->replica,
+                 "this replica's name, unique in the pool (default: the host name and port)")
+      ->group(group);
+  app.add_option("--advertise", e->advertise,
+                 "the URL clients reach this replica's API at, given to them by standbys when "
+                 "it leads (default: the scheme, --listen address and port)")
+      ->group(group);
+  dxpu::cli::AddBoundedDuration(
+      app, "--leader-ttl", &e->ttl,
+      "the leader lease: a dead leader is replaced within this time (2s to 60s; a bare number is "
+      "seconds)",
+      dxpu::cli::DurationRange{std::chrono::seconds(2), std::chrono::seconds(60)}, {},
+      dxpu::cli::DurationUnit::kSeconds)
+      ->group(group);
+  app.add_option("--etcd-cert", e->tls.cert, "this manager's client certificate towards etcd (PEM)")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+  app.add_option("--etcd-key", e->tls.key, "its private key (PEM)")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+  app.add_option("--etcd-ca", e->tls.ca, "the CA that signed the etcd members' certificates (PEM)")
+      ->check(CLI::ExistingFile)
+      ->group(group);
+  app.add_option("--etcd-max-txn-ops", e->max_txn_ops,
+                 "the etcd cluster's --max-txn-ops: the most keys one change may write")
+      ->check(CLI::Range(int64_t{16}, int64_t{100000}))
+      ->capture_default_str()
+      ->group(group);
+}
+
+// The --etcd members' URLs; "" when every one is usable, else what is wrong.
+std::string CheckEndpoints(const std::vector<std::string>& urls) {
+  if (urls.empty())
+    return "--etcd names no member (e.g. http://10.0.0.1:2379,http://10.0.0.2:2379)";
+  for (const std::string& url : urls) {
+    if (!url.starts_with("http://") && !url.starts_with("https://"))
+      return fmt::format("--etcd: '{}' is not an http:// or https:// URL", url);
+  }
+  return "";
+}
+
+// One manager on SQLite: "" when --db is usable and this process holds its lock (until it
+// ends), else what is wrong.
+std::string CheckSqlite(const std::string& db) {
+  if (std::string problem = CheckConfiguration(db); !problem.empty()) return problem;
+  std::string lock_error;
+  if (LockDatabase(db, &lock_error) < 0) return lock_error;  // held until the process ends
+  return "";
+}
+
+// Replicas on etcd: "" when --etcd is usable (its URLs into *endpoints), else what is wrong.
+std::string CheckReplicated(const EtcdFlags& etcd, bool db_given,
+                            std::vector<std::string>* endpoints) {
+  if (db_given) return "give --db (one manager on SQLite) or --etcd (replicas on etcd), not both";
+  *endpoints = dxpu::manager::SplitUrls(etcd.endpoints);
+  return CheckEndpoints(*endpoints);
+}
+
+// The pool on SQLite, served for the process's life; null (said why) if it cannot be.
+std::unique_ptr<dxpu::manager::ServiceSlot> OpenSqlite(const std::string& db,
+                                                       const std::string& sync,
+                                                       const dxpu::manager::ServiceOptions& o) {
+  using namespace dxpu::manager;
+  PoolResult<std::unique_ptr<SqliteStore>> store =
+      SqliteStore::Open(db, sync == "full" ? SqliteSync::kFull : SqliteSync::kNormal);
+  if (!store.ok()) {
+    spdlog::error("{}: {}", store.error().name, store.error().message);
+    return nullptr;
+  }
+  PoolResult<std::unique_ptr<ManagerService>> service =
+      ManagerService::Start(std::move(store).value(), o);
+  if (!service.ok()) {
+    spdlog::error("{}: {}", service.error().name, service.error().message);
+    return nullptr;
+  }
+  return std::make_unique<ServiceSlot>(std::shared_ptr<ManagerService>(std::move(service).value()));
+}
+
+// This process as one replica on etcd, campaigning from now on; says so on stdout.
+std::unique_ptr<dxpu::manager::Replica> StartReplica(const EtcdFlags& etcd,
+                                                     const std::vector<std::string>& endpoints,
+                                                     const dxpu::manager::ServiceOptions& o,
+                                                     const std::string& management_key,
+                                                     const std::string& listening, int bound,
+                                                     dxpu::manager::ServiceSlot& slot) {
+  using namespace dxpu::manager;
+  ReplicaOptions r;
+  r.election.prefix = etcd.prefix;
+  r.election.replica =
+      etcd.replica.empty() ? fmt::format("{}:{}", HostName(), bound) : etcd.replica;
+  r.election.url = etcd.advertise.empty() ? listening : etcd.advertise;
+  r.election.ttl = std::chrono::duration_cast<std::chrono::milliseconds>(etcd.ttl);
+  r.etcd.endpoints = endpoints;
+  r.etcd.tls = etcd.tls;
+  r.store.max_txn_ops = etcd.max_txn_ops;
+  r.service = o;
+  r.management_key = management_key;
+  auto replica = std::make_unique<Replica>(r, slot);
+  replica->Start();
+  std::printf("dxpu-manager: API on %s, pool in etcd (%s, prefix %s) as replica %s\n",
+              listening.c_str(), etcd.endpoints.c_str(), etcd.prefix.c_str(),
+              r.election.replica.c_str());
+  return replica;
+}
+
 int Main(int argc, char** argv) {
   using namespace dxpu::manager;
   BlockStopSignals();
@@ -140,8 +275,9 @@ int Main(int argc, char** argv) {
       app.add_option("--port", port, "the API's TCP port (0: any; the port is printed)")
           ->capture_default_str()
           ->check(CLI::Range(0, 65535));
-  app.add_option("--db", db, "the SQLite file that holds the pool (created if missing)")
-      ->capture_default_str();
+  CLI::Option* db_option =
+      app.add_option("--db", db, "the SQLite file that holds the pool (created if missing)")
+          ->capture_default_str();
   app.add_option("--sync", sync,
                  "normal: a commit survives a crash of this process; full: also a power loss "
                  "(an fsync per change)")
@@ -171,6 +307,8 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   bool insecure_plaintext = false;
   AddDaemonTlsOptions(app, &o.tls, &insecure_plaintext);
+  EtcdFlags etcd;
+  AddEtcdOptions(app, &etcd);
   std::string crash_at;
   app.add_option("--crash-at", crash_at,
                  "crash tests only: before:N or after:N exits at the N-th step of attach or "
@@ -204,14 +342,12 @@ int Main(int argc, char** argv) {
     spdlog::error("{}", problem);
     return 1;
   }
-  if (const std::string problem = CheckConfiguration(db); !problem.empty()) {
+  const bool replicated = !etcd.endpoints.empty();
+  std::vector<std::string> endpoints;
+  if (const std::string problem =
+          replicated ? CheckReplicated(etcd, db_option->count() > 0, &endpoints) : CheckSqlite(db);
+      !problem.empty()) {
     spdlog::error("{}", problem);
-    return 1;
-  }
-  std::string lock_error;
-  const int lock = LockDatabase(db, &lock_error);  // held until the process ends
-  if (lock < 0) {
-    spdlog::error("{}", lock_error);
     return 1;
   }
   if (!management_key.empty()) {
@@ -222,29 +358,25 @@ int Main(int argc, char** argv) {
       spdlog::error("--management-key: {}", key_error);
       return 1;
     }
-    spdlog::info("signing bridge requests with {} (epoch {})", management_key, o.signer->epoch());
+    if (replicated)
+      o.signer.reset();  // each term signs with its own epoch
+    else
+      spdlog::info("signing bridge requests with {} (epoch {})", management_key, o.signer->epoch());
   } else {
     spdlog::warn(
         "no --management-key: bridge requests go unsigned, and a bridge that trusts a "
-        "management key refuses them");
+        "management key refuses them{}",
+        replicated ? "; nor do bridges fence off a replica whose term has ended" : "");
   }
   o.pool.attach_timeout_ns = static_cast<uint64_t>(attach.count());
   o.pool.detach_timeout_ns = static_cast<uint64_t>(detach.count());
   o.pool.probe_interval_ns = static_cast<uint64_t>(probe.count());
 
-  PoolResult<std::unique_ptr<SqliteStore>> store =
-      SqliteStore::Open(db, sync == "full" ? SqliteSync::kFull : SqliteSync::kNormal);
-  if (!store.ok()) {
-    spdlog::error("{}: {}", store.error().name, store.error().message);
-    return 1;
-  }
-  PoolResult<std::unique_ptr<ManagerService>> service =
-      ManagerService::Start(std::move(store).value(), o);
-  if (!service.ok()) {
-    spdlog::error("{}: {}", service.error().name, service.error().message);
-    return 1;
-  }
-  if (audit_path.empty()) audit_path = db + ".audit.jsonl";
+  std::unique_ptr<ServiceSlot> slot =
+      replicated ? std::make_unique<ServiceSlot>() : OpenSqlite(db, sync, o);
+  if (!slot) return 1;
+  if (audit_path.empty())
+    audit_path = replicated ? "dxpu-manager.audit.jsonl" : db + ".audit.jsonl";
   std::string audit_error;
   std::unique_ptr<AuditLog> audit = AuditLog::Open(audit_path, &audit_error);
   if (!audit) {
@@ -259,18 +391,26 @@ int Main(int argc, char** argv) {
     return 1;
   }
   ApplyHttpLimits(*server, HttpLimits{}, "dxpu-manager");
-  InstallRestApi(*server, *service.value(), rest);
+  InstallRestApi(*server, *slot, rest);
   std::string bind_error;
   const int bound = BindExclusively(*server, listen, port, &bind_error);
   if (bound <= 0) {
     spdlog::error("{}", bind_error);
     return 1;
   }
-  std::printf("dxpu-manager: API on %s://%s:%d, pool in %s\n", o.tls.any() ? "https" : "http",
-              listen.c_str(), bound, db.c_str());
+  const std::string scheme = o.tls.any() ? "https" : "http";
+  std::unique_ptr<Replica> replica;
+  if (replicated) {
+    const std::string advertise = fmt::format("{}://{}:{}", scheme, listen, bound);
+    replica = StartReplica(etcd, endpoints, o, management_key, advertise, bound, *slot);
+  } else {
+    std::printf("dxpu-manager: API on %s://%s:%d, pool in %s\n", scheme.c_str(), listen.c_str(),
+                bound, db.c_str());
+  }
   std::fflush(stdout);
   ServeUntilSignal(*server);
   spdlog::info("stopping");
+  replica.reset();  // a term it holds is given up: another replica leads at once
   return 0;
 }
 

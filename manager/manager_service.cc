@@ -87,28 +87,36 @@ uint64_t ManagerService::Now() {
 }
 
 ManagerService::ManagerService(std::unique_ptr<PoolStore> store, ServiceOptions options)
-    : options_(options), store_(std::move(store)) {}
+    : options_(std::move(options)), store_(std::move(store)) {}
 
 PoolResult<std::unique_ptr<ManagerService>> ManagerService::Start(std::unique_ptr<PoolStore> store,
                                                                   ServiceOptions options) {
-  std::unique_ptr<ManagerService> s(new ManagerService(std::move(store), options));
-  PoolResult<std::unique_ptr<PoolManager>> m = PoolManager::Open(*s->store_, options.pool, Now());
+  std::unique_ptr<ManagerService> s(new ManagerService(std::move(store), std::move(options)));
+  PoolResult<std::unique_ptr<PoolManager>> m =
+      PoolManager::Open(*s->store_, s->options_.pool, Now());
   if (!m.ok()) return m.error();
   s->manager_ = std::move(m).value();
   s->threads_.emplace_back([p = s.get()] { p->ReconcileLoop(); });
-  for (unsigned i = 0; i < std::max(1u, options.workers); ++i)
+  for (unsigned i = 0; i < std::max(1u, s->options_.workers); ++i)
     s->threads_.emplace_back([p = s.get()] { p->WorkerLoop(); });
   return s;
 }
 
-ManagerService::~ManagerService() {
+ManagerService::~ManagerService() { Stop(); }
+
+void ManagerService::Stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
   work_cv_.notify_all();
-  for (std::thread& t : threads_) t.join();
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    threads.swap(threads_);
+  }
+  for (std::thread& t : threads) t.join();
 }
 
 void ManagerService::ReconcileLoop() {
@@ -132,6 +140,13 @@ void ManagerService::WorkerLoop() {
     if (stopping_) return;
     Action a = std::move(queue_.front());
     queue_.pop_front();
+    if (options_.may_act && !options_.may_act()) {
+      // A replica past its term: nothing more is asked of a bridge or an agent; the term's end
+      // stops this service.
+      spdlog::warn("not taking {} for {}: this manager's term may be over", ActionKindName(a.kind),
+                   GpuName(a.box.id, a.device));
+      continue;
+    }
     lock.unlock();
     ActionResult r = RunActionOverNetwork(a, options_);
     lock.lock();
@@ -148,7 +163,9 @@ void ManagerService::WorkerLoop() {
 
 bool ManagerService::WaitFor(const std::function<bool(const PoolManager&)>& pred, int timeout_ms) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return pred(*manager_); });
+  // A stopped service (its term over) answers at once with what it has.
+  return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                      [&] { return stopping_ || pred(*manager_); });
 }
 
 }  // namespace dxpu::manager

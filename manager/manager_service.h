@@ -33,6 +33,10 @@ struct ServiceOptions {
   std::shared_ptr<bridge::ManagementSigner> signer;
   // The manager's certificate towards https:// agents, and the pool's CA that signed theirs.
   TlsFiles tls;
+  // Asked before each step is started: false once this manager may no longer act (a replica
+  // whose term may have ended by its own clock: replica.h); the step is then not taken. Empty:
+  // always.
+  std::function<bool()> may_act;
   // Crash tests only: the process exits (status 137, nothing cleaned up) at the crash_step-th
   // lease step (probes not counted), before or after the manager records its result. 0: never.
   uint64_t crash_step = 0;
@@ -63,6 +67,10 @@ class ManagerService {
 
   // Waits (up to timeout_ms) until pred(manager) holds, checking after every change.
   bool WaitFor(const std::function<bool(const PoolManager&)>& pred, int timeout_ms);
+
+  // Stops the reconciler and the workers (a step in progress finishes first); the pool in
+  // memory stays readable through With(). The destructor stops it too. Idempotent.
+  void Stop();
 
   static uint64_t Now();
   // Probes `box`'s bridge now (INVENTORY and STATUS), outside the pool's lock: what AddBox

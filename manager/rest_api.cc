@@ -52,7 +52,7 @@ void Refuse(const Context& o, httplib::Response& res, const PoolError& e) {
 }
 
 // For a host: its own allocation `id`, else 403 (404 when there is none); nothing for others.
-std::optional<PoolError> RefuseOthersAllocation(ManagerService& service, const Identity& who,
+std::optional<PoolError> RefuseOthersAllocation(ServiceSlot& service, const Identity& who,
                                                 uint64_t id) {
   if (who.role != Role::kHost) return std::nullopt;
   PoolResult<std::string> host =
@@ -92,7 +92,7 @@ bool Finished(AllocationState s) {
 
 // Answers the allocation, after waiting (when asked) for it to become active, released or
 // failed. 200 when it has, 202 while it is still on its way. Its state, if there is one.
-std::optional<AllocationState> AnswerAllocation(ManagerService& service, uint64_t id, int wait_s,
+std::optional<AllocationState> AnswerAllocation(ServiceSlot& service, uint64_t id, int wait_s,
                                                 httplib::Response& res) {
   if (wait_s > 0) {
     service.WaitFor(
@@ -112,6 +112,33 @@ std::optional<AllocationState> AnswerAllocation(ManagerService& service, uint64_
   return v.value().record.state;
 }
 
+json LeaderJson(const ServingState& s) {
+  json j = {{"role", s.leading ? "leader" : "standby"}, {"replica", s.replica}};
+  if (s.leading) {
+    j["term"] = s.term;
+    j["epoch"] = s.epoch;
+  } else {
+    j["reason"] = s.reason;
+  }
+  if (!s.leader_url.empty()) j["leader"] = {{"replica", s.leader_replica}, {"url", s.leader_url}};
+  return j;
+}
+
+// A standby answers only /healthz and /v1/leader; anything else is sent to the leader: 503
+// "not-leader" with the leader's URL when it is known ("leader": {"replica", "url"}).
+bool AnsweredAsStandby(const ServiceSlot& service, const httplib::Request& req,
+                       httplib::Response& res) {
+  if (req.method == "GET" && (req.path == "/healthz" || req.path == "/v1/leader")) return false;
+  const std::optional<PoolError> no = service.Serving();
+  if (!no) return false;
+  json body = ToJson(*no);
+  const ServingState state = service.State();
+  if (!state.leader_url.empty())
+    body["leader"] = {{"replica", state.leader_replica}, {"url", state.leader_url}};
+  Reply(res, HttpStatusOf(no->kind), body);
+  return true;
+}
+
 PoolResult<uint64_t> AllocationId(const httplib::Request& req) {
   const std::string name = req.matches[1];
   std::optional<uint64_t> id = AllocationIdNamed(name);
@@ -127,7 +154,7 @@ struct AllocationTarget {
   uint64_t id = 0;
   int wait_s = 0;
 };
-PoolResult<AllocationTarget> TargetOf(ManagerService& service, const httplib::Request& req) {
+PoolResult<AllocationTarget> TargetOf(ServiceSlot& service, const httplib::Request& req) {
   PoolResult<int> wait = WaitSeconds(req);
   if (!wait.ok()) return wait.error();
   PoolResult<uint64_t> id = AllocationId(req);
@@ -246,7 +273,7 @@ std::optional<PoolError> RefuseAdoption(const BoxRecord& box,
                   box.management, fmt::join(foreign.devices, "; "), box.id)};
 }
 
-void InstallBoxRoutes(httplib::Server& server, ManagerService& service, const Context& o) {
+void InstallBoxRoutes(httplib::Server& server, ServiceSlot& service, const Context& o) {
   server.Get("/v1/boxes", [&service](const httplib::Request&, httplib::Response& res) {
     Reply(res, 200,
           service.With([](PoolManager& m, uint64_t) { return ArrayOf<BoxRecord>(m.Boxes()); }));
@@ -300,9 +327,12 @@ void InstallBoxRoutes(httplib::Server& server, ManagerService& service, const Co
   });
 }
 
-void InstallPoolRoutes(httplib::Server& server, ManagerService& service, const Context& o) {
+void InstallPoolRoutes(httplib::Server& server, ServiceSlot& service, const Context& o) {
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
+  });
+  server.Get("/v1/leader", [&service](const httplib::Request&, httplib::Response& res) {
+    Reply(res, 200, LeaderJson(service.State()));
   });
   server.Get("/v1/status", [&service, o](const httplib::Request&, httplib::Response& res) {
     json j = service.With([&o](PoolManager& m, uint64_t) {
@@ -405,7 +435,7 @@ void InstallPoolRoutes(httplib::Server& server, ManagerService& service, const C
   });
 }
 
-void InstallAllocationRoutes(httplib::Server& server, ManagerService& service, const Context& o) {
+void InstallAllocationRoutes(httplib::Server& server, ServiceSlot& service, const Context& o) {
   server.Get("/v1/allocations", [&service](const httplib::Request& req, httplib::Response& res) {
     const Identity who = IdentityOf(req);
     Reply(res, 200, service.With([&who](PoolManager& m, uint64_t) {
@@ -470,17 +500,21 @@ void InstallAllocationRoutes(httplib::Server& server, ManagerService& service, c
 
 }  // namespace
 
-void InstallRestApi(httplib::Server& server, ManagerService& service, const RestOptions& options) {
+void InstallRestApi(httplib::Server& server, ServiceSlot& service, const RestOptions& options) {
   auto context = std::make_shared<RestContext>();
   context->options = options;
   const Context o = context;
   // Refused for the identity alone (403) before any route; a refused change is audited too.
-  InstallAccessGate(server, ManagerRouteRefusal, &context->forbidden,
-                    [o](const httplib::Request& req, const httplib::Response& res) {
-                      if (req.method != "GET") {
-                        const AuditScope audit(o->options, req, res);  // recorded as it goes
-                      }
-                    });
+  InstallAccessGate(
+      server, ManagerRouteRefusal, &context->forbidden,
+      [o](const httplib::Request& req, const httplib::Response& res) {
+        if (req.method != "GET") {
+          const AuditScope audit(o->options, req, res);  // recorded as it goes
+        }
+      },
+      [&service](const httplib::Request& req, httplib::Response& res) {
+        return AnsweredAsStandby(service, req, res);
+      });
   InstallPoolRoutes(server, service, o);
   InstallBoxRoutes(server, service, o);
   InstallAllocationRoutes(server, service, o);

@@ -8,7 +8,7 @@
 
 #include "manager/addresses.h"
 #include "manager/audit_log.h"
-#include "manager/manager_service.h"
+#include "manager/service_slot.h"
 
 namespace httplib {
 class Server;
@@ -23,9 +23,10 @@ struct RestOptions {
   AuditLog* audit = nullptr;
 };
 
-// Installs the routes on `server`; `service` must outlive it.
-void InstallRestApi(httplib::Server& server, ManagerService& service,
-                    const RestOptions& options = {});
+// Installs the routes on `server`; `service` must outlive it. While `service` does not lead
+// (a standby replica), every route but GET /healthz and GET /v1/leader answers 503
+// "not-leader" with the leader's URL.
+void InstallRestApi(httplib::Server& server, ServiceSlot& service, const RestOptions& options = {});
 
 }  // namespace dxpu::manager
 

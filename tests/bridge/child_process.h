@@ -37,6 +37,8 @@ class ChildProcess {
   // The log's last `max_bytes` bytes, for a failure message.
   std::string LogTail(size_t max_bytes = 4000) const;
   std::optional<int> exit_status() const { return exit_status_; }
+  // Its process ID while it runs (0: not running), for signals a test sends (SIGSTOP).
+  pid_t pid() const { return pid_; }
 
  private:
   bool Reap(int options);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench_gpu.h"
+#include "bench_pool.h"
 #include "bench_virtio.h"
 #include "fabric/raw_link_load.h"
 #include "fabric/raw_link_pair.h"
@@ -346,9 +347,12 @@ Command AddBenchCommand(CLI::App& parent) {
   std::function<int()> run_gpu = AddBenchGpuCommand(*bench, &gpu);
   CLI::App* virtio = nullptr;
   std::function<int()> run_virtio = AddBenchVirtioCommand(*bench, &virtio);
-  return {bench, [args, fabric, gpu, run_gpu, virtio, run_virtio] {
+  CLI::App* pool = nullptr;
+  std::function<int()> run_pool = AddBenchPoolCommand(*bench, &pool);
+  return {bench, [args, fabric, gpu, run_gpu, virtio, run_virtio, pool, run_pool] {
             if (gpu->parsed()) return run_gpu();
             if (virtio->parsed()) return run_virtio();
+            if (pool->parsed()) return run_pool();
             if (!fabric->parsed()) return kExitUsage;
             for (size_t s : args->sizes) {
               if (s % 4 != 0) {

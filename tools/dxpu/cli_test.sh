@@ -271,6 +271,41 @@ if run "bench virtio text over udp" 0 "$DXPU" bench virtio --link udp --duration
 fi
 run "bench virtio bad display" 2 "$DXPU" bench virtio --display 10x4096
 
+# --- bench pool -----------------------------------------------------------------------------
+# A pool of 8 boxes and 16 hosts through every phase; the bench checks the pool's invariants
+# itself at the end (no GPU leased twice, each lease assigned and attached, none lost: exit 1).
+if run "bench pool" 0 "$DXPU" bench pool --gpus 64 --hosts 16 --json; then
+  json_check "bench pool json" 'd["store"] == "sqlite" and d["in_process"] is True and
+    len(d["runs"]) == 1 and d["runs"][0]["gpus"] == 64 and d["runs"][0]["boxes"] == 8 and
+    d["runs"][0]["hosts"] == 16 and [r["what"] for r in d["runs"][0]["results"]] == [
+      "allocate", "attach", "release", "release-to-free", "churn-allocate", "churn-attach",
+      "probe", "store-apply"]'
+  json_check "bench pool figures" 'all(r["count"] > 0 and r["per_s"] > 0 and
+    0 < r["p50_us"] <= r["p99_us"] <= r["max_us"] and r["time_vs_smallest"] == 1
+    for r in d["runs"][0]["results"]) and
+    d["runs"][0]["results"][0]["count"] == d["runs"][0]["results"][1]["count"] and
+    [s["gpus"] for s in d["runs"][0]["attach_by_size"]] == [1, 2, 4, 8]'
+  json_check "bench pool no GPU lost" 'd["runs"][0]["end"]["checked"] and
+    d["runs"][0]["end"]["leased"] + d["runs"][0]["end"]["free"] == d["runs"][0]["end"]["gpus"] == 64 and
+    d["runs"][0]["end"]["leased"] == d["runs"][0]["memory_with_history"]["leases"] and
+    d["runs"][0]["memory"]["bytes_per_gpu"] > 0 and
+    d["runs"][0]["memory_with_history"]["allocations"] > d["runs"][0]["memory"]["allocations"]'
+fi
+if run "bench pool growth" 0 "$DXPU" bench pool --gpus 64 --hosts 16 --sizes 16,64 --churn 5; then
+  grep_check "bench pool in process" out "run in this process.*no network latency"
+  grep_check "bench pool growth" out "^how time grows with the pool"
+  grep_check "bench pool growth smallest" out "^ *16 *2 *4  *1.00  *1.00 "
+  grep_check "bench pool growth progress" err "^\[2/2\] 64 GPUs in 8 boxes, 16 hosts \.\.\.$"
+fi
+if run "bench pool gpus not a multiple of 8" 2 "$DXPU" bench pool --gpus 60; then
+  grep_check "bench pool gpus not a multiple of 8" err "60 is not a multiple of 8"
+fi
+run "bench pool unknown store" 2 "$DXPU" bench pool --store nosuch
+if run "bench pool etcd without --etcd" 2 "$DXPU" bench pool --store etcd --gpus 64; then
+  grep_check "bench pool etcd without --etcd" err "store etcd needs --etcd"
+fi
+run "bench pool growth and sizes" 2 "$DXPU" bench pool --growth --sizes 16,32
+
 # --- run ------------------------------------------------------------------------------------
 if run "run direct" 0 "$DXPU" run --port direct --workload all --scale test --json; then
   json_check "run direct json" 'd["ok"] and d["port"] == "direct" and len(d["devices"]) == 1 and
@@ -961,7 +996,7 @@ run "model timeline without a trace" 2 "$DXPU" model --native 10us --timeline "$
   grep_check "model timeline without a trace" err "needs a trace"
 
 # --- help and version -------------------------------------------------------------------
-for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "bench virtio" "run" "lspci" "pool" "pool simulate" "pool status" "pool boxes" "pool add-box" \
+for cmd in "" "tlp" "tlp decode" "tlp encode" "crc32c" "demo" "sim" "sim fabric" "bench" "bench fabric" "bench gpu" "bench virtio" "bench pool" "run" "lspci" "pool" "pool simulate" "pool status" "pool boxes" "pool add-box" \
     "pool remove-box" "pool gpus" "pool hosts" "pool audit" "pool allocations" "pool list" "pool allocate" \
     "pool release" "pool show" "pool remove-host" "pki" "pki init" "pki issue" "flash" "flash keygen" "flash sign" "flash inspect" "flash init" "flash push" "flash status" "model" "trace" "trace record" "trace list" "version" \
     "rtl" "rtl regress" "bridge" "bridge status" "bridge assign" "bridge grant"; do

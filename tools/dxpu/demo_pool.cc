@@ -223,6 +223,7 @@ PoolScene RunPoolScene(const fs::path& dir) {
     result.error = service.error().message;
     return result;
   }
+  manager::ServiceSlot slot(std::shared_ptr<manager::ManagerService>(std::move(service).value()));
   LocalServer api;
   const std::string url = api.Bind();
   if (url.empty()) {
@@ -231,7 +232,7 @@ PoolScene RunPoolScene(const fs::path& dir) {
   }
   manager::RestOptions rest;
   rest.bridge_socket_dir = dir.string();  // the boxes' management sockets are in it
-  manager::InstallRestApi(api.server(), *service.value(), rest);
+  manager::InstallRestApi(api.server(), slot, rest);
   api.Serve();
   // Three hosts' agents.
   std::vector<Agent> agents;
@@ -288,7 +289,7 @@ PoolScene RunPoolScene(const fs::path& dir) {
   for (Agent& a : agents) a.http->Stop();
   agents.clear();
   api.Stop();
-  service.value().reset();
+  slot.Standby(manager::ServingState{});  // stops the manager before its bridges go
   for (auto& b : boxes) b->Stop();
   return result;
 }

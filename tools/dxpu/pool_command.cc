@@ -27,6 +27,7 @@
 #include "error_report.h"
 #include "lib/cli/duration.h"
 #include "lib/cli/options.h"
+#include "manager/leader_redirect.h"
 #include "manager/pool_audit.h"
 #include "manager/tls.h"
 #include "manager/tls_options.h"
@@ -158,48 +159,43 @@ struct Reply {
   std::string request;  // "GET /v1/status", for messages
 };
 
+// The manager, or its replicas (comma-separated URLs): a standby's 503 "not-leader" names the
+// leader, which is then asked; a replica that cannot be connected to, the next one. Only a
+// request that was not taken is sent again (manager/leader_redirect.h).
 class ManagerClient {
  public:
-  ManagerClient(ManagerUrl url, double timeout_s, const manager::TlsFiles& tls)
-      : url_(std::move(url)),
-        timeout_s_(timeout_s),
-        http_holder_(manager::MakeClient(url_.origin, tls)),
-        http_(*http_holder_) {
-    http_.set_url_encode(false);  // paths and queries are escaped here
-    http_.set_connection_timeout(Micros(timeout_s_));
-    http_.set_write_timeout(Micros(timeout_s_));
-    http_.set_default_headers(
-        {{"User-Agent", "dxpu/" DXPU_VERSION}, {"Accept", "application/json"}});
-  }
+  ManagerClient(std::vector<ManagerUrl> urls, double timeout_s, manager::TlsFiles tls)
+      : urls_(std::move(urls)), timeout_s_(timeout_s), tls_(std::move(tls)) {}
 
-  const ManagerUrl& url() const { return url_; }
+  const ManagerUrl& url() const { return urls_[current_]; }
 
   // Sends one request; an Error only when no answer came (any HTTP status is an answer).
   // wait_s: how long the manager may hold the request (?wait=), added to the read timeout.
   Result<Reply> Exchange(Method method, const std::string& path, const Json* body = nullptr,
                          double wait_s = 0) {
-    http_.set_read_timeout(Micros(timeout_s_ + wait_s));
-    const std::string target = url_.prefix + path;
-    httplib::Result r = [&] {
-      switch (method) {
-        case Method::kPost:
-          return http_.Post(target, body != nullptr ? body->dump() : std::string("{}"),
-                            "application/json");
-        case Method::kDelete:
-          return http_.Delete(target);
-        case Method::kGet:
-          break;
+    // Each known replica once, and the leaders they name.
+    for (size_t asked = 0;; ++asked) {
+      Result<Reply> r = ExchangeOnce(method, path, body, wait_s);
+      if (asked > urls_.size() + 1) return r;
+      if (!r.ok()) {
+        if (r.error().name != "unreachable" || urls_.size() == 1) return r;
+        current_ = (current_ + 1) % urls_.size();  // never taken: the next replica
+        continue;
       }
-      return http_.Get(target);
-    }();
-    if (!r) {
-      spdlog::debug("{} {}{}: no answer ({})", MethodName(method), url_.origin, target,
-                    httplib::to_string(r.error()));
-      return NoAnswer(r.error(), timeout_s_ + wait_s);
+      if (r.value().status != 503 || !r.value().body.is_object() ||
+          r.value().body.value("error", "") != "not-leader") {
+        return r;
+      }
+      const std::string leader = manager::LeaderNamedBy(503, r.value().body.dump());
+      Result<ManagerUrl> to = ParseManagerUrl(leader);
+      if (leader.empty() || !to.ok()) {
+        if (urls_.size() == 1) return r;
+        current_ = (current_ + 1) % urls_.size();
+        continue;
+      }
+      spdlog::debug("{} is a standby; following it to the leader at {}", url().text, leader);
+      Follow(std::move(to).value());
     }
-    spdlog::debug("{} {}{}: HTTP {}", MethodName(method), url_.origin, target, r->status);
-    return Reply{r->status, Json::parse(r->body, nullptr, /*allow_exceptions=*/false),
-                 fmt::format("{} {}", MethodName(method), target)};
   }
 
   // The JSON of a 2xx answer; the manager's {"error", "message"} (or what was wrong with the
@@ -214,7 +210,7 @@ class ManagerClient {
     if (r.status >= 200 && r.status < 300) {
       if (r.body.is_discarded()) {
         return Error{"bad-answer", fmt::format("the manager at {} answered HTTP {} without JSON",
-                                               url_.text, r.status)};
+                                               url().text, r.status)};
       }
       return std::move(r.body);
     }
@@ -225,41 +221,94 @@ class ManagerClient {
       // prefix in the URL, or an ID with a '/' in it.
       if (e.name == "no-such-path") {
         e.message =
-            fmt::format("the manager at {} has no {} ({})", url_.text, r.request, e.message);
+            fmt::format("the manager at {} has no {} ({})", url().text, r.request, e.message);
       }
       return e;
     }
     return Error{"bad-answer", fmt::format("the manager at {} answered HTTP {} without the "
                                            "usual error body (is it a dxpu-manager?)",
-                                           url_.text, r.status)};
+                                           url().text, r.status)};
   }
 
  private:
+  Result<Reply> ExchangeOnce(Method method, const std::string& path, const Json* body,
+                             double wait_s) {
+    httplib::Client& http = Http();
+    http.set_read_timeout(Micros(timeout_s_ + wait_s));
+    const std::string target = url().prefix + path;
+    httplib::Result r = [&] {
+      switch (method) {
+        case Method::kPost:
+          return http.Post(target, body != nullptr ? body->dump() : std::string("{}"),
+                           "application/json");
+        case Method::kDelete:
+          return http.Delete(target);
+        case Method::kGet:
+          break;
+      }
+      return http.Get(target);
+    }();
+    if (!r) {
+      spdlog::debug("{} {}{}: no answer ({})", MethodName(method), url().origin, target,
+                    httplib::to_string(r.error()));
+      return NoAnswer(r.error(), timeout_s_ + wait_s);
+    }
+    spdlog::debug("{} {}{}: HTTP {}", MethodName(method), url().origin, target, r->status);
+    return Reply{r->status, Json::parse(r->body, nullptr, /*allow_exceptions=*/false),
+                 fmt::format("{} {}", MethodName(method), target)};
+  }
+
+  // The current replica's HTTP client, made on first use.
+  httplib::Client& Http() {
+    if (http_.size() < urls_.size()) http_.resize(urls_.size());
+    std::unique_ptr<httplib::Client>& c = http_[current_];
+    if (!c) {
+      c = manager::MakeClient(url().origin, tls_);
+      c->set_url_encode(false);  // paths and queries are escaped here
+      c->set_connection_timeout(Micros(timeout_s_));
+      c->set_write_timeout(Micros(timeout_s_));
+      c->set_default_headers(
+          {{"User-Agent", "dxpu/" DXPU_VERSION}, {"Accept", "application/json"}});
+    }
+    return *c;
+  }
+
+  void Follow(ManagerUrl leader) {
+    for (size_t i = 0; i < urls_.size(); ++i) {
+      if (urls_[i].origin == leader.origin && urls_[i].prefix == leader.prefix) {
+        current_ = i;
+        return;
+      }
+    }
+    urls_.push_back(std::move(leader));
+    current_ = urls_.size() - 1;
+  }
+
   Error NoAnswer(httplib::Error e, double waited_s) const {
     switch (e) {
       case httplib::Error::SSLConnection:
       case httplib::Error::SSLServerVerification:
         return {"tls-refused", fmt::format("the TLS handshake with the manager at {} failed "
                                            "({}): {}",
-                                           url_.text, httplib::to_string(e), kTlsHint)};
+                                           url().text, httplib::to_string(e), kTlsHint)};
       case httplib::Error::Connection:
         return {"unreachable", fmt::format("cannot connect to the manager at {} (is dxpu-manager "
                                            "running there? --manager or ${} say where)",
-                                           url_.text, kManagerEnv)};
+                                           url().text, kManagerEnv)};
       case httplib::Error::ConnectionTimeout:
         return {"timeout",
                 fmt::format("the manager at {} did not accept a connection within {:g} s",
-                            url_.text, timeout_s_)};
+                            url().text, timeout_s_)};
       case httplib::Error::Read:
         return {"timeout", fmt::format("no answer from the manager at {} within {:g} s (or it "
                                        "closed the connection){}",
-                                       url_.text, waited_s, TlsSuffix())};
+                                       url().text, waited_s, TlsSuffix())};
       case httplib::Error::Write:
         return {"no-answer", fmt::format("the connection to the manager at {} broke while "
                                          "sending{}",
-                                         url_.text, TlsSuffix())};
+                                         url().text, TlsSuffix())};
       default:
-        return {"no-answer", fmt::format("no answer from the manager at {} ({})", url_.text,
+        return {"no-answer", fmt::format("no answer from the manager at {} ({})", url().text,
                                          httplib::to_string(e))};
     }
   }
@@ -267,14 +316,15 @@ class ManagerClient {
   // TLS 1.3: the server refuses a client certificate after the client's side of the
   // handshake is done, so the refusal shows as a connection closed while sending or reading.
   std::string TlsSuffix() const {
-    if (!url_.origin.starts_with("https://")) return "";
+    if (!url().origin.starts_with("https://")) return "";
     return fmt::format("; over TLS a refused client certificate looks the same: {}", kTlsHint);
   }
 
-  ManagerUrl url_;
+  std::vector<ManagerUrl> urls_;  // never empty
+  size_t current_ = 0;
   double timeout_s_;
-  std::unique_ptr<httplib::Client> http_holder_;
-  httplib::Client& http_;
+  manager::TlsFiles tls_;
+  std::vector<std::unique_ptr<httplib::Client>> http_;  // one per URL, as they are used
 };
 
 // A field of an answer as text: strings as they are, numbers as digits, booleans yes/no,
@@ -651,6 +701,9 @@ int RunRemoveHost(const PoolOptions& o, ManagerClient& c, std::string_view sub) 
 // The pool checked from outside: the manager's leases against each bridge's owners and each
 // agent's devices (manager/pool_audit.h). Exit 1 when an invariant does not hold.
 int RunAudit(const PoolOptions& o, ManagerClient& c, std::string_view sub) {
+  // Replicas: the leader is audited (a standby sends the client to it; a manager that does not
+  // answer is the audit's own error to say).
+  (void)c.Exchange(Method::kGet, "/v1/status");
   manager::PoolResult<manager::PoolAudit> a =
       manager::AuditPool(c.url().origin + c.url().prefix, o.tls);
   if (!a.ok()) return Fail(o, sub, Error{a.error().name, a.error().message});
@@ -803,7 +856,8 @@ std::string DefaultManager() {
 void CommonOptions(CLI::App* cmd, PoolOptions& o) {
   cmd->add_option(
          "--manager", o.manager,
-         fmt::format("the manager's URL (default: ${}, else {})", kManagerEnv, kDefaultManager))
+         fmt::format("the manager's URL, or its replicas' comma-separated (default: ${}, else {})",
+                     kManagerEnv, kDefaultManager))
       ->capture_default_str();
   AddDurationOption(*cmd, "--timeout", &o.timeout,
                     "how long to wait for each HTTP answer (100ms to 1h; a bare number is seconds)",
@@ -999,8 +1053,15 @@ Command AddPoolCommand(CLI::App& parent) {
             for (const Sub& s : subs) {
               if (!s.app->parsed()) continue;
               const std::string name = s.app->get_name();
-              Result<ManagerUrl> url = ParseManagerUrl(o->manager);
-              if (!url.ok()) return Fail(*o, name, url.error(), kExitUsage);
+              std::vector<ManagerUrl> urls;
+              for (const std::string& text : manager::SplitUrls(o->manager)) {
+                Result<ManagerUrl> url = ParseManagerUrl(text);
+                if (!url.ok()) return Fail(*o, name, url.error(), kExitUsage);
+                urls.push_back(std::move(url).value());
+              }
+              if (urls.empty()) {
+                return Fail(*o, name, Error{"bad-url", "--manager is empty"}, kExitUsage);
+              }
               using std::chrono::seconds;
               if (o->timeout < std::chrono::milliseconds(100) || o->timeout > seconds(3600)) {
                 return Fail(*o, name,
@@ -1017,13 +1078,13 @@ Command AddPoolCommand(CLI::App& parent) {
               }
               o->timeout_s = std::chrono::duration<double>(o->timeout).count();
               o->wait_s = std::chrono::duration<double>(o->wait).count();
-              if (url.value().origin.starts_with("https://") && o->tls.any()) {
+              if (o->manager.find("https://") != std::string::npos && o->tls.any()) {
                 if (const std::string bad =
                         manager::CheckTlsFiles(o->tls, "--tls-cert, --tls-key and --tls-ca");
                     !bad.empty())
                   return Fail(*o, name, Error{"bad-tls", bad}, kExitUsage);
               }
-              ManagerClient client(std::move(url).value(), o->timeout_s, o->tls);
+              ManagerClient client(std::move(urls), o->timeout_s, o->tls);
               return s.run(*o, client, name);
             }
             return kExitUsage;

@@ -187,7 +187,7 @@ std::string ReadFile(const fs::path& path) {
   return s.str();
 }
 
-std::vector<std::string> Lines(const std::string& text) {
+std::vector<std::string> LinesOf(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -346,7 +346,7 @@ void Settle(Run& r) {
 
 // The first GoogleTest failure in a log: its lines up to GoogleTest's next, at most 10.
 std::vector<std::string> FailureExcerpt(const fs::path& log) {
-  const std::vector<std::string> lines = Lines(ReadFile(log));
+  const std::vector<std::string> lines = LinesOf(ReadFile(log));
   std::vector<std::string> excerpt;
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].find("Failure") == std::string::npos) continue;
@@ -548,7 +548,7 @@ Result<bool> Build(const RegressArgs& a, const Paths& p) {
   Result<Exit> built = RunToEnd({argv, {}, {}, log.string(), {}});
   if (!built.ok()) return built.error();
   if (built.value().ok()) return true;
-  const std::vector<std::string> lines = Lines(ReadFile(log));
+  const std::vector<std::string> lines = LinesOf(ReadFile(log));
   const size_t from = lines.size() > kBuildLogTail ? lines.size() - kBuildLogTail : 0;
   std::cerr << "dxpu rtl regress: the build failed; the last " << lines.size() - from
             << " lines of " << log.string() << ":\n";
