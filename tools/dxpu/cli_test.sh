@@ -780,7 +780,7 @@ if run "pool simulate make sample" 0 "$DXPU" pool simulate --make-sample "$tmp/t
 fi
 if run "pool simulate sample" 0 "$DXPU" pool simulate --nodes "$tmp/trace/nodes.csv" \
     --pods "$tmp/trace/pods.csv" --seeds 3 --json; then
-  json_check "pool simulate json" 'd["world"] == "fixed" and d["pods"]["read"] == 300 and
+  json_check "pool simulate json" 'd["worlds"] == ["fixed", "dxpu"] and d["pods"]["read"] == 300 and
     d["pods"]["skipped"] == {} and
     [(p["policy"], p["world"]) for p in d["policies"]] == [("best-fit", "fixed"),
       ("random-fit", "fixed"), ("dxpu-naive", "dxpu")] and

@@ -174,7 +174,14 @@ std::optional<Reach> ReachOf(const PolicyRuns& p, const Overheads& o) {
 void PrintJson(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRuns>& results) {
   const int at = static_cast<int>(std::lround(a.ratio * 100));
   nlohmann::json out;
-  out["world"] = "fixed";
+  // The worlds the run's policies are in, in order ("fixed", "dxpu"); each policy says its own.
+  out["worlds"] = nlohmann::json::array();
+  for (const PolicyRuns& p : results) {
+    const std::string world = p.runs.empty() ? "" : p.runs.front().world;
+    if (!world.empty() && std::find(out["worlds"].begin(), out["worlds"].end(), world) ==
+                              out["worlds"].end())
+      out["worlds"].push_back(world);
+  }
   out["nodes"] = {{"file", a.nodes},
                   {"read", t.nodes.rows.size()},
                   {"with_gpus", t.gpu_nodes},
