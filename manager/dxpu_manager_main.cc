@@ -1,6 +1,7 @@
 // dxpu_manager_main.cc - dxpu-manager: the pool manager daemon (docs/manager.md). Keeps the
-// pool in SQLite, serves the REST API, and drives bridges and host agents through attach and
-// release. SIGINT or SIGTERM stops it; whatever was in progress resumes at the next start.
+// pool in SQLite (or, with --etcd, in etcd as one of several replicas: replica.h), serves the
+// REST API, and drives bridges and host agents through attach and release. SIGINT or SIGTERM
+// stops it; whatever was in progress resumes at the next start (or under the next leader).
 #include <fcntl.h>
 #include <httplib.h>
 #include <sys/file.h>
@@ -256,7 +257,8 @@ int Main(int argc, char** argv) {
   CLI::App app{
       "dxpu-manager: the DxPU pool manager. Knows every GPU box (dxpu-bridge) and host "
       "(dxpu-agent), allocates GPUs to hosts and drives the bridges and agents through attach and "
-      "release; its state is in an SQLite file (WAL), so a restart resumes what was in progress. "
+      "release; its state is in an SQLite file (WAL), or with --etcd in an etcd cluster shared by "
+      "several replicas of which one leads, so a restart resumes what was in progress. "
       "The REST/JSON API is described in docs/manager.md; `dxpu pool` is its client."};
   std::string listen = "127.0.0.1";
   int port = 17490;

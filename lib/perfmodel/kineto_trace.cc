@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <map>
 #include <memory>
 #include <new>
 #include <optional>
@@ -35,7 +36,11 @@
 namespace dxpu::perfmodel {
 namespace {
 
-using nlohmann::json;
+// Numbers as long double: a trace's ts is epoch microseconds with a nanosecond fraction
+// (1700000000123456.789), which a double holds only to 0.25 us; the x87 long double's 64-bit
+// mantissa keeps the nanoseconds (issue 35: the same trace at two clock bases timed alike).
+using json = nlohmann::basic_json<std::map, std::vector, std::string, bool, std::int64_t,
+                                  std::uint64_t, long double>;
 using Bytes = std::vector<uint8_t>;
 // Bytes read or inflated, or why not (without the source: the caller names it).
 using BytesOrProblem = util::Expected<Bytes, std::string>;
@@ -93,6 +98,8 @@ std::string_view TypeDescription(const json& value) {
 // and objects by their type (printing them would recurse as deep as the input nests).
 std::string Shown(const json& value) {
   if (value.is_string()) return fmt::format("'{}'", Printable(value.get_ref<const std::string&>()));
+  // A float by fmt: nlohmann's dump of a long double passes it to printf's %g (undefined).
+  if (value.is_number_float()) return fmt::format("{}", value.get<long double>());
   if (value.is_number() || value.is_boolean() || value.is_null()) return value.dump();
   return std::string(TypeDescription(value));
 }
@@ -140,6 +147,13 @@ bool StartsWithIgnoringCase(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() && EqualsIgnoringCase(text.substr(0, prefix.size()), prefix);
 }
 
+bool ContainsIgnoringCase(std::string_view text, std::string_view part) {
+  for (size_t at = 0; at + part.size() <= text.size(); ++at) {
+    if (EqualsIgnoringCase(text.substr(at, part.size()), part)) return true;
+  }
+  return false;
+}
+
 // --- JSON fields ---
 
 // object[key] when it is a string, else "".
@@ -168,9 +182,9 @@ std::optional<Number> ParseWhole(const std::string& text) {
 }
 
 // A JSON number, or a numeric string (some exporters quote numbers).
-std::optional<double> ReadNumber(const json& value) {
-  if (value.is_number()) return value.get<double>();
-  if (value.is_string()) return ParseWhole<double>(value.get_ref<const std::string&>());
+std::optional<long double> ReadNumber(const json& value) {
+  if (value.is_number()) return value.get<long double>();
+  if (value.is_string()) return ParseWhole<long double>(value.get_ref<const std::string&>());
   return std::nullopt;
 }
 
@@ -254,8 +268,8 @@ EventResult<int64_t> ReadStream(const json& event, std::string_view label) {
 
 // Starts less than 2^62 ns from the clock's zero and durations up to 2^61 ns: a start from the
 // earliest event, and that plus a duration, both fit in int64.
-constexpr double kMaxAbsStartNs = 0x1p62;
-constexpr double kMaxDurationNs = 0x1p61;
+constexpr long double kMaxAbsStartNs = 0x1p62L;
+constexpr long double kMaxDurationNs = 0x1p61L;
 constexpr int64_t kMaxRelativeStartNs = int64_t{1} << 62;
 
 struct EventTimes {
@@ -264,10 +278,10 @@ struct EventTimes {
 };
 
 // A field in microseconds, finite.
-EventResult<double> ReadMicros(const json& event, std::string_view label, const char* key) {
+EventResult<long double> ReadMicros(const json& event, std::string_view label, const char* key) {
   const auto it = event.find(key);
   if (it == event.end()) return Without(label, key);
-  const std::optional<double> micros = ReadNumber(*it);
+  const std::optional<long double> micros = ReadNumber(*it);
   if (!micros || !std::isfinite(*micros)) {
     return EventProblem{fmt::format("{} is {}, not a finite number", key, Shown(*it))};
   }
@@ -275,12 +289,12 @@ EventResult<double> ReadMicros(const json& event, std::string_view label, const 
 }
 
 EventResult<EventTimes> ReadTimes(const json& event, std::string_view label) {
-  const EventResult<double> ts = ReadMicros(event, label, "ts");
+  const EventResult<long double> ts = ReadMicros(event, label, "ts");
   if (!ts.ok()) return ts.error();
-  const EventResult<double> dur = ReadMicros(event, label, "dur");
+  const EventResult<long double> dur = ReadMicros(event, label, "dur");
   if (!dur.ok()) return dur.error();
-  const double start_ns = ts.value() * 1000.0;
-  const double dur_ns = dur.value() * 1000.0;
+  const long double start_ns = ts.value() * 1000.0L;
+  const long double dur_ns = dur.value() * 1000.0L;
   if (!(std::fabs(start_ns) < kMaxAbsStartNs)) {
     return EventProblem{fmt::format("ts {} us is out of range (over 2^62 ns)", ts.value())};
   }
@@ -380,8 +394,18 @@ EventResult<uint64_t> ReadBytes(const json& event, Category category, std::strin
 // version suffix.
 std::string_view ApiName(std::string_view name) { return name.substr(0, name.find('_')); }
 
+// HIP's runtime names as CUDA's ("hipMemcpyAsync" -> "cudaMemcpyAsync"): PyTorch on ROCm
+// (roctracer through Kineto) records them under the same categories, with the same meanings.
+std::string CudaApiName(std::string_view name) {
+  const std::string_view api = ApiName(name);
+  if (api.starts_with("hip")) return "cuda" + std::string(api.substr(3));
+  return std::string(api);
+}
+
 bool IsLaunchApi(std::string_view api) {
   if (api == "cudaGraphLaunch" || api == "cuGraphLaunch") return true;
+  // hipExtLaunchKernel, hipModuleLaunchKernel, hipExtModuleLaunchKernel: launches by other names.
+  if (api.ends_with("LaunchKernel")) return true;
   // These enqueue a host function, not a kernel.
   if (api == "cudaLaunchHostFunc" || api == "cuLaunchHostFunc") return false;
   return api.starts_with("cudaLaunch") || api.starts_with("cuLaunch");
@@ -396,8 +420,20 @@ bool IsSyncApi(std::string_view api) {
   return std::ranges::find(kSyncApis, api) != kSyncApis.end();
 }
 
+// Calls that never wait for the GPU, whatever cuda_sync event Kineto records beside them: a
+// stream made to wait for an event (the GPU waits, not the host), and queries that return at
+// once whether the work is done or not.
+bool NeverWaits(std::string_view name) {
+  static constexpr std::array<std::string_view, 6> kNonBlocking = {
+      "cudaStreamWaitEvent", "cuStreamWaitEvent", "cudaEventQuery",
+      "cuEventQuery",        "cudaStreamQuery",   "cuStreamQuery",
+  };
+  return std::ranges::find(kNonBlocking, CudaApiName(name)) != kNonBlocking.end();
+}
+
 CallKind CallKindOf(std::string_view name) {
-  const std::string_view api = ApiName(name);
+  const std::string cuda_name = CudaApiName(name);
+  const std::string_view api = cuda_name;
   if (IsLaunchApi(api)) return CallKind::kLaunch;
   if (api.starts_with("cudaMemcpy") || api.starts_with("cuMemcpy")) {
     return api.find("Async") != std::string_view::npos ? CallKind::kCopy : CallKind::kSyncCopy;
@@ -442,7 +478,10 @@ class ThreadIds {
 
 // --- Building the trace ---
 
-EventResult<GpuOp> ReadGpuOp(const json& event, Category category, std::string_view label) {
+// *size_from_call: a copy without args.bytes, as roctracer writes them (the size is its host
+// call's args.size): 0 bytes here, the call's size later.
+EventResult<GpuOp> ReadGpuOp(const json& event, Category category, std::string_view label,
+                             bool* size_from_call) {
   const EventResult<GpuOpKind> kind = ReadOpKind(event, category, label);
   if (!kind.ok()) return kind.error();
   const EventResult<EventTimes> times = ReadTimes(event, label);
@@ -453,7 +492,10 @@ EventResult<GpuOp> ReadGpuOp(const json& event, Category category, std::string_v
   if (!stream.ok()) return stream.error();
   const EventResult<int64_t> correlation = ReadCorrelation(event, label);
   if (!correlation.ok()) return correlation.error();
-  const EventResult<uint64_t> bytes = ReadBytes(event, category, label);
+  *size_from_call = category == Category::kMemcpy && Arg(event, "bytes") == nullptr &&
+                    correlation.value() != kNoCorrelation;
+  const EventResult<uint64_t> bytes =
+      *size_from_call ? uint64_t{0} : ReadBytes(event, category, label);
   if (!bytes.ok()) return bytes.error();
   GpuOp op;
   op.kind = kind.value();
@@ -470,10 +512,12 @@ EventResult<GpuOp> ReadGpuOp(const json& event, Category category, std::string_v
 struct PendingCall {
   RuntimeCall call;
   uint64_t index = 0;
+  bool never_waits = false;  // NeverWaits: a cuda_sync event beside it does not make it a sync
 };
 struct PendingOp {
   GpuOp op;
   uint64_t index = 0;
+  bool size_from_call = false;  // its bytes are its host call's args.size (ROCm)
 };
 
 // Collects the events read, then makes the Trace of them.
@@ -490,6 +534,8 @@ class TraceBuilder {
   std::optional<EventProblem> AddSync(const json& event, std::string_view label);
   std::optional<std::string> StartFromEarliest();
   void PromoteSyncedCalls();
+  std::optional<std::string> SizesFromCalls();
+  std::optional<std::string> CheckInterpretable() const;
   std::vector<RuntimeCall> SortedCalls() const;
   std::vector<GpuOp> SortedOps() const;
 
@@ -501,6 +547,8 @@ class TraceBuilder {
     int64_t stream;  // kAnyStream unless a "Stream Sync" with args.stream
   };
   std::vector<SyncEvent> sync_events_;  // of cuda_sync events with a correlation
+  std::vector<int64_t> pageable_dtoh_;  // correlations of device-to-pageable copies
+  std::vector<std::pair<int64_t, uint64_t>> call_sizes_;  // (correlation, a call's args.size)
   ThreadIds threads_;
   uint64_t read_ = 0;
   uint64_t skipped_ = 0;
@@ -541,15 +589,33 @@ std::optional<EventProblem> TraceBuilder::AddCall(const json& event, std::string
   call.start_ns = times.value().start_ns;
   call.dur_ns = times.value().dur_ns;
   call.correlation = correlation.value();
-  calls_.push_back({call, index});
+  calls_.push_back({call, index, NeverWaits(StringField(event, "name"))});
+  // A copy's size on the host call (hipMemcpy*'s args.size), for GPU copies without args.bytes.
+  if (const json* size = Arg(event, "size");
+      size != nullptr && call.correlation != kNoCorrelation &&
+      (call.kind == CallKind::kCopy || call.kind == CallKind::kSyncCopy)) {
+    const std::optional<uint64_t> count = ReadCount(*size);
+    if (!count) {
+      return EventProblem{
+          fmt::format("{} event args.size {} is not a byte count", label, Shown(*size))};
+    }
+    call_sizes_.emplace_back(call.correlation, *count);
+  }
   return std::nullopt;
 }
 
 std::optional<EventProblem> TraceBuilder::AddOp(const json& event, Category category,
                                                 std::string_view label, uint64_t index) {
-  const EventResult<GpuOp> op = ReadGpuOp(event, category, label);
+  bool size_from_call = false;
+  const EventResult<GpuOp> op = ReadGpuOp(event, category, label, &size_from_call);
   if (!op.ok()) return op.error();
-  ops_.push_back({op.value(), index});
+  ops_.push_back({op.value(), index, size_from_call});
+  // "Memcpy DtoH (Device -> Pageable)": the host's memory is not pinned, so the runtime copies
+  // through a staging buffer and the call returns only when the copy is done, Async or not.
+  if (op.value().kind == GpuOpKind::kMemcpyDtoH && op.value().correlation != kNoCorrelation &&
+      ContainsIgnoringCase(StringField(event, "name"), "Pageable")) {
+    pageable_dtoh_.push_back(op.value().correlation);
+  }
   return std::nullopt;
 }
 
@@ -586,6 +652,8 @@ ParseResult<Trace> TraceBuilder::Finish(const std::string& source) {
     return ErrorIn(source, *problem);
   }
   PromoteSyncedCalls();
+  if (std::optional<std::string> problem = SizesFromCalls()) return ErrorIn(source, *problem);
+  if (std::optional<std::string> problem = CheckInterpretable()) return ErrorIn(source, *problem);
   Trace trace;
   trace.calls = SortedCalls();
   trace.ops = SortedOps();
@@ -620,9 +688,13 @@ std::optional<std::string> TraceBuilder::StartFromEarliest() {
 // a "Stream Sync" says which stream a synchronisation waited for.
 void TraceBuilder::PromoteSyncedCalls() {
   std::ranges::stable_sort(sync_events_, {}, &SyncEvent::correlation);
+  std::ranges::sort(pageable_dtoh_);
   for (PendingCall& pending : calls_) {
     RuntimeCall& call = pending.call;
-    if (call.correlation == kNoCorrelation) continue;
+    if (call.correlation == kNoCorrelation || pending.never_waits) continue;
+    if (call.kind == CallKind::kCopy &&
+        std::ranges::binary_search(pageable_dtoh_, call.correlation))
+      call.kind = CallKind::kSyncCopy;  // a copy to pageable memory returns when it is done
     const auto it =
         std::ranges::lower_bound(sync_events_, call.correlation, {}, &SyncEvent::correlation);
     if (it == sync_events_.end() || it->correlation != call.correlation) continue;
@@ -632,6 +704,39 @@ void TraceBuilder::PromoteSyncedCalls() {
       call.sync_stream = it->stream;
     }
   }
+}
+
+// Copies without args.bytes take their host call's args.size; one whose call has none is an
+// error, as a copy of unknown size always was.
+std::optional<std::string> TraceBuilder::SizesFromCalls() {
+  std::ranges::sort(call_sizes_);
+  for (PendingOp& pending : ops_) {
+    if (!pending.size_from_call) continue;
+    const auto it = std::ranges::lower_bound(call_sizes_, pending.op.correlation, {},
+                                             &std::pair<int64_t, uint64_t>::first);
+    if (it == call_sizes_.end() || it->first != pending.op.correlation) {
+      return fmt::format(
+          "traceEvents[{}]: gpu_memcpy event without args.bytes, and no host call "
+          "of correlation {} says args.size",
+          pending.index, pending.op.correlation);
+    }
+    pending.op.bytes = it->second;
+  }
+  return std::nullopt;
+}
+
+// Host calls none of which the model knows (no launch, copy, memset or synchronisation among
+// them: another runtime's names) would be timed as host work only and read 0.00%: said instead.
+std::optional<std::string> TraceBuilder::CheckInterpretable() const {
+  if (calls_.empty()) return std::nullopt;  // GPU activity alone: no host side to re-time
+  for (const PendingCall& pending : calls_) {
+    if (pending.call.kind != CallKind::kOther) return std::nullopt;
+  }
+  return fmt::format(
+      "none of its {} host calls is a launch, copy, memset or synchronisation the "
+      "model knows (CUDA's or HIP's runtime and driver names): it cannot say what "
+      "DxPU would cost this workload",
+      calls_.size());
 }
 
 std::vector<RuntimeCall> TraceBuilder::SortedCalls() const {

@@ -199,7 +199,8 @@ class RetimePlan {
   size_t devices_ = 0;
   std::vector<size_t> call_thread_;
   size_t threads_ = 0;
-  std::vector<int64_t> cover_;  // per call: the operation a blocking call waited for, or -1
+  std::vector<bool> counts_end_;  // per thread: its calls' ends count in the workload's end
+  std::vector<int64_t> cover_;    // per call: the operation a blocking call waited for, or -1
   std::vector<Event> events_;
   WorkloadCounts counts_;
 };
@@ -228,6 +229,16 @@ void RetimePlan::IndexThreads() {
   for (size_t c = 0; c < t_.calls.size(); ++c)
     call_thread_[c] = index.emplace(t_.calls[c].thread, index.size()).first->second;
   threads_ = index.size();
+  // The threads the workload waits for: those that give the GPU work or wait for it. A thread
+  // of other calls only (a watchdog polling cudaEventQuery, as NCCL's does, on after the last
+  // real synchronisation) does not decide when the workload ends (issue 35): its calls keep
+  // their native times, so counting them would pin the end and hide every delay.
+  counts_end_.assign(threads_, false);
+  for (size_t c = 0; c < t_.calls.size(); ++c) {
+    if (t_.calls[c].kind != CallKind::kOther) counts_end_[call_thread_[c]] = true;
+  }
+  if (std::ranges::none_of(counts_end_, [](bool b) { return b; }))
+    counts_end_.assign(threads_, true);
 }
 
 void RetimePlan::BuildQueues() {
@@ -430,9 +441,9 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
                               : std::max(ready + plan.slack, static_cast<double>(op.start_ns));
       double dur = static_cast<double>(op.dur_ns);
       if (op.kind == GpuOpKind::kMemcpyHtoD && (mask & kH2dCost) != 0)
-        dur += H2dCopyNs(p_, true, op.bytes) - H2dCopyNs(p_, false, op.bytes);
+        dur = H2dRetimedNs(p_, dur, op.bytes);
       if (op.kind == GpuOpKind::kMemcpyDtoH && (mask & kD2hCost) != 0)
-        dur += D2hCopyNs(p_, true, op.bytes) - D2hCopyNs(p_, false, op.bytes);
+        dur = D2hRetimedNs(p_, dur, op.bytes);
       op_end[e.index] = op_start[e.index] + std::max(0.0, dur);
       if (op.kind == GpuOpKind::kMemcpyHtoD)
         downstream[plan.device].CopyStarted(op_start[e.index], op.bytes);
@@ -452,7 +463,9 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
       s = std::max(s, end - native_end);
     }
   }
-  for (size_t c = 0; c < t_.calls.size(); ++c) last = std::max(last, call_end[c]);
+  for (size_t c = 0; c < t_.calls.size(); ++c) {
+    if (counts_end_[call_thread_[c]]) last = std::max(last, call_end[c]);
+  }
   if (retimed != nullptr) {
     *retimed = t_;
     const auto Ns = [](double t) { return static_cast<int64_t>(std::llround(t)); };
@@ -480,6 +493,28 @@ double H2dCopyNs(const ModelParams& p, bool dxpu, uint64_t bytes) {
 }
 double D2hCopyNs(const ModelParams& p, bool dxpu, uint64_t bytes) {
   return WriteNs(p, PathOf(p, dxpu), bytes);
+}
+
+namespace {
+// A copy of `native_ns` whose native and DxPU path times are `on_native` and `on_dxpu`: one
+// slower than its path explains was held back elsewhere, and takes the DxPU path's time only if
+// that is slower still; one at the path's speed (or faster) changes by the paths' difference.
+double ThroughDxpu(double native_ns, double on_native, double on_dxpu) {
+  return native_ns >= on_native ? std::max(native_ns, on_dxpu) : native_ns + (on_dxpu - on_native);
+}
+}  // namespace
+
+double H2dRetimedNs(const ModelParams& p, double native_ns, uint64_t bytes) {
+  if (bytes == 0) return native_ns;
+  // The first read's added round trip is waited for whatever held the copy back.
+  const double added_rtt = 2 * (PathOf(p, true).one_way_ns - PathOf(p, false).one_way_ns);
+  return std::max(native_ns + added_rtt,
+                  ThroughDxpu(native_ns, H2dCopyNs(p, false, bytes), H2dCopyNs(p, true, bytes)));
+}
+
+double D2hRetimedNs(const ModelParams& p, double native_ns, uint64_t bytes) {
+  if (bytes == 0) return native_ns;
+  return ThroughDxpu(native_ns, D2hCopyNs(p, false, bytes), D2hCopyNs(p, true, bytes));
 }
 
 std::string CheckParams(const ModelParams& p) {

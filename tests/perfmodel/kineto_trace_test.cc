@@ -7,6 +7,8 @@
 #include "perfmodel/kineto_trace.h"
 
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -317,6 +319,109 @@ TEST(KinetoTraceTest, StreamSyncEventsNameTheStreamWaitedFor) {
   EXPECT_EQ(trace.value().calls[2].sync_stream, kAnyStream);
 }
 
+// The same trace with its clock at 0 and at an epoch in microseconds (as Kineto writes it, with
+// a nanosecond fraction): the times read are the same to the nanosecond (issue 35: a double
+// held the epoch's microseconds only to 0.25 us, so the two read 1879.6 and 1882.66 us).
+TEST(KinetoTraceTest, NanosecondsSurviveAnEpochClockBase) {
+  // ts as Kineto writes it: whole microseconds from `base_us`, then three decimals.
+  const auto ts = [](uint64_t base_us, uint64_t us, int ns) {
+    return fmt::format("{}.{:03}", base_us + us, ns);
+  };
+  const auto at_base = [&](uint64_t base_us) {
+    return Parse(fmt::format(R"({{"traceEvents": [
+      {{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": {}, "dur": 0.249, "args": {{"correlation": 1}}}},
+      {{"ph": "X", "cat": "kernel", "name": "k", "ts": {}, "dur": 1.001, "args": {{"device": 0, "stream": 7, "correlation": 1}}}},
+      {{"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 1, "tid": 1, "ts": {}, "dur": 1.358, "args": {{"correlation": 2}}}}
+    ]}})",
+                             ts(base_us, 9, 501), ts(base_us, 10, 123), ts(base_us, 9, 777)));
+  };
+  const ParseResult<Trace> zero = at_base(0);
+  const ParseResult<Trace> epoch = at_base(1'700'000'000'000'000);  // 2023-11-14 in us
+  ASSERT_TRUE(zero.ok()) << zero.error().message;
+  ASSERT_TRUE(epoch.ok()) << epoch.error().message;
+  EXPECT_EQ(RenderCalls(epoch.value()), RenderCalls(zero.value()));
+  EXPECT_EQ(RenderOps(epoch.value()), RenderOps(zero.value()));
+  ASSERT_EQ(zero.value().ops.size(), 1u);
+  EXPECT_EQ(zero.value().ops[0].start_ns, 622);  // 10.123 us - 9.501 us
+  EXPECT_EQ(zero.value().ops[0].dur_ns, 1001);
+}
+
+// cudaStreamWaitEvent makes the GPU wait, not the host, and a query returns at once: neither is
+// a synchronisation, whatever cuda_sync event Kineto records beside them. A cudaMemcpyAsync to
+// pageable memory returns only when the copy is done: a synchronous copy; to pinned memory it is
+// asynchronous.
+TEST(KinetoTraceTest, NonBlockingCallsAreNotSyncsAndPageableCopiesAre) {
+  const ParseResult<Trace> trace = Parse(R"json({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 9}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamWaitEvent", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "cuda_sync", "name": "Wait Event", "pid": 1, "tid": 7, "ts": 2, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventQuery", "pid": 1, "tid": 1, "ts": 3, "dur": 1, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "cuda_sync", "name": "Event Sync", "pid": 1, "tid": 7, "ts": 3, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 3}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 4, "dur": 5, "args": {"correlation": 4}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pageable)", "ts": 5, "dur": 3, "args": {"device": 0, "stream": 7, "correlation": 4, "bytes": 4096}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 10, "dur": 1, "args": {"correlation": 5}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pinned)", "ts": 11, "dur": 3, "args": {"device": 0, "stream": 7, "correlation": 5, "bytes": 4096}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventSynchronize", "pid": 1, "tid": 1, "ts": 12, "dur": 3, "args": {"correlation": 6}}
+  ]})json");
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  ASSERT_EQ(trace.value().calls.size(), 5u);
+  EXPECT_EQ(trace.value().calls[0].kind, CallKind::kOther) << "cudaStreamWaitEvent";
+  EXPECT_EQ(trace.value().calls[1].kind, CallKind::kOther) << "cudaEventQuery";
+  EXPECT_EQ(trace.value().calls[2].kind, CallKind::kSyncCopy) << "to pageable memory";
+  EXPECT_EQ(trace.value().calls[3].kind, CallKind::kCopy) << "to pinned memory";
+  EXPECT_EQ(trace.value().calls[4].kind, CallKind::kSync) << "cudaEventSynchronize";
+}
+
+// PyTorch on ROCm: HIP's runtime names, read as CUDA's; a copy's size on its host call
+// (args.size) when the GPU side has no args.bytes (issue 35: rejected for a missing args.bytes).
+TEST(KinetoTraceTest, RocmTracesReadAsCudaOnes) {
+  const ParseResult<Trace> trace = Parse(R"json({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipMemcpyAsync", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {"correlation": 1, "size": 65536}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "ts": 2, "dur": 5, "args": {"device": 0, "stream": 3, "correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipExtLaunchKernel", "pid": 1, "tid": 1, "ts": 4, "dur": 1, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "kernel", "name": "Cijk_gemm", "ts": 8, "dur": 10, "args": {"device": 0, "stream": 3, "correlation": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 1, "tid": 1, "ts": 5, "dur": 1, "args": {"correlation": 3}},
+    {"ph": "X", "cat": "kernel", "name": "k", "ts": 18, "dur": 1, "args": {"device": 0, "stream": 3, "correlation": 3}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipMemsetAsync", "pid": 1, "tid": 1, "ts": 6, "dur": 1, "args": {"correlation": 4}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipStreamWaitEvent", "pid": 1, "tid": 1, "ts": 7, "dur": 1, "args": {"correlation": 5}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipMemcpy", "pid": 1, "tid": 1, "ts": 9, "dur": 12, "args": {"correlation": 6, "size": 4096}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH", "ts": 19, "dur": 1, "args": {"device": 0, "stream": 3, "correlation": 6}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipDeviceSynchronize", "pid": 1, "tid": 1, "ts": 22, "dur": 1, "args": {"correlation": 7}}
+  ]})json");
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  const std::vector<std::string> calls = {
+      "copy 1/1 start=0 dur=2000 corr=1",      "launch 1/1 start=3000 dur=1000 corr=2",
+      "launch 1/1 start=4000 dur=1000 corr=3", "memset 1/1 start=5000 dur=1000 corr=4",
+      "other 1/1 start=6000 dur=1000 corr=5",  "sync-copy 1/1 start=8000 dur=12000 corr=6",
+      "sync 1/1 start=21000 dur=1000 corr=7",
+  };
+  EXPECT_EQ(RenderCalls(trace.value()), calls);
+  ASSERT_EQ(trace.value().ops.size(), 4u);
+  EXPECT_EQ(trace.value().ops[0].bytes, 65536u);  // from hipMemcpyAsync's args.size
+  EXPECT_EQ(trace.value().ops[3].bytes, 4096u);
+  // A copy whose size neither side says is still an error.
+  const ParseResult<Trace> unsized = Parse(R"json({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipMemcpyAsync", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "ts": 2, "dur": 5, "args": {"device": 0, "stream": 3, "correlation": 1}}
+  ]})json");
+  ASSERT_FALSE(unsized.ok());
+  EXPECT_NE(unsized.error().message.find("without args.bytes"), std::string::npos)
+      << unsized.error().message;
+}
+
+// Host calls of a runtime the model does not know: an error that says so, not a prediction of
+// 0.00% (issue 35).
+TEST(KinetoTraceTest, ATraceWhoseCallsTheModelCannotReadSaysSo) {
+  const ParseResult<Trace> trace = Parse(R"json({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "zeCommandListAppendKernelX", "pid": 1, "tid": 1, "ts": 1, "dur": 2, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "k", "ts": 4, "dur": 5, "args": {"device": 0, "stream": 3, "correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "zeFenceHostSynchronize", "pid": 1, "tid": 1, "ts": 4, "dur": 6, "args": {"correlation": 2}}
+  ]})json");
+  ASSERT_FALSE(trace.ok());
+  EXPECT_NE(trace.error().message.find("cannot say what DxPU would cost"), std::string::npos)
+      << trace.error().message;
+}
+
 TEST(KinetoTraceTest, KindsHaveLowerCaseNames) {
   EXPECT_STREQ(ToString(GpuOpKind::kKernel), "kernel");
   EXPECT_STREQ(ToString(GpuOpKind::kMemset), "memset");
@@ -370,8 +475,10 @@ const std::vector<BadTrace>& BadTraces() {
       {"TrailingText",
        AfterAGoodKernel(Kernel(R"("ts": 1, "dur": 1, "args": {"device": 0, "stream": 7})")) + " x",
        "not JSON: syntax error"},
-      {"NumberOverflow", AfterAGoodKernel(Kernel(R"("ts": 1, "dur": 1e999)")),
-       "not JSON: number overflow"},
+      {"NumberOverflow", AfterAGoodKernel(Kernel(R"("ts": 1, "dur": 1e99999)")),
+       "not JSON: number overflow"},  // past a long double's range
+      {"DurationPastTheLimit", AfterAGoodKernel(Kernel(R"("ts": 1, "dur": 1e999)")),
+       "dur 1e+999 us is too long"},
       {"TopLevelArray", "[1, 2]", "the top level is an array, not an object"},
       {"TopLevelString", R"("traceEvents")", "the top level is a string"},
       {"NoTraceEvents", R"({"events": []})", "no traceEvents array"},

@@ -148,6 +148,29 @@ TEST(PerfModel, NativeRetimingReproducesTheTrace) {
   }
 }
 
+// A watchdog thread polling cudaEventQuery (as NCCL's does) on after the last real
+// synchronisation: its calls keep their native times, and the end of the workload is what the
+// working thread waits for, not the watchdog's last poll (issue 35: the prediction read 0.00% at
+// any latency).
+TEST(PerfModel, AWatchdogThreadDoesNotHideTheOverhead) {
+  ModelParams p;
+  p.added_latency_ns = 5'000;
+  const Trace work = DecodeLoop(p, 20);
+  Trace watched = work;
+  const int64_t until = Extent(work) + 500'000;
+  for (int64_t t = 0; t < until; t += 10'000)
+    watched.calls.push_back({CallKind::kOther, 2, t, 1'000, kNoCorrelation});
+  std::stable_sort(watched.calls.begin(), watched.calls.end(),
+                   [](const RuntimeCall& a, const RuntimeCall& b) {
+                     return a.thread != b.thread ? a.thread < b.thread : a.start_ns < b.start_ns;
+                   });
+  const Prediction alone = Predict(work, p);
+  const Prediction with_watchdog = Predict(watched, p);
+  ASSERT_GT(alone.overhead_pct, 1.0);
+  EXPECT_DOUBLE_EQ(with_watchdog.native_ns, alone.native_ns);
+  EXPECT_DOUBLE_EQ(with_watchdog.overhead_pct, alone.overhead_pct);
+}
+
 TEST(PerfModel, ZeroDxpuLatencyAndAmpleBandwidthIsZeroOverhead) {
   ModelParams p;
   p.added_latency_ns = 0;
@@ -317,6 +340,31 @@ TEST(PerfModel, PostedOnlyWorkBarelyMovesWhileReadsDo) {
   EXPECT_EQ(writes.breakdown.d2h_ns, 0);
   EXPECT_GT(reads.overhead_pct, 10 * writes.overhead_pct);
   EXPECT_GT(reads.breakdown.h2d_ns, 0);
+}
+
+// Copies that ran natively at 4 GB/s (pageable memory), slower than the fabric's 12.5 GB/s:
+// DxPU adds their reads' round trip, not the fabric's rate against PCIe's (issue 35: charged the
+// difference, copy-heavy traces read up to ~20x the overhead). At the native path's own speed
+// they still get the paths' whole difference.
+TEST(PerfModel, CopiesSlowerThanTheFabricKeepTheirOwnPace) {
+  ModelParams p;  // PCIe 25 GB/s, fabric 12.5 GB/s, 1 us added one way
+  const uint64_t bytes = 64 << 20;
+  const int64_t slow_ns = static_cast<int64_t>(bytes / 4);  // 4 bytes a ns: 4 GB/s
+  const auto fast_ns = static_cast<int64_t>(H2dCopyNs(p, false, bytes));
+  const Prediction slow = Predict(QueuedWork(p, GpuOpKind::kMemcpyHtoD, 10, slow_ns, bytes), p);
+  const Prediction fast = Predict(QueuedWork(p, GpuOpKind::kMemcpyHtoD, 10, fast_ns, bytes), p);
+  const double added_rtt = 2 * (DxpuPath(p).one_way_ns - NativePath(p).one_way_ns);
+  EXPECT_NEAR(slow.breakdown.h2d_ns, 10 * added_rtt, 1.0);
+  EXPECT_LT(slow.overhead_pct, 0.1);
+  EXPECT_NEAR(fast.breakdown.h2d_ns, 10 * (H2dCopyNs(p, true, bytes) - H2dCopyNs(p, false, bytes)),
+              10.0);
+  EXPECT_GT(fast.overhead_pct, 40.0);
+  // The same for device-to-host copies: a slow one keeps its pace.
+  const int64_t slow_d2h = static_cast<int64_t>(bytes / 4);
+  EXPECT_DOUBLE_EQ(D2hRetimedNs(p, static_cast<double>(slow_d2h), bytes),
+                   static_cast<double>(slow_d2h));
+  const double at_pcie = D2hCopyNs(p, false, bytes);
+  EXPECT_DOUBLE_EQ(D2hRetimedNs(p, at_pcie, bytes), D2hCopyNs(p, true, bytes));
 }
 
 TEST(PerfModel, CopyFormulas) {

@@ -915,7 +915,14 @@ if run "model unreadable trace" 1 "$DXPU" model "$tmp/no-events.json"; then
   checks=$((checks + 1))
   [ "$(grep -o 'no-events.json' "$tmp/err" | wc -l)" = 1 ] || fail "model unreadable trace: the path twice: $(cat "$tmp/err")"
 fi
-run "model missing trace" 2 "$DXPU" model "$tmp/no-such-trace.json"
+# A trace that cannot be read is exit 1 with the reader's reason (docs/perf-model.md), the file
+# named once.
+if run "model missing trace" 1 "$DXPU" model "$tmp/no-such-trace.json"; then
+  grep_check "model missing trace" err "no-such-trace.json: cannot open: No such file"
+  if [ "$(grep -o 'no-such-trace.json' "$tmp/err" | wc -l)" -ne 1 ]; then
+    fail "model missing trace: the file is named more than once: $(cat "$tmp/err")"
+  fi
+fi
 run "model bad MPS" 2 "$DXPU" model --native 10us --mps 300 && grep_check "model bad MPS" err "MPS"
 # Durations with units; the old spellings (bare numbers in us or ns) still work, hidden.
 if run "model durations" 0 "$DXPU" model "$traces/small_trace.json" --latency 2us --pcie-latency 300ns \
@@ -938,7 +945,8 @@ if run "model sweep latency too long" 2 "$DXPU" model "$traces/small_trace.json"
   grep_check "model sweep latency too long" err "^--sweep-latency: 2s is outside 0s..1s"
 fi
 run "model both spellings" 2 "$DXPU" model "$traces/small_trace.json" --latency 2us --latency-us 2
-run "model missing file" 2 "$DXPU" model "$tmp/none.json"
+run "model missing file" 1 "$DXPU" model "$tmp/none.json"
+run "model directory" 1 "$DXPU" model "$tmp"
 
 # --- trace ------------------------------------------------------------------------------
 if run "trace list" 0 "$DXPU" trace list; then

@@ -289,8 +289,9 @@ int RunModel(ModelArgs& a) {
 void AddWorkloadOptions(CLI::App* cmd, ModelArgs& a) {
   cmd->add_option("trace", a.trace,
                   "PyTorch profiler (Kineto) Chrome trace, JSON or gzipped JSON "
-                  "(torch.profiler with ProfilerActivity.CUDA, export_chrome_trace)")
-      ->check(CLI::ExistingFile);
+                  "(torch.profiler with ProfilerActivity.CUDA, export_chrome_trace)");
+  // Not CLI::ExistingFile: a trace that cannot be read is exit 1 with the reader's reason
+  // (docs/perf-model.md), not a usage error.
   const char* group = "Summary counts (instead of a trace)";
   AddBoundedDuration(*cmd, "--native", &a.native, "the workload's native time",
                      {std::chrono::nanoseconds(1), std::chrono::hours(24)},

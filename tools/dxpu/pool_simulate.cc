@@ -178,8 +178,8 @@ void PrintJson(const SimulateArgs& a, const Trace& t, const std::vector<PolicyRu
   out["worlds"] = nlohmann::json::array();
   for (const PolicyRuns& p : results) {
     const std::string world = p.runs.empty() ? "" : p.runs.front().world;
-    if (!world.empty() && std::find(out["worlds"].begin(), out["worlds"].end(), world) ==
-                              out["worlds"].end())
+    if (!world.empty() &&
+        std::find(out["worlds"].begin(), out["worlds"].end(), world) == out["worlds"].end())
       out["worlds"].push_back(world);
   }
   out["nodes"] = {{"file", a.nodes},
