@@ -23,6 +23,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
@@ -536,6 +537,7 @@ class TraceBuilder {
   void PromoteSyncedCalls();
   std::optional<std::string> SizesFromCalls();
   std::optional<std::string> CheckInterpretable() const;
+  std::vector<std::string> Warnings() const;
   std::vector<RuntimeCall> SortedCalls() const;
   std::vector<GpuOp> SortedOps() const;
 
@@ -549,6 +551,10 @@ class TraceBuilder {
   std::vector<SyncEvent> sync_events_;  // of cuda_sync events with a correlation
   std::vector<int64_t> pageable_dtoh_;  // correlations of device-to-pageable copies
   std::vector<std::pair<int64_t, uint64_t>> call_sizes_;  // (correlation, a call's args.size)
+  // What the model does not time as it is (Warnings()).
+  uint64_t collective_kernels_ = 0;  // NCCL/RCCL kernels
+  uint64_t graph_launches_ = 0;      // cudaGraphLaunch
+  std::set<std::string> processes_;  // host calls' pids, as written
   ThreadIds threads_;
   uint64_t read_ = 0;
   uint64_t skipped_ = 0;
@@ -590,6 +596,12 @@ std::optional<EventProblem> TraceBuilder::AddCall(const json& event, std::string
   call.dur_ns = times.value().dur_ns;
   call.correlation = correlation.value();
   calls_.push_back({call, index, NeverWaits(StringField(event, "name"))});
+  if (CudaApiName(StringField(event, "name")) == "cudaGraphLaunch") ++graph_launches_;
+  if (const auto pid = event.find("pid"); pid != event.end()) {
+    // The same pid written as a number and as a string is one process.
+    const std::optional<int64_t> number = ReadInteger(*pid);
+    processes_.insert(number ? std::to_string(*number) : Shown(*pid));
+  }
   // A copy's size on the host call (hipMemcpy*'s args.size), for GPU copies without args.bytes.
   if (const json* size = Arg(event, "size");
       size != nullptr && call.correlation != kNoCorrelation &&
@@ -609,6 +621,11 @@ std::optional<EventProblem> TraceBuilder::AddOp(const json& event, Category cate
   bool size_from_call = false;
   const EventResult<GpuOp> op = ReadGpuOp(event, category, label, &size_from_call);
   if (!op.ok()) return op.error();
+  if (op.value().kind == GpuOpKind::kKernel) {
+    const std::string_view name = StringField(event, "name");
+    if (StartsWithIgnoringCase(name, "nccl") || StartsWithIgnoringCase(name, "rccl"))
+      ++collective_kernels_;
+  }
   ops_.push_back({op.value(), index, size_from_call});
   // "Memcpy DtoH (Device -> Pageable)": the host's memory is not pinned, so the runtime copies
   // through a staging buffer and the call returns only when the copy is done, Async or not.
@@ -660,6 +677,7 @@ ParseResult<Trace> TraceBuilder::Finish(const std::string& source) {
   trace.source = source;
   trace.events_read = read_;
   trace.events_skipped = skipped_;
+  trace.warnings = Warnings();
   return trace;
 }
 
@@ -737,6 +755,32 @@ std::optional<std::string> TraceBuilder::CheckInterpretable() const {
       "model knows (CUDA's or HIP's runtime and driver names): it cannot say what "
       "DxPU would cost this workload",
       calls_.size());
+}
+
+// One sentence for each thing in the trace the model times other than it ran, or not at all.
+std::vector<std::string> TraceBuilder::Warnings() const {
+  std::vector<std::string> w;
+  if (collective_kernels_ > 0) {
+    w.push_back(fmt::format(
+        "{} NCCL/RCCL kernels are timed as fixed-length kernels: the collectives' traffic between "
+        "GPUs (over the fabric when they sit in different boxes) is not modelled",
+        collective_kernels_));
+  }
+  if (graph_launches_ > 0) {
+    w.push_back(
+        fmt::format("{} CUDA graph launches are each one launch: the graph's own kernels "
+                    "are timed as the trace shows them, their launches inside the GPU "
+                    "unchanged",
+                    graph_launches_));
+  }
+  if (processes_.size() > 1) {
+    w.push_back(
+        fmt::format("host calls from {} processes: correlation IDs are matched across the "
+                    "whole trace, so two processes' equal IDs can pair a call with "
+                    "another process's GPU work",
+                    processes_.size()));
+  }
+  return w;
 }
 
 std::vector<RuntimeCall> TraceBuilder::SortedCalls() const {

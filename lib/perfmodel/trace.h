@@ -63,6 +63,9 @@ struct Trace {
   std::string source;
   uint64_t events_read = 0;
   uint64_t events_skipped = 0;  // other categories, metadata, instant and flow events
+  // What the trace holds that the model does not know how to time, one sentence each, for the
+  // reader of its prediction (docs/perf-model.md "What the model does not know").
+  std::vector<std::string> warnings;
 };
 
 const char* ToString(GpuOpKind kind);

@@ -422,6 +422,26 @@ TEST(KinetoTraceTest, ATraceWhoseCallsTheModelCannotReadSaysSo) {
       << trace.error().message;
 }
 
+// What the model does not time as it ran is said, one warning each (docs/perf-model.md "What
+// the model does not know"); a plain trace has none.
+TEST(KinetoTraceTest, WhatTheModelDoesNotKnowIsWarnedOf) {
+  const ParseResult<Trace> trace = Parse(R"json({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 1, "ts": 1, "dur": 1, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ts": 3, "dur": 9, "args": {"device": 0, "stream": 3, "correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 11, "tid": 1, "ts": 2, "dur": 1, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "kernel", "name": "k", "ts": 12, "dur": 1, "args": {"device": 1, "stream": 3, "correlation": 2}}
+  ]})json");
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  const std::vector<std::string>& w = trace.value().warnings;
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_NE(w[0].find("1 NCCL/RCCL kernels"), std::string::npos) << w[0];
+  EXPECT_NE(w[1].find("1 CUDA graph launches"), std::string::npos) << w[1];
+  EXPECT_NE(w[2].find("2 processes"), std::string::npos) << w[2];
+  const ParseResult<Trace> plain = ReadKinetoTraceFile(DataPath("compact_trace.json"));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain.value().warnings.empty());
+}
+
 TEST(KinetoTraceTest, KindsHaveLowerCaseNames) {
   EXPECT_STREQ(ToString(GpuOpKind::kKernel), "kernel");
   EXPECT_STREQ(ToString(GpuOpKind::kMemset), "memset");

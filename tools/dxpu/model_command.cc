@@ -213,6 +213,7 @@ int RunModel(ModelArgs& a) {
     trace = std::move(parsed).value();
     workload = fmt::format("{} ({} events read, {} skipped)", a.trace, trace->events_read,
                            trace->events_skipped);
+    for (const std::string& w : trace->warnings) std::cerr << "dxpu model: warning: " << w << '\n';
   } else {
     if (a.native.count() <= 0) {
       std::cerr << "dxpu model: give a trace file, or summary counts with --native (the "
@@ -269,6 +270,7 @@ int RunModel(ModelArgs& a) {
   if (a.json) {
     nlohmann::json out = perfmodel::ToJson(prediction);
     out["workload"] = workload;
+    out["warnings"] = trace ? trace->warnings : std::vector<std::string>{};
     out["params"] = perfmodel::ToJson(a.params);
     out["sweep"] = perfmodel::SweepToJson(sweep);
     if (replay) {
