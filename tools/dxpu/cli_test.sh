@@ -885,6 +885,7 @@ traces="$(cd "$(dirname "$0")/../../tests/perfmodel/data" && pwd)"
 if run "model trace" 0 "$DXPU" model "$traces/small_trace.json" --json --svg "$tmp/m.svg" \
     --csv "$tmp/m.csv"; then
   json_check "model trace" 'd["counts"]["kernels"] == 4 and d["dxpu_us"] > d["native_us"]'
+  json_check "model no warnings" 'd["warnings"] == []'
   json_check "model sweep" 'len(d["sweep"]) == 6 and all(a["overhead_pct"] < b["overhead_pct"] for a, b in zip(d["sweep"], d["sweep"][1:]))'
   json_check "model breakdown" 'abs(sum(d["breakdown_us"].values()) - (d["dxpu_us"] - d["native_us"])) < 1e-6'
   grep_check "model svg" m.svg "<polyline"
@@ -892,6 +893,18 @@ if run "model trace" 0 "$DXPU" model "$traces/small_trace.json" --json --svg "$t
   # Files written are named; with --json on stderr, stdout staying one JSON document.
   grep_check "model json wrote svg" err "^wrote $tmp/m.svg (the sweep's overhead curves, SVG)$"
   grep_check "model json wrote csv" err "^wrote $tmp/m.csv (the sweep, CSV)$"
+fi
+# A trace with what the model does not time as it ran: each said on stderr and in --json.
+cat >"$tmp/nccl.json" <<'TRACE'
+{"traceEvents": [
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ts": 3, "dur": 9, "args": {"device": 0, "stream": 3, "correlation": 1}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 1, "tid": 1, "ts": 4, "dur": 9, "args": {"correlation": 2}}
+]}
+TRACE
+if run "model warnings" 0 "$DXPU" model "$tmp/nccl.json" --json; then
+  json_check "model warnings json" 'len(d["warnings"]) == 1 and "NCCL/RCCL" in d["warnings"][0]'
+  grep_check "model warnings stderr" err "^dxpu model: warning: 1 NCCL/RCCL kernels are timed as"
 fi
 if run "model svg text" 0 "$DXPU" model "$traces/small_trace.json" --svg "$tmp/m2.svg"; then
   checks=$((checks + 1))
