@@ -724,10 +724,15 @@ void TraceBuilder::PromoteSyncedCalls() {
   }
 }
 
-// Copies without args.bytes take their host call's args.size; one whose call has none is an
-// error, as a copy of unknown size always was.
+// Copies without args.bytes take their host call's args.size, shared evenly when several
+// copies of one call have none (a staged copy's chunks); one whose call has none is an error,
+// as a copy of unknown size always was.
 std::optional<std::string> TraceBuilder::SizesFromCalls() {
   std::ranges::sort(call_sizes_);
+  std::map<int64_t, uint64_t> sharing;  // correlation -> copies without a size
+  for (const PendingOp& pending : ops_) {
+    if (pending.size_from_call) ++sharing[pending.op.correlation];
+  }
   for (PendingOp& pending : ops_) {
     if (!pending.size_from_call) continue;
     const auto it = std::ranges::lower_bound(call_sizes_, pending.op.correlation, {},
@@ -738,7 +743,7 @@ std::optional<std::string> TraceBuilder::SizesFromCalls() {
           "of correlation {} says args.size",
           pending.index, pending.op.correlation);
     }
-    pending.op.bytes = it->second;
+    pending.op.bytes = it->second / sharing[pending.op.correlation];
   }
   return std::nullopt;
 }

@@ -56,6 +56,11 @@ class Recorded {
     recorder_.WriteKineto(out);
     return out.str();
   }
+  std::string KinetoHip() const {
+    std::ostringstream out;
+    recorder_.WriteKinetoHip(out);
+    return out.str();
+  }
 
  private:
   TraceRecorder recorder_;  // outlives the port and the runtime that call it
@@ -222,6 +227,26 @@ TEST(TraceRecorder, WritesKinetoNamesAndArgs) {
 
 // A synchronous Memcpy of pageable memory is staged in chunks: one call, one copy per chunk,
 // all with its correlation, all before it returns. Events, device syncs and peer copies too.
+// The same run written as PyTorch on ROCm records it (HIP's names, copy sizes on the calls)
+// reads into the same Trace as the CUDA one (issue 35 item 3).
+TEST(TraceRecorder, AHipTraceReadsAsTheSameWorkload) {
+  dxgpu::RuntimeOptions options;
+  options.staging_chunk_bytes = 4096;
+  Recorded run(false, {"dxgpu", "dxgpu"}, options);
+  dxgpu::Runtime& rt = run.rt();
+  RunProgram(rt);
+  auto d0 = rt.Malloc(0, 10'000);
+  ASSERT_TRUE(d0.ok());
+  const std::vector<uint8_t> pageable(10'000, 0x5a);
+  ASSERT_TRUE(rt.MemcpyHtoD(*d0, pageable.data(), pageable.size()).ok());  // three chunks
+  const std::string hip = run.KinetoHip();
+  EXPECT_NE(hip.find("\"hipMemcpyAsync\""), std::string::npos);
+  EXPECT_NE(hip.find("\"hipStreamSynchronize\""), std::string::npos);
+  EXPECT_EQ(hip.find("\"cudaLaunchKernel\""), std::string::npos);
+  EXPECT_NE(hip.find("\"size\": 10000"), std::string::npos) << "the staged copy's size";
+  ExpectSameTrace(ParseBack(hip), ParseBack(run.Kineto()));
+}
+
 TEST(TraceRecorder, StagedCopiesEventsAndPeerCopies) {
   dxgpu::RuntimeOptions options;
   options.staging_chunk_bytes = 4096;

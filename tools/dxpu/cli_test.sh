@@ -988,6 +988,18 @@ run "model replay without a trace" 2 "$DXPU" model --native 10us --replay
 # --replay's table holds the model with the simulator's parameters (sim-model), which differs
 # from the predicted overhead with the parameters given; the output names the two apart.
 shipped="$(cd "$(dirname "$0")/../traces" && pwd)"
+# The shipped ROCm-format trace: the same workload as its CUDA twin, the same prediction.
+if run "model rocm" 0 "$DXPU" model "$shipped/decode-loop-rocm.json.gz" --json; then
+  cp "$tmp/out" "$tmp/rocm.json"
+  if run "model rocm twin" 0 "$DXPU" model "$shipped/decode-loop.json.gz" --json; then
+    python3 - "$tmp/rocm.json" "$tmp/out" <<'PY' || fail "model rocm: a prediction differs from the CUDA twin's"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+sys.exit(0 if a["counts"] == b["counts"] and a["overhead_pct"] == b["overhead_pct"] and
+         a["counts"]["launches"] > 100 else 1)
+PY
+  fi
+fi
 if run "model replay names" 0 "$DXPU" model "$shipped/data-loading.json.gz" --replay --sweep-latency 1us; then
   grep_check "model replay names: sweep" out "^predicted overhead (%) by added one-way latency"
   grep_check "model replay names: columns" out "latency_us   sim native     sim dxpu  simulated  sim-model     diff"

@@ -22,6 +22,7 @@ struct RecordArgs {
   perfmodel::RecordOptions options;
   std::string out;
   std::chrono::nanoseconds latency = std::chrono::microseconds(1);
+  std::string runtime = "cuda";  // the names and args the trace is written with
   bool json = false;
 };
 
@@ -49,7 +50,11 @@ int RunRecord(const RecordArgs& a) {
     return kExitFailure;
   }
   std::ostringstream kineto;
-  r.value()->WriteKineto(kineto);
+  if (a.runtime == "hip") {
+    r.value()->WriteKinetoHip(kineto);
+  } else {
+    r.value()->WriteKineto(kineto);
+  }
   if (!WriteTraceFile(a.out, kineto.str())) {
     std::cerr << "dxpu trace record: cannot write " << a.out << '\n';
     return kExitFailure;
@@ -108,6 +113,12 @@ Command AddTraceCommand(CLI::App& parent) {
                      "with --through-dxpu: the fabric's added one-way latency",
                      {std::chrono::nanoseconds(0), std::chrono::seconds(1)},
                      {{"--latency-us", DurationUnit::kMicroseconds}});
+  record
+      ->add_option("--runtime", args->runtime,
+                   "cuda: as PyTorch on CUDA records it; hip: as PyTorch on ROCm does (HIP's "
+                   "names, a copy's size on its host call)")
+      ->check(CLI::IsMember({"cuda", "hip"}))
+      ->capture_default_str();
   record->add_flag("--json", args->json, "print what was recorded as JSON");
   CLI::App* list = trace->add_subcommand("list", "The workloads `record` knows");
   record->footer(

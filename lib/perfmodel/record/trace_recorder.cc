@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -195,9 +196,22 @@ Trace TraceRecorder::ToTrace(const std::string& source) const {
   return trace;
 }
 
-void TraceRecorder::WriteKineto(std::ostream& out) const {
+void TraceRecorder::WriteKineto(std::ostream& out) const { Write(out, false); }
+void TraceRecorder::WriteKinetoHip(std::ostream& out) const { Write(out, true); }
+
+void TraceRecorder::Write(std::ostream& out, bool hip) const {
   const std::lock_guard lock(mu_);
   const std::vector<Op> ops = Ops();
+  // HIP: each copy call's size on the call (the sum of its copies: a pageable one is several).
+  std::map<int64_t, uint64_t> copied;
+  std::map<int64_t, int> copies;  // GPU copies per call
+  for (const Op& op : ops) {
+    if (hip && op.correlation != kNoCorrelation && StyleOf(op.recorded.activity.kind) &&
+        std::string_view(StyleOf(op.recorded.activity.kind)->category) == "gpu_memcpy") {
+      copied[op.correlation] += op.recorded.activity.bytes;
+      ++copies[op.correlation];
+    }
+  }
   Json events = Json::array();
   events.push_back(ChromeMetadata("process_name", kHostPid, 0, "dxgpu host"));
   for (int64_t tid = 1; tid <= ThreadCount(); ++tid) {
@@ -208,10 +222,16 @@ void TraceRecorder::WriteKineto(std::ostream& out) const {
                                     "GPU " + std::to_string(device)));
   }
   for (const RecordedCall& c : calls_) {
-    Json event = Complete("cuda_runtime", c.record.name, kHostPid, c.tid, c.record.start_ns,
-                          c.record.end_ns);
+    const std::string_view cuda_name = c.record.name;
+    const std::string name = hip && cuda_name.starts_with("cuda")
+                                 ? "hip" + std::string(cuda_name.substr(4))
+                                 : std::string(cuda_name);
+    Json event =
+        Complete("cuda_runtime", name.c_str(), kHostPid, c.tid, c.record.start_ns, c.record.end_ns);
     event["args"] = Json{
         {"correlation", c.correlation}, {"device", c.record.device}, {"stream", c.record.stream}};
+    if (const auto size = copied.find(c.correlation); size != copied.end())
+      event["args"]["size"] = size->second;
     events.push_back(std::move(event));
     if (IsStreamSync(c.record)) {
       Json sync =
@@ -229,7 +249,10 @@ void TraceRecorder::WriteKineto(std::ostream& out) const {
                           op.stream, a.start_ns, a.end_ns);
     Json args{{"device", op.recorded.device}, {"stream", op.stream}};
     if (op.correlation != kNoCorrelation) args["correlation"] = op.correlation;
-    args["bytes"] = a.bytes;
+    // roctracer's copies carry no size (their call's args.size has it); a staged copy's chunks
+    // keep theirs, which the call's whole size would not give back.
+    const bool size_on_call = hip && copies.contains(op.correlation) && copies[op.correlation] == 1;
+    if (!size_on_call) args["bytes"] = a.bytes;
     event["args"] = std::move(args);
     events.push_back(std::move(event));
   }

@@ -73,6 +73,11 @@ class TraceRecorder {
   // operations (kernel, gpu_memcpy, gpu_memset); ts and dur in microseconds on the port's
   // clock, to the nanosecond.
   void WriteKineto(std::ostream& out) const;
+  // The same run as PyTorch on ROCm records it (roctracer through Kineto): HIP's names for the
+  // calls (hipLaunchKernel, hipMemcpyAsync, hipStreamSynchronize, ...), a copy's size on its
+  // host call (args.size) and none on the GPU's copy. ParseKinetoTrace reads both into the same
+  // Trace.
+  void WriteKinetoHip(std::ostream& out) const;
 
  private:
   struct RecordedCall {
@@ -91,6 +96,7 @@ class TraceRecorder {
     int64_t correlation = kNoCorrelation;
   };
 
+  void Write(std::ostream& out, bool hip) const;
   // Under mu_: the activities written (host-to-host copies left out), in the order recorded.
   std::vector<Op> Ops() const;
   static std::vector<size_t> Devices(const std::vector<Op>& ops);
