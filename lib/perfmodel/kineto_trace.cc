@@ -538,6 +538,7 @@ class TraceBuilder {
   std::optional<std::string> SizesFromCalls();
   std::optional<std::string> CheckInterpretable() const;
   std::vector<std::string> Warnings() const;
+  uint32_t NameOf(std::string_view name);
   std::vector<RuntimeCall> SortedCalls() const;
   std::vector<GpuOp> SortedOps() const;
 
@@ -552,9 +553,11 @@ class TraceBuilder {
   std::vector<int64_t> pageable_dtoh_;  // correlations of device-to-pageable copies
   std::vector<std::pair<int64_t, uint64_t>> call_sizes_;  // (correlation, a call's args.size)
   // What the model does not time as it is (Warnings()).
-  uint64_t collective_kernels_ = 0;  // NCCL/RCCL kernels
-  uint64_t graph_launches_ = 0;      // cudaGraphLaunch
-  std::set<std::string> processes_;  // host calls' pids, as written
+  uint64_t collective_kernels_ = 0;                          // NCCL/RCCL kernels
+  uint64_t graph_launches_ = 0;                              // cudaGraphLaunch
+  std::set<std::string> processes_;                          // host calls' pids, as written
+  std::map<std::string, uint32_t, std::less<>> name_index_;  // Trace::names, each once
+  std::vector<std::string> names_;
   ThreadIds threads_;
   uint64_t read_ = 0;
   uint64_t skipped_ = 0;
@@ -595,6 +598,7 @@ std::optional<EventProblem> TraceBuilder::AddCall(const json& event, std::string
   call.start_ns = times.value().start_ns;
   call.dur_ns = times.value().dur_ns;
   call.correlation = correlation.value();
+  call.name = NameOf(StringField(event, "name"));
   calls_.push_back({call, index, NeverWaits(StringField(event, "name"))});
   if (CudaApiName(StringField(event, "name")) == "cudaGraphLaunch") ++graph_launches_;
   if (const auto pid = event.find("pid"); pid != event.end()) {
@@ -619,8 +623,9 @@ std::optional<EventProblem> TraceBuilder::AddCall(const json& event, std::string
 std::optional<EventProblem> TraceBuilder::AddOp(const json& event, Category category,
                                                 std::string_view label, uint64_t index) {
   bool size_from_call = false;
-  const EventResult<GpuOp> op = ReadGpuOp(event, category, label, &size_from_call);
+  EventResult<GpuOp> op = ReadGpuOp(event, category, label, &size_from_call);
   if (!op.ok()) return op.error();
+  op.value().name = NameOf(StringField(event, "name"));
   if (op.value().kind == GpuOpKind::kKernel) {
     const std::string_view name = StringField(event, "name");
     if (StartsWithIgnoringCase(name, "nccl") || StartsWithIgnoringCase(name, "rccl"))
@@ -678,6 +683,7 @@ ParseResult<Trace> TraceBuilder::Finish(const std::string& source) {
   trace.events_read = read_;
   trace.events_skipped = skipped_;
   trace.warnings = Warnings();
+  trace.names = names_;
   return trace;
 }
 
@@ -760,6 +766,18 @@ std::optional<std::string> TraceBuilder::CheckInterpretable() const {
       "model knows (CUDA's or HIP's runtime and driver names): it cannot say what "
       "DxPU would cost this workload",
       calls_.size());
+}
+
+// The index of `name` in Trace::names, added the first time; kNoName for none (or past 2^32 - 2
+// distinct names, which a limit on events keeps far off).
+uint32_t TraceBuilder::NameOf(std::string_view name) {
+  if (name.empty()) return kNoName;
+  if (const auto it = name_index_.find(name); it != name_index_.end()) return it->second;
+  if (names_.size() >= kNoName) return kNoName;
+  const auto index = static_cast<uint32_t>(names_.size());
+  names_.emplace_back(name);
+  name_index_.emplace(std::string(name), index);
+  return index;
 }
 
 // One sentence for each thing in the trace the model times other than it ran, or not at all.

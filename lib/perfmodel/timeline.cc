@@ -32,6 +32,11 @@ const char* CategoryOf(GpuOpKind kind) {
   }
 }
 
+// An event's name from the trace (the kernel's, the API's), else what the model calls it.
+const char* NameIn(const Trace& t, uint32_t name, const char* otherwise) {
+  return name < t.names.size() ? t.names[name].c_str() : otherwise;
+}
+
 // Each host thread as a small number, in the order the calls name them.
 std::map<int64_t, int64_t> ThreadNumbers(const Trace& t) {
   std::map<int64_t, int64_t> numbers;
@@ -68,9 +73,9 @@ void AddSide(Json& events, const Trace& t, const Trace* native, bool dxpu) {
   };
   for (size_t i = 0; i < t.calls.size(); ++i) {
     const RuntimeCall& c = t.calls[i];
-    Json event = ChromeComplete("cuda_runtime", ToString(c.kind), host, threads.at(c.thread),
-                                c.start_ns, c.dur_ns);
-    event["args"] = Json::object();
+    Json event = ChromeComplete("cuda_runtime", NameIn(t, c.name, ToString(c.kind)), host,
+                                threads.at(c.thread), c.start_ns, c.dur_ns);
+    event["args"] = Json{{"kind", ToString(c.kind)}};
     if (c.correlation != kNoCorrelation) event["args"]["correlation"] = c.correlation;
     if (c.sync_stream != kAnyStream) {
       event["args"]["device"] = c.sync_device;
@@ -81,9 +86,9 @@ void AddSide(Json& events, const Trace& t, const Trace* native, bool dxpu) {
   }
   for (size_t i = 0; i < t.ops.size(); ++i) {
     const GpuOp& op = t.ops[i];
-    Json event = ChromeComplete(CategoryOf(op.kind), ToString(op.kind), gpu_base + op.device,
-                                op.stream, op.start_ns, op.dur_ns);
-    event["args"] = Json{{"bytes", op.bytes}};
+    Json event = ChromeComplete(CategoryOf(op.kind), NameIn(t, op.name, ToString(op.kind)),
+                                gpu_base + op.device, op.stream, op.start_ns, op.dur_ns);
+    event["args"] = Json{{"kind", ToString(op.kind)}, {"bytes", op.bytes}};
     if (op.correlation != kNoCorrelation) event["args"]["correlation"] = op.correlation;
     if (native != nullptr) Later(event, op.start_ns, native->ops[i].start_ns);
     events.push_back(std::move(event));

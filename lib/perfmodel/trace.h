@@ -13,6 +13,7 @@ namespace dxpu::perfmodel {
 
 inline constexpr int64_t kNoCorrelation = -1;
 inline constexpr int64_t kAnyStream = -1;
+inline constexpr uint32_t kNoName = 0xffffffff;  // an event without a name in Trace::names
 
 // What a GPU operation is, as far as the fabric is concerned.
 enum class GpuOpKind : uint8_t {
@@ -32,6 +33,7 @@ struct GpuOp {
   int64_t dur_ns = 0;
   uint64_t bytes = 0;  // copies and memsets; 0 for kernels
   int64_t correlation = kNoCorrelation;
+  uint32_t name = kNoName;  // the kernel's or copy's name as the trace gives it (Trace::names)
 };
 
 // What a host-side runtime call does to the GPU.
@@ -54,6 +56,7 @@ struct RuntimeCall {
   // which): its device and stream. kAnyStream: the whole device, or not known.
   int32_t sync_device = 0;
   int64_t sync_stream = kAnyStream;
+  uint32_t name = kNoName;  // the API's name as the trace gives it (Trace::names)
 };
 
 struct Trace {
@@ -63,6 +66,8 @@ struct Trace {
   std::string source;
   uint64_t events_read = 0;
   uint64_t events_skipped = 0;  // other categories, metadata, instant and flow events
+  // The events' names, each once (a kernel launched a million times costs one string).
+  std::vector<std::string> names;
   // What the trace holds that the model does not know how to time, one sentence each, for the
   // reader of its prediction (docs/perf-model.md "What the model does not know").
   std::vector<std::string> warnings;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <set>
 #include <span>
 #include <sstream>
 #include <string>
@@ -440,6 +442,29 @@ TEST(KinetoTraceTest, WhatTheModelDoesNotKnowIsWarnedOf) {
   const ParseResult<Trace> plain = ReadKinetoTraceFile(DataPath("compact_trace.json"));
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(plain.value().warnings.empty());
+}
+
+// The timeline names events as the trace did (the kernel's, the API's), each name kept once
+// in the trace however often it occurs; the model's kind goes in args (issue 35: names were
+// dropped from the timeline).
+TEST(KinetoTraceTest, TheTimelineKeepsTheTracesNames) {
+  const ParseResult<Trace> trace = ReadKinetoTraceFile(DataPath("compact_trace.json"));
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  const std::vector<std::string>& names = trace.value().names;
+  EXPECT_EQ(std::ranges::count(names, "cudaLaunchKernel"), 1);
+  std::ostringstream out;
+  WriteTimeline(out, trace.value(), Retime(trace.value(), ModelParams{}));
+  const nlohmann::json timeline = nlohmann::json::parse(out.str());
+  std::set<std::string> seen;
+  for (const nlohmann::json& e : timeline["traceEvents"]) {
+    if (e["ph"] == "X")
+      seen.insert(e["name"].get<std::string>() + "/" + e["args"]["kind"].get<std::string>());
+  }
+  for (const char* expected :
+       {"gemm/kernel", "relu/kernel", "cudaLaunchKernel/launch", "cudaMemcpy/sync-copy",
+        "Memcpy HtoD (Pinned -> Device)/memcpy-htod", "cudaStreamSynchronize/sync"}) {
+    EXPECT_TRUE(seen.contains(expected)) << expected;
+  }
 }
 
 TEST(KinetoTraceTest, KindsHaveLowerCaseNames) {
