@@ -251,9 +251,14 @@ int RunModel(ModelArgs& a) {
       std::cerr << "dxpu model: --timeline needs a trace\n";
       return kExitUsage;
     }
-    std::ostringstream timeline;
-    perfmodel::WriteTimeline(timeline, *trace, perfmodel::Retime(*trace, a.params));
-    if (!WriteFile(a.timeline, timeline.str())) return kExitFailure;
+    // Written into the file as it is made: a million events' timeline is hundreds of MB.
+    std::ofstream timeline(a.timeline, std::ios::binary | std::ios::trunc);
+    if (timeline) perfmodel::WriteTimeline(timeline, *trace, perfmodel::Retime(*trace, a.params));
+    timeline.close();
+    if (!timeline) {
+      std::cerr << "dxpu model: cannot write " << a.timeline << '\n';
+      return kExitFailure;
+    }
     written.push_back(fmt::format(
         "wrote {} (the native and DxPU timelines, Chrome trace: chrome://tracing or Perfetto)",
         a.timeline));
