@@ -796,6 +796,25 @@ std::vector<std::string> TraceBuilder::Warnings() const {
                     "unchanged",
                     graph_launches_));
   }
+  uint64_t peer_copies = 0;
+  for (const PendingOp& pending : ops_) peer_copies += pending.op.kind == GpuOpKind::kMemcpyPeer;
+  if (peer_copies > 0) {
+    w.push_back(
+        fmt::format("{} peer copies (Memcpy PtoP) are taken as inside one box, behind its "
+                    "switch: no fabric cost, wrong for GPUs lent from different boxes",
+                    peer_copies));
+  }
+  std::map<int64_t, bool> gives_work;  // host thread -> whether it makes any call but "other"
+  for (const PendingCall& pending : calls_)
+    gives_work[pending.call.thread] |= pending.call.kind != CallKind::kOther;
+  const auto idle = std::ranges::count_if(gives_work, [](const auto& t) { return !t.second; });
+  if (idle > 0 && idle < static_cast<std::ptrdiff_t>(gives_work.size())) {
+    w.push_back(
+        fmt::format("{} host threads make no launch, copy or synchronisation (watchdogs, "
+                    "pollers): their calls keep their native times and do not decide "
+                    "when the workload ends",
+                    idle));
+  }
   if (processes_.size() > 1) {
     w.push_back(
         fmt::format("host calls from {} processes: correlation IDs are matched across the "

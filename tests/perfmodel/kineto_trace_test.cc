@@ -431,15 +431,19 @@ TEST(KinetoTraceTest, WhatTheModelDoesNotKnowIsWarnedOf) {
     {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 1, "ts": 1, "dur": 1, "args": {"correlation": 1}},
     {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ts": 3, "dur": 9, "args": {"device": 0, "stream": 3, "correlation": 1}},
     {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 11, "tid": 1, "ts": 2, "dur": 1, "args": {"correlation": 2}},
-    {"ph": "X", "cat": "kernel", "name": "k", "ts": 12, "dur": 1, "args": {"device": 1, "stream": 3, "correlation": 2}}
+    {"ph": "X", "cat": "kernel", "name": "k", "ts": 12, "dur": 1, "args": {"device": 1, "stream": 3, "correlation": 2}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy PtoP (Device -> Device)", "ts": 14, "dur": 2, "args": {"device": 1, "stream": 3, "bytes": 64}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventQuery", "pid": 10, "tid": 9, "ts": 20, "dur": 1, "args": {"correlation": 3}}
   ]})json");
   ASSERT_TRUE(trace.ok()) << trace.error().message;
   const std::vector<std::string>& w = trace.value().warnings;
-  ASSERT_EQ(w.size(), 3u);
+  ASSERT_EQ(w.size(), 5u);
   EXPECT_NE(w[0].find("1 NCCL/RCCL kernels"), std::string::npos) << w[0];
   EXPECT_NE(w[1].find("1 CUDA graph launches"), std::string::npos) << w[1];
-  EXPECT_NE(w[2].find("2 processes"), std::string::npos) << w[2];
-  const ParseResult<Trace> plain = ReadKinetoTraceFile(DataPath("compact_trace.json"));
+  EXPECT_NE(w[2].find("1 peer copies"), std::string::npos) << w[2];
+  EXPECT_NE(w[3].find("1 host threads make no launch"), std::string::npos) << w[3];
+  EXPECT_NE(w[4].find("2 processes"), std::string::npos) << w[4];
+  const ParseResult<Trace> plain = ReadKinetoTraceFile(DataPath("small_trace.json"));
   ASSERT_TRUE(plain.ok());
   EXPECT_TRUE(plain.value().warnings.empty());
 }
