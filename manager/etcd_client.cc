@@ -156,10 +156,6 @@ PoolResult<Done> EtcdClient::DeletePrefix(const std::string& prefix) {
   return Done{};
 }
 
-std::string EtcdClient::Endpoints() const {
-  return fmt::format("{}", fmt::join(options_.endpoints, ","));
-}
-
 PoolResult<std::string> EtcdClient::Post(const std::string& path, const std::string& body) {
   std::lock_guard lock(mu_);
   std::vector<std::string> said;

@@ -93,9 +93,6 @@ class EtcdClient {
   // Deletes every key that starts with `prefix`.
   PoolResult<Done> DeletePrefix(const std::string& prefix);
 
-  // The members, as given ("http://a:2379,http://b:2379"), for messages.
-  std::string Endpoints() const;
-
  private:
   PoolResult<std::string> Post(const std::string& path, const std::string& body);
   httplib::Client* ClientFor(size_t member);  // under mu_

@@ -93,7 +93,7 @@ class EtcdStore::Checker {
       return Constraint(
           fmt::format("GPU {}: no box {}", GpuName(c.gpu.box, c.gpu.device), c.gpu.box));
     const GpuKey key{c.gpu.box, c.gpu.device};
-    if (x_.gpus.emplace(key, true).second) Undo([this, key] { x_.gpus.erase(key); });
+    if (x_.gpus.insert(key).second) Undo([this, key] { x_.gpus.erase(key); });
     return std::nullopt;
   }
   std::optional<PoolError> operator()(const PutHost& c) {
@@ -176,12 +176,12 @@ class EtcdStore::Checker {
     const GpuKey gpu{c.box, c.device};
     if (x_.leases.contains(gpu))
       return Constraint(fmt::format("GPU {} has a lease", GpuName(c.box, c.device)));
-    if (x_.gpus.erase(gpu) > 0) Undo([this, gpu] { x_.gpus.emplace(gpu, true); });
+    if (x_.gpus.erase(gpu) > 0) Undo([this, gpu] { x_.gpus.insert(gpu); });
     return std::nullopt;
   }
   std::optional<PoolError> operator()(const DeleteBox& c) {
     const auto first = x_.gpus.lower_bound({c.id, 0});
-    if (first != x_.gpus.end() && first->first.first == c.id)
+    if (first != x_.gpus.end() && first->first == c.id)
       return Constraint(fmt::format("box {} still has GPUs", c.id));
     if (x_.boxes.erase(c.id) > 0) Undo([this, id = c.id] { x_.boxes.insert(id); });
     return std::nullopt;
@@ -263,15 +263,25 @@ PoolResult<PoolSnapshot> EtcdStore::Load() {
   // constraints (written by something else) is refused whole.
   Index index;
   Checker check(index);
-  StoreBatch all;
-  for (const BoxRecord& b : s.boxes) all.changes.emplace_back(PutBox{b});
-  for (const GpuRecord& g : s.gpus) all.changes.emplace_back(PutGpu{g});
-  for (const HostRecord& h : s.hosts) all.changes.emplace_back(PutHost{h});
-  for (const AllocationRecord& a : s.allocations) all.changes.emplace_back(PutAllocation{a});
-  for (const LeaseRecord& l : s.leases) all.changes.emplace_back(PutLease{l});
-  for (const StoreChange& c : all.changes) {
-    if (std::optional<PoolError> bad = std::visit(check, c))
-      return Corrupt(options_.prefix + "/pool/" + std::visit(KeyOf{}, c), bad->message);
+  const auto refused = [&](const auto& change) -> std::optional<PoolError> {
+    const std::optional<PoolError> bad = check(change);
+    if (!bad) return std::nullopt;
+    return Corrupt(options_.prefix + "/pool/" + KeyOf{}(change), bad->message);
+  };
+  for (const BoxRecord& b : s.boxes) {
+    if (std::optional<PoolError> bad = refused(PutBox{b})) return *bad;
+  }
+  for (const GpuRecord& g : s.gpus) {
+    if (std::optional<PoolError> bad = refused(PutGpu{g})) return *bad;
+  }
+  for (const HostRecord& h : s.hosts) {
+    if (std::optional<PoolError> bad = refused(PutHost{h})) return *bad;
+  }
+  for (const AllocationRecord& a : s.allocations) {
+    if (std::optional<PoolError> bad = refused(PutAllocation{a})) return *bad;
+  }
+  for (const LeaseRecord& l : s.leases) {
+    if (std::optional<PoolError> bad = refused(PutLease{l})) return *bad;
   }
   check.Keep();
   index_ = std::move(index);

@@ -81,7 +81,7 @@ class EtcdStore final : public PoolStore {
   // What the constraints need of what the store holds.
   struct Index {
     std::set<std::string> boxes;
-    std::map<GpuKey, bool> gpus;  // value unused: the set of GPUs
+    std::set<GpuKey> gpus;
     std::map<std::string, uint64_t> host_node;
     std::map<uint64_t, std::string> node_host;
     std::map<uint64_t, std::string> allocation_key;

@@ -32,7 +32,6 @@ class ManagerUrls {
   // A standby named the leader: it is asked from now on (added to the list if it is not in it).
   void Follow(const std::string& leader);
   size_t size() const { return urls_.size(); }
-  const std::vector<std::string>& all() const { return urls_; }
 
  private:
   std::vector<std::string> urls_;

@@ -424,17 +424,17 @@ bool IsSyncApi(std::string_view api) {
 // Calls that never wait for the GPU, whatever cuda_sync event Kineto records beside them: a
 // stream made to wait for an event (the GPU waits, not the host), and queries that return at
 // once whether the work is done or not.
-bool NeverWaits(std::string_view name) {
+// `api`: CudaApiName's.
+bool NeverWaits(std::string_view api) {
   static constexpr std::array<std::string_view, 6> kNonBlocking = {
       "cudaStreamWaitEvent", "cuStreamWaitEvent", "cudaEventQuery",
       "cuEventQuery",        "cudaStreamQuery",   "cuStreamQuery",
   };
-  return std::ranges::find(kNonBlocking, CudaApiName(name)) != kNonBlocking.end();
+  return std::ranges::find(kNonBlocking, api) != kNonBlocking.end();
 }
 
-CallKind CallKindOf(std::string_view name) {
-  const std::string cuda_name = CudaApiName(name);
-  const std::string_view api = cuda_name;
+// `api`: CudaApiName's.
+CallKind CallKindOf(std::string_view api) {
   if (IsLaunchApi(api)) return CallKind::kLaunch;
   if (api.starts_with("cudaMemcpy") || api.starts_with("cuMemcpy")) {
     return api.find("Async") != std::string_view::npos ? CallKind::kCopy : CallKind::kSyncCopy;
@@ -553,9 +553,9 @@ class TraceBuilder {
   std::vector<int64_t> pageable_dtoh_;  // correlations of device-to-pageable copies
   std::vector<std::pair<int64_t, uint64_t>> call_sizes_;  // (correlation, a call's args.size)
   // What the model does not time as it is (Warnings()).
-  uint64_t collective_kernels_ = 0;                          // NCCL/RCCL kernels
-  uint64_t graph_launches_ = 0;                              // cudaGraphLaunch
-  std::set<std::string> processes_;                          // host calls' pids, as written
+  uint64_t collective_kernels_ = 0;  // NCCL/RCCL kernels
+  uint64_t graph_launches_ = 0;      // cudaGraphLaunch
+  std::set<int64_t> processes_;      // host calls' processes (ThreadIds' upper half)
   std::map<std::string, uint32_t, std::less<>> name_index_;  // Trace::names, each once
   std::vector<std::string> names_;
   ThreadIds threads_;
@@ -592,20 +592,19 @@ std::optional<EventProblem> TraceBuilder::AddCall(const json& event, std::string
   if (!times.ok()) return times.error();
   const EventResult<int64_t> correlation = ReadCorrelation(event, label);
   if (!correlation.ok()) return correlation.error();
+  const std::string_view name = StringField(event, "name");
+  const std::string api = CudaApiName(name);  // once: every call event comes through here
   RuntimeCall call;
-  call.kind = CallKindOf(StringField(event, "name"));
+  call.kind = CallKindOf(api);
   call.thread = threads_.Of(event);
   call.start_ns = times.value().start_ns;
   call.dur_ns = times.value().dur_ns;
   call.correlation = correlation.value();
-  call.name = NameOf(StringField(event, "name"));
-  calls_.push_back({call, index, NeverWaits(StringField(event, "name"))});
-  if (CudaApiName(StringField(event, "name")) == "cudaGraphLaunch") ++graph_launches_;
-  if (const auto pid = event.find("pid"); pid != event.end()) {
-    // The same pid written as a number and as a string is one process.
-    const std::optional<int64_t> number = ReadInteger(*pid);
-    processes_.insert(number ? std::to_string(*number) : Shown(*pid));
-  }
+  call.name = NameOf(name);
+  calls_.push_back({call, index, NeverWaits(api)});
+  if (api == "cudaGraphLaunch") ++graph_launches_;
+  // The process as ThreadIds numbered it (a pid as a number or a string is one process).
+  if (event.contains("pid")) processes_.insert(call.thread >> 32);
   // A copy's size on the host call (hipMemcpy*'s args.size), for GPU copies without args.bytes.
   if (const json* size = Arg(event, "size");
       size != nullptr && call.correlation != kNoCorrelation &&
