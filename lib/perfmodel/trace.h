@@ -13,7 +13,8 @@ namespace dxpu::perfmodel {
 
 inline constexpr int64_t kNoCorrelation = -1;
 inline constexpr int64_t kAnyStream = -1;
-inline constexpr uint32_t kNoName = 0xffffffff;  // an event without a name in Trace::names
+inline constexpr uint32_t kNoName = 0xffffffff;
+inline constexpr int32_t kNoDevice = -1;  // an event without a name in Trace::names
 
 // What a GPU operation is, as far as the fabric is concerned.
 enum class GpuOpKind : uint8_t {
@@ -34,6 +35,9 @@ struct GpuOp {
   uint64_t bytes = 0;  // copies and memsets; 0 for kernels
   int64_t correlation = kNoCorrelation;
   uint32_t name = kNoName;  // the kernel's or copy's name as the trace gives it (Trace::names)
+  // A peer copy's destination GPU, where the trace names it (args "dst device"); kNoDevice when
+  // it does not (the replay and the model then take the next GPU).
+  int32_t peer_device = kNoDevice;
 };
 
 // What a host-side runtime call does to the GPU.
