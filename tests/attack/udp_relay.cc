@@ -59,6 +59,15 @@ std::vector<Frame> UdpRelay::ToHost() const {
   return to_host_;
 }
 
+void UdpRelay::ToBridgeNow(const Frame& f) {
+  send(back_.get(), f.data(), f.size(), 0);
+  // Captured once on the wire: a frame the relay still holds cannot be replayed ahead of it
+  // (an attacker's copy that arrived first would be the bridge's first copy, and the session
+  // would follow it to the attacker's address, as it roams to wherever its key is used).
+  std::lock_guard<std::mutex> lock(mu_);
+  to_bridge_.push_back(f);
+}
+
 void UdpRelay::Run() {
   std::array<uint8_t, 65536> buf{};
   sockaddr_in host{};
@@ -66,13 +75,13 @@ void UdpRelay::Run() {
   std::optional<Frame> held;  // reordering: the first of a pair
   while (!stop_) {
     std::array<pollfd, 2> p{{{front_.get(), POLLIN, 0}, {back_.get(), POLLIN, 0}}};
-    if (poll(p.data(), p.size(), 5) <= 0) {
-      // Nothing for a while: a held frame goes out alone rather than wait for a partner.
+    if (poll(p.data(), p.size(), 5) <= 0 || !reorder_) {
+      // Nothing for a while, or reordering over: a held frame goes out alone rather than wait
+      // for a partner.
       if (held) {
-        send(back_.get(), held->data(), held->size(), 0);
+        ToBridgeNow(*held);
         held.reset();
       }
-      continue;
     }
     for (;;) {
       sockaddr_in from{};
@@ -83,17 +92,13 @@ void UdpRelay::Run() {
       host = from;
       have_host = true;
       Frame f(buf.begin(), buf.begin() + n);
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        to_bridge_.push_back(f);
-      }
       if (reorder_ && !held) {
         held = std::move(f);
         continue;
       }
-      send(back_.get(), f.data(), f.size(), 0);
+      ToBridgeNow(f);
       if (held) {
-        send(back_.get(), held->data(), held->size(), 0);
+        ToBridgeNow(*held);
         held.reset();
         reordered_.fetch_add(1);
       }
@@ -101,13 +106,11 @@ void UdpRelay::Run() {
     for (;;) {
       const ssize_t n = recv(back_.get(), buf.data(), buf.size(), 0);
       if (n < 0) break;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        to_host_.emplace_back(buf.begin(), buf.begin() + n);
-      }
       if (have_host)
         sendto(front_.get(), buf.data(), static_cast<size_t>(n), 0,
                reinterpret_cast<const sockaddr*>(&host), sizeof(host));
+      std::lock_guard<std::mutex> lock(mu_);
+      to_host_.emplace_back(buf.begin(), buf.begin() + n);
     }
   }
 }

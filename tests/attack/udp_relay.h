@@ -28,7 +28,8 @@ class UdpRelay {
   // Where the host sends its frames (as if to the bridge).
   uint16_t port() const { return front_port_; }
 
-  // What passed so far, in order.
+  // What passed so far, in order: each frame once it has been sent on (a frame held back for
+  // reordering is not in the capture yet).
   std::vector<Frame> ToBridge() const;
   std::vector<Frame> ToHost() const;
 
@@ -38,6 +39,7 @@ class UdpRelay {
 
  private:
   void Run();
+  void ToBridgeNow(const Frame& f);
 
   link::UniqueFd front_;  // the host's side
   link::UniqueFd back_;   // connected to the bridge
