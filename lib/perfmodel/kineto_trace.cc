@@ -1,23 +1,18 @@
-// kineto_trace.cc - reads a PyTorch profiler (Kineto) Chrome trace into a Trace. The input is
-// gunzipped when it starts with the gzip magic, then parsed as JSON with each element of
-// traceEvents handed over as soon as it is parsed and then dropped (memory follows the calls and
-// operations kept, not the file). Host runtime calls become RuntimeCalls, kernels, copies and
+// kineto_trace.cc - reads a PyTorch profiler (Kineto) Chrome trace into a Trace. The text comes
+// a piece at a time (trace_text.h: read and gunzipped as it is parsed), and each element of
+// traceEvents is handed over as soon as it is parsed and then dropped: memory follows the calls
+// and operations kept, not the file. Host runtime calls become RuntimeCalls, kernels, copies and
 // memsets GpuOps, and their times whole nanoseconds from the earliest of them.
 #include "perfmodel/kineto_trace.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
-// zlib's next_in as a pointer to const: inflate never writes its input.
-#define ZLIB_CONST
-#include <zlib.h>
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <exception>
+#include <istream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -32,7 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "util/errno_text.h"
+#include "perfmodel/trace_text.h"
 
 namespace dxpu::perfmodel {
 namespace {
@@ -42,9 +37,6 @@ namespace {
 // mantissa keeps the nanoseconds (issue 35: the same trace at two clock bases timed alike).
 using json = nlohmann::basic_json<std::map, std::vector, std::string, bool, std::int64_t,
                                   std::uint64_t, long double>;
-using Bytes = std::vector<uint8_t>;
-// Bytes read or inflated, or why not (without the source: the caller names it).
-using BytesOrProblem = util::Expected<Bytes, std::string>;
 
 // What is wrong with one event, without its place (the caller adds "traceEvents[i]: ").
 struct EventProblem {
@@ -124,10 +116,6 @@ std::string SyntaxErrorText(const json::parse_error& error) {
   if (syntax_error == std::string_view::npos) return Printable(text, 300);
   return Printable(text.substr(0, syntax_error), 300) +
          Printable(text.substr(syntax_error + kSyntaxError.size()), 300);
-}
-
-std::string LargerThanLimit(uint64_t max_bytes) {
-  return fmt::format("file larger than the limit of {} bytes", max_bytes);
 }
 
 ParseError ErrorIn(const std::string& source, std::string_view message) {
@@ -941,167 +929,44 @@ std::optional<std::string> TopLevelProblem(const json& top, const EventStream& e
   return "no traceEvents array";
 }
 
-ParseResult<Trace> ParseJsonTrace(std::span<const uint8_t> text, const std::string& source,
-                                  const ParseLimits& limits) {
+// Parses the text as it is read: each event goes to the builder as soon as it is parsed. A
+// problem with the input (a truncated gzip stream, a limit) is reported rather than what the
+// parser made of the text that ended early.
+ParseResult<Trace> ParseText(TraceText& text, const std::string& source,
+                             const ParseLimits& limits) {
+  if (text.problem()) return ErrorIn(source, *text.problem());
   TraceBuilder builder;
   EventStream events(builder, limits.max_events);
+  std::istream stream(&text);
   json top;
   try {
-    top = json::parse(text.data(), text.data() + text.size(),
-                      [&events](int depth, json::parse_event_t event, json& parsed) {
-                        return events.OnParseEvent(depth, event, parsed);
-                      });
+    top = json::parse(stream, [&events](int depth, json::parse_event_t event, json& parsed) {
+      return events.OnParseEvent(depth, event, parsed);
+    });
   } catch (const StopParsing&) {
+    if (text.problem()) return ErrorIn(source, *text.problem());
     return ErrorIn(source, events.problem().value_or("stopped"));
   } catch (const json::parse_error& error) {
+    if (text.problem()) return ErrorIn(source, *text.problem());
     return ErrorIn(source, fmt::format("not JSON: syntax error at byte {}, {}", error.byte,
                                        SyntaxErrorText(error)));
   } catch (const json::exception& error) {
+    if (text.problem()) return ErrorIn(source, *text.problem());
     return ErrorIn(source, fmt::format("not JSON: {}", Printable(JsonErrorText(error), 300)));
   }
+  // The whole text parsed; the input may still be wrong after it (a gzip trailer's CRC).
+  if (text.problem()) return ErrorIn(source, *text.problem());
   if (const std::optional<std::string> problem = TopLevelProblem(top, events)) {
     return ErrorIn(source, *problem);
   }
   return builder.Finish(source);
 }
 
-// --- Gzip ---
-
-bool IsGzip(std::span<const uint8_t> bytes) {
-  return bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
-}
-
-// Inflates a gzip file (one member or several, as `cat a.gz b.gz` makes) piece by piece, so that
-// a gzip bomb stops at the output limit.
-class GzipInflater {
- public:
-  explicit GzipInflater(std::span<const uint8_t> input) : input_(input) {}
-  ~GzipInflater() {
-    if (started_) inflateEnd(&stream_);
-  }
-  GzipInflater(const GzipInflater&) = delete;
-  GzipInflater& operator=(const GzipInflater&) = delete;
-  GzipInflater(GzipInflater&&) = delete;
-  GzipInflater& operator=(GzipInflater&&) = delete;
-
-  BytesOrProblem Inflate(uint64_t max_output);
-
- private:
-  static constexpr size_t kOutputPiece = size_t{64} << 10;  // inflated into, then appended
-  static constexpr size_t kMaxInputStep = size_t{1} << 30;  // avail_in is 32 bits
-
-  void Refill();
-  bool AtEndOfInput() const { return stream_.avail_in == 0 && fed_ == input_.size(); }
-  bool AnotherMemberFollows() const;
-  std::string Failure(int result) const;
-
-  std::span<const uint8_t> input_;
-  size_t fed_ = 0;  // input bytes handed to zlib so far
-  z_stream stream_{};
-  bool started_ = false;
-};
-
-BytesOrProblem GzipInflater::Inflate(uint64_t max_output) {
-  if (inflateInit2(&stream_, 16 + MAX_WBITS) != Z_OK) return std::string("zlib cannot start");
-  started_ = true;
-  Bytes output;
-  Bytes piece(kOutputPiece);
-  while (true) {
-    if (output.size() > max_output) {
-      return fmt::format("gzip stream inflates to more than the limit of {} bytes", max_output);
-    }
-    Refill();
-    // Room for at most one byte past the limit: enough to tell that it was passed.
-    const uint64_t left = max_output - output.size();
-    const size_t room = left < piece.size() ? static_cast<size_t>(left) + 1 : piece.size();
-    stream_.next_out = piece.data();
-    stream_.avail_out = static_cast<uInt>(room);
-    const int result = inflate(&stream_, Z_NO_FLUSH);
-    output.insert(output.end(), piece.data(), piece.data() + (room - stream_.avail_out));
-    if (result == Z_STREAM_END) {
-      if (AtEndOfInput()) return output;
-      if (!AnotherMemberFollows()) return std::string("data after the end of the gzip stream");
-      inflateReset(&stream_);
-    } else if (result == Z_BUF_ERROR) {  // no progress with room to write: no input left
-      return std::string("truncated gzip stream (the input ends inside it)");
-    } else if (result != Z_OK) {
-      return Failure(result);
-    }
-  }
-}
-
-void GzipInflater::Refill() {
-  if (stream_.avail_in != 0 || fed_ == input_.size()) return;
-  const size_t size = std::min(input_.size() - fed_, kMaxInputStep);
-  stream_.next_in = input_.data() + fed_;
-  stream_.avail_in = static_cast<uInt>(size);
-  fed_ += size;
-}
-
-bool GzipInflater::AnotherMemberFollows() const {
-  const size_t at = fed_ - stream_.avail_in;  // the first byte inflate has not taken
-  return IsGzip(input_.subspan(at));
-}
-
-std::string GzipInflater::Failure(int result) const {
-  if (result == Z_MEM_ERROR) return "out of memory inflating the gzip stream";
-  const char* detail = stream_.msg != nullptr ? stream_.msg : "invalid data";
-  return fmt::format("corrupt gzip stream: {}", detail);
-}
-
-// --- Files ---
-
-struct FileCloser {
-  void operator()(std::FILE* file) const { std::fclose(file); }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
-// A regular file's size known before reading it: over the limit, nothing need be read.
-std::optional<std::string> SizeProblem(std::FILE* file, uint64_t max_bytes) {
-  struct stat status {};
-  if (fstat(fileno(file), &status) != 0 || !S_ISREG(status.st_mode)) return std::nullopt;
-  if (static_cast<uint64_t>(status.st_size) <= max_bytes) return std::nullopt;
-  return LargerThanLimit(max_bytes);
-}
-
-BytesOrProblem ReadWholeFile(const std::string& path, uint64_t max_bytes) {
-  const File file(std::fopen(path.c_str(), "rb"));
-  if (!file) {
-    const int error = errno;
-    return fmt::format("cannot open: {}", util::ErrnoText(error));
-  }
-  if (std::optional<std::string> problem = SizeProblem(file.get(), max_bytes)) return *problem;
-  Bytes bytes;
-  Bytes piece(size_t{64} << 10);
-  while (true) {
-    const size_t got = std::fread(piece.data(), 1, piece.size(), file.get());
-    const int error = errno;
-    bytes.insert(bytes.end(), piece.data(), piece.data() + got);
-    if (bytes.size() > max_bytes) return LargerThanLimit(max_bytes);
-    if (got == piece.size()) continue;
-    if (std::ferror(file.get())) return fmt::format("cannot read: {}", util::ErrnoText(error));
-    return bytes;
-  }
-}
-
-ParseResult<Trace> ParseUnguarded(std::span<const uint8_t> bytes, const std::string& source,
-                                  const ParseLimits& limits) {
-  if (bytes.size() > limits.max_file_bytes) {
-    return ErrorIn(source, LargerThanLimit(limits.max_file_bytes));
-  }
-  if (!IsGzip(bytes)) return ParseJsonTrace(bytes, source, limits);
-  GzipInflater inflater(bytes);
-  const BytesOrProblem text = inflater.Inflate(limits.max_file_bytes);
-  if (!text.ok()) return ErrorIn(source, text.error());
-  return ParseJsonTrace(text.value(), source, limits);
-}
-
-}  // namespace
-
-ParseResult<Trace> ParseKinetoTrace(std::span<const uint8_t> bytes, const std::string& source,
-                                    const ParseLimits& limits) {
+// Runs `parse`, turning what it throws into a ParseError.
+template <typename Parse>
+ParseResult<Trace> Guarded(const std::string& source, Parse&& parse) {
   try {
-    return ParseUnguarded(bytes, source, limits);
+    return parse();
   } catch (const std::bad_alloc&) {
     return ErrorIn(source, "out of memory (the trace is too large for this machine)");
   } catch (const std::exception& error) {
@@ -1111,18 +976,21 @@ ParseResult<Trace> ParseKinetoTrace(std::span<const uint8_t> bytes, const std::s
   }
 }
 
+}  // namespace
+
+ParseResult<Trace> ParseKinetoTrace(std::span<const uint8_t> bytes, const std::string& source,
+                                    const ParseLimits& limits) {
+  return Guarded(source, [&] {
+    const std::unique_ptr<TraceText> text = TraceText::FromMemory(bytes, limits.max_file_bytes);
+    return ParseText(*text, source, limits);
+  });
+}
+
 ParseResult<Trace> ReadKinetoTraceFile(const std::string& path, const ParseLimits& limits) {
-  try {
-    const BytesOrProblem bytes = ReadWholeFile(path, limits.max_file_bytes);
-    if (!bytes.ok()) return ErrorIn(path, bytes.error());
-    return ParseKinetoTrace(bytes.value(), path, limits);
-  } catch (const std::bad_alloc&) {
-    return ErrorIn(path, "out of memory (the trace is too large for this machine)");
-  } catch (const std::exception& error) {
-    return ErrorIn(path, fmt::format("unexpected error: {}", error.what()));
-  } catch (...) {
-    return ErrorIn(path, "unexpected error");
-  }
+  return Guarded(path, [&] {
+    const std::unique_ptr<TraceText> text = TraceText::FromFile(path, limits.max_file_bytes);
+    return ParseText(*text, path, limits);
+  });
 }
 
 }  // namespace dxpu::perfmodel

@@ -685,6 +685,69 @@ TEST(KinetoTraceTest, CorruptGzipIsAnError) {
       << trace.error().message;
 }
 
+// Stored (level 0) deflate: the member's size follows its text's byte for byte, so a member
+// can be made to end at any offset.
+Bytes GzipStored(std::string_view text) {
+  z_stream stream{};
+  EXPECT_EQ(deflateInit2(&stream, 0, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  Bytes out(deflateBound(&stream, text.size()));
+  std::string copy(text);
+  stream.next_in = reinterpret_cast<Bytef*>(copy.data());
+  stream.avail_in = static_cast<uInt>(copy.size());
+  stream.next_out = out.data();
+  stream.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&stream, Z_FINISH), Z_STREAM_END);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return out;
+}
+
+// `text` after as many spaces (the same JSON) as make its stored member `size` bytes; empty if
+// none does.
+Bytes StoredMemberOfSize(std::string_view text, size_t size) {
+  const size_t overhead = GzipStored(text).size() - text.size();
+  const size_t estimate = size > text.size() + overhead ? size - text.size() - overhead : 0;
+  for (size_t pad = estimate > 64 ? estimate - 64 : 0; pad <= estimate + 64; ++pad) {
+    Bytes member = GzipStored(std::string(pad, ' ') + std::string(text));
+    if (member.size() == size) return member;
+  }
+  return {};
+}
+
+// The reader takes its input 64 KiB at a time (trace_text.h): a second gzip member whose magic
+// straddles two pieces, or begins the next one, reads as one trace.
+TEST(KinetoTraceTest, GzipMembersMeetingAtTheReadersPiecesParseAsOneTrace) {
+  constexpr size_t kPiece = size_t{64} << 10;
+  const std::string text = ReadText(DataPath("small_trace.json"));
+  const size_t half = text.size() / 2;
+  const Bytes second = Gzip(std::string_view(text).substr(half));
+  // The first member ends one byte before a piece's end (the magic straddles), at it, after it.
+  for (const size_t end : {kPiece - 1, kPiece, kPiece + 1}) {
+    Bytes whole = StoredMemberOfSize(std::string_view(text).substr(0, half), end);
+    ASSERT_EQ(whole.size(), end);
+    whole.insert(whole.end(), second.begin(), second.end());
+    const TempFile file(whole);
+    for (const bool from_file : {false, true}) {
+      const ParseResult<Trace> trace =
+          from_file ? ReadKinetoTraceFile(file.path()) : ParseKinetoTrace(whole, "pieces.json.gz");
+      ASSERT_TRUE(trace.ok()) << end << ": " << trace.error().message;
+      EXPECT_EQ(RenderCalls(trace.value()), kSmallCalls) << end;
+      EXPECT_EQ(RenderOps(trace.value()), kSmallOps) << end;
+    }
+  }
+}
+
+TEST(KinetoTraceTest, OneByteAfterTheGzipStreamAloneInAPieceIsAnError) {
+  constexpr size_t kPiece = size_t{64} << 10;
+  Bytes gzipped = StoredMemberOfSize(ReadText(DataPath("small_trace.json")), kPiece);
+  ASSERT_EQ(gzipped.size(), kPiece);
+  gzipped.push_back('x');
+  const ParseResult<Trace> trace = ParseKinetoTrace(gzipped, "tail.json.gz");
+  ASSERT_FALSE(trace.ok());
+  EXPECT_NE(trace.error().message.find("data after the end of the gzip stream"), std::string::npos)
+      << trace.error().message;
+}
+
 TEST(KinetoTraceTest, DataAfterTheGzipStreamIsAnError) {
   Bytes gzipped = Gzip(ReadText(DataPath("small_trace.json")));
   gzipped.push_back('x');
