@@ -87,6 +87,8 @@ class CallScope {
     (*recorder_)(record_);
   }
 
+  // A peer copy's destination device.
+  void Peer(size_t device) { record_.peer_device = device; }
   // The device and stream of a call that waits (a submission sets them itself).
   void Target(size_t device, uint64_t stream) {
     record_.device = device;
@@ -434,7 +436,7 @@ Status Runtime::MemcpyDtoDAsync(Stream stream, DevicePtr dst, DevicePtr src, uin
 
 Status Runtime::MemcpyPeerAsync(Stream stream, DevicePtr dst, DevicePtr src, uint64_t bytes) {
   Timed timed(port_, stats_, Kind::kCopyAsync);
-  const CallScope call(options_, port_, "cudaMemcpyPeerAsync");
+  CallScope call(options_, port_, "cudaMemcpyPeerAsync");
   Expected<std::shared_ptr<StreamState>> s = GetStream(stream);
   if (!s.ok()) return s.status();
   if (bytes == 0) return Invalid("MemcpyPeerAsync of 0 bytes");
@@ -451,6 +453,7 @@ Status Runtime::MemcpyPeerAsync(Stream stream, DevicePtr dst, DevicePtr src, uin
                    std::to_string(bytes) + ")");
   }
   timed.set_bytes(bytes);
+  call.Peer(dst.device);
   // The source device writes into the peer's window, then reads the last DW back: the stream
   // reaches its next command only once every write has landed in the peer.
   return SubmitCopy(*devices_[(*s)->device], s->get(), 0, gpu::kCopyDstHost | gpu::kCopyFlush,

@@ -57,6 +57,8 @@ struct CallRecord {
   // most 4 GiB, one per staging chunk of a pageable Memcpy, one per launch or event record;
   // empty for a wait and for a call that failed before submitting.
   std::vector<uint64_t> submissions = {};
+  // cudaMemcpyPeerAsync: the device written into; SIZE_MAX for every other call.
+  size_t peer_device = SIZE_MAX;
 };
 
 struct RuntimeOptions {

@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cmath>
 #include <exception>
+#include <filesystem>
 #include <istream>
 #include <limits>
 #include <map>
@@ -439,8 +440,10 @@ CallKind CallKindOf(std::string_view api) {
 // such as "MainThread") gets a dense id with the top bit set, numbered in order of appearance.
 class ThreadIds {
  public:
-  int64_t Of(const json& event) {
-    const uint64_t pid = Id32(event, "pid");
+  // Rank 0's processes keep their pids; another rank's are named apart from every other's
+  // (two hosts' processes may have the same pid).
+  int64_t Of(const json& event, uint32_t rank) {
+    const uint64_t pid = rank == 0 ? Id32(event, "pid") : RankPid(event, rank);
     const uint64_t tid = Id32(event, "tid");
     return static_cast<int64_t>(pid << 32 | tid);
   }
@@ -455,6 +458,11 @@ class ThreadIds {
       return static_cast<uint32_t>(static_cast<uint64_t>(*number));
     }
     return NameId(it->is_string() ? it->get<std::string>() : Shown(*it));
+  }
+
+  uint32_t RankPid(const json& event, uint32_t rank) {
+    const auto it = event.find("pid");
+    return NameId(fmt::format("rank {} pid {}", rank, it == event.end() ? "" : Shown(*it)));
   }
 
   uint32_t NameId(std::string name) {
@@ -494,6 +502,18 @@ EventResult<GpuOp> ReadGpuOp(const json& event, Category category, std::string_v
   op.dur_ns = times.value().dur_ns;
   op.bytes = bytes.value();
   op.correlation = correlation.value();
+  if (op.kind == GpuOpKind::kMemcpyPeer) {
+    // Where the copy went, when the trace says (the project's own recorder does).
+    const EventResult<std::optional<int64_t>> dst = IntArg(event, label, "dst device");
+    if (!dst.ok()) return dst.error();
+    if (dst.value()) {
+      if (*dst.value() < 0 || *dst.value() > std::numeric_limits<int32_t>::max()) {
+        return EventProblem{
+            fmt::format("{} event args.dst device {} is not a device index", label, *dst.value())};
+      }
+      op.peer_device = static_cast<int32_t>(*dst.value());
+    }
+  }
   return op;
 }
 
@@ -504,14 +524,26 @@ struct PendingCall {
   bool never_waits = false;  // NeverWaits: a cuda_sync event beside it does not make it a sync
 };
 struct PendingOp {
-  GpuOp op;
+  GpuOp op;  // its devices the rank's own until RankDevices
   uint64_t index = 0;
   bool size_from_call = false;  // its bytes are its host call's args.size (ROCm)
+  uint32_t rank = 0;
 };
+
+// Several ranks' traces read as one (ReadKinetoTraceDirectory): each rank's correlation IDs
+// above this many bits' worth of its own, so that equal IDs of two ranks stay apart.
+constexpr int kRankShift = 40;
+constexpr uint32_t kMaxRanks = 4096;
 
 // Collects the events read, then makes the Trace of them.
 class TraceBuilder {
  public:
+  // The events added from now on are rank `rank`'s (0 until called): its correlation IDs, host
+  // processes and devices its own.
+  void StartRank(uint32_t rank) {
+    rank_ = rank;
+    ranks_ = std::max(ranks_, rank + 1);
+  }
   // One element of traceEvents, an object; what is wrong with it, if anything.
   std::optional<EventProblem> Add(const json& event, uint64_t index);
   ParseResult<Trace> Finish(const std::string& source);
@@ -521,6 +553,9 @@ class TraceBuilder {
   std::optional<EventProblem> AddOp(const json& event, Category category, std::string_view label,
                                     uint64_t index);
   std::optional<EventProblem> AddSync(const json& event, std::string_view label);
+  EventResult<int64_t> KeyedCorrelation(const json& event, std::string_view label) const;
+  void RankDevices();
+  std::optional<std::string> CheckCorrelationsPerProcess() const;
   std::optional<std::string> StartFromEarliest();
   void PromoteSyncedCalls();
   std::optional<std::string> SizesFromCalls();
@@ -536,17 +571,19 @@ class TraceBuilder {
     int64_t correlation;
     int32_t device;
     int64_t stream;  // kAnyStream unless a "Stream Sync" with args.stream
+    uint32_t rank;
   };
   std::vector<SyncEvent> sync_events_;  // of cuda_sync events with a correlation
   std::vector<int64_t> pageable_dtoh_;  // correlations of device-to-pageable copies
   std::vector<std::pair<int64_t, uint64_t>> call_sizes_;  // (correlation, a call's args.size)
   // What the model does not time as it is (Warnings()).
-  uint64_t collective_kernels_ = 0;  // NCCL/RCCL kernels
-  uint64_t graph_launches_ = 0;      // cudaGraphLaunch
-  std::set<int64_t> processes_;      // host calls' processes (ThreadIds' upper half)
+  uint64_t collective_kernels_ = 0;                          // NCCL/RCCL kernels
+  uint64_t graph_launches_ = 0;                              // cudaGraphLaunch
   std::map<std::string, uint32_t, std::less<>> name_index_;  // Trace::names, each once
   std::vector<std::string> names_;
   ThreadIds threads_;
+  uint32_t rank_ = 0;
+  uint32_t ranks_ = 1;
   uint64_t read_ = 0;
   uint64_t skipped_ = 0;
 };
@@ -578,21 +615,19 @@ std::optional<EventProblem> TraceBuilder::AddCall(const json& event, std::string
                                                   uint64_t index) {
   const EventResult<EventTimes> times = ReadTimes(event, label);
   if (!times.ok()) return times.error();
-  const EventResult<int64_t> correlation = ReadCorrelation(event, label);
+  const EventResult<int64_t> correlation = KeyedCorrelation(event, label);
   if (!correlation.ok()) return correlation.error();
   const std::string_view name = StringField(event, "name");
   const std::string api = CudaApiName(name);  // once: every call event comes through here
   RuntimeCall call;
   call.kind = CallKindOf(api);
-  call.thread = threads_.Of(event);
+  call.thread = threads_.Of(event, rank_);
   call.start_ns = times.value().start_ns;
   call.dur_ns = times.value().dur_ns;
   call.correlation = correlation.value();
   call.name = NameOf(name);
   calls_.push_back({call, index, NeverWaits(api)});
   if (api == "cudaGraphLaunch") ++graph_launches_;
-  // The process as ThreadIds numbered it (a pid as a number or a string is one process).
-  if (event.contains("pid")) processes_.insert(call.thread >> 32);
   // A copy's size on the host call (hipMemcpy*'s args.size), for GPU copies without args.bytes.
   if (const json* size = Arg(event, "size");
       size != nullptr && call.correlation != kNoCorrelation &&
@@ -612,13 +647,18 @@ std::optional<EventProblem> TraceBuilder::AddOp(const json& event, Category cate
   bool size_from_call = false;
   EventResult<GpuOp> op = ReadGpuOp(event, category, label, &size_from_call);
   if (!op.ok()) return op.error();
+  if (const EventResult<int64_t> keyed = KeyedCorrelation(event, label); keyed.ok()) {
+    op.value().correlation = keyed.value();
+  } else {
+    return keyed.error();
+  }
   op.value().name = NameOf(StringField(event, "name"));
   if (op.value().kind == GpuOpKind::kKernel) {
     const std::string_view name = StringField(event, "name");
     if (StartsWithIgnoringCase(name, "nccl") || StartsWithIgnoringCase(name, "rccl"))
       ++collective_kernels_;
   }
-  ops_.push_back({op.value(), index, size_from_call});
+  ops_.push_back({op.value(), index, size_from_call, rank_});
   // "Memcpy DtoH (Device -> Pageable)": the host's memory is not pinned, so the runtime copies
   // through a staging buffer and the call returns only when the copy is done, Async or not.
   if (op.value().kind == GpuOpKind::kMemcpyDtoH && op.value().correlation != kNoCorrelation &&
@@ -631,10 +671,10 @@ std::optional<EventProblem> TraceBuilder::AddOp(const json& event, Category cate
 // A cuda_sync event is the GPU's side of a host call that waited: its correlation, and for a
 // "Stream Sync" the stream waited for (args.device and args.stream, both optional).
 std::optional<EventProblem> TraceBuilder::AddSync(const json& event, std::string_view label) {
-  const EventResult<int64_t> correlation = ReadCorrelation(event, label);
+  const EventResult<int64_t> correlation = KeyedCorrelation(event, label);
   if (!correlation.ok()) return correlation.error();
   if (correlation.value() == kNoCorrelation) return std::nullopt;
-  SyncEvent sync{correlation.value(), 0, kAnyStream};
+  SyncEvent sync{correlation.value(), 0, kAnyStream, rank_};
   if (EqualsIgnoringCase(StringField(event, "name"), "Stream Sync")) {
     const EventResult<std::optional<int64_t>> stream = IntArg(event, label, "stream");
     if (!stream.ok()) return stream.error();
@@ -657,9 +697,13 @@ ParseResult<Trace> TraceBuilder::Finish(const std::string& source) {
                                        "ProfilerActivity.CUDA?",
                                        read_ + skipped_));
   }
+  if (const std::optional<std::string> problem = CheckCorrelationsPerProcess()) {
+    return ErrorIn(source, *problem);
+  }
   if (const std::optional<std::string> problem = StartFromEarliest()) {
     return ErrorIn(source, *problem);
   }
+  RankDevices();
   PromoteSyncedCalls();
   if (std::optional<std::string> problem = SizesFromCalls()) return ErrorIn(source, *problem);
   if (std::optional<std::string> problem = CheckInterpretable()) return ErrorIn(source, *problem);
@@ -672,6 +716,76 @@ ParseResult<Trace> TraceBuilder::Finish(const std::string& source) {
   trace.warnings = Warnings();
   trace.names = names_;
   return trace;
+}
+
+// The event's correlation ID, above its rank's bits when several ranks are read.
+EventResult<int64_t> TraceBuilder::KeyedCorrelation(const json& event,
+                                                    std::string_view label) const {
+  EventResult<int64_t> correlation = ReadCorrelation(event, label);
+  if (!correlation.ok() || rank_ == 0 || correlation.value() == kNoCorrelation) return correlation;
+  if (correlation.value() < 0 || correlation.value() >= (int64_t{1} << kRankShift)) {
+    return EventProblem{
+        fmt::format("{} event args.correlation {} is too large to tell ranks "
+                    "apart (at most 2^{})",
+                    label, correlation.value(), kRankShift)};
+  }
+  return (static_cast<int64_t>(rank_) << kRankShift) | correlation.value();
+}
+
+// Several ranks: ranks on one node number their GPUs alike (rank 1's is its device 1), and the
+// numbers stay. Ranks on several nodes each have a device 0: then the devices the ranks' work
+// ran on become the trace's 0, 1, ... in rank order (then of the rank's own index), and those
+// they only copied into or waited for come after them.
+void TraceBuilder::RankDevices() {
+  if (ranks_ <= 1) return;
+  using RankDevice = std::pair<uint32_t, int32_t>;
+  std::set<RankDevice> worked;
+  std::map<int32_t, uint32_t> rank_of_device;
+  bool shared = false;  // a device number two ranks' work ran on
+  for (const PendingOp& pending : ops_) {
+    worked.emplace(pending.rank, pending.op.device);
+    const auto [it, added] = rank_of_device.emplace(pending.op.device, pending.rank);
+    shared |= it->second != pending.rank;
+  }
+  if (!shared) return;
+  std::map<RankDevice, int32_t> global;
+  int32_t next = 0;
+  for (const RankDevice& d : worked) global.emplace(d, next++);
+  const auto number = [&](uint32_t rank, int32_t device) {
+    const auto [it, added] = global.emplace(RankDevice(rank, device), next);
+    if (added) ++next;
+    return it->second;
+  };
+  for (PendingOp& pending : ops_) {
+    pending.op.device = number(pending.rank, pending.op.device);
+    if (pending.op.peer_device != kNoDevice)
+      pending.op.peer_device = number(pending.rank, pending.op.peer_device);
+  }
+  for (SyncEvent& sync : sync_events_) sync.device = number(sync.rank, sync.device);
+}
+
+// A correlation ID names one host call: within a process. Two processes' calls with the same ID
+// that GPU work names (ranks merged into one file) cannot be told apart by the GPU's side, which
+// names no process: refused rather than paired at random.
+std::optional<std::string> TraceBuilder::CheckCorrelationsPerProcess() const {
+  std::unordered_map<int64_t, int64_t> process_of;  // correlation -> the first call's process
+  std::set<int64_t> shared;                         // correlations of calls of two processes
+  for (const PendingCall& pending : calls_) {
+    if (pending.call.correlation == kNoCorrelation) continue;
+    const int64_t process = pending.call.thread >> 32;
+    const auto [it, added] = process_of.emplace(pending.call.correlation, process);
+    if (!added && it->second != process) shared.insert(pending.call.correlation);
+  }
+  if (shared.empty()) return std::nullopt;
+  for (const PendingOp& pending : ops_) {
+    if (!shared.contains(pending.op.correlation)) continue;
+    return fmt::format(
+        "traceEvents[{}]: its correlation {} names host calls of two processes: ranks merged "
+        "into one file, whose GPU work cannot be matched to its calls; give each rank's trace as "
+        "its own file in one directory (dxpu model DIR)",
+        pending.index, pending.op.correlation & ((int64_t{1} << kRankShift) - 1));
+  }
+  return std::nullopt;
 }
 
 // Start times from the earliest call or operation instead of the trace's clock.
@@ -802,13 +916,6 @@ std::vector<std::string> TraceBuilder::Warnings() const {
                     "when the workload ends",
                     idle));
   }
-  if (processes_.size() > 1) {
-    w.push_back(
-        fmt::format("host calls from {} processes: correlation IDs are matched across the "
-                    "whole trace, so two processes' equal IDs can pair a call with "
-                    "another process's GPU work",
-                    processes_.size()));
-  }
   return w;
 }
 
@@ -851,6 +958,7 @@ class EventStream {
   bool OnParseEvent(int depth, json::parse_event_t event, const json& parsed);
 
   bool saw_events_array() const { return saw_events_array_; }
+  uint64_t events() const { return next_index_; }
   // The problem that stopped the parser.
   const std::optional<std::string>& problem() const { return problem_; }
 
@@ -929,14 +1037,13 @@ std::optional<std::string> TopLevelProblem(const json& top, const EventStream& e
   return "no traceEvents array";
 }
 
-// Parses the text as it is read: each event goes to the builder as soon as it is parsed. A
-// problem with the input (a truncated gzip stream, a limit) is reported rather than what the
-// parser made of the text that ended early.
-ParseResult<Trace> ParseText(TraceText& text, const std::string& source,
-                             const ParseLimits& limits) {
+// Parses the text as it is read, each event to the builder as soon as it is parsed; at most
+// *events_left events (less those read). A problem with the input (a truncated gzip stream, a
+// limit) is reported rather than what the parser made of the text that ended early.
+std::optional<ParseError> ParseEvents(TraceText& text, const std::string& source,
+                                      TraceBuilder& builder, uint64_t* events_left) {
   if (text.problem()) return ErrorIn(source, *text.problem());
-  TraceBuilder builder;
-  EventStream events(builder, limits.max_events);
+  EventStream events(builder, *events_left);
   std::istream stream(&text);
   json top;
   try {
@@ -959,7 +1066,36 @@ ParseResult<Trace> ParseText(TraceText& text, const std::string& source,
   if (const std::optional<std::string> problem = TopLevelProblem(top, events)) {
     return ErrorIn(source, *problem);
   }
+  *events_left -= events.events();
+  return std::nullopt;
+}
+
+ParseResult<Trace> ParseText(TraceText& text, const std::string& source,
+                             const ParseLimits& limits) {
+  TraceBuilder builder;
+  uint64_t events_left = limits.max_events;
+  if (std::optional<ParseError> error = ParseEvents(text, source, builder, &events_left))
+    return *error;
   return builder.Finish(source);
+}
+
+// The trace files directly in `dir` (*.json, *.json.gz), in name order.
+util::Expected<std::vector<std::string>, std::string> RankFiles(const std::string& dir) {
+  std::error_code error;
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file(error)) continue;
+    if (name.ends_with(".json") || name.ends_with(".json.gz")) files.push_back(entry.path());
+  }
+  if (error) return fmt::format("cannot list: {}", error.message());
+  if (files.empty()) return std::string("no trace files (*.json, *.json.gz) in the directory");
+  if (files.size() > kMaxRanks) {
+    return fmt::format("{} trace files: more ranks than the {} the model takes", files.size(),
+                       kMaxRanks);
+  }
+  std::ranges::sort(files);
+  return files;
 }
 
 // Runs `parse`, turning what it throws into a ParseError.
@@ -991,6 +1127,29 @@ ParseResult<Trace> ReadKinetoTraceFile(const std::string& path, const ParseLimit
     const std::unique_ptr<TraceText> text = TraceText::FromFile(path, limits.max_file_bytes);
     return ParseText(*text, path, limits);
   });
+}
+
+ParseResult<Trace> ReadKinetoTraceDirectory(const std::string& dir, const ParseLimits& limits) {
+  return Guarded(dir, [&]() -> ParseResult<Trace> {
+    const util::Expected<std::vector<std::string>, std::string> files = RankFiles(dir);
+    if (!files.ok()) return ErrorIn(dir, files.error());
+    TraceBuilder builder;
+    uint64_t events_left = limits.max_events;
+    for (size_t rank = 0; rank < files.value().size(); ++rank) {
+      const std::string& path = files.value()[rank];
+      builder.StartRank(static_cast<uint32_t>(rank));
+      const std::unique_ptr<TraceText> text = TraceText::FromFile(path, limits.max_file_bytes);
+      if (std::optional<ParseError> error = ParseEvents(*text, path, builder, &events_left))
+        return *error;
+    }
+    return builder.Finish(dir);
+  });
+}
+
+ParseResult<Trace> ReadKinetoTrace(const std::string& path, const ParseLimits& limits) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) return ReadKinetoTraceDirectory(path, limits);
+  return ReadKinetoTraceFile(path, limits);
 }
 
 }  // namespace dxpu::perfmodel

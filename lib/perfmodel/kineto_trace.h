@@ -33,6 +33,14 @@ struct ParseLimits {
 ParseResult<Trace> ParseKinetoTrace(std::span<const uint8_t> bytes, const std::string& source,
                                     const ParseLimits& limits = {});
 ParseResult<Trace> ReadKinetoTraceFile(const std::string& path, const ParseLimits& limits = {});
+// A multi-GPU job's ranks, one trace file each (*.json, *.json.gz directly in `dir`, in name
+// order: rank 0 first), read as one trace on the ranks' shared clock: each rank's correlation
+// IDs match its own calls only, its processes are its own, and its devices become the trace's
+// in rank order (rank 0's devices, then rank 1's, ...). The limits hold for each file, the
+// event limit for all of them together.
+ParseResult<Trace> ReadKinetoTraceDirectory(const std::string& dir, const ParseLimits& limits = {});
+// A directory as ReadKinetoTraceDirectory, anything else as ReadKinetoTraceFile.
+ParseResult<Trace> ReadKinetoTrace(const std::string& path, const ParseLimits& limits = {});
 
 }  // namespace dxpu::perfmodel
 

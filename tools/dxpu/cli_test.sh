@@ -959,7 +959,10 @@ if run "model sweep latency too long" 2 "$DXPU" model "$traces/small_trace.json"
 fi
 run "model both spellings" 2 "$DXPU" model "$traces/small_trace.json" --latency 2us --latency-us 2
 run "model missing file" 1 "$DXPU" model "$tmp/none.json"
-run "model directory" 1 "$DXPU" model "$tmp"
+mkdir -p "$tmp/no-ranks"
+if run "model directory without traces" 1 "$DXPU" model "$tmp/no-ranks"; then
+  grep_check "model directory without traces" err "no trace files"
+fi
 
 # --- trace ------------------------------------------------------------------------------
 if run "trace list" 0 "$DXPU" trace list; then

@@ -205,7 +205,7 @@ int RunModel(ModelArgs& a) {
   std::optional<perfmodel::Trace> trace;
   std::string workload;
   if (!a.trace.empty()) {
-    perfmodel::ParseResult<perfmodel::Trace> parsed = perfmodel::ReadKinetoTraceFile(a.trace);
+    perfmodel::ParseResult<perfmodel::Trace> parsed = perfmodel::ReadKinetoTrace(a.trace);
     if (!parsed.ok()) {
       std::cerr << "dxpu model: " << parsed.error().message << '\n';  // names the file
       return kExitFailure;
@@ -296,7 +296,9 @@ int RunModel(ModelArgs& a) {
 void AddWorkloadOptions(CLI::App* cmd, ModelArgs& a) {
   cmd->add_option("trace", a.trace,
                   "PyTorch profiler (Kineto) Chrome trace, JSON or gzipped JSON "
-                  "(torch.profiler with ProfilerActivity.CUDA, export_chrome_trace)");
+                  "(torch.profiler with ProfilerActivity.CUDA, export_chrome_trace); or a "
+                  "directory of a multi-GPU job's traces, one file per rank (*.json, *.json.gz, "
+                  "rank 0's name first)");
   // Not CLI::ExistingFile: a trace that cannot be read is exit 1 with the reader's reason
   // (docs/perf-model.md), not a usage error.
   const char* group = "Summary counts (instead of a trace)";

@@ -136,12 +136,15 @@ std::vector<TraceRecorder::Op> TraceRecorder::Ops() const {
   ops.reserve(activities_.size());
   for (const RecordedActivity& recorded : activities_) {
     if (!StyleOf(recorded.activity.kind)) continue;
-    Op op{recorded, 0, kNoCorrelation};
+    Op op{recorded, 0, kNoCorrelation, kNoDevice};
     const auto it = submitted_by_.find({recorded.device, recorded.activity.entry});
     if (it != submitted_by_.end()) {
       const RecordedCall& call = calls_[it->second];
       op.stream = static_cast<int64_t>(call.record.stream);
       op.correlation = call.correlation;
+      if (recorded.activity.kind == gpu::ActivityKind::kCopyPeer &&
+          call.record.peer_device != SIZE_MAX)
+        op.peer_device = static_cast<int32_t>(call.record.peer_device);
     }
     ops.push_back(op);
   }
@@ -185,7 +188,8 @@ Trace TraceRecorder::ToTrace(const std::string& source) const {
                          .start_ns = static_cast<int64_t>(a.start_ns),
                          .dur_ns = static_cast<int64_t>(a.end_ns - a.start_ns),
                          .bytes = kind == GpuOpKind::kKernel ? 0 : a.bytes,
-                         .correlation = op.correlation});
+                         .correlation = op.correlation,
+                         .peer_device = op.peer_device});
   }
   StartFromEarliest(trace);
   SortLikeTheParser(trace);
@@ -253,6 +257,7 @@ void TraceRecorder::Write(std::ostream& out, bool hip) const {
     // keep theirs, which the call's whole size would not give back.
     const bool size_on_call = hip && copies.contains(op.correlation) && copies[op.correlation] == 1;
     if (!size_on_call) args["bytes"] = a.bytes;
+    if (op.peer_device != kNoDevice) args["dst device"] = op.peer_device;
     event["args"] = std::move(args);
     events.push_back(std::move(event));
   }

@@ -94,6 +94,7 @@ class TraceRecorder {
     RecordedActivity recorded;
     int64_t stream = 0;
     int64_t correlation = kNoCorrelation;
+    int32_t peer_device = kNoDevice;  // a peer copy's destination
   };
 
   void Write(std::ostream& out, bool hip) const;
