@@ -42,20 +42,7 @@ gpu::GpuOptions NativeGpuOptions(const SimPortOptions& options, size_t i) {
 // The placement as box sizes (sim_port.h): every GPU in one box when none is given.
 dxgpu::Expected<std::vector<size_t>> BoxSizes(const SimPortOptions& options, size_t gpus) {
   if (options.gpus_per_box.empty()) return std::vector<size_t>{gpus};
-  size_t placed = 0;
-  for (size_t k = 0; k < options.gpus_per_box.size(); ++k) {
-    if (options.gpus_per_box[k] == 0)
-      return Status{
-          ErrorCode::kInvalidArgument,
-          fmt::format("gpus_per_box [{}]: box {} holds no GPU; every box holds one or more",
-                      fmt::join(options.gpus_per_box, ", "), k)};
-    placed += options.gpus_per_box[k];
-  }
-  if (placed != gpus)
-    return Status{ErrorCode::kInvalidArgument,
-                  fmt::format("gpus_per_box [{}] places {} GPUs, but the port has {} (one per "
-                              "profile)",
-                              fmt::join(options.gpus_per_box, ", "), placed, gpus)};
+  if (Status s = CheckPlacement(options.gpus_per_box, gpus); !s.ok()) return s;
   return options.gpus_per_box;
 }
 
@@ -132,6 +119,25 @@ Status AddBoxes(SimHost& host, const SimPortOptions& options,
 }
 
 }  // namespace
+
+Status CheckPlacement(std::span<const size_t> gpus_per_box, size_t gpus) {
+  if (gpus_per_box.empty()) return {};
+  size_t placed = 0;
+  for (size_t k = 0; k < gpus_per_box.size(); ++k) {
+    if (gpus_per_box[k] == 0)
+      return Status{
+          ErrorCode::kInvalidArgument,
+          fmt::format("gpus_per_box [{}]: box {} holds no GPU; every box holds one or more",
+                      fmt::join(gpus_per_box, ", "), k)};
+    placed += gpus_per_box[k];
+  }
+  if (placed != gpus)
+    return Status{ErrorCode::kInvalidArgument,
+                  fmt::format("gpus_per_box [{}] places {} GPUs, but the port has {} (one per "
+                              "profile)",
+                              fmt::join(gpus_per_box, ", "), placed, gpus)};
+  return {};
+}
 
 dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenSimulatedPort(const SimPortOptions& options) {
   std::vector<gpu::DeviceProfile> profiles;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct SimPortOptions {
 };
 
 dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenSimulatedPort(const SimPortOptions& options);
+
+// Whether `gpus_per_box` places `gpus` GPUs (sim_port.h's rule, what OpenSimulatedPort checks):
+// kInvalidArgument saying why not; empty is every GPU in one box, always fine.
+dxgpu::Status CheckPlacement(std::span<const size_t> gpus_per_box, size_t gpus);
 
 }  // namespace dxpu::host
 
