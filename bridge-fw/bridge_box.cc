@@ -833,6 +833,7 @@ void BridgeBox::DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now
   pcie::Function& fn = *devices_[d].function;
   const uint32_t mps = fn.max_payload_size();
   const uint32_t carried = dxpu_tlp_payload_len(&tlp);
+  if (tlp.kind == DXPU_TLP_MWR && carried > mps && DeliverSplitWrite(d, tlp, now)) return;
   if (tlp.kind != DXPU_TLP_CPLD || carried <= mps || dxpu_tlp_validate(&tlp) != DXPU_TLP_OK) {
     counters_.tlps_to_devices++;
     fn.Receive(tlp, now);  // a malformed one is the device's to count
@@ -872,6 +873,35 @@ void BridgeBox::DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now
     assert(dxpu_tlp_validate(&t) == DXPU_TLP_OK);
     fn.ReceiveValidated(t, now);
   }
+}
+
+// A host's own writes come at the device's MPS, but a GPU in another box writes to this one
+// through the host proxy as its bridge combined them: up to 4 KiB (docs/bridge.md, "Large
+// writes"). On the box's PCIe a write must not be larger than the receiver's MPS, so it is cut
+// here, as a switch with a smaller MPS downstream would: at MPS-aligned addresses, each piece
+// with its part of the payload. Only writes of whole DWs, which is all the combiner makes.
+bool BridgeBox::DeliverSplitWrite(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now) {
+  pcie::Function& fn = *devices_[d].function;
+  const bool whole_dws =
+      tlp.first_be == 0xf && (tlp.length_dw == 1 ? tlp.last_be == 0 : tlp.last_be == 0xf);
+  if (!whole_dws || dxpu_tlp_validate(&tlp) != DXPU_TLP_OK) return false;
+  dxpu_tlp_req_split split{};
+  if (dxpu_tlp_req_split_init(&split, tlp.addr, uint64_t{tlp.length_dw} * 4,
+                              fn.max_payload_size()) != DXPU_TLP_OK)
+    return false;
+  dxpu_tlp_req_piece piece{};
+  while (dxpu_tlp_req_split_next(&split, &piece)) {
+    dxpu_tlp t = tlp;
+    t.addr = piece.addr;
+    t.length_dw = piece.length_dw;
+    t.first_be = piece.first_be;
+    t.last_be = piece.last_be;
+    t.payload = tlp.payload + piece.offset;
+    counters_.tlps_to_devices++;
+    counters_.writes_split++;
+    fn.Receive(t, now);
+  }
+  return true;
 }
 
 bool BridgeBox::DeliverPeers(uint64_t now) {

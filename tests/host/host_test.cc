@@ -29,6 +29,7 @@
 #include "host/proxy_port.h"
 #include "link/udp_link.h"
 #include "management_keys.h"
+#include "sim-world/sim_host.h"
 #include "sim-world/sim_port.h"
 
 namespace dxpu::test {
@@ -604,13 +605,20 @@ TEST(SimulatedPort, PeerToPeerBetweenBoxesCrossesTheFabric) {
   std::printf("sim: a 4 MiB peer copy between two boxes takes %lu ns\n", ns);
   uint64_t routed = 0;
   uint64_t dropped = 0;
-  dynamic_cast<host::HostPort&>(**port).driver().Run([&](host::HostProxy& proxy, uint64_t) {
+  auto& sim = dynamic_cast<host::SimHost&>(dynamic_cast<host::HostPort&>(**port).driver());
+  sim.Run([&](host::HostProxy& proxy, uint64_t) {
     routed = proxy.peer_tlps();
     dropped = proxy.peer_dropped();
   });
   // At least one write per 4 KiB of the largest copy, both ways.
-  EXPECT_GE(routed, 2 * static_cast<uint64_t>(bytes / 4096));
+  const auto pages = static_cast<uint64_t>(bytes / 4096);
+  EXPECT_GE(routed, 2 * pages);
   EXPECT_EQ(dropped, 0U);
+  // Combined by the source's bridge, cut to the target GPU's MPS by the target's: at least two
+  // pieces a page.
+  ASSERT_EQ(sim.box_count(), 2U);
+  EXPECT_GE(sim.box(0)->counters().writes_split, 2 * pages);
+  EXPECT_GE(sim.box(1)->counters().writes_split, 2 * pages);
 }
 
 // Virtual time of one H2D copy of `bytes` and the round trip of a register read.

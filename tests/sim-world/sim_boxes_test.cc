@@ -37,6 +37,7 @@ struct PeerCounts {
   uint64_t proxy_routed = 0;   // TLPs the host proxy routed from one box's path to another's
   uint64_t proxy_dropped = 0;  // and dropped
   uint64_t in_boxes = 0;       // TLPs behind the boxes' own switches
+  uint64_t writes_split = 0;   // writes the boxes cut to their GPUs' MPS (a peer's, combined)
   size_t boxes = 0;
 };
 
@@ -49,7 +50,10 @@ PeerCounts CountPeers(dxgpu::Port& port) {
     c.proxy_dropped = proxy.peer_dropped();
   });
   c.boxes = sim.box_count();
-  for (size_t k = 0; k < sim.box_count(); ++k) c.in_boxes += sim.box(k)->counters().tlps_peer;
+  for (size_t k = 0; k < sim.box_count(); ++k) {
+    c.in_boxes += sim.box(k)->counters().tlps_peer;
+    c.writes_split += sim.box(k)->counters().writes_split;
+  }
   return c;
 }
 
@@ -112,7 +116,11 @@ TEST(SimBoxes, PeerCopiesBetweenBoxesCrossTheFabricThroughTheHost) {
   ASSERT_TRUE(one.result.ok && two.result.ok && four.result.ok)
       << one.result.error << two.result.error << four.result.error;
   EXPECT_EQ(one.peers.proxy_routed, 0U);
+  EXPECT_EQ(one.peers.writes_split, 0U);
   EXPECT_GT(one.peers.in_boxes, 0U);
+  // The source's bridge combines the writes it sends up; the target's cuts them to its GPU's MPS.
+  EXPECT_GT(two.peers.writes_split, 0U);
+  EXPECT_GT(four.peers.writes_split, 0U);
   EXPECT_GT(two.peers.proxy_routed, 0U);
   EXPECT_GT(two.peers.in_boxes, 0U);  // GPUs 0-1 and 2-3 still share a box
   EXPECT_GT(four.peers.proxy_routed, two.peers.proxy_routed);
