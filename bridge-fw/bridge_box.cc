@@ -737,12 +737,24 @@ bool BridgeBox::HostHasRoom(HostSlot slot, const dxpu_tlp& tlp, uint32_t waiting
   const Host& h = hosts_[slot];
   if (!h.endpoint) return true;  // nowhere to wait: the datapath decides (and drops)
   const fabric::TxQueue& q = h.endpoint->queue();
+  // Payload bytes sit contiguous in a ring: a TLP that does not fit before the ring's end skips
+  // it, fewer bytes than its own payload. Two pushes skip at most once, so the slack of one
+  // largest payload makes room that is there by count truly there; without it a combined write
+  // of a few KiB was refused by a nearly full ring and dropped (host_queue_full).
+  const auto room = [&](dxpu_tlp_class cls, size_t tlps, size_t bytes) {
+    return q.size(cls) + tlps <= kHostQueueTlps &&
+           q.payload_bytes_used(cls) + bytes + (bytes != 0 ? DXPU_TLP_MAX_PAYLOAD : 0) <=
+               kHostQueuePayload;
+  };
   const dxpu_tlp_class cls = dxpu_tlp_kind_class(tlp.kind);
-  // A combined write waiting (posted, like any DMA write) counts as one TLP more.
+  const size_t len = dxpu_tlp_payload_len(&tlp);
+  // A combined write waiting is posted, like any DMA write, and goes first: it needs room in
+  // the posted queue whatever `tlp` is. Counted against `tlp`'s class instead, a completion or
+  // read found room while the posted queue had none, and the write it sent first was dropped
+  // (a GPU answering a peer's flush read while its own writes to peers waited).
   const size_t waiting = waiting_bytes != 0 ? 1 : 0;
-  return q.size(cls) + waiting < kHostQueueTlps &&
-         q.payload_bytes_used(cls) + waiting_bytes + dxpu_tlp_payload_len(&tlp) <=
-             kHostQueuePayload;
+  if (cls == DXPU_TLP_CLASS_POSTED) return room(cls, waiting + 1, waiting_bytes + len);
+  return room(DXPU_TLP_CLASS_POSTED, waiting, waiting_bytes) && room(cls, 1, len);
 }
 
 uint32_t BridgeBox::WriteCap(HostSlot slot) const {
