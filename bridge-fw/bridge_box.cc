@@ -737,12 +737,24 @@ bool BridgeBox::HostHasRoom(HostSlot slot, const dxpu_tlp& tlp, uint32_t waiting
   const Host& h = hosts_[slot];
   if (!h.endpoint) return true;  // nowhere to wait: the datapath decides (and drops)
   const fabric::TxQueue& q = h.endpoint->queue();
+  // Payload bytes sit contiguous in a ring: a TLP that does not fit before the ring's end skips
+  // it, fewer bytes than its own payload. Two pushes skip at most once, so the slack of one
+  // largest payload makes room that is there by count truly there; without it a combined write
+  // of a few KiB was refused by a nearly full ring and dropped (host_queue_full).
+  const auto room = [&](dxpu_tlp_class cls, size_t tlps, size_t bytes) {
+    return q.size(cls) + tlps <= kHostQueueTlps &&
+           q.payload_bytes_used(cls) + bytes + (bytes != 0 ? DXPU_TLP_MAX_PAYLOAD : 0) <=
+               kHostQueuePayload;
+  };
   const dxpu_tlp_class cls = dxpu_tlp_kind_class(tlp.kind);
-  // A combined write waiting (posted, like any DMA write) counts as one TLP more.
+  const size_t len = dxpu_tlp_payload_len(&tlp);
+  // A combined write waiting is posted, like any DMA write, and goes first: it needs room in
+  // the posted queue whatever `tlp` is. Counted against `tlp`'s class instead, a completion or
+  // read found room while the posted queue had none, and the write it sent first was dropped
+  // (a GPU answering a peer's flush read while its own writes to peers waited).
   const size_t waiting = waiting_bytes != 0 ? 1 : 0;
-  return q.size(cls) + waiting < kHostQueueTlps &&
-         q.payload_bytes_used(cls) + waiting_bytes + dxpu_tlp_payload_len(&tlp) <=
-             kHostQueuePayload;
+  if (cls == DXPU_TLP_CLASS_POSTED) return room(cls, waiting + 1, waiting_bytes + len);
+  return room(DXPU_TLP_CLASS_POSTED, waiting, waiting_bytes) && room(cls, 1, len);
 }
 
 uint32_t BridgeBox::WriteCap(HostSlot slot) const {
@@ -833,6 +845,7 @@ void BridgeBox::DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now
   pcie::Function& fn = *devices_[d].function;
   const uint32_t mps = fn.max_payload_size();
   const uint32_t carried = dxpu_tlp_payload_len(&tlp);
+  if (tlp.kind == DXPU_TLP_MWR && carried > mps && DeliverSplitWrite(d, tlp, now)) return;
   if (tlp.kind != DXPU_TLP_CPLD || carried <= mps || dxpu_tlp_validate(&tlp) != DXPU_TLP_OK) {
     counters_.tlps_to_devices++;
     fn.Receive(tlp, now);  // a malformed one is the device's to count
@@ -872,6 +885,35 @@ void BridgeBox::DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now
     assert(dxpu_tlp_validate(&t) == DXPU_TLP_OK);
     fn.ReceiveValidated(t, now);
   }
+}
+
+// A host's own writes come at the device's MPS, but a GPU in another box writes to this one
+// through the host proxy as its bridge combined them: up to 4 KiB (docs/bridge.md, "Large
+// writes"). On the box's PCIe a write must not be larger than the receiver's MPS, so it is cut
+// here, as a switch with a smaller MPS downstream would: at MPS-aligned addresses, each piece
+// with its part of the payload. Only writes of whole DWs, which is all the combiner makes.
+bool BridgeBox::DeliverSplitWrite(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now) {
+  pcie::Function& fn = *devices_[d].function;
+  const bool whole_dws =
+      tlp.first_be == 0xf && (tlp.length_dw == 1 ? tlp.last_be == 0 : tlp.last_be == 0xf);
+  if (!whole_dws || dxpu_tlp_validate(&tlp) != DXPU_TLP_OK) return false;
+  dxpu_tlp_req_split split{};
+  if (dxpu_tlp_req_split_init(&split, tlp.addr, uint64_t{tlp.length_dw} * 4,
+                              fn.max_payload_size()) != DXPU_TLP_OK)
+    return false;
+  dxpu_tlp_req_piece piece{};
+  while (dxpu_tlp_req_split_next(&split, &piece)) {
+    dxpu_tlp t = tlp;
+    t.addr = piece.addr;
+    t.length_dw = piece.length_dw;
+    t.first_be = piece.first_be;
+    t.last_be = piece.last_be;
+    t.payload = tlp.payload + piece.offset;
+    counters_.tlps_to_devices++;
+    counters_.writes_split++;
+    fn.Receive(t, now);
+  }
+  return true;
 }
 
 bool BridgeBox::DeliverPeers(uint64_t now) {

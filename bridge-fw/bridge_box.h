@@ -181,6 +181,7 @@ struct BoxCounters {
   uint64_t tlps_peer = 0;          // device to device in the box (peer to peer)
   uint64_t writes_combined = 0;    // device writes joined onto the one before (to a host)
   uint64_t completions_split = 0;  // pieces of host completions larger than a device's MPS
+  uint64_t writes_split = 0;       // pieces of writes larger than a device's MPS (a peer's)
   uint64_t config_emulated = 0;    // BAR / Resizable BAR accesses the bridge answered itself
   uint64_t deferred = 0;           // host requests that waited for a box tag
   uint64_t host_queue_full = 0;    // a TLP for a host whose queue was full: dropped
@@ -381,6 +382,9 @@ class BridgeBox {
   bool PumpDevices(uint64_t now);
   // A TLP onto the box's PCIe to device d; a completion above its MPS in pieces.
   void DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now);
+  // A write of whole DWs larger than the device's MPS, cut into pieces within it; false (nothing
+  // delivered) when it is not such a write.
+  bool DeliverSplitWrite(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now);
   // Peer-to-peer TLPs whose time has come, into their devices; true if any.
   bool DeliverPeers(uint64_t now);
   void ExpireRequests(uint64_t now);

@@ -409,6 +409,9 @@ std::string BridgeDaemon::Metrics() const {
   counter("dxpu_bridge_completions_split_total",
           "Pieces of host completions larger than a device's Max Payload Size.",
           c.completions_split);
+  counter("dxpu_bridge_writes_split_total",
+          "Pieces of writes larger than a device's Max Payload Size (a peer's, through the host).",
+          c.writes_split);
   counter("dxpu_bridge_config_emulated_total", "Configuration accesses the bridge answered.",
           c.config_emulated);
   counter("dxpu_bridge_deferred_total", "Host requests that waited for a box tag.", c.deferred);

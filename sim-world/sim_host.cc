@@ -2,16 +2,19 @@
 #include "sim-world/sim_host.h"
 
 #include <algorithm>
+#include <cassert>
+#include <string>
 
 namespace dxpu::host {
 namespace {
 
-// Network ports: the host's end of direct link i, the device's end; the host's end of the
-// fabric, the box's.
+// Network ports: the host's end of direct link i, the device's end; the host's end of box k's
+// fabric path, the box's. Box 0's ends are those the one box had before several could be
+// added: a path's randomness is forked from its ends, so one box's runs stay as they were.
 sim::PortId HostEnd(size_t i) { return static_cast<sim::PortId>(10 + i); }
 sim::PortId DeviceEnd(size_t i) { return static_cast<sim::PortId>(500 + i); }
-constexpr sim::PortId kHostFabric = 1;
-constexpr sim::PortId kBoxFabric = 1000;
+sim::PortId HostFabric(size_t k) { return static_cast<sim::PortId>(1 + (2000 * k)); }
+sim::PortId BoxFabric(size_t k) { return static_cast<sim::PortId>(1000 + (2000 * k)); }
 
 }  // namespace
 
@@ -60,38 +63,51 @@ std::optional<DeviceId> SimHost::AddDirectDevice(const gpu::DeviceProfile& profi
 std::optional<PathId> SimHost::AddBox(std::unique_ptr<bridge::BridgeBox> box,
                                       const dxfp_session_config& session,
                                       const sim::PathConfig& fabric, std::string* error) {
-  box_ = std::move(box);
-  std::optional<PathId> path = proxy_.AddBridgePath("sim-fabric", session, error);
+  const size_t k = boxes_.size();
+  std::optional<PathId> path = proxy_.AddBridgePath(
+      k == 0 ? "sim-fabric" : "sim-fabric-" + std::to_string(k), session, error);
   if (!path) return std::nullopt;
-  box_path_ = *path;
-  net_->SetPath(kHostFabric, kBoxFabric, fabric);
-  net_->SetPath(kBoxFabric, kHostFabric, fabric);
-  net_->Attach(kBoxFabric, [this](std::span<const uint8_t> f) {
+  boxes_.push_back(Box{std::move(box), *path, HostFabric(k), BoxFabric(k)});
+  const Box& b = boxes_.back();
+  net_->SetPath(b.host_end, b.box_end, fabric);
+  net_->SetPath(b.box_end, b.host_end, fabric);
+  // By index: boxes_ may grow (and move its elements) after this.
+  net_->Attach(b.box_end, [this, k](std::span<const uint8_t> f) {
     moved_ = true;
-    box_->ReceiveFrame(sched_.Now(), bridge::Peer{0, link::LinkAddress()}, f,
-                       [this](const bridge::Peer&, link::FramePieces p) { BoxTransmit(p); });
+    const Box& to = boxes_[k];
+    to.box->ReceiveFrame(
+        sched_.Now(), bridge::Peer{0, link::LinkAddress()}, f,
+        [this, &to](const bridge::Peer&, link::FramePieces p) { BoxTransmit(to, p); });
   });
-  net_->Attach(kHostFabric, [this](std::span<const uint8_t> f) {
+  net_->Attach(b.host_end, [this, k](std::span<const uint8_t> f) {
     moved_ = true;
-    proxy_.ReceiveFrame(box_path_, sched_.Now(), f);
+    proxy_.ReceiveFrame(boxes_[k].path, sched_.Now(), f);
   });
   proxy_.Connect(*path, now_);
   return path;
 }
 
-void SimHost::BoxTransmit(link::FramePieces frame) {
+void SimHost::BoxTransmit(const Box& box, link::FramePieces frame) {
   moved_ = true;
-  net_->Send(kBoxFabric, kHostFabric, link::GatherFrame(frame));
+  net_->Send(box.box_end, box.host_end, link::GatherFrame(frame));
+}
+
+const SimHost::Box& SimHost::BoxOf(PathId path) const {
+  const auto it =
+      std::find_if(boxes_.begin(), boxes_.end(), [path](const Box& b) { return b.path == path; });
+  assert(it != boxes_.end());  // only bridge paths transmit, and each is a box's
+  return *it;
 }
 
 bool SimHost::Step() {
   moved_ = false;
   sched_.RunUntil(now_);  // deliveries due now (their receivers set moved_)
-  if (box_ != nullptr)
-    box_->Run(now_, [this](const bridge::Peer&, link::FramePieces p) { BoxTransmit(p); });
-  proxy_.Flush(now_, [this](PathId, link::FramePieces p) {
+  for (const Box& b : boxes_)
+    b.box->Run(now_, [this, &b](const bridge::Peer&, link::FramePieces p) { BoxTransmit(b, p); });
+  proxy_.Flush(now_, [this](PathId path, link::FramePieces p) {
     moved_ = true;
-    net_->Send(kHostFabric, kBoxFabric, link::GatherFrame(p));
+    const Box& b = BoxOf(path);
+    net_->Send(b.host_end, b.box_end, link::GatherFrame(p));
   });
   return moved_;
 }
@@ -110,7 +126,7 @@ bool SimHost::WaitUntil(const std::function<bool(const HostProxy& proxy)>& ready
     if (now_ >= deadline) return false;
     // Nothing moves now: jump to the next thing that will happen.
     uint64_t next = std::min<uint64_t>(proxy_.NextDeadline(), sched_.NextTime());
-    if (box_ != nullptr) next = std::min(next, box_->NextDeadline());
+    for (const Box& b : boxes_) next = std::min(next, b.box->NextDeadline());
     now_ = std::min(deadline, std::max(now_ + 1, next));
   }
 }

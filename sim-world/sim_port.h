@@ -3,9 +3,12 @@
 // instead of run. Host software costs no time here, so what a workload's time grows by from
 // the native port to the dxpu port is the fabric alone: the overhead hardware would see.
 //   native  each GPU on a modelled local PCIe link (TLPs, pcie latency and bandwidth);
-//   dxpu    every GPU in one box (BridgeBox) behind a DxFP session on a modelled fabric path:
-//           one-way latency = 2 x pcie latency (host and box sides) + added latency,
-//           bandwidth = min(fabric, pcie).
+//   dxpu    the GPUs in bridge boxes (BridgeBox), all in one unless SimPortOptions::gpus_per_box
+//           places them over several; each box behind its own DxFP session on its own modelled
+//           fabric path: one-way latency = 2 x pcie latency (host and box sides) + added
+//           latency, bandwidth = min(fabric, pcie). Peer traffic between two GPUs of one box
+//           stays behind the box's switch; between boxes it goes up the source's fabric path to
+//           the host proxy, which routes it as a root complex does, and down the target's.
 // Single-threaded: the caller's Wait runs the simulated world.
 #ifndef DXPU_SIM_WORLD_SIM_PORT_H_
 #define DXPU_SIM_WORLD_SIM_PORT_H_
@@ -14,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +39,11 @@ struct SimPortOptions {
   std::vector<std::string> profiles = {"dxgpu"};
   SimFabric fabric;
   uint64_t seed = 1;
+  // Through DxPU, how many GPUs each bridge box holds: the GPUs in port order fill box 0, then
+  // box 1, and so on. Empty: every GPU in one box. Its sum must be the number of profiles and
+  // no entry zero (else kInvalidArgument). A native port ignores it: each of its GPUs has a PCIe
+  // link of its own, so the same options may open both ports.
+  std::vector<size_t> gpus_per_box;
   // Every GPU's activity log (gpu/activity.h, docs/dxgpu.md "The activity log"), with the
   // GPU's index in the port: each kernel and COPY as it finishes, times on the channel's clock
   // (the simulator's, as Port::Now). Called from inside Port::Wait. Null: off.
@@ -42,6 +51,10 @@ struct SimPortOptions {
 };
 
 dxgpu::Expected<std::unique_ptr<dxgpu::Port>> OpenSimulatedPort(const SimPortOptions& options);
+
+// Whether `gpus_per_box` places `gpus` GPUs (sim_port.h's rule, what OpenSimulatedPort checks):
+// kInvalidArgument saying why not; empty is every GPU in one box, always fine.
+dxgpu::Status CheckPlacement(std::span<const size_t> gpus_per_box, size_t gpus);
 
 }  // namespace dxpu::host
 

@@ -13,8 +13,8 @@ namespace dxpu::perfmodel {
 
 inline constexpr int64_t kNoCorrelation = -1;
 inline constexpr int64_t kAnyStream = -1;
-inline constexpr uint32_t kNoName = 0xffffffff;
-inline constexpr int32_t kNoDevice = -1;  // an event without a name in Trace::names
+inline constexpr uint32_t kNoName = 0xffffffff;  // an event without a name in Trace::names
+inline constexpr int32_t kNoDevice = -1;         // a peer copy whose destination is not named
 
 // What a GPU operation is, as far as the fabric is concerned.
 enum class GpuOpKind : uint8_t {

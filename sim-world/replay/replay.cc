@@ -26,6 +26,20 @@ using dxgpu::Status;
 constexpr size_t kMaxDevices = 8;
 constexpr uint64_t kMinBuffer = 256;
 
+// The trace's devices in the order the runtime's stand for them: those its operations run on
+// in order of first use, then any a peer copy names as its destination and nothing runs on.
+std::vector<int32_t> TraceDevices(const Trace& trace) {
+  std::vector<int32_t> seen;
+  const auto see = [&](int32_t device) {
+    if (std::find(seen.begin(), seen.end(), device) == seen.end()) seen.push_back(device);
+  };
+  for (const GpuOp& op : trace.ops) see(op.device);
+  for (const GpuOp& op : trace.ops) {
+    if (op.kind == GpuOpKind::kMemcpyPeer && op.peer_device != kNoDevice) see(op.peer_device);
+  }
+  return seen;
+}
+
 class Replayer {
  public:
   Replayer(const Trace& trace, Runtime& rt) : t_(trace), rt_(rt) {}
@@ -53,6 +67,8 @@ class Replayer {
   Status SynchronizeBusy();
   void WaitUntil(uint64_t t);
   Status StreamOf(const GpuOp& op, dxgpu::Stream* out);
+  // The runtime device a peer copy lands on.
+  size_t PeerOf(const GpuOp& op) const;
 
   const Trace& t_;
   Runtime& rt_;
@@ -66,11 +82,11 @@ class Replayer {
 };
 
 ReplayResult<bool> Replayer::SetUp() {
+  for (const int32_t device : TraceDevices(t_)) device_of_.emplace(device, device_of_.size());
+  devices_.resize(device_of_.size());
   for (size_t i = 0; i < t_.ops.size(); ++i) {
     const GpuOp& op = t_.ops[i];
-    auto [it, added] = device_of_.emplace(op.device, device_of_.size());
-    if (added) devices_.emplace_back();
-    DeviceBuffers& d = devices_[it->second];
+    DeviceBuffers& d = devices_[device_of_.at(op.device)];
     d.bytes = std::max(d.bytes, op.bytes);
     if (op.kind == GpuOpKind::kMemcpyHtoD || op.kind == GpuOpKind::kMemcpyDtoH)
       host_bytes_ = std::max(host_bytes_, op.bytes);
@@ -79,10 +95,10 @@ ReplayResult<bool> Replayer::SetUp() {
   if (devices_.size() > rt_.device_count())
     return ReplayError{fmt::format("the trace uses {} GPUs, the runtime has {}", devices_.size(),
                                    rt_.device_count())};
-  // A peer copy lands in the next device's buffer: each buffer holds the largest of both.
+  // A peer copy lands in its peer's buffer: each buffer holds the largest of both.
   for (const GpuOp& op : t_.ops) {
-    if (op.kind != GpuOpKind::kMemcpyPeer || devices_.size() < 2) continue;
-    DeviceBuffers& peer = devices_[(device_of_[op.device] + 1) % devices_.size()];
+    if (op.kind != GpuOpKind::kMemcpyPeer) continue;
+    DeviceBuffers& peer = devices_[PeerOf(op)];
     peer.bytes = std::max(peer.bytes, op.bytes);
   }
   for (size_t d = 0; d < devices_.size(); ++d) {
@@ -126,6 +142,11 @@ Status Replayer::StreamOf(const GpuOp& op, dxgpu::Stream* out) {
   return {};
 }
 
+size_t Replayer::PeerOf(const GpuOp& op) const {
+  if (op.peer_device != kNoDevice) return device_of_.at(op.peer_device);
+  return (device_of_.at(op.device) + 1) % devices_.size();
+}
+
 // An asynchronous operation on its stream: kernels and memsets as timed kernels of the trace's
 // duration, copies with their size and direction.
 Status Replayer::Enqueue(const GpuOp& op) {
@@ -146,11 +167,12 @@ Status Replayer::Enqueue(const GpuOp& op) {
       return rt_.MemcpyDtoHAsync(stream, host_, d.memory, op.bytes);
     case GpuOpKind::kMemcpyPeer:
       stats_.copies++;
-      if (devices_.size() > 1) {
-        DeviceBuffers& peer = devices_[(device_of_.at(op.device) + 1) % devices_.size()];
+      if (const size_t to = PeerOf(op); to != device_of_.at(op.device)) {
+        DeviceBuffers& peer = devices_[to];
         peer.busy = true;
         return rt_.MemcpyPeerAsync(stream, peer.memory, d.memory, op.bytes);
       }
+      // To itself (one GPU, or a trace that says so): a copy inside the device.
       return rt_.MemcpyDtoDAsync(stream, d.memory, d.memory, op.bytes);
     case GpuOpKind::kMemcpyDtoD:
       stats_.copies++;
@@ -161,6 +183,14 @@ Status Replayer::Enqueue(const GpuOp& op) {
 
 // A synchronous copy: returns when it is complete.
 Status Replayer::CopyNow(const GpuOp& op) {
+  if (op.kind == GpuOpKind::kMemcpyPeer) {
+    // cudaMemcpyPeer: the runtime has no synchronous peer copy, so the asynchronous one on the
+    // copy's stream, waited for. It crosses to its peer as the asynchronous one does.
+    dxgpu::Stream stream{};
+    if (Status s = Enqueue(op); !s.ok()) return s;
+    if (Status s = StreamOf(op, &stream); !s.ok()) return s;
+    return rt_.SynchronizeStream(stream);
+  }
   const DevicePtr mem = devices_[device_of_.at(op.device)].memory;
   stats_.copies++;
   switch (op.kind) {
@@ -277,9 +307,11 @@ std::string CheckSimulatable(const ModelParams& p) {
 }
 
 ReplayResult<ReplayStats> ReplayOnce(const Trace& trace, const ModelParams& p, bool dxpu,
+                                     const std::vector<size_t>& gpus_per_box,
                                      const std::function<void(size_t, size_t)>& progress) {
   host::SimPortOptions o;
   o.through_dxpu = dxpu;
+  if (dxpu) o.gpus_per_box = gpus_per_box;  // natively each GPU has a PCIe link of its own
   o.profiles.assign(DevicesOf(trace), "dxgpu");
   o.fabric.pcie_latency_ns = static_cast<uint64_t>(std::llround(p.pcie_latency_ns));
   o.fabric.pcie_bandwidth_bps = static_cast<uint64_t>(std::llround(p.pcie_bandwidth_gbps * 1e9));
@@ -297,13 +329,7 @@ ReplayResult<ReplayStats> ReplayOnce(const Trace& trace, const ModelParams& p, b
 
 }  // namespace
 
-size_t DevicesOf(const Trace& trace) {
-  std::vector<int32_t> seen;
-  for (const GpuOp& op : trace.ops) {
-    if (std::find(seen.begin(), seen.end(), op.device) == seen.end()) seen.push_back(op.device);
-  }
-  return seen.size();
-}
+size_t DevicesOf(const Trace& trace) { return TraceDevices(trace).size(); }
 
 ModelParams AsSimulated(const ModelParams& params) {
   ModelParams p = params;
@@ -320,7 +346,7 @@ ReplayResult<ReplayStats> ReplayTrace(const Trace& trace, dxgpu::Runtime& rt,
 
 ReplayResult<ReplayComparison> CompareWithSimulation(
     const Trace& trace, const ModelParams& params,
-    const std::function<void(size_t, size_t)>& progress) {
+    const std::function<void(size_t, size_t)>& progress, const std::vector<size_t>& gpus_per_box) {
   if (const std::string bad = CheckParams(params); !bad.empty()) return ReplayError{bad};
   if (const std::string bad = CheckSimulatable(params); !bad.empty()) return ReplayError{bad};
   const size_t devices = DevicesOf(trace);
@@ -328,13 +354,16 @@ ReplayResult<ReplayComparison> CompareWithSimulation(
   if (devices > kMaxDevices)
     return ReplayError{fmt::format("the trace uses {} GPUs; the replay simulates at most {}",
                                    devices, kMaxDevices)};
+  if (const dxgpu::Status s = host::CheckPlacement(gpus_per_box, devices); !s.ok())
+    return ReplayError{fmt::format("the trace uses {} GPUs: {}", devices, s.message())};
   const size_t total = 2 * trace.calls.size();
   ReplayComparison c;
   for (const bool dxpu : {false, true}) {
     const size_t before = dxpu ? trace.calls.size() : 0;
-    ReplayResult<ReplayStats> run = ReplayOnce(trace, params, dxpu, [&](size_t done, size_t) {
-      if (progress) progress(before + done, total);
-    });
+    ReplayResult<ReplayStats> run =
+        ReplayOnce(trace, params, dxpu, gpus_per_box, [&](size_t done, size_t) {
+          if (progress) progress(before + done, total);
+        });
     if (!run.ok())
       return ReplayError{(dxpu ? "through DxPU: " : "natively: ") + run.error().message};
     (dxpu ? c.dxpu : c.native) = run.value();

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "dxgpu/runtime.h"
 #include "perfmodel/model.h"
@@ -30,13 +31,15 @@ struct ReplayStats {
   uint64_t syncs = 0;
 };
 
-// The number of GPUs a trace uses (its distinct devices).
+// The number of GPUs a trace uses: the devices its operations run on, and those its peer copies
+// name as their destination.
 size_t DevicesOf(const Trace& trace);
 
 // Replays `trace` on `rt`, whose devices [0, DevicesOf(trace)) stand for the trace's devices
-// in order of first use. The host calls of every thread run on this one thread in the trace's
-// order: a blocking call holds up the other threads' calls after it.
-// `progress(done, total)` every few hundred calls, if given.
+// in order of first use (then those only named as a peer copy's destination). A peer copy
+// lands on the device the trace names (GpuOp::peer_device), else on the next one. The host calls of
+// every thread run on this one thread in the trace's order: a blocking call holds up the other
+// threads' calls after it. `progress(done, total)` every few hundred calls, if given.
 ReplayResult<ReplayStats> ReplayTrace(const Trace& trace, dxgpu::Runtime& rt,
                                       const std::function<void(size_t, size_t)>& progress = {});
 
@@ -49,7 +52,9 @@ inline constexpr double kSimulatedTlpOverheadBytes = 12;
 ModelParams AsSimulated(const ModelParams& params);
 
 // The trace replayed in the simulator natively and through DxPU with `params`' fabric, beside
-// the model's prediction for it with AsSimulated(params).
+// the model's prediction for it with AsSimulated(params). Through DxPU the GPUs sit in bridge
+// boxes as `gpus_per_box` places them (host::SimPortOptions::gpus_per_box; empty: all in one);
+// natively each has its own PCIe link. The prediction does not take the placement.
 struct ReplayComparison {
   ReplayStats native;
   ReplayStats dxpu;
@@ -58,7 +63,8 @@ struct ReplayComparison {
 };
 ReplayResult<ReplayComparison> CompareWithSimulation(
     const Trace& trace, const ModelParams& params,
-    const std::function<void(size_t, size_t)>& progress = {});
+    const std::function<void(size_t, size_t)>& progress = {},
+    const std::vector<size_t>& gpus_per_box = {});
 
 }  // namespace dxpu::perfmodel
 

@@ -1,17 +1,22 @@
 // replay_test.cc - a trace replayed on the model GPUs in the simulator (sim-world/replay):
 // kernels take the trace's time, copies and syncs happen as the trace has them, the host's own
-// work is kept; through DxPU it takes longer, and the model's prediction is beside it.
+// work is kept; through DxPU it takes longer, and the model's prediction is beside it; a peer
+// copy lands on the GPU the trace names, in whichever box the placement puts it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "dxgpu/runtime.h"
+#include "host/host_port.h"
 #include "perfmodel/model.h"
 #include "perfmodel/trace.h"
 #include "sim-world/replay/replay.h"
+#include "sim-world/sim_host.h"
 #include "sim-world/sim_port.h"
 
 namespace dxpu::perfmodel {
@@ -110,6 +115,132 @@ TEST(Replay, WhatTheSimulatorCannotDoIsAnError) {
   c = CompareWithSimulation(Trace{}, ModelParams{});
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find("no GPU operations"), std::string::npos);
+}
+
+constexpr uint64_t kPeerBytes = 1 << 20;
+
+// Four GPUs (trace devices 10 to 13, the runtime's 0 to 3) each run a kernel, then GPU 10 copies
+// 1 MiB to the peer `peer` names (kNoDevice: the trace does not say), asynchronously or as
+// cudaMemcpyPeer does; then a sync.
+Trace PeerCopyTrace(int32_t peer, bool synchronous = false) {
+  Trace t;
+  int64_t now = 0, correlation = 1;
+  const auto enqueue = [&](CallKind call, int32_t device, GpuOpKind kind, uint64_t bytes) {
+    t.calls.push_back({call, 1, now, 2'000, correlation});
+    GpuOp op{kind, device, 7, now + 5'000, 10'000, bytes, correlation};
+    if (kind == GpuOpKind::kMemcpyPeer) op.peer_device = peer;
+    t.ops.push_back(op);
+    correlation++;
+    now += 2'000;
+  };
+  for (int32_t d = 10; d < 14; ++d) enqueue(CallKind::kLaunch, d, GpuOpKind::kKernel, 0);
+  enqueue(synchronous ? CallKind::kSyncCopy : CallKind::kCopy, 10, GpuOpKind::kMemcpyPeer,
+          kPeerBytes);
+  t.calls.push_back({CallKind::kSync, 1, now, 1'000, kNoCorrelation});
+  return t;
+}
+
+// What each box carried: TLPs from the host (what another box sent its GPUs comes this way) and
+// between its own GPUs; and what the host proxy routed between boxes.
+struct Carried {
+  std::vector<uint64_t> from_host;
+  std::vector<uint64_t> in_box;
+  uint64_t proxy_routed = 0;
+};
+
+Carried CarriedBy(dxgpu::Runtime& rt) {
+  auto& sim = dynamic_cast<host::SimHost&>(dynamic_cast<host::HostPort&>(rt.port()).driver());
+  Carried c;
+  sim.Run([&](host::HostProxy& proxy, uint64_t) { c.proxy_routed = proxy.peer_tlps(); });
+  for (size_t k = 0; k < sim.box_count(); ++k) {
+    c.from_host.push_back(sim.box(k)->counters().tlps_from_hosts);
+    c.in_box.push_back(sim.box(k)->counters().tlps_peer);
+  }
+  return c;
+}
+
+// The trace replayed through DxPU with GPUs 0-1 in box 0, 2 in box 1 and 3 in box 2; what the
+// boxes carried.
+Carried ReplayPlaced(const Trace& t) {
+  host::SimPortOptions o;
+  o.through_dxpu = true;
+  o.profiles.assign(4, "dxgpu");
+  o.gpus_per_box = {2, 1, 1};
+  auto port = host::OpenSimulatedPort(o);
+  EXPECT_TRUE(port.ok()) << port.status().ToString();
+  if (!port.ok()) return {};
+  auto rt = dxgpu::Runtime::Open(std::move(port).value());
+  EXPECT_TRUE(rt.ok());
+  if (!rt.ok()) return {};
+  const ReplayResult<ReplayStats> r = ReplayTrace(t, **rt);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.ok() ? r.value().copies : 0, 1U);
+  return CarriedBy(**rt);
+}
+
+TEST(Replay, APeerCopyLandsOnTheDeviceTheTraceNames) {
+  // At least one write per 4 KiB of the copy.
+  constexpr uint64_t kWrites = kPeerBytes / 4096;
+  // Not named: the next GPU, in the same box; nothing reaches the host proxy.
+  const Carried next = ReplayPlaced(PeerCopyTrace(kNoDevice));
+  ASSERT_EQ(next.from_host.size(), 3U);
+  EXPECT_EQ(next.proxy_routed, 0U);
+  EXPECT_GE(next.in_box[0], kWrites);
+  // Trace device 12 (the runtime's 2, alone in box 1) and 13 (box 2): through the host proxy
+  // into that box, asynchronously and as cudaMemcpyPeer.
+  for (const bool synchronous : {false, true}) {
+    SCOPED_TRACE(synchronous ? "cudaMemcpyPeer" : "cudaMemcpyPeerAsync");
+    const Carried to12 = ReplayPlaced(PeerCopyTrace(12, synchronous));
+    const Carried to13 = ReplayPlaced(PeerCopyTrace(13, synchronous));
+    ASSERT_EQ(to12.from_host.size(), 3U);
+    ASSERT_EQ(to13.from_host.size(), 3U);
+    EXPECT_GE(to12.proxy_routed, kWrites);
+    EXPECT_EQ(to12.in_box[0], 0U);
+    EXPECT_GE(to12.from_host[1], to12.from_host[2] + kWrites);
+    EXPECT_GE(to13.proxy_routed, kWrites);
+    EXPECT_GE(to13.from_host[2], to13.from_host[1] + kWrites);
+  }
+}
+
+// A GPU the trace names only as a peer copy's destination is one of the replay's GPUs too.
+TEST(Replay, ADeviceNamedOnlyAsADestinationIsReplayed) {
+  Trace t = PeerCopyTrace(12);
+  std::erase_if(t.ops, [](const GpuOp& op) { return op.device != 10; });
+  EXPECT_EQ(DevicesOf(t), 2U);
+  host::SimPortOptions o;
+  o.through_dxpu = true;
+  o.profiles.assign(2, "dxgpu");
+  o.gpus_per_box = {1, 1};
+  auto port = host::OpenSimulatedPort(o);
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  auto rt = dxgpu::Runtime::Open(std::move(port).value());
+  ASSERT_TRUE(rt.ok());
+  const ReplayResult<ReplayStats> r = ReplayTrace(t, **rt);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GE(CarriedBy(**rt).proxy_routed, kPeerBytes / 4096);
+}
+
+// CompareWithSimulation places the DxPU side's GPUs as asked: a copy between boxes crosses the
+// fabric twice, so it takes longer than inside one box; the native side is the same.
+TEST(Replay, TheComparisonTakesThePlacement) {
+  const Trace t = PeerCopyTrace(12);
+  const ModelParams p;
+  const ReplayResult<ReplayComparison> one = CompareWithSimulation(t, p);
+  const ReplayResult<ReplayComparison> two = CompareWithSimulation(t, p, {}, {2, 2});
+  ASSERT_TRUE(one.ok()) << one.error().message;
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_EQ(two.value().native.elapsed_ns, one.value().native.elapsed_ns);
+  EXPECT_GT(two.value().dxpu.elapsed_ns, one.value().dxpu.elapsed_ns);
+  // Crossing the fabric twice costs at least one more pass of the copy over it (100 Gb/s).
+  const double fabric_ns = kPeerBytes * 8e9 / (p.fabric_bandwidth_gbps * 1e9);
+  EXPECT_GE(static_cast<double>(two.value().dxpu.elapsed_ns - one.value().dxpu.elapsed_ns),
+            0.5 * fabric_ns);
+  const ReplayResult<ReplayComparison> bad = CompareWithSimulation(t, p, {}, {3});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("the trace uses 4 GPUs"), std::string::npos)
+      << bad.error().message;
+  EXPECT_NE(bad.error().message.find("gpus_per_box [3] places 3 GPUs"), std::string::npos)
+      << bad.error().message;
 }
 
 }  // namespace
