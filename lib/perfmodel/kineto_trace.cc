@@ -897,13 +897,18 @@ std::vector<std::string> TraceBuilder::Warnings() const {
                     "unchanged",
                     graph_launches_));
   }
-  uint64_t peer_copies = 0;
-  for (const PendingOp& pending : ops_) peer_copies += pending.op.kind == GpuOpKind::kMemcpyPeer;
+  uint64_t peer_copies = 0, peer_nowhere = 0;
+  for (const PendingOp& pending : ops_) {
+    if (pending.op.kind != GpuOpKind::kMemcpyPeer) continue;
+    ++peer_copies;
+    peer_nowhere += pending.op.peer_device == kNoDevice;
+  }
   if (peer_copies > 0) {
-    w.push_back(
-        fmt::format("{} peer copies (Memcpy PtoP) are taken as inside one box, behind its "
-                    "switch: no fabric cost, wrong for GPUs lent from different boxes",
-                    peer_copies));
+    w.push_back(fmt::format(
+        "{} peer copies (Memcpy PtoP) cost nothing inside one box; between boxes (dxpu model "
+        "--placement) they cross the fabric twice, through the host; {} of them name no "
+        "destination (args.\"dst device\") and are taken as to the next GPU",
+        peer_copies, peer_nowhere));
   }
   std::map<int64_t, bool> gives_work;  // host thread -> whether it makes any call but "other"
   for (const PendingCall& pending : calls_)

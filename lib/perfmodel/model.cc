@@ -65,6 +65,13 @@ PathCosts CostsOf(const ModelParams& p, bool dxpu) {
   return c;
 }
 
+// A copy of `native_ns` whose native and DxPU path times are `on_native` and `on_dxpu`: one
+// slower than its path explains was held back elsewhere, and takes the DxPU path's time only if
+// that is slower still; one at the path's speed (or faster) changes by the paths' difference.
+double ThroughDxpu(double native_ns, double on_native, double on_dxpu) {
+  return native_ns >= on_native ? std::max(native_ns, on_dxpu) : native_ns + (on_dxpu - on_native);
+}
+
 // Which deltas a re-timing applies.
 enum Cost : unsigned {
   kSyncCost = 1,
@@ -72,7 +79,29 @@ enum Cost : unsigned {
   kH2dCost = 4,
   kD2hCost = 8,
   kOtherCost = 16,
+  kPeerCost = 32,
 };
+
+// A fabric link's direction, one copy's data after another's.
+struct LinkClock {
+  double free = kNever;
+};
+
+// A peer copy of `wire_ns` on each link (posted writes), from GPU to host over `up` and host to
+// GPU over `down`, `one_way` ns each, then the flush read (the runtime reads the last DW back):
+// it follows the writes, and its completion comes back behind whatever data is queued towards
+// the source's own box then (`back`: its box's link from the host). Its time from `start`.
+double PeerCopyNs(LinkClock& up, LinkClock& down, const LinkClock& back, double start,
+                  double wire_ns, double one_way) {
+  const double up_start = std::max(start, up.free);
+  const double up_end = up_start + wire_ns;
+  up.free = up_end;
+  const double down_start = std::max(up_start + one_way, down.free);
+  const double down_end = std::max(down_start + wire_ns, up_end + one_way);
+  down.free = down_end;
+  const double reply_at_host = down_end + 2 * one_way;
+  return std::max(reply_at_host, back.free) + one_way - start;
+}
 
 // A queue's GPFIFO reads: one in flight at a time, and a new one only once at most `prefetch`
 // fetched entries are left unfinished. A doorbell that arrives while one is in flight waits for
@@ -154,6 +183,7 @@ class RetimePlan {
     LinkOpsToCalls();
     IndexThreads();
     BuildQueues();
+    PlacePeerCopies();
     BuildNativeConstraints(native);
     BuildCovers();
     BuildEventOrder();
@@ -178,6 +208,10 @@ class RetimePlan {
     double launch_excess = 0;
     double fetch_eff = 0;  // the fetch round trip it saw natively (at most the model's)
     double slack = 0;      // native start past its latest constraint
+    // A peer copy between two boxes: the boxes (-1: not one), and its time as the model has it
+    // on the native links (each GPU's own PCIe link to the root complex) at its native start.
+    int64_t from_box = -1, to_box = -1;
+    double peer_native_ns = 0;
   };
   struct Event {
     double time;
@@ -191,12 +225,14 @@ class RetimePlan {
   void BuildNativeConstraints(const PathCosts& native);
   void BuildCovers();
   void BuildEventOrder();
+  void PlacePeerCopies();
 
   const Trace& t_;
   const ModelParams& p_;
   std::vector<OpPlan> ops_;
   size_t queues_ = 0;
   size_t devices_ = 0;
+  size_t boxes_ = 1;
   std::vector<size_t> call_thread_;
   size_t threads_ = 0;
   std::vector<bool> counts_end_;  // per thread: its calls' ends count in the workload's end
@@ -265,6 +301,44 @@ void RetimePlan::BuildQueues() {
   }
   queues_ = index_of.size();
   devices_ = device_of.size();
+}
+
+// Which peer copies cross between boxes, and how long each took on the native links as the
+// model has them (the same mechanism as through DxPU, so that a copy the trace shows slower or
+// faster than that keeps the difference).
+void RetimePlan::PlacePeerCopies() {
+  const std::vector<int32_t> gpus = GpusInPlacementOrder(t_);
+  std::vector<int64_t> box_of(gpus.size());
+  size_t gpu = 0;
+  int64_t box = 0;
+  for (const size_t n : p_.gpus_per_box) {
+    for (size_t k = 0; k < n && gpu < gpus.size(); ++k) box_of[gpu++] = box;
+    ++box;
+  }
+  // Past the placement (CheckPlacement refuses that): a box each. No placement: all in one.
+  if (!p_.gpus_per_box.empty()) {
+    while (gpu < gpus.size()) box_of[gpu++] = box++;
+  }
+  boxes_ = static_cast<size_t>(std::max<int64_t>(box, 1));
+  std::unordered_map<int32_t, size_t> index;
+  for (size_t g = 0; g < gpus.size(); ++g) index.emplace(gpus[g], g);
+  const Path native = PathOf(p_, false);
+  std::vector<LinkClock> up(gpus.size()), down(gpus.size());
+  for (size_t i = 0; i < t_.ops.size(); ++i) {  // in start order
+    const GpuOp& op = t_.ops[i];
+    if (op.kind != GpuOpKind::kMemcpyPeer || gpus.size() < 2) continue;
+    const size_t from = index.at(op.device);
+    const size_t to = PeerDestination(op, gpus);
+    if (box_of[from] == box_of[to]) continue;
+    OpPlan& plan = ops_[i];
+    plan.from_box = box_of[from];
+    plan.to_box = box_of[to];
+    plan.peer_native_ns =
+        PeerCopyNs(up[from], down[to], down[from], static_cast<double>(op.start_ns),
+                   WriteNs(p_, native, op.bytes), native.one_way_ns);
+    counts_.peer_copies_between_boxes++;
+    counts_.peer_bytes_between_boxes += op.bytes;
+  }
 }
 
 void RetimePlan::BuildNativeConstraints(const PathCosts& native) {
@@ -412,6 +486,9 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
   Path down = PathOf(p_, (mask & kLaunchCost) != 0);
   down.bytes_per_ns = PathOf(p_, (mask & kH2dCost) != 0).bytes_per_ns;
   std::vector<DownstreamLink> downstream(devices_, DownstreamLink(p_, down));
+  // Each box's fabric link, both ways, as peer copies between boxes take it.
+  const Path fabric = PathOf(p_, true);
+  std::vector<LinkClock> box_up(boxes_), box_down(boxes_);
   double last = 0;
   for (const Event& e : events_) {
     if (e.kind == 0) {
@@ -444,6 +521,12 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
         dur = H2dRetimedNs(p_, dur, op.bytes);
       if (op.kind == GpuOpKind::kMemcpyDtoH && (mask & kD2hCost) != 0)
         dur = D2hRetimedNs(p_, dur, op.bytes);
+      if (plan.from_box >= 0 && (mask & kPeerCost) != 0) {
+        const double on_fabric =
+            PeerCopyNs(box_up[plan.from_box], box_down[plan.to_box], box_down[plan.from_box],
+                       op_start[e.index], WriteNs(p_, fabric, op.bytes), fabric.one_way_ns);
+        dur = ThroughDxpu(dur, plan.peer_native_ns, on_fabric);
+      }
       op_end[e.index] = op_start[e.index] + std::max(0.0, dur);
       if (op.kind == GpuOpKind::kMemcpyHtoD)
         downstream[plan.device].CopyStarted(op_start[e.index], op.bytes);
@@ -495,15 +578,6 @@ double D2hCopyNs(const ModelParams& p, bool dxpu, uint64_t bytes) {
   return WriteNs(p, PathOf(p, dxpu), bytes);
 }
 
-namespace {
-// A copy of `native_ns` whose native and DxPU path times are `on_native` and `on_dxpu`: one
-// slower than its path explains was held back elsewhere, and takes the DxPU path's time only if
-// that is slower still; one at the path's speed (or faster) changes by the paths' difference.
-double ThroughDxpu(double native_ns, double on_native, double on_dxpu) {
-  return native_ns >= on_native ? std::max(native_ns, on_dxpu) : native_ns + (on_dxpu - on_native);
-}
-}  // namespace
-
 double H2dRetimedNs(const ModelParams& p, double native_ns, uint64_t bytes) {
   if (bytes == 0) return native_ns;
   // The first read's added round trip is waited for whatever held the copy back.
@@ -537,32 +611,55 @@ std::string CheckParams(const ModelParams& p) {
   if (p.prefetch > 64) return "prefetch must be from 0 to 64";
   if (p.pushbuffer_bytes < 16 || p.pushbuffer_bytes > (1U << 20))
     return "pushbuffer size must be from 16 bytes to 1 MiB";
+  if (std::ranges::any_of(p.gpus_per_box, [](size_t n) { return n == 0 || n > 1024; }))
+    return "a placement's boxes must hold from 1 to 1024 GPUs each";
   return "";
+}
+
+std::string CheckPlacement(const Trace& trace, const ModelParams& p) {
+  if (p.gpus_per_box.empty()) return "";
+  const size_t gpus = GpusInPlacementOrder(trace).size();
+  size_t placed = 0;
+  std::string shown;
+  for (const size_t n : p.gpus_per_box) {
+    placed += n;
+    shown += (shown.empty() ? "" : "+") + std::to_string(n);
+  }
+  if (placed == gpus) return "";
+  return "the placement " + shown + " holds " + std::to_string(placed) + " GPUs; the trace has " +
+         std::to_string(gpus);
 }
 
 Prediction Predict(const Trace& trace, const ModelParams& params) {
   const RetimePlan plan(trace, params);
   // The deltas switched on one category at a time: each step's growth is that category's.
+  constexpr unsigned kAll = kSyncCost | kLaunchCost | kH2dCost | kD2hCost | kOtherCost | kPeerCost;
   const unsigned steps[] = {0,
                             kSyncCost,
                             kSyncCost | kLaunchCost,
                             kSyncCost | kLaunchCost | kH2dCost,
                             kSyncCost | kLaunchCost | kH2dCost | kD2hCost,
-                            kSyncCost | kLaunchCost | kH2dCost | kD2hCost | kOtherCost};
-  double t[6];
-  for (size_t i = 0; i < 6; ++i) t[i] = plan.Run(steps[i]);
+                            kSyncCost | kLaunchCost | kH2dCost | kD2hCost | kOtherCost,
+                            kAll};
+  double t[7];
+  t[0] = plan.Run(steps[0]);
+  for (size_t i = 1; i < 7; ++i) {
+    // No peer copy between boxes: the last step changes nothing.
+    t[i] = i == 6 && plan.counts().peer_copies_between_boxes == 0 ? t[5] : plan.Run(steps[i]);
+  }
   Prediction p;
   p.native_ns = t[0];
-  p.dxpu_ns = t[5];
-  p.overhead_pct = t[0] > 0 ? (t[5] / t[0] - 1) * 100 : 0;
-  p.breakdown = {t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4]};
+  p.dxpu_ns = t[6];
+  p.overhead_pct = t[0] > 0 ? (t[6] / t[0] - 1) * 100 : 0;
+  p.breakdown = {t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4], t[6] - t[5]};
   p.counts = plan.counts();
   return p;
 }
 
 Trace Retime(const Trace& trace, const ModelParams& params) {
   Trace out;
-  RetimePlan(trace, params).Run(kSyncCost | kLaunchCost | kH2dCost | kD2hCost | kOtherCost, &out);
+  RetimePlan(trace, params)
+      .Run(kSyncCost | kLaunchCost | kH2dCost | kD2hCost | kOtherCost | kPeerCost, &out);
   return out;
 }
 
@@ -583,7 +680,7 @@ Prediction Predict(const WorkloadSummary& s, const ModelParams& params) {
   p.breakdown.d2h_ns = static_cast<double>(s.d2h_copies) *
                        (D2hCopyNs(params, true, d2h) - D2hCopyNs(params, false, d2h));
   const Breakdown& b = p.breakdown;
-  p.dxpu_ns = s.native_ns + b.sync_ns + b.launch_ns + b.h2d_ns + b.d2h_ns + b.other_ns;
+  p.dxpu_ns = s.native_ns + b.sync_ns + b.launch_ns + b.h2d_ns + b.d2h_ns + b.other_ns + b.peer_ns;
   p.overhead_pct = s.native_ns > 0 ? (p.dxpu_ns / s.native_ns - 1) * 100 : 0;
   p.counts.syncs = s.syncs;
   p.counts.dry_launches = s.dry_launches;

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "perfmodel/trace.h"
 
@@ -50,6 +51,11 @@ struct ModelParams {
   // true: one in-order queue per device, streams serialised (the model GPU: one channel);
   // false: one queue per stream (a real GPU's concurrent streams).
   bool serial_streams = false;
+  // Where the GPUs sit through DxPU: so many in the first box, so many in the next, ... in the
+  // trace's placement order (GpusInPlacementOrder). Empty: all in one box. A peer copy between
+  // two boxes crosses the fabric twice, through the host (box to host, host to box), and shares
+  // each box's fabric link with the other copies crossing it then.
+  std::vector<size_t> gpus_per_box;
 };
 
 // Where the added time goes. Attributed by switching the deltas on one category at a time in
@@ -60,7 +66,8 @@ struct Breakdown {
   double launch_ns = 0;  // launches that found the GPU queue dry; pushbuffer fetches not ahead
   double h2d_ns = 0;     // host-to-device copies (non-posted reads)
   double d2h_ns = 0;     // device-to-host copies (posted writes)
-  double other_ns = 0;   // memsets, device and peer copies (inside the box: none)
+  double other_ns = 0;   // memsets, device copies, peer copies inside a box: none
+  double peer_ns = 0;    // peer copies between boxes (over the fabric, through the host)
 };
 
 // What the trace holds, as the model classifies it natively.
@@ -72,6 +79,7 @@ struct WorkloadCounts {
   uint64_t h2d_copies = 0, h2d_bytes = 0;
   uint64_t d2h_copies = 0, d2h_bytes = 0;
   uint64_t other_ops = 0;  // memsets, device and peer copies
+  uint64_t peer_copies_between_boxes = 0, peer_bytes_between_boxes = 0;
 };
 
 struct Prediction {
@@ -116,6 +124,9 @@ double D2hRetimedNs(const ModelParams& p, double native_ns, uint64_t bytes);
 
 // Checks the parameters: "" if usable, else what is wrong.
 std::string CheckParams(const ModelParams& p);
+// Checks the placement against the trace's GPUs: "" if it places each of them, else what is
+// wrong ("the placement 2+1 holds 3 GPUs; the trace has 4").
+std::string CheckPlacement(const Trace& trace, const ModelParams& p);
 
 Prediction Predict(const Trace& trace, const ModelParams& params);
 // The trace as the model has it through DxPU: every call and operation at its new time (whole

@@ -42,7 +42,8 @@ nlohmann::json ToJson(const Prediction& p) {
             {"launch", b.launch_ns / 1e3},
             {"h2d", b.h2d_ns / 1e3},
             {"d2h", b.d2h_ns / 1e3},
-            {"other", b.other_ns / 1e3}}},
+            {"other", b.other_ns / 1e3},
+            {"peer", b.peer_ns / 1e3}}},
           {"counts",
            {{"launches", c.launches},
             {"dry_launches", c.dry_launches},
@@ -52,7 +53,9 @@ nlohmann::json ToJson(const Prediction& p) {
             {"h2d_bytes", c.h2d_bytes},
             {"d2h_copies", c.d2h_copies},
             {"d2h_bytes", c.d2h_bytes},
-            {"other_ops", c.other_ops}}}};
+            {"other_ops", c.other_ops},
+            {"peer_copies_between_boxes", c.peer_copies_between_boxes},
+            {"peer_bytes_between_boxes", c.peer_bytes_between_boxes}}}};
 }
 
 nlohmann::json ToJson(const ModelParams& p) {
@@ -67,7 +70,8 @@ nlohmann::json ToJson(const ModelParams& p) {
           {"tlp_overhead_bytes", p.tlp_overhead_bytes},
           {"prefetch", p.prefetch},
           {"pushbuffer_bytes", p.pushbuffer_bytes},
-          {"serial_streams", p.serial_streams}};
+          {"serial_streams", p.serial_streams},
+          {"gpus_per_box", p.gpus_per_box}};
 }
 
 nlohmann::json SweepToJson(const std::vector<SweepPoint>& points) {
@@ -84,14 +88,14 @@ nlohmann::json SweepToJson(const std::vector<SweepPoint>& points) {
 std::string SweepToCsv(const std::vector<SweepPoint>& points) {
   std::string out =
       "added_latency_us,fabric_bandwidth_gbps,native_us,dxpu_us,overhead_pct,sync_us,launch_us,"
-      "h2d_us,d2h_us,other_us\n";
+      "h2d_us,d2h_us,other_us,peer_us\n";
   for (const SweepPoint& s : points) {
     const Prediction& p = s.prediction;
     const Breakdown& b = p.breakdown;
-    out += fmt::format("{},{},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n",
+    out += fmt::format("{},{},{:.3f},{:.3f},{:.4f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f}\n",
                        s.added_latency_ns / 1e3, s.fabric_bandwidth_gbps, p.native_ns / 1e3,
                        p.dxpu_ns / 1e3, p.overhead_pct, b.sync_ns / 1e3, b.launch_ns / 1e3,
-                       b.h2d_ns / 1e3, b.d2h_ns / 1e3, b.other_ns / 1e3);
+                       b.h2d_ns / 1e3, b.d2h_ns / 1e3, b.other_ns / 1e3, b.peer_ns / 1e3);
   }
   return out;
 }

@@ -77,6 +77,13 @@ struct Trace {
   std::vector<std::string> warnings;
 };
 
+// The trace's GPUs in the order a placement over boxes counts them (ModelParams::gpus_per_box,
+// the simulator's SimPortOptions::gpus_per_box): those its operations run on in order of first
+// use, then any a peer copy names as its destination and nothing runs on.
+std::vector<int32_t> GpusInPlacementOrder(const Trace& trace);
+// A peer copy's destination as an index into that order: the GPU it names, else the next one.
+size_t PeerDestination(const GpuOp& op, const std::vector<int32_t>& gpus);
+
 const char* ToString(GpuOpKind kind);
 const char* ToString(CallKind kind);
 

@@ -26,20 +26,6 @@ using dxgpu::Status;
 constexpr size_t kMaxDevices = 8;
 constexpr uint64_t kMinBuffer = 256;
 
-// The trace's devices in the order the runtime's stand for them: those its operations run on
-// in order of first use, then any a peer copy names as its destination and nothing runs on.
-std::vector<int32_t> TraceDevices(const Trace& trace) {
-  std::vector<int32_t> seen;
-  const auto see = [&](int32_t device) {
-    if (std::find(seen.begin(), seen.end(), device) == seen.end()) seen.push_back(device);
-  };
-  for (const GpuOp& op : trace.ops) see(op.device);
-  for (const GpuOp& op : trace.ops) {
-    if (op.kind == GpuOpKind::kMemcpyPeer && op.peer_device != kNoDevice) see(op.peer_device);
-  }
-  return seen;
-}
-
 class Replayer {
  public:
   Replayer(const Trace& trace, Runtime& rt) : t_(trace), rt_(rt) {}
@@ -72,7 +58,8 @@ class Replayer {
 
   const Trace& t_;
   Runtime& rt_;
-  std::unordered_map<int32_t, size_t> device_of_;  // trace device -> runtime device
+  std::vector<int32_t> gpus_;                      // trace devices in placement order
+  std::unordered_map<int32_t, size_t> device_of_;  // trace device -> runtime device (its index)
   std::vector<DeviceBuffers> devices_;
   std::map<std::pair<size_t, int64_t>, dxgpu::Stream> streams_;
   std::unordered_map<int64_t, size_t> op_of_correlation_;
@@ -82,7 +69,8 @@ class Replayer {
 };
 
 ReplayResult<bool> Replayer::SetUp() {
-  for (const int32_t device : TraceDevices(t_)) device_of_.emplace(device, device_of_.size());
+  gpus_ = GpusInPlacementOrder(t_);  // as the model counts a placement's GPUs
+  for (const int32_t device : gpus_) device_of_.emplace(device, device_of_.size());
   devices_.resize(device_of_.size());
   for (size_t i = 0; i < t_.ops.size(); ++i) {
     const GpuOp& op = t_.ops[i];
@@ -142,10 +130,7 @@ Status Replayer::StreamOf(const GpuOp& op, dxgpu::Stream* out) {
   return {};
 }
 
-size_t Replayer::PeerOf(const GpuOp& op) const {
-  if (op.peer_device != kNoDevice) return device_of_.at(op.peer_device);
-  return (device_of_.at(op.device) + 1) % devices_.size();
-}
+size_t Replayer::PeerOf(const GpuOp& op) const { return PeerDestination(op, gpus_); }
 
 // An asynchronous operation on its stream: kernels and memsets as timed kernels of the trace's
 // duration, copies with their size and direction.
@@ -307,11 +292,10 @@ std::string CheckSimulatable(const ModelParams& p) {
 }
 
 ReplayResult<ReplayStats> ReplayOnce(const Trace& trace, const ModelParams& p, bool dxpu,
-                                     const std::vector<size_t>& gpus_per_box,
                                      const std::function<void(size_t, size_t)>& progress) {
   host::SimPortOptions o;
   o.through_dxpu = dxpu;
-  if (dxpu) o.gpus_per_box = gpus_per_box;  // natively each GPU has a PCIe link of its own
+  if (dxpu) o.gpus_per_box = p.gpus_per_box;  // natively each GPU has a PCIe link of its own
   o.profiles.assign(DevicesOf(trace), "dxgpu");
   o.fabric.pcie_latency_ns = static_cast<uint64_t>(std::llround(p.pcie_latency_ns));
   o.fabric.pcie_bandwidth_bps = static_cast<uint64_t>(std::llround(p.pcie_bandwidth_gbps * 1e9));
@@ -329,7 +313,7 @@ ReplayResult<ReplayStats> ReplayOnce(const Trace& trace, const ModelParams& p, b
 
 }  // namespace
 
-size_t DevicesOf(const Trace& trace) { return TraceDevices(trace).size(); }
+size_t DevicesOf(const Trace& trace) { return GpusInPlacementOrder(trace).size(); }
 
 ModelParams AsSimulated(const ModelParams& params) {
   ModelParams p = params;
@@ -346,7 +330,7 @@ ReplayResult<ReplayStats> ReplayTrace(const Trace& trace, dxgpu::Runtime& rt,
 
 ReplayResult<ReplayComparison> CompareWithSimulation(
     const Trace& trace, const ModelParams& params,
-    const std::function<void(size_t, size_t)>& progress, const std::vector<size_t>& gpus_per_box) {
+    const std::function<void(size_t, size_t)>& progress) {
   if (const std::string bad = CheckParams(params); !bad.empty()) return ReplayError{bad};
   if (const std::string bad = CheckSimulatable(params); !bad.empty()) return ReplayError{bad};
   const size_t devices = DevicesOf(trace);
@@ -354,16 +338,15 @@ ReplayResult<ReplayComparison> CompareWithSimulation(
   if (devices > kMaxDevices)
     return ReplayError{fmt::format("the trace uses {} GPUs; the replay simulates at most {}",
                                    devices, kMaxDevices)};
-  if (const dxgpu::Status s = host::CheckPlacement(gpus_per_box, devices); !s.ok())
+  if (const dxgpu::Status s = host::CheckPlacement(params.gpus_per_box, devices); !s.ok())
     return ReplayError{fmt::format("the trace uses {} GPUs: {}", devices, s.message())};
   const size_t total = 2 * trace.calls.size();
   ReplayComparison c;
   for (const bool dxpu : {false, true}) {
     const size_t before = dxpu ? trace.calls.size() : 0;
-    ReplayResult<ReplayStats> run =
-        ReplayOnce(trace, params, dxpu, gpus_per_box, [&](size_t done, size_t) {
-          if (progress) progress(before + done, total);
-        });
+    ReplayResult<ReplayStats> run = ReplayOnce(trace, params, dxpu, [&](size_t done, size_t) {
+      if (progress) progress(before + done, total);
+    });
     if (!run.ok())
       return ReplayError{(dxpu ? "through DxPU: " : "natively: ") + run.error().message};
     (dxpu ? c.dxpu : c.native) = run.value();

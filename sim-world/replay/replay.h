@@ -53,8 +53,8 @@ ModelParams AsSimulated(const ModelParams& params);
 
 // The trace replayed in the simulator natively and through DxPU with `params`' fabric, beside
 // the model's prediction for it with AsSimulated(params). Through DxPU the GPUs sit in bridge
-// boxes as `gpus_per_box` places them (host::SimPortOptions::gpus_per_box; empty: all in one);
-// natively each has its own PCIe link. The prediction does not take the placement.
+// boxes as params.gpus_per_box places them (host::SimPortOptions::gpus_per_box; empty: all in
+// one), and the prediction takes the same placement; natively each has its own PCIe link.
 struct ReplayComparison {
   ReplayStats native;
   ReplayStats dxpu;
@@ -63,8 +63,7 @@ struct ReplayComparison {
 };
 ReplayResult<ReplayComparison> CompareWithSimulation(
     const Trace& trace, const ModelParams& params,
-    const std::function<void(size_t, size_t)>& progress = {},
-    const std::vector<size_t>& gpus_per_box = {});
+    const std::function<void(size_t, size_t)>& progress = {});
 
 }  // namespace dxpu::perfmodel
 

@@ -562,5 +562,81 @@ TEST(PerfModel, SweepWritesEveryPointAsCsvJsonAndSvg) {
   EXPECT_EQ(svg.find("<b>"), std::string::npos);
 }
 
+// --- GPUs placed over boxes (issue 35 item 2) ---
+
+// `copies` peer copies of `bytes` at once, GPU 2k to GPU 2k+1 (k = 0, 1, ...: each copy from its
+// own GPU on its own stream), each enqueued by its own call, then one synchronisation: as the
+// trace shows them natively at the native path's speed.
+Trace PeerCopies(const ModelParams& p, int copies, uint64_t bytes, bool into_one_gpu = false) {
+  Trace t;
+  const auto native_ns = static_cast<int64_t>(
+      std::llround(static_cast<double>(bytes) * 8 / p.pcie_bandwidth_gbps + 4 * p.pcie_latency_ns));
+  for (int k = 0; k < copies; ++k) {
+    t.calls.push_back({CallKind::kCopy, 1, 100 + k, 1, k + 1});
+    GpuOp op{GpuOpKind::kMemcpyPeer, 2 * k, 7, 200, native_ns, bytes, k + 1};
+    op.peer_device = into_one_gpu ? 1 : 2 * k + 1;
+    t.ops.push_back(op);
+  }
+  // The destinations run nothing: they come after the sources in placement order.
+  t.calls.push_back({CallKind::kSync, 1, 150, 200 + native_ns + 100, kNoCorrelation});
+  return t;
+}
+
+TEST(Placement, APeerCopyBetweenBoxesCostsTheFabricTwiceAndOneInsideABoxNothing) {
+  ModelParams p;
+  const Trace t = PeerCopies(p, 1, 1 << 20);
+  ASSERT_EQ(CheckPlacement(t, p), "");
+  const Prediction one_box = Predict(t, p);
+  EXPECT_EQ(one_box.breakdown.peer_ns, 0);
+  EXPECT_EQ(one_box.counts.peer_copies_between_boxes, 0u);
+  p.gpus_per_box = {2};
+  EXPECT_DOUBLE_EQ(Predict(t, p).dxpu_ns, one_box.dxpu_ns);  // the same as no placement
+  p.gpus_per_box = {1, 1};
+  const Prediction two_boxes = Predict(t, p);
+  EXPECT_EQ(two_boxes.counts.peer_copies_between_boxes, 1u);
+  EXPECT_EQ(two_boxes.counts.peer_bytes_between_boxes, 1u << 20);
+  // 1 MiB at the fabric's 100 Gb/s instead of PCIe's 200, and four one-way trips of the DxPU
+  // path (box to host, host to box, the flush read's reply back) instead of PCIe's.
+  const double wire = (1 << 20) * (1 + p.tlp_overhead_bytes / p.mps);
+  const double want = wire * 8 / p.fabric_bandwidth_gbps - wire * 8 / p.pcie_bandwidth_gbps +
+                      4 * (DxpuPath(p).one_way_ns - NativePath(p).one_way_ns);
+  EXPECT_NEAR(two_boxes.breakdown.peer_ns, want, 0.01 * want);
+  EXPECT_NEAR(two_boxes.dxpu_ns - one_box.dxpu_ns, two_boxes.breakdown.peer_ns, 1);
+  // More latency, more time.
+  p.added_latency_ns *= 4;
+  EXPECT_GT(Predict(t, p).breakdown.peer_ns, two_boxes.breakdown.peer_ns);
+}
+
+TEST(Placement, CopiesSharingABoxsFabricLinkTakeTurnsOnIt) {
+  ModelParams p;
+  // Two copies from two GPUs of box 0 at once, into box 1: box 0's link carries both.
+  const Trace t = PeerCopies(p, 2, 4 << 20);
+  p.gpus_per_box = {2, 2};  // sources 0, 2 then destinations 1, 3: {0, 2} and {1, 3}
+  const Prediction shared = Predict(t, p);
+  p.gpus_per_box = {1, 1, 1, 1};  // each source its own box: the links are not shared
+  const Prediction apart = Predict(t, p);
+  const double wire_ns =
+      (4 << 20) * (1 + p.tlp_overhead_bytes / p.mps) * 8 / p.fabric_bandwidth_gbps;
+  EXPECT_GT(shared.dxpu_ns - apart.dxpu_ns, 0.9 * wire_ns);
+  // Two copies into one GPU's box from two boxes: its link from the host carries both. Natively
+  // they shared that GPU's own PCIe link too, at twice the rate: the difference is what is added.
+  const Trace into_one = PeerCopies(p, 2, 4 << 20, true);
+  p.gpus_per_box = {1, 1, 1};  // GPUs 0, 2, 1
+  const double pcie_wire_ns = wire_ns * p.fabric_bandwidth_gbps / p.pcie_bandwidth_gbps;
+  EXPECT_GT(Predict(into_one, p).dxpu_ns - apart.dxpu_ns, 0.9 * (wire_ns - pcie_wire_ns));
+}
+
+TEST(Placement, APlacementThatDoesNotFitTheTraceIsRefusedAndSaysWhy) {
+  ModelParams p;
+  const Trace t = PeerCopies(p, 2, 4096);  // 4 GPUs
+  p.gpus_per_box = {2, 1};
+  EXPECT_EQ(CheckPlacement(t, p), "the placement 2+1 holds 3 GPUs; the trace has 4");
+  p.gpus_per_box = {2, 0, 2};
+  EXPECT_NE(CheckParams(p), "");
+  p.gpus_per_box = {4};
+  EXPECT_EQ(CheckPlacement(t, p), "");
+  EXPECT_EQ(CheckParams(p), "");
+}
+
 }  // namespace
 }  // namespace dxpu::perfmodel

@@ -30,9 +30,10 @@ struct Case {
 };
 
 // The trace as a profiler file would give it: recorded, written as Kineto JSON, read back.
-Trace Recorded(const std::string& workload) {
+Trace Recorded(const std::string& workload, size_t devices = 1) {
   RecordOptions o;
   o.workload = workload;
+  o.devices = devices;
   ReplayResult<std::unique_ptr<TraceRecorder>> r = RecordWorkload(o);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   if (!r.ok()) return {};
@@ -79,6 +80,48 @@ INSTANTIATE_TEST_SUITE_P(Workloads, Validation,
                            for (char& ch : name) {
                              if (ch == '-') ch = '_';
                            }
+                           return name;
+                         });
+
+// GPUs placed over boxes (issue 35 item 2): mlp-train's gradient exchange on four GPUs (peer
+// copies from each GPU to every other) in one box, two boxes of two and four boxes of one,
+// against the simulator with the same placement (its peer copies between boxes cross the fabric
+// twice, through the host proxy).
+struct PlacementCase {
+  std::vector<size_t> gpus_per_box;
+  double bound_pp;  // docs/perf-model.md's validation table
+};
+
+class PlacementValidation : public ::testing::TestWithParam<PlacementCase> {};
+
+TEST_P(PlacementValidation, MlpTrainOnFourGpusAgainstTheSimulation) {
+  const PlacementCase c = GetParam();
+  const Trace trace = Recorded("mlp-train", 4);
+  ASSERT_FALSE(trace.ops.empty());
+  for (const double us : {1.0, 5.0}) {
+    ModelParams p;
+    p.added_latency_ns = us * 1e3;
+    p.gpus_per_box = c.gpus_per_box;
+    const ReplayResult<ReplayComparison> r = CompareWithSimulation(trace, p);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const double simulated = r.value().simulated_overhead_pct;
+    const double predicted = r.value().predicted.overhead_pct;
+    std::printf(
+        "mlp-train x4 in %zu boxes %5.1f us: simulated %8.2f%%  predicted %8.2f%%  %+6.2f pp\n",
+        c.gpus_per_box.size(), us, simulated, predicted, predicted - simulated);
+    EXPECT_NEAR(predicted, simulated, c.bound_pp) << us << " us";
+    // Copies between boxes are what the placement adds, and the model says so.
+    EXPECT_EQ(r.value().predicted.breakdown.peer_ns > 0, c.gpus_per_box.size() > 1) << us << " us";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Boxes, PlacementValidation,
+                         ::testing::Values(PlacementCase{{4}, 2.0}, PlacementCase{{2, 2}, 2.0},
+                                           PlacementCase{{1, 1, 1, 1}, 2.5}),
+                         [](const ::testing::TestParamInfo<PlacementCase>& param) {
+                           std::string name = "boxes";
+                           for (const size_t n : param.param.gpus_per_box)
+                             name += "_" + std::to_string(n);
                            return name;
                          });
 

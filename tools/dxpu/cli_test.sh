@@ -974,6 +974,19 @@ if run "trace record" 0 "$DXPU" trace record decode-loop --out "$tmp/d.json.gz" 
     json_check "model replay" 'abs(d["replay"][0]["difference_pp"]) < 2 and d["replay"][0]["simulated_overhead_pct"] > 0'
   fi
 fi
+# GPUs over boxes: mlp-train's peer copies between boxes cost the fabric; a placement that does
+# not fit the trace's GPUs is a usage error that says why.
+if run "trace record mlp4" 0 "$DXPU" trace record mlp-train --devices 4 --out "$tmp/mlp4.json.gz"; then
+  if run "model placement" 0 "$DXPU" model "$tmp/mlp4.json.gz" --placement 2,2 --sweep-latency 1us --json; then
+    json_check "model placement" 'd["breakdown_us"]["peer"] > 0 and d["counts"]["peer_copies_between_boxes"] > 0 and d["params"]["gpus_per_box"] == [2, 2]'
+  fi
+  if run "model one box" 0 "$DXPU" model "$tmp/mlp4.json.gz" --sweep-latency 1us --json; then
+    json_check "model one box" 'd["breakdown_us"]["peer"] == 0 and d["counts"]["peer_copies_between_boxes"] == 0'
+  fi
+  if run "model bad placement" 2 "$DXPU" model "$tmp/mlp4.json.gz" --placement 2,1; then
+    grep_check "model bad placement" err "the placement 2+1 holds 3 GPUs; the trace has 4"
+  fi
+fi
 # --latency (a duration) and its old spelling --latency-us record the same trace.
 if run "trace record latency" 0 "$DXPU" trace record decode-loop --through-dxpu --latency 2us --out "$tmp/l1.json"; then
   if run "trace record latency-us" 0 "$DXPU" trace record decode-loop --through-dxpu --latency-us 2 --out "$tmp/l2.json"; then

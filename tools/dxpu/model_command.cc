@@ -74,10 +74,14 @@ void PrintPrediction(const std::string& workload, const ModelParams& p, const Pr
       << "workload: " << workload << '\n'
       << fmt::format(
              "  launches {} (queue dry at {}), syncs {}, kernels {}, H2D {} copies {}, D2H "
-             "{} copies {}, other {}\n",
+             "{} copies {}, other {}{}\n",
              c.launches == 0 ? std::string("-") : std::to_string(c.launches), c.dry_launches,
              c.syncs, c.kernels, c.h2d_copies, ByteSize(c.h2d_bytes), c.d2h_copies,
-             ByteSize(c.d2h_bytes), c.other_ops)
+             ByteSize(c.d2h_bytes), c.other_ops,
+             c.peer_copies_between_boxes == 0
+                 ? std::string()
+                 : fmt::format(", peer copies between boxes {} {}", c.peer_copies_between_boxes,
+                               ByteSize(c.peer_bytes_between_boxes)))
       << fmt::format(
              "fabric: +{:g} us one way, {:g} Gb/s, box PCIe {:g} ns (native PCIe: {:g} ns, {:g} "
              "Gb/s; MPS {}, MRRS {}, {} read tags, {:g}-byte TLP overhead, {})\n",
@@ -91,7 +95,7 @@ void PrintPrediction(const std::string& workload, const ModelParams& p, const Pr
   std::cout << "  where the added time goes:\n";
   for (const auto& [name, ns] :
        {std::pair{"sync", b.sync_ns}, std::pair{"launch", b.launch_ns}, std::pair{"h2d", b.h2d_ns},
-        std::pair{"d2h", b.d2h_ns}, std::pair{"other", b.other_ns}}) {
+        std::pair{"d2h", b.d2h_ns}, std::pair{"other", b.other_ns}, std::pair{"peer", b.peer_ns}}) {
     std::cout << fmt::format("    {:<7} {:>12} {:>6.1f}%\n", name, Time(ns),
                              added > 0 ? ns / added * 100 : 0.0);
   }
@@ -214,6 +218,10 @@ int RunModel(ModelArgs& a) {
     workload = fmt::format("{} ({} events read, {} skipped)", a.trace, trace->events_read,
                            trace->events_skipped);
     for (const std::string& w : trace->warnings) std::cerr << "dxpu model: warning: " << w << '\n';
+    if (const std::string bad = perfmodel::CheckPlacement(*trace, a.params); !bad.empty()) {
+      std::cerr << "dxpu model: --placement: " << bad << '\n';
+      return kExitUsage;
+    }
   } else {
     if (a.native.count() <= 0) {
       std::cerr << "dxpu model: give a trace file, or summary counts with --native (the "
@@ -357,6 +365,13 @@ void AddFabricOptions(CLI::App* cmd, ModelArgs& a) {
       ->capture_default_str();
   cmd->add_flag("--serial-streams", p.serial_streams,
                 "one in-order queue per GPU (the model GPU); default: one per stream")
+      ->group(group);
+  cmd->add_option("--placement", p.gpus_per_box,
+                  "GPUs per box through DxPU, in the trace's GPU order (rank order for a "
+                  "directory of ranks): 2,2 puts GPUs 0-1 in one box and 2-3 in another; a peer "
+                  "copy between boxes crosses the fabric twice. Default: all in one box")
+      ->delimiter(',')
+      ->check(CLI::Range(size_t{1}, size_t{1024}))
       ->group(group);
 }
 
