@@ -517,6 +517,72 @@ EventResult<GpuOp> ReadGpuOp(const json& event, Category category, std::string_v
   return op;
 }
 
+// --- Collectives ---
+
+// What PyTorch's "Collective name" names ("allreduce", "_allgather_base", "reduce_scatter_tensor",
+// "all_to_all", "send", ...); nullopt for one the model does not time (a barrier, an unknown one).
+std::optional<CollectiveKind> CollectiveKindOf(std::string_view name) {
+  std::string plain;
+  for (const char c : name) {
+    if (c != '_') plain.push_back(AsciiLower(c));
+  }
+  if (plain.find("reducescatter") != std::string::npos) return CollectiveKind::kReduceScatter;
+  if (plain.find("allreduce") != std::string::npos) return CollectiveKind::kAllReduce;
+  if (plain.find("allgather") != std::string::npos) return CollectiveKind::kAllGather;
+  if (plain.find("alltoall") != std::string::npos) return CollectiveKind::kAllToAll;
+  if (plain.find("broadcast") != std::string::npos) return CollectiveKind::kBroadcast;
+  if (plain.find("send") != std::string::npos || plain.find("recv") != std::string::npos)
+    return CollectiveKind::kSendRecv;
+  if (plain.find("reduce") != std::string::npos) return CollectiveKind::kReduce;
+  return std::nullopt;
+}
+
+// Bytes per element of PyTorch's dtype names ("Float", "BFloat16", "float16", "Long", ...).
+std::optional<uint64_t> DtypeBytes(std::string_view dtype) {
+  static const std::pair<std::string_view, uint64_t> kSizes[] = {
+      {"float", 4},  {"float32", 4}, {"half", 2},  {"float16", 2},       {"bfloat16", 2},
+      {"double", 8}, {"float64", 8}, {"int", 4},   {"int32", 4},         {"long", 8},
+      {"int64", 8},  {"short", 2},   {"int16", 2}, {"char", 1},          {"int8", 1},
+      {"byte", 1},   {"uint8", 1},   {"bool", 1},  {"float8_e4m3fn", 1}, {"float8_e5m2", 1}};
+  for (const auto& [name, bytes] : kSizes) {
+    if (EqualsIgnoringCase(dtype, name)) return bytes;
+  }
+  return std::nullopt;
+}
+
+// An NCCL/RCCL kernel's collective, where its args describe it (PyTorch 2.x writes "Collective
+// name", "In msg nelems", "Out msg nelems", "Group size" and "dtype" on it); nullopt where they
+// do not, or describe nothing the model can time.
+std::optional<Collective> ReadCollective(const json& event) {
+  const json* name = Arg(event, "Collective name");
+  const json* group = Arg(event, "Group size");
+  const json* dtype = Arg(event, "dtype");
+  if (name == nullptr || !name->is_string() || group == nullptr || dtype == nullptr ||
+      !dtype->is_string())
+    return std::nullopt;
+  const std::optional<CollectiveKind> kind = CollectiveKindOf(name->get_ref<const std::string&>());
+  const std::optional<uint64_t> size = DtypeBytes(dtype->get_ref<const std::string&>());
+  const std::optional<uint64_t> ranks = ReadCount(*group);
+  if (!kind || !size || !ranks || *ranks == 0 || *ranks > 65536) return std::nullopt;
+  uint64_t elements = 0;
+  for (const char* key : {"In msg nelems", "Out msg nelems"}) {
+    if (const json* n = Arg(event, key)) {
+      const std::optional<uint64_t> count = ReadCount(*n);
+      if (!count) return std::nullopt;
+      elements = std::max(elements, *count);
+    }
+  }
+  if (elements > (uint64_t{1} << 50) / *size) return std::nullopt;  // past any GPU's memory
+  Collective c;
+  c.kind = *kind;
+  c.bytes = elements * *size;
+  c.ranks = static_cast<uint32_t>(*ranks);
+  c.algorithm = ContainsIgnoringCase(StringField(event, "name"), "tree")
+                    ? CollectiveAlgorithm::kTree
+                    : CollectiveAlgorithm::kRing;
+  return c;
+}
+
 // Calls and operations as read, with their place in traceEvents for messages about them later.
 struct PendingCall {
   RuntimeCall call;
@@ -578,6 +644,7 @@ class TraceBuilder {
   std::vector<std::pair<int64_t, uint64_t>> call_sizes_;  // (correlation, a call's args.size)
   // What the model does not time as it is (Warnings()).
   uint64_t collective_kernels_ = 0;                          // NCCL/RCCL kernels
+  std::vector<Collective> collectives_;                      // ... their args describe
   uint64_t graph_launches_ = 0;                              // cudaGraphLaunch
   std::map<std::string, uint32_t, std::less<>> name_index_;  // Trace::names, each once
   std::vector<std::string> names_;
@@ -655,8 +722,13 @@ std::optional<EventProblem> TraceBuilder::AddOp(const json& event, Category cate
   op.value().name = NameOf(StringField(event, "name"));
   if (op.value().kind == GpuOpKind::kKernel) {
     const std::string_view name = StringField(event, "name");
-    if (StartsWithIgnoringCase(name, "nccl") || StartsWithIgnoringCase(name, "rccl"))
+    if (StartsWithIgnoringCase(name, "nccl") || StartsWithIgnoringCase(name, "rccl")) {
       ++collective_kernels_;
+      if (const std::optional<Collective> c = ReadCollective(event)) {
+        op.value().collective = static_cast<uint32_t>(collectives_.size());
+        collectives_.push_back(*c);
+      }
+    }
   }
   ops_.push_back({op.value(), index, size_from_call, rank_});
   // "Memcpy DtoH (Device -> Pageable)": the host's memory is not pinned, so the runtime copies
@@ -715,6 +787,7 @@ ParseResult<Trace> TraceBuilder::Finish(const std::string& source) {
   trace.events_skipped = skipped_;
   trace.warnings = Warnings();
   trace.names = names_;
+  trace.collectives = collectives_;
   return trace;
 }
 
@@ -885,10 +958,12 @@ uint32_t TraceBuilder::NameOf(std::string_view name) {
 std::vector<std::string> TraceBuilder::Warnings() const {
   std::vector<std::string> w;
   if (collective_kernels_ > 0) {
+    const uint64_t undescribed = collective_kernels_ - collectives_.size();
     w.push_back(fmt::format(
-        "{} NCCL/RCCL kernels are timed as fixed-length kernels: the collectives' traffic between "
-        "GPUs (over the fabric when they sit in different boxes) is not modelled",
-        collective_kernels_));
+        "{} NCCL/RCCL kernels: {} described (collective, size, group) and timed from the GPUs' "
+        "placement (dxpu model --placement; all in one box by default); {} without that "
+        "description timed as fixed-length kernels",
+        collective_kernels_, collectives_.size(), undescribed));
   }
   if (graph_launches_ > 0) {
     w.push_back(

@@ -2,6 +2,8 @@
 // re-timed event by event with the DxPU path's deltas.
 #include "perfmodel/model.h"
 
+#include "perfmodel/collective.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -212,6 +214,8 @@ class RetimePlan {
     // on the native links (each GPU's own PCIe link to the root complex) at its native start.
     int64_t from_box = -1, to_box = -1;
     double peer_native_ns = 0;
+    // A collective: what its data movement takes longer through DxPU than natively.
+    double collective_delta_ns = 0;
   };
   struct Event {
     double time;
@@ -308,16 +312,20 @@ void RetimePlan::BuildQueues() {
 // faster than that keeps the difference).
 void RetimePlan::PlacePeerCopies() {
   const std::vector<int32_t> gpus = GpusInPlacementOrder(t_);
-  std::vector<int64_t> box_of(gpus.size());
+  // A collective's group may hold more GPUs than the trace shows (one rank's trace of a job):
+  // the placement places them all, the trace's first.
+  size_t placed = gpus.size();
+  for (const Collective& c : t_.collectives) placed = std::max<size_t>(placed, c.ranks);
+  std::vector<int64_t> box_of(placed);
   size_t gpu = 0;
   int64_t box = 0;
   for (const size_t n : p_.gpus_per_box) {
-    for (size_t k = 0; k < n && gpu < gpus.size(); ++k) box_of[gpu++] = box;
+    for (size_t k = 0; k < n && gpu < placed; ++k) box_of[gpu++] = box;
     ++box;
   }
   // Past the placement (CheckPlacement refuses that): a box each. No placement: all in one.
   if (!p_.gpus_per_box.empty()) {
-    while (gpu < gpus.size()) box_of[gpu++] = box++;
+    while (gpu < placed) box_of[gpu++] = box++;
   }
   boxes_ = static_cast<size_t>(std::max<int64_t>(box, 1));
   std::unordered_map<int32_t, size_t> index;
@@ -338,6 +346,16 @@ void RetimePlan::PlacePeerCopies() {
                    WriteNs(p_, native, op.bytes), native.one_way_ns);
     counts_.peer_copies_between_boxes++;
     counts_.peer_bytes_between_boxes += op.bytes;
+  }
+  // Collectives: the group's ranks are the placement's first GPUs, in its order.
+  for (size_t i = 0; i < t_.ops.size(); ++i) {
+    const GpuOp& op = t_.ops[i];
+    if (op.collective >= t_.collectives.size()) continue;
+    const Collective& c = t_.collectives[op.collective];
+    counts_.collectives++;
+    const std::vector<int64_t> group(box_of.begin(), box_of.begin() + c.ranks);
+    ops_[i].collective_delta_ns =
+        std::max(0.0, CollectiveNs(c, p_, group, true) - CollectiveNs(c, p_, group, false));
   }
 }
 
@@ -521,6 +539,7 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
         dur = H2dRetimedNs(p_, dur, op.bytes);
       if (op.kind == GpuOpKind::kMemcpyDtoH && (mask & kD2hCost) != 0)
         dur = D2hRetimedNs(p_, dur, op.bytes);
+      if ((mask & kPeerCost) != 0) dur += plan.collective_delta_ns;
       if (plan.from_box >= 0 && (mask & kPeerCost) != 0) {
         const double on_fabric =
             PeerCopyNs(box_up[plan.from_box], box_down[plan.to_box], box_down[plan.from_box],
@@ -618,7 +637,9 @@ std::string CheckParams(const ModelParams& p) {
 
 std::string CheckPlacement(const Trace& trace, const ModelParams& p) {
   if (p.gpus_per_box.empty()) return "";
-  const size_t gpus = GpusInPlacementOrder(trace).size();
+  const size_t gpus_shown = GpusInPlacementOrder(trace).size();
+  size_t gpus = gpus_shown;
+  for (const Collective& c : trace.collectives) gpus = std::max<size_t>(gpus, c.ranks);
   size_t placed = 0;
   std::string shown;
   for (const size_t n : p.gpus_per_box) {
@@ -627,7 +648,10 @@ std::string CheckPlacement(const Trace& trace, const ModelParams& p) {
   }
   if (placed == gpus) return "";
   return "the placement " + shown + " holds " + std::to_string(placed) + " GPUs; the trace has " +
-         std::to_string(gpus);
+         std::to_string(gpus) +
+         (gpus > gpus_shown
+              ? " (its collectives' group; it shows " + std::to_string(gpus_shown) + ")"
+              : "");
 }
 
 Prediction Predict(const Trace& trace, const ModelParams& params) {
@@ -644,8 +668,10 @@ Prediction Predict(const Trace& trace, const ModelParams& params) {
   double t[7];
   t[0] = plan.Run(steps[0]);
   for (size_t i = 1; i < 7; ++i) {
-    // No peer copy between boxes: the last step changes nothing.
-    t[i] = i == 6 && plan.counts().peer_copies_between_boxes == 0 ? t[5] : plan.Run(steps[i]);
+    // No peer copy or collective: the last step changes nothing.
+    const bool no_peer =
+        plan.counts().peer_copies_between_boxes == 0 && plan.counts().collectives == 0;
+    t[i] = i == 6 && no_peer ? t[5] : plan.Run(steps[i]);
   }
   Prediction p;
   p.native_ns = t[0];

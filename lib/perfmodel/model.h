@@ -67,7 +67,7 @@ struct Breakdown {
   double h2d_ns = 0;     // host-to-device copies (non-posted reads)
   double d2h_ns = 0;     // device-to-host copies (posted writes)
   double other_ns = 0;   // memsets, device copies, peer copies inside a box: none
-  double peer_ns = 0;    // peer copies between boxes (over the fabric, through the host)
+  double peer_ns = 0;    // peer copies and collectives between boxes (the fabric, the host)
 };
 
 // What the trace holds, as the model classifies it natively.
@@ -80,6 +80,7 @@ struct WorkloadCounts {
   uint64_t d2h_copies = 0, d2h_bytes = 0;
   uint64_t other_ops = 0;  // memsets, device and peer copies
   uint64_t peer_copies_between_boxes = 0, peer_bytes_between_boxes = 0;
+  uint64_t collectives = 0;  // NCCL/RCCL kernels the trace describes (Trace::collectives)
 };
 
 struct Prediction {

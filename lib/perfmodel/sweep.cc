@@ -55,7 +55,8 @@ nlohmann::json ToJson(const Prediction& p) {
             {"d2h_bytes", c.d2h_bytes},
             {"other_ops", c.other_ops},
             {"peer_copies_between_boxes", c.peer_copies_between_boxes},
-            {"peer_bytes_between_boxes", c.peer_bytes_between_boxes}}}};
+            {"peer_bytes_between_boxes", c.peer_bytes_between_boxes},
+            {"collectives", c.collectives}}}};
 }
 
 nlohmann::json ToJson(const ModelParams& p) {

@@ -44,6 +44,26 @@ const char* ToString(GpuOpKind kind) {
   return "unknown";
 }
 
+const char* ToString(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return "all-reduce";
+    case CollectiveKind::kAllGather:
+      return "all-gather";
+    case CollectiveKind::kReduceScatter:
+      return "reduce-scatter";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+    case CollectiveKind::kReduce:
+      return "reduce";
+    case CollectiveKind::kAllToAll:
+      return "all-to-all";
+    case CollectiveKind::kSendRecv:
+      return "send-recv";
+  }
+  return "unknown";
+}
+
 const char* ToString(CallKind kind) {
   switch (kind) {
     case CallKind::kLaunch:

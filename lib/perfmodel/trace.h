@@ -14,7 +14,27 @@ namespace dxpu::perfmodel {
 inline constexpr int64_t kNoCorrelation = -1;
 inline constexpr int64_t kAnyStream = -1;
 inline constexpr uint32_t kNoName = 0xffffffff;  // an event without a name in Trace::names
-inline constexpr int32_t kNoDevice = -1;         // a peer copy whose destination is not named
+inline constexpr int32_t kNoDevice = -1;
+inline constexpr uint32_t kNoCollective = 0xffffffff;
+
+// An NCCL/RCCL collective, as PyTorch's profiler describes its kernel (args "Collective name",
+// "In msg nelems", "Out msg nelems", "Group size", "dtype") and its name says (..._RING_...).
+enum class CollectiveKind : uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv,  // send, recv, and the point-to-point kernels
+};
+enum class CollectiveAlgorithm : uint8_t { kRing, kTree };
+struct Collective {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;  // ring unless the name says tree
+  uint64_t bytes = 0;  // the larger of its input and output, in bytes
+  uint32_t ranks = 0;  // the group's size
+};                     // a peer copy whose destination is not named
 
 // What a GPU operation is, as far as the fabric is concerned.
 enum class GpuOpKind : uint8_t {
@@ -38,6 +58,8 @@ struct GpuOp {
   // A peer copy's destination GPU, where the trace names it (args "dst device"); kNoDevice when
   // it does not (the replay and the model then take the next GPU).
   int32_t peer_device = kNoDevice;
+  // An NCCL/RCCL kernel whose collective the trace describes: its index in Trace::collectives.
+  uint32_t collective = kNoCollective;
 };
 
 // What a host-side runtime call does to the GPU.
@@ -72,6 +94,7 @@ struct Trace {
   uint64_t events_skipped = 0;  // other categories, metadata, instant and flow events
   // The events' names, each once (a kernel launched a million times costs one string).
   std::vector<std::string> names;
+  std::vector<Collective> collectives;  // GpuOp::collective's
   // What the trace holds that the model does not know how to time, one sentence each, for the
   // reader of its prediction (docs/perf-model.md "What the model does not know").
   std::vector<std::string> warnings;
@@ -85,6 +108,7 @@ std::vector<int32_t> GpusInPlacementOrder(const Trace& trace);
 size_t PeerDestination(const GpuOp& op, const std::vector<int32_t>& gpus);
 
 const char* ToString(GpuOpKind kind);
+const char* ToString(CollectiveKind kind);
 const char* ToString(CallKind kind);
 
 }  // namespace dxpu::perfmodel

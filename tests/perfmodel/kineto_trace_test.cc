@@ -448,6 +448,43 @@ TEST(KinetoTraceTest, WhatTheModelDoesNotKnowIsWarnedOf) {
   EXPECT_TRUE(plain.value().warnings.empty());
 }
 
+// NCCL kernels as PyTorch 2.x's profiler describes them: the collective, its size and group
+// read into Trace::collectives; kernels without the description (older PyTorch), or with one
+// the model cannot use (a barrier, an unknown dtype), are counted and stay fixed-length.
+TEST(KinetoTraceTest, NcclKernelsReadTheirCollectiveSizeAndGroup) {
+  const ParseResult<Trace> trace = Parse(R"json({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "ts": 3, "dur": 90, "args": {"device": 0, "stream": 3, "correlation": 1, "Collective name": "allreduce", "In msg nelems": 1048576, "Out msg nelems": 1048576, "Group size": 8, "dtype": "BFloat16"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL", "ts": 100, "dur": 9, "args": {"device": 0, "stream": 3, "Collective name": "_allgather_base", "In msg nelems": 1000, "Out msg nelems": 4000, "Group size": 4, "dtype": "Float"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_TREE_LL_Sum_float", "ts": 120, "dur": 9, "args": {"device": 0, "stream": 3, "Collective name": "all_reduce", "In msg nelems": 16, "Out msg nelems": 16, "Group size": 2, "dtype": "float"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ts": 140, "dur": 9, "args": {"device": 0, "stream": 3}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_Barrier", "ts": 160, "dur": 9, "args": {"device": 0, "stream": 3, "Collective name": "barrier", "In msg nelems": 1, "Group size": 8, "dtype": "Float"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "ts": 180, "dur": 9, "args": {"device": 0, "stream": 3, "Collective name": "allreduce", "In msg nelems": 8, "Group size": 8, "dtype": "complex_thing"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "ts": 200, "dur": 9, "args": {"device": 0, "stream": 3, "Collective name": "allreduce", "In msg nelems": -8, "Group size": 8, "dtype": "Float"}}
+  ]})json");
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  const Trace& t = trace.value();
+  ASSERT_EQ(t.collectives.size(), 3u);
+  EXPECT_EQ(t.collectives[0].kind, CollectiveKind::kAllReduce);
+  EXPECT_EQ(t.collectives[0].bytes, 2u << 20);  // a million bf16
+  EXPECT_EQ(t.collectives[0].ranks, 8u);
+  EXPECT_EQ(t.collectives[0].algorithm, CollectiveAlgorithm::kRing);
+  EXPECT_EQ(t.collectives[1].kind, CollectiveKind::kAllGather);
+  EXPECT_EQ(t.collectives[1].bytes, 16000u);  // the larger: its output
+  EXPECT_EQ(t.collectives[2].algorithm, CollectiveAlgorithm::kTree);
+  size_t described = 0;
+  for (const GpuOp& op : t.ops) {
+    if (op.collective == kNoCollective) continue;
+    ASSERT_LT(op.collective, t.collectives.size());
+    ++described;
+  }
+  EXPECT_EQ(described, 3u);
+  ASSERT_FALSE(t.warnings.empty());
+  EXPECT_NE(t.warnings[0].find("7 NCCL/RCCL kernels: 3 described"), std::string::npos)
+      << t.warnings[0];
+  EXPECT_NE(t.warnings[0].find("4 without that description"), std::string::npos) << t.warnings[0];
+}
+
 // A rank's events: its process numbers its correlations from 1. `pid`, `device`, the kernel's
 // `kernel_dur` and `dst` (a peer copy's destination) tell ranks apart.
 std::string RankEvents(int pid, int device, int kernel_dur, int dst) {

@@ -638,5 +638,71 @@ TEST(Placement, APlacementThatDoesNotFitTheTraceIsRefusedAndSaysWhy) {
   EXPECT_EQ(CheckParams(p), "");
 }
 
+// One rank's trace of a collective job: a launch, its NCCL kernel of `dur` ns described as the
+// profiler describes it, a synchronisation.
+Trace OneCollective(CollectiveKind kind, uint64_t bytes, uint32_t ranks, int64_t dur,
+                    CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing) {
+  Trace t;
+  t.calls.push_back({CallKind::kLaunch, 1, 100, 5, 1});
+  GpuOp op{GpuOpKind::kKernel, 0, 7, 200, dur, 0, 1};
+  op.collective = 0;
+  t.ops.push_back(op);
+  t.collectives.push_back({kind, algorithm, bytes, ranks});
+  t.calls.push_back({CallKind::kSync, 1, 150, 200 + dur, kNoCorrelation});
+  return t;
+}
+
+TEST(Collectives, ARingAllReduceAcrossBoxesPaysTheFabricItsStepsCross) {
+  ModelParams p;
+  const uint64_t bytes = 64 << 20;
+  const Trace t = OneCollective(CollectiveKind::kAllReduce, bytes, 8, 20'000'000);
+  EXPECT_NE(CheckPlacement(t,
+                           [&] {
+                             ModelParams q = p;
+                             q.gpus_per_box = {1};  // the trace shows one GPU; the group has 8
+                             return q;
+                           }()),
+            "");
+  // One box of eight: what the ring moves stays behind the box's switch.
+  p.gpus_per_box = {8};
+  ASSERT_EQ(CheckPlacement(t, p), "");
+  const Prediction one_box = Predict(t, p);
+  EXPECT_EQ(one_box.counts.collectives, 1u);
+  EXPECT_EQ(one_box.breakdown.peer_ns, 0);
+  // Two boxes of four: two of the ring's eight edges cross the fabric, one each way per box
+  // link. The ring's 14 steps each wait for the slowest edge: a chunk of 8 MiB at the fabric's
+  // rate and two DxPU one-way trips, where natively PCIe's rate and two PCIe trips.
+  p.gpus_per_box = {4, 4};
+  const Prediction two_boxes = Predict(t, p);
+  const double chunk = bytes / 8.0 * (1 + p.tlp_overhead_bytes / p.mps);
+  const double step_dxpu = chunk * 8 / p.fabric_bandwidth_gbps + 2 * DxpuPath(p).one_way_ns;
+  const double step_native = chunk * 8 / p.pcie_bandwidth_gbps + 2 * 2 * p.pcie_latency_ns;
+  EXPECT_NEAR(two_boxes.breakdown.peer_ns, 14 * (step_dxpu - step_native),
+              0.01 * 14 * (step_dxpu - step_native));
+  // Eight boxes of one: every edge crosses, each box link carries one edge each way: the same
+  // steps. An all-gather is half the ring's steps.
+  p.gpus_per_box = {1, 1, 1, 1, 1, 1, 1, 1};
+  EXPECT_NEAR(Predict(t, p).breakdown.peer_ns, two_boxes.breakdown.peer_ns, 1);
+  p.gpus_per_box = {4, 4};
+  const Trace gather = OneCollective(CollectiveKind::kAllGather, bytes, 8, 20'000'000);
+  EXPECT_NEAR(Predict(gather, p).breakdown.peer_ns, two_boxes.breakdown.peer_ns / 2, 1);
+}
+
+TEST(Collectives, ASmallTreeAllReducePaysFewerTripsThanARing) {
+  ModelParams p;
+  p.gpus_per_box = {1, 1, 1, 1, 1, 1, 1, 1};
+  const Trace ring = OneCollective(CollectiveKind::kAllReduce, 4096, 8, 50'000);
+  const Trace tree =
+      OneCollective(CollectiveKind::kAllReduce, 4096, 8, 50'000, CollectiveAlgorithm::kTree);
+  const double ring_ns = Predict(ring, p).breakdown.peer_ns;
+  const double tree_ns = Predict(tree, p).breakdown.peer_ns;
+  EXPECT_GT(tree_ns, 0);
+  EXPECT_LT(tree_ns, ring_ns / 2);  // 2 x 3 levels against 14 steps
+  // More latency: both grow.
+  p.added_latency_ns *= 5;
+  EXPECT_GT(Predict(tree, p).breakdown.peer_ns, tree_ns);
+  EXPECT_GT(Predict(ring, p).breakdown.peer_ns, ring_ns);
+}
+
 }  // namespace
 }  // namespace dxpu::perfmodel

@@ -904,7 +904,25 @@ cat >"$tmp/nccl.json" <<'TRACE'
 TRACE
 if run "model warnings" 0 "$DXPU" model "$tmp/nccl.json" --json; then
   json_check "model warnings json" 'len(d["warnings"]) == 1 and "NCCL/RCCL" in d["warnings"][0]'
-  grep_check "model warnings stderr" err "^dxpu model: warning: 1 NCCL/RCCL kernels are timed as"
+  grep_check "model warnings stderr" err "^dxpu model: warning: 1 NCCL/RCCL kernels: 0 described"
+fi
+# One rank's trace of an 8-GPU all-reduce, described as PyTorch 2.x does: --placement places the
+# whole group; over two boxes the ring's steps cross the fabric.
+cat > "$tmp/nccl8.json" <<'TRACE'
+{"traceEvents": [
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"correlation": 1}},
+ {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "ts": 3, "dur": 9000, "args": {"device": 0, "stream": 3, "correlation": 1, "Collective name": "allreduce", "In msg nelems": 16777216, "Out msg nelems": 16777216, "Group size": 8, "dtype": "Float"}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 1, "tid": 1, "ts": 4, "dur": 9000, "args": {"correlation": 2}}
+]}
+TRACE
+if run "model collective" 0 "$DXPU" model "$tmp/nccl8.json" --placement 4,4 --sweep-latency 1us --json; then
+  json_check "model collective" 'd["counts"]["collectives"] == 1 and d["breakdown_us"]["peer"] > 0'
+fi
+if run "model collective one box" 0 "$DXPU" model "$tmp/nccl8.json" --placement 8 --sweep-latency 1us --json; then
+  json_check "model collective one box" 'd["breakdown_us"]["peer"] == 0'
+fi
+if run "model collective placement too small" 2 "$DXPU" model "$tmp/nccl8.json" --placement 2,2; then
+  grep_check "model collective placement too small" err "the trace has 8 (its collectives' group; it shows 1)"
 fi
 if run "model svg text" 0 "$DXPU" model "$traces/small_trace.json" --svg "$tmp/m2.svg"; then
   checks=$((checks + 1))

@@ -74,14 +74,15 @@ void PrintPrediction(const std::string& workload, const ModelParams& p, const Pr
       << "workload: " << workload << '\n'
       << fmt::format(
              "  launches {} (queue dry at {}), syncs {}, kernels {}, H2D {} copies {}, D2H "
-             "{} copies {}, other {}{}\n",
+             "{} copies {}, other {}{}{}\n",
              c.launches == 0 ? std::string("-") : std::to_string(c.launches), c.dry_launches,
              c.syncs, c.kernels, c.h2d_copies, ByteSize(c.h2d_bytes), c.d2h_copies,
              ByteSize(c.d2h_bytes), c.other_ops,
              c.peer_copies_between_boxes == 0
                  ? std::string()
                  : fmt::format(", peer copies between boxes {} {}", c.peer_copies_between_boxes,
-                               ByteSize(c.peer_bytes_between_boxes)))
+                               ByteSize(c.peer_bytes_between_boxes)),
+             c.collectives == 0 ? std::string() : fmt::format(", collectives {}", c.collectives))
       << fmt::format(
              "fabric: +{:g} us one way, {:g} Gb/s, box PCIe {:g} ns (native PCIe: {:g} ns, {:g} "
              "Gb/s; MPS {}, MRRS {}, {} read tags, {:g}-byte TLP overhead, {})\n",
