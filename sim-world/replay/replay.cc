@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -46,9 +47,10 @@ class Replayer {
   ReplayResult<bool> SetUp();
   void Release();
   ReplayError Failed(size_t call, const Status& s) const;
-  Status Issue(const RuntimeCall& call, const GpuOp* op);
+  Status Issue(const RuntimeCall& call, std::span<const size_t> ops);
   Status Enqueue(const GpuOp& op);
   Status CopyNow(const GpuOp& op);
+  Status CopyStaged(std::span<const size_t> ops);
   Status Synchronize(const RuntimeCall& call);
   Status SynchronizeBusy();
   void WaitUntil(uint64_t t);
@@ -62,9 +64,12 @@ class Replayer {
   std::unordered_map<int32_t, size_t> device_of_;  // trace device -> runtime device (its index)
   std::vector<DeviceBuffers> devices_;
   std::map<std::pair<size_t, int64_t>, dxgpu::Stream> streams_;
-  std::unordered_map<int64_t, size_t> op_of_correlation_;
+  // Every operation of a call, in the trace's order: a synchronous copy from or to pageable
+  // memory is several (the runtime stages it in chunks, each its own copy in the trace).
+  std::unordered_map<int64_t, std::vector<size_t>> ops_of_correlation_;
   void* host_ = nullptr;  // pinned, owned by the runtime (MallocHost/FreeHost)
   uint64_t host_bytes_ = kMinBuffer;
+  std::vector<uint8_t> pageable_;  // a staged copy's host side: not pinned, so the runtime stages
   ReplayStats stats_;
 };
 
@@ -78,8 +83,19 @@ ReplayResult<bool> Replayer::SetUp() {
     d.bytes = std::max(d.bytes, op.bytes);
     if (op.kind == GpuOpKind::kMemcpyHtoD || op.kind == GpuOpKind::kMemcpyDtoH)
       host_bytes_ = std::max(host_bytes_, op.bytes);
-    if (op.correlation != kNoCorrelation) op_of_correlation_.emplace(op.correlation, i);
+    if (op.correlation != kNoCorrelation) ops_of_correlation_[op.correlation].push_back(i);
   }
+  // A staged copy is replayed whole (CopyStaged): its device buffer and host side hold all of it.
+  uint64_t pageable_bytes = 0;
+  for (const auto& [correlation, ops] : ops_of_correlation_) {
+    if (ops.size() < 2) continue;
+    uint64_t total = 0;
+    for (const size_t i : ops) total += t_.ops[i].bytes;
+    DeviceBuffers& d = devices_[device_of_.at(t_.ops[ops.front()].device)];
+    d.bytes = std::max(d.bytes, total);
+    pageable_bytes = std::max(pageable_bytes, total);
+  }
+  pageable_.resize(pageable_bytes);
   if (devices_.size() > rt_.device_count())
     return ReplayError{fmt::format("the trace uses {} GPUs, the runtime has {}", devices_.size(),
                                    rt_.device_count())};
@@ -188,6 +204,31 @@ Status Replayer::CopyNow(const GpuOp& op) {
   }
 }
 
+// A synchronous copy that the trace shows as several copies: the runtime staged it through its
+// pinned buffers, chunk by chunk (a pageable cudaMemcpy). Copies of one direction to or from one
+// GPU are replayed as one synchronous copy of their total size from or to pageable memory, which
+// the replaying runtime stages the same way; anything else as its copies one after another.
+Status Replayer::CopyStaged(std::span<const size_t> ops) {
+  const GpuOp& first = t_.ops[ops.front()];
+  uint64_t total = 0;
+  bool one_copy = first.kind == GpuOpKind::kMemcpyHtoD || first.kind == GpuOpKind::kMemcpyDtoH;
+  for (const size_t i : ops) {
+    const GpuOp& op = t_.ops[i];
+    one_copy = one_copy && op.kind == first.kind && op.device == first.device;
+    total += op.bytes;
+  }
+  if (!one_copy || total == 0) {
+    for (const size_t i : ops) {
+      if (Status s = CopyNow(t_.ops[i]); !s.ok()) return s;
+    }
+    return {};
+  }
+  const DevicePtr mem = devices_[device_of_.at(first.device)].memory;
+  stats_.copies += ops.size();
+  return first.kind == GpuOpKind::kMemcpyHtoD ? rt_.MemcpyHtoD(mem, pageable_.data(), total)
+                                              : rt_.MemcpyDtoH(pageable_.data(), mem, total);
+}
+
 // A stream synchronisation waits for its stream (if it had work), any other for the GPUs.
 Status Replayer::Synchronize(const RuntimeCall& call) {
   if (call.sync_stream == kAnyStream) return SynchronizeBusy();
@@ -217,16 +258,21 @@ void Replayer::WaitUntil(uint64_t t) {
         0, [] { return false; }, t - now);
 }
 
-Status Replayer::Issue(const RuntimeCall& call, const GpuOp* op) {
+Status Replayer::Issue(const RuntimeCall& call, std::span<const size_t> ops) {
   switch (call.kind) {
     case CallKind::kLaunch:
     case CallKind::kCopy:
     case CallKind::kMemset:
-      return op != nullptr ? Enqueue(*op) : Status{};
-    case CallKind::kSyncCopy:
-      if (op != nullptr && op->kind != GpuOpKind::kKernel && op->kind != GpuOpKind::kMemset)
-        return CopyNow(*op);
-      return SynchronizeBusy();
+      for (const size_t i : ops) {
+        if (Status s = Enqueue(t_.ops[i]); !s.ok()) return s;
+      }
+      return {};
+    case CallKind::kSyncCopy: {
+      const GpuOp* op = ops.empty() ? nullptr : &t_.ops[ops.front()];
+      if (op == nullptr || op->kind == GpuOpKind::kKernel || op->kind == GpuOpKind::kMemset)
+        return SynchronizeBusy();
+      return ops.size() > 1 ? CopyStaged(ops) : CopyNow(*op);
+    }
     case CallKind::kSync:
       return Synchronize(call);
     case CallKind::kOther:
@@ -248,16 +294,16 @@ ReplayResult<ReplayStats> Replayer::Run(const std::function<void(size_t, size_t)
   uint64_t host_end = base;
   for (size_t n = 0; n < order.size(); ++n) {
     const RuntimeCall& call = t_.calls[order[n]];
-    const GpuOp* op = nullptr;
-    if (const auto it = op_of_correlation_.find(call.correlation);
-        call.correlation != kNoCorrelation && it != op_of_correlation_.end())
-      op = &t_.ops[it->second];
+    std::span<const size_t> ops;
+    if (const auto it = ops_of_correlation_.find(call.correlation);
+        call.correlation != kNoCorrelation && it != ops_of_correlation_.end())
+      ops = it->second;
     const bool blocking = call.kind == CallKind::kSync || call.kind == CallKind::kSyncCopy;
     uint64_t& late = shift[call.thread];
     const uint64_t start = base + static_cast<uint64_t>(std::max<int64_t>(call.start_ns, 0)) + late;
     // An asynchronous call hands its work over as it returns (the doorbell at its end).
     WaitUntil(blocking ? start : start + static_cast<uint64_t>(std::max<int64_t>(call.dur_ns, 0)));
-    if (Status s = Issue(call, op); !s.ok()) return Failed(order[n], s);
+    if (Status s = Issue(call, ops); !s.ok()) return Failed(order[n], s);
     const uint64_t native_end =
         base + static_cast<uint64_t>(std::max<int64_t>(call.start_ns + call.dur_ns, 0));
     const uint64_t now = rt_.port().Now();
