@@ -704,5 +704,23 @@ TEST(Collectives, ASmallTreeAllReducePaysFewerTripsThanARing) {
   EXPECT_GT(Predict(ring, p).breakdown.peer_ns, ring_ns);
 }
 
+// A pageable read-back staged in chunks, as the model GPU records it: each device-to-host chunk
+// done when its writes are queued (0 ns), the host's gap after it the data landing and the
+// host's copy out. Through DxPU each chunk's added write time carries over to the next.
+TEST(Retime, AStagedCopysChunksCarryTheirAddedTimeToTheNext) {
+  ModelParams p;
+  const uint64_t chunk = 1 << 20;
+  const int64_t gap = 45'000;
+  Trace t;
+  const int chunks = 5;
+  t.calls.push_back({CallKind::kSyncCopy, 1, 0, 1'000 + chunks * gap, 1});
+  for (int k = 0; k < chunks; ++k)
+    t.ops.push_back({GpuOpKind::kMemcpyDtoH, 0, 7, 500 + k * gap, 0, chunk, 1});
+  const Prediction r = Predict(t, p);
+  const double per_chunk = D2hCopyNs(p, true, chunk) - D2hCopyNs(p, false, chunk);
+  EXPECT_GT(r.breakdown.d2h_ns, 0.9 * chunks * per_chunk);
+  EXPECT_LT(r.breakdown.d2h_ns, 1.1 * chunks * per_chunk);
+}
+
 }  // namespace
 }  // namespace dxpu::perfmodel
