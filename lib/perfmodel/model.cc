@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -369,15 +370,26 @@ void RetimePlan::PlacePeerCopies() {
     counts_.peer_copies_between_boxes++;
     counts_.peer_bytes_between_boxes += op.bytes;
   }
-  // Collectives: the group's ranks are the placement's first GPUs, in its order.
+  // Collectives: the group's ranks are the placement's first GPUs, in its order. All in one box
+  // (no placement), they cost what they did. Each kind of collective is worked out once (a
+  // trace repeats a few of them many times).
+  std::map<std::tuple<CollectiveKind, CollectiveAlgorithm, uint64_t, uint32_t>, double> delta_of;
   for (size_t i = 0; i < t_.ops.size(); ++i) {
     const GpuOp& op = t_.ops[i];
     if (op.collective >= t_.collectives.size()) continue;
     const Collective& c = t_.collectives[op.collective];
     counts_.collectives++;
-    const std::vector<int64_t> group(box_of.begin(), box_of.begin() + c.ranks);
-    ops_[i].collective_delta_ns =
-        std::max(0.0, CollectiveNs(c, p_, group, true) - CollectiveNs(c, p_, group, false));
+    if (p_.gpus_per_box.size() < 2) continue;
+    const auto key = std::tuple(c.kind, c.algorithm, c.bytes, c.ranks);
+    auto it = delta_of.find(key);
+    if (it == delta_of.end()) {
+      const std::vector<int64_t> group(box_of.begin(), box_of.begin() + c.ranks);
+      it = delta_of
+               .emplace(key, std::max(0.0, CollectiveNs(c, p_, group, true) -
+                                               CollectiveNs(c, p_, group, false)))
+               .first;
+    }
+    ops_[i].collective_delta_ns = it->second;
   }
 }
 
