@@ -91,15 +91,16 @@ struct LinkClock {
 };
 
 // A peer copy of `wire_ns` on each link (posted writes), from GPU to host over `up` and host to
-// GPU over `down`, `one_way` ns each, then the flush read (the runtime reads the last DW back):
+// GPU over `down`, `one_way` ns each, the host sending a frame on once it has it all (`frame_ns`
+// on `up`), then the flush read (the runtime reads the last DW back):
 // it follows the writes, and its completion comes back behind whatever data is queued towards
 // the source's own box then (`back`: its box's link from the host). Its time from `start`.
 double PeerCopyNs(LinkClock& up, LinkClock& down, const LinkClock& back, double start,
-                  double wire_ns, double one_way) {
+                  double wire_ns, double one_way, double frame_ns) {
   const double up_start = std::max(start, up.free);
   const double up_end = up_start + wire_ns;
   up.free = up_end;
-  const double down_start = std::max(up_start + one_way, down.free);
+  const double down_start = std::max(up_start + one_way + frame_ns, down.free);
   const double down_end = std::max(down_start + wire_ns, up_end + one_way);
   down.free = down_end;
   const double reply_at_host = down_end + 2 * one_way;
@@ -364,9 +365,10 @@ void RetimePlan::PlacePeerCopies() {
     OpPlan& plan = ops_[i];
     plan.from_box = box_of[from];
     plan.to_box = box_of[to];
+    // Natively the root complex passes TLPs on as they come (no frames).
     plan.peer_native_ns =
         PeerCopyNs(up[from], down[to], down[from], static_cast<double>(op.start_ns),
-                   WriteNs(p_, native, op.bytes), native.one_way_ns);
+                   WriteNs(p_, native, op.bytes), native.one_way_ns, 0);
     counts_.peer_copies_between_boxes++;
     counts_.peer_bytes_between_boxes += op.bytes;
   }
@@ -582,9 +584,10 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
         dur = D2hRetimedNs(p_, dur, op.bytes);
       if ((mask & kPeerCost) != 0) dur += plan.collective_delta_ns;
       if (plan.from_box >= 0 && (mask & kPeerCost) != 0) {
-        const double on_fabric =
-            PeerCopyNs(box_up[plan.from_box], box_down[plan.to_box], box_down[plan.from_box],
-                       op_start[e.index], WriteNs(p_, fabric, op.bytes), fabric.one_way_ns);
+        const double on_fabric = PeerCopyNs(
+            box_up[plan.from_box], box_down[plan.to_box], box_down[plan.from_box],
+            op_start[e.index], WriteNs(p_, fabric, op.bytes), fabric.one_way_ns,
+            std::min(WriteNs(p_, fabric, op.bytes), p_.fabric_frame_bytes / fabric.bytes_per_ns));
         dur = ThroughDxpu(dur, plan.peer_native_ns, on_fabric);
       }
       op_end[e.index] = op_start[e.index] + std::max(0.0, dur);
@@ -671,6 +674,8 @@ std::string CheckParams(const ModelParams& p) {
   if (p.prefetch > 64) return "prefetch must be from 0 to 64";
   if (p.pushbuffer_bytes < 16 || p.pushbuffer_bytes > (1U << 20))
     return "pushbuffer size must be from 16 bytes to 1 MiB";
+  if (p.fabric_frame_bytes < 256 || p.fabric_frame_bytes > 65535)
+    return "the fabric's frame size must be from 256 to 65535 bytes";
   if (std::ranges::any_of(p.gpus_per_box, [](size_t n) { return n == 0 || n > 1024; }))
     return "a placement's boxes must hold from 1 to 1024 GPUs each";
   return "";

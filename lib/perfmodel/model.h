@@ -40,6 +40,9 @@ struct ModelParams {
   double box_pcie_latency_ns = 250;  // one way
   double added_latency_ns = 1000;    // one way: proxies, switches, cables
   double fabric_bandwidth_gbps = 100;
+  // DxFP frames on the fabric (jumbo frames): the host forwards a peer copy's frame from one box
+  // to another once it has all of it.
+  uint32_t fabric_frame_bytes = 9000;
   // The device's PCIe settings (the same both ways).
   uint32_t mps = 256;              // Max Payload Size: posted writes and read completions
   uint32_t mrrs = 4096;            // Max Read Request Size

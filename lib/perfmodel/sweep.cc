@@ -72,6 +72,7 @@ nlohmann::json ToJson(const ModelParams& p) {
           {"prefetch", p.prefetch},
           {"pushbuffer_bytes", p.pushbuffer_bytes},
           {"serial_streams", p.serial_streams},
+          {"fabric_frame_bytes", p.fabric_frame_bytes},
           {"gpus_per_box", p.gpus_per_box}};
 }
 

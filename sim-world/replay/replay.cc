@@ -348,6 +348,7 @@ ReplayResult<ReplayStats> ReplayOnce(const Trace& trace, const ModelParams& p, b
   o.fabric.added_latency_ns = static_cast<uint64_t>(std::llround(p.added_latency_ns));
   o.fabric.fabric_bandwidth_bps =
       static_cast<uint64_t>(std::llround(p.fabric_bandwidth_gbps * 1e9));
+  o.fabric.max_frame = p.fabric_frame_bytes;
   dxgpu::Expected<std::unique_ptr<dxgpu::Port>> port = host::OpenSimulatedPort(o);
   if (!port.ok()) return ReplayError{"simulator: " + port.status().ToString()};
   dxgpu::RuntimeOptions ro;

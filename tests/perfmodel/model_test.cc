@@ -595,11 +595,13 @@ TEST(Placement, APeerCopyBetweenBoxesCostsTheFabricTwiceAndOneInsideABoxNothing)
   const Prediction two_boxes = Predict(t, p);
   EXPECT_EQ(two_boxes.counts.peer_copies_between_boxes, 1u);
   EXPECT_EQ(two_boxes.counts.peer_bytes_between_boxes, 1u << 20);
-  // 1 MiB at the fabric's 100 Gb/s instead of PCIe's 200, and four one-way trips of the DxPU
-  // path (box to host, host to box, the flush read's reply back) instead of PCIe's.
+  // 1 MiB at the fabric's 100 Gb/s instead of PCIe's 200, four one-way trips of the DxPU path
+  // (box to host, host to box, the flush read's request and reply) instead of PCIe's, and one
+  // frame the host has whole before it sends it on (the root complex natively does not wait).
   const double wire = (1 << 20) * (1 + p.tlp_overhead_bytes / p.mps);
   const double want = wire * 8 / p.fabric_bandwidth_gbps - wire * 8 / p.pcie_bandwidth_gbps +
-                      4 * (DxpuPath(p).one_way_ns - NativePath(p).one_way_ns);
+                      4 * (DxpuPath(p).one_way_ns - NativePath(p).one_way_ns) +
+                      p.fabric_frame_bytes * 8 / p.fabric_bandwidth_gbps;
   EXPECT_NEAR(two_boxes.breakdown.peer_ns, want, 0.01 * want);
   EXPECT_NEAR(two_boxes.dxpu_ns - one_box.dxpu_ns, two_boxes.breakdown.peer_ns, 1);
   // More latency, more time.

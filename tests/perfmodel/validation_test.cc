@@ -117,7 +117,7 @@ TEST_P(PlacementValidation, MlpTrainOnFourGpusAgainstTheSimulation) {
 
 INSTANTIATE_TEST_SUITE_P(Boxes, PlacementValidation,
                          ::testing::Values(PlacementCase{{4}, 2.0}, PlacementCase{{2, 2}, 2.0},
-                                           PlacementCase{{1, 1, 1, 1}, 2.5}),
+                                           PlacementCase{{1, 1, 1, 1}, 2.0}),
                          [](const ::testing::TestParamInfo<PlacementCase>& param) {
                            std::string name = "boxes";
                            for (const size_t n : param.param.gpus_per_box)
