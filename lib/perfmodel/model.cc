@@ -187,7 +187,7 @@ class RetimePlan {
     LinkOpsToCalls();
     IndexThreads();
     BuildQueues();
-    PlacePeerCopies();
+    PlaceOverBoxes();
     BuildNativeConstraints(native);
     BuildCovers();
     BuildEventOrder();
@@ -235,7 +235,7 @@ class RetimePlan {
   void BuildNativeConstraints(const PathCosts& native);
   void BuildCovers();
   void BuildEventOrder();
-  void PlacePeerCopies();
+  void PlaceOverBoxes();
 
   const Trace& t_;
   const ModelParams& p_;
@@ -331,10 +331,11 @@ void RetimePlan::BuildQueues() {
   devices_ = device_of.size();
 }
 
-// Which peer copies cross between boxes, and how long each took on the native links as the
-// model has them (the same mechanism as through DxPU, so that a copy the trace shows slower or
-// faster than that keeps the difference).
-void RetimePlan::PlacePeerCopies() {
+// The GPUs over the placement's boxes: which peer copies cross between boxes, and how long each
+// took on the native links as the model has them (the same mechanism as through DxPU, so that a
+// copy the trace shows slower or faster than that keeps the difference); what each collective
+// adds through DxPU.
+void RetimePlan::PlaceOverBoxes() {
   const std::vector<int32_t> gpus = GpusInPlacementOrder(t_);
   // A collective's group may hold more GPUs than the trace shows (one rank's trace of a job):
   // the placement places them all, the trace's first.

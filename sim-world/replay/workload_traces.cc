@@ -42,6 +42,9 @@ ReplayResult<std::unique_ptr<TraceRecorder>> RecordWorkload(const RecordOptions&
   o.gpu_activity = recorder->GpuActivitySink();
   o.through_dxpu = options.through_dxpu;
   o.fabric.added_latency_ns = options.added_latency_ns;
+  if (!options.gpus_per_box.empty() && !options.through_dxpu)
+    return ReplayError{"a placement over boxes is for a run through DxPU (--through-dxpu)"};
+  o.gpus_per_box = options.gpus_per_box;
   dxgpu::Expected<std::unique_ptr<dxgpu::Port>> port = host::OpenSimulatedPort(o);
   if (!port.ok()) return ReplayError{"simulator: " + port.status().ToString()};
   dxgpu::RuntimeOptions ro;

@@ -26,6 +26,8 @@ struct RecordOptions {
   // DxPU run of the workload looks like to a profiler).
   bool through_dxpu = false;
   uint64_t added_latency_ns = 1000;
+  // Through DxPU: the GPUs per bridge box (host::SimPortOptions::gpus_per_box; empty: one box).
+  std::vector<size_t> gpus_per_box;
 };
 
 // Every workload RecordWorkload knows, with what it is.

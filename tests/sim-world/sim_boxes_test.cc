@@ -66,8 +66,7 @@ struct PlacedRun {
 
 // mlp-train (data-parallel: every step each GPU copies its gradients to every other) on the
 // dxpu port placed as given, with its own checks against the CPU.
-PlacedRun RunMlpTrain(std::vector<size_t> gpus_per_box,
-                      workloads::Scale scale = workloads::Scale::kTest) {
+PlacedRun RunMlpTrain(std::vector<size_t> gpus_per_box) {
   PlacedRun r;
   dxgpu::Expected<std::unique_ptr<dxgpu::Port>> port =
       OpenSimulatedPort(DxpuOptions(std::move(gpus_per_box)));
@@ -77,7 +76,7 @@ PlacedRun RunMlpTrain(std::vector<size_t> gpus_per_box,
       dxgpu::Runtime::Open(std::move(port).value());
   EXPECT_TRUE(rt.ok()) << rt.status().ToString();
   if (!rt.ok()) return r;
-  r.result = workloads::RunWorkload("mlp-train", **rt, kGpus, scale, kSeed);
+  r.result = workloads::RunWorkload("mlp-train", **rt, kGpus, workloads::Scale::kTest, kSeed);
   r.peers = CountPeers((*rt)->port());
   return r;
 }
@@ -139,19 +138,6 @@ TEST(SimBoxes, OneBoxNamedIsTheDefault) {
   ASSERT_TRUE(unnamed.result.ok && named.result.ok) << unnamed.result.error << named.result.error;
   EXPECT_EQ(named.result.elapsed_ns, unnamed.result.elapsed_ns);
   EXPECT_EQ(named.peers.boxes, 1U);
-}
-
-// Not run by default (seconds): the demo-scale times for docs/host-proxy.md.
-//   sim_boxes_test --gtest_also_run_disabled_tests --gtest_filter='*DemoScale*'
-TEST(SimBoxes, DISABLED_DemoScaleTimes) {
-  for (const std::vector<size_t>& placement :
-       {std::vector<size_t>{}, std::vector<size_t>{2, 2}, std::vector<size_t>{1, 1, 1, 1}}) {
-    const PlacedRun r = RunMlpTrain(placement, workloads::Scale::kDemo);
-    ASSERT_TRUE(r.result.ok) << r.result.error;
-    std::printf("mlp-train x4 kDemo, %zu box(es): %.3f ms, %lu peer TLPs routed by the host\n",
-                r.peers.boxes, static_cast<double>(r.result.elapsed_ns) / 1e6,
-                r.peers.proxy_routed);
-  }
 }
 
 TEST(SimBoxes, BadPlacementsAreRefused) {

@@ -994,6 +994,10 @@ if run "trace record" 0 "$DXPU" trace record decode-loop --out "$tmp/d.json.gz" 
 fi
 # GPUs over boxes: mlp-train's peer copies between boxes cost the fabric; a placement that does
 # not fit the trace's GPUs is a usage error that says why.
+run "trace record placed" 0 "$DXPU" trace record mlp-train --devices 4 --through-dxpu --placement 2,2 --out "$tmp/mlp4-placed.json.gz"
+if run "trace record placed natively" 1 "$DXPU" trace record mlp-train --devices 4 --placement 2,2 --out "$tmp/x.json.gz"; then
+  grep_check "trace record placed natively" err "a placement over boxes is for a run through DxPU"
+fi
 if run "trace record mlp4" 0 "$DXPU" trace record mlp-train --devices 4 --out "$tmp/mlp4.json.gz"; then
   if run "model placement" 0 "$DXPU" model "$tmp/mlp4.json.gz" --placement 2,2 --sweep-latency 1us --json; then
     json_check "model placement" 'd["breakdown_us"]["peer"] > 0 and d["counts"]["peer_copies_between_boxes"] > 0 and d["params"]["gpus_per_box"] == [2, 2]'

@@ -114,6 +114,12 @@ Command AddTraceCommand(CLI::App& parent) {
                      {std::chrono::nanoseconds(0), std::chrono::seconds(1)},
                      {{"--latency-us", DurationUnit::kMicroseconds}});
   record
+      ->add_option("--placement", args->options.gpus_per_box,
+                   "with --through-dxpu: GPUs per bridge box (2,2: GPUs 0-1 in one box, 2-3 in "
+                   "another; peer copies between boxes cross the fabric twice). Default: one box")
+      ->delimiter(',')
+      ->check(CLI::Range(size_t{1}, size_t{8}));
+  record
       ->add_option("--runtime", args->runtime,
                    "cuda: as PyTorch on CUDA records it; hip: as PyTorch on ROCm does (HIP's "
                    "names, a copy's size on its host call)")
