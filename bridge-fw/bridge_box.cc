@@ -786,54 +786,94 @@ void BridgeBox::Dispatch(const Decision& dec, uint64_t now, const char* from_wha
   if (dec.refusal != Refusal::kNone) LogRefusal(now, dec.refusal, from_what, from_id, original);
 }
 
+// The devices take turns towards their hosts, as a PCIe switch's upstream port arbitrates
+// round robin among its downstream ports: each turn a device sends what its host's queue has
+// room for, up to one frame of the host's session (the write cap, so combined writes stay
+// whole), and the next pump begins with the first device whose turn found no room at all. Polled in
+// index order until one found the queue full, device 0 took all the room its host's queue freed and
+// a second GPU of the same host writing at once waited until the first had finished.
 bool BridgeBox::PumpDevices(uint64_t now) {
   bool progress = false;
-  std::vector<Decision> to_device;  // answers to a device, delivered after its Poll
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    const auto d = static_cast<DeviceIndex>(i);
-    Device& dev = devices_[i];
-    if (dev.stalled) continue;
-    const std::optional<HostSlot> owner = LiveSlot(dev.owner_node);
-    const uint32_t write_cap = owner ? WriteCap(*owner) : 0;
-    to_device.clear();
-    dev.function->Poll(now, [&](const dxpu_tlp& t) {
-      // Room for it beside the write being combined, which goes into the same queue.
-      if (owner && !HostHasRoom(*owner, t, combiner_.pending_bytes())) return false;
-      counters_.tlps_from_devices++;
-      progress = true;
-      const Decision dec = datapath_->FromDevice(d, t, now);
-      if (dec.route == Route::kHost && dec.refusal == Refusal::kNone &&
-          WriteCombiner::Joinable(dec.tlp)) {
-        // A device's DMA goes to its owner only, so the owner's cap is the one.
-        if (combiner_.Append(dec.port, dec.tlp, write_cap)) {
-          counters_.writes_combined++;
-          return true;
-        }
-        FlushCombined(now);
-        combiner_.Start(dec.port, dec.tlp);
-        return true;
-      }
-      FlushCombined(now);  // the device's order: what it wrote before goes first
-      if (dec.route == Route::kDevice && dec.refusal == Refusal::kNone) {
-        // Peer to peer: across the box's switch (which copies the payload).
-        counters_.tlps_peer++;
-        switch_.Send(d, dec.port, dec.tlp, now);
-      } else if (dec.route == Route::kDevice) {
-        // A refused DMA read's UR: it carries no payload, so the copy is whole.
-        to_device.push_back(dec);
-        LogRefusal(now, dec.refusal, "device", d, t);
-      } else {
-        Dispatch(dec, now, "device", d, t);
-      }
-      return true;
-    });
-    FlushCombined(now);
-    for (const Decision& dec : to_device) {
-      counters_.tlps_to_devices++;
-      devices_[dec.port].function->Receive(dec.tlp, now);
+  const size_t n = devices_.size();
+  std::optional<size_t> waiting;    // the first device whose turn found no room at all
+  std::optional<size_t> last_sent;  // the last device that sent
+  bool again = true;
+  while (again) {
+    again = false;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (pump_next_ + k) % n;
+      const DeviceTurn turn = PumpDevice(static_cast<DeviceIndex>(i), now);
+      progress = progress || turn.sent;
+      again = again || turn.more;
+      if (turn.refused && !turn.sent && !waiting) waiting = i;
+      if (turn.sent) last_sent = i;
     }
   }
+  // The first device that found no room before it sent anything goes first next time; else
+  // the turns go on after the last that sent.
+  if (waiting) {
+    pump_next_ = *waiting;
+  } else if (last_sent) {
+    pump_next_ = (*last_sent + 1) % n;
+  }
   return progress;
+}
+
+BridgeBox::DeviceTurn BridgeBox::PumpDevice(DeviceIndex d, uint64_t now) {
+  DeviceTurn turn;
+  Device& dev = devices_[d];
+  if (dev.stalled) return turn;
+  const std::optional<HostSlot> owner = LiveSlot(dev.owner_node);
+  const uint32_t write_cap = owner ? WriteCap(*owner) : 0;
+  // One turn's share: a frame's payload, and at least one largest TLP.
+  const uint64_t quantum = std::max<uint64_t>(write_cap, DXPU_TLP_MAX_PAYLOAD);
+  uint64_t sent_bytes = 0;
+  std::vector<Decision> to_device;  // answers to the device, delivered after its Poll
+  dev.function->Poll(now, [&](const dxpu_tlp& t) {
+    if (sent_bytes >= quantum) {
+      turn.more = true;  // its turn is over, not its work: offered again next turn
+      return false;
+    }
+    // Room for it beside the write being combined, which goes into the same queue.
+    if (owner && !HostHasRoom(*owner, t, combiner_.pending_bytes())) {
+      turn.refused = true;
+      return false;
+    }
+    counters_.tlps_from_devices++;
+    turn.sent = true;
+    sent_bytes += kTlpTurnHeaderBytes + dxpu_tlp_payload_len(&t);
+    const Decision dec = datapath_->FromDevice(d, t, now);
+    if (dec.route == Route::kHost && dec.refusal == Refusal::kNone &&
+        WriteCombiner::Joinable(dec.tlp)) {
+      // A device's DMA goes to its owner only, so the owner's cap is the one.
+      if (combiner_.Append(dec.port, dec.tlp, write_cap)) {
+        counters_.writes_combined++;
+        return true;
+      }
+      FlushCombined(now);
+      combiner_.Start(dec.port, dec.tlp);
+      return true;
+    }
+    FlushCombined(now);  // the device's order: what it wrote before goes first
+    if (dec.route == Route::kDevice && dec.refusal == Refusal::kNone) {
+      // Peer to peer: across the box's switch (which copies the payload).
+      counters_.tlps_peer++;
+      switch_.Send(d, dec.port, dec.tlp, now);
+    } else if (dec.route == Route::kDevice) {
+      // A refused DMA read's UR: it carries no payload, so the copy is whole.
+      to_device.push_back(dec);
+      LogRefusal(now, dec.refusal, "device", d, t);
+    } else {
+      Dispatch(dec, now, "device", d, t);
+    }
+    return true;
+  });
+  FlushCombined(now);
+  for (const Decision& dec : to_device) {
+    counters_.tlps_to_devices++;
+    devices_[dec.port].function->Receive(dec.tlp, now);
+  }
+  return turn;
 }
 
 // A completion larger than the device's Max Payload Size (a host completes a DMA read in one

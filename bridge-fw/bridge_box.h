@@ -195,6 +195,8 @@ class BridgeBox {
  public:
   // The Read Completion Boundary the box keeps when it splits a host's completion.
   static constexpr uint32_t kBoxRcb = 64;
+  // What a TLP counts against a device's turn besides its payload (a 4-DW header).
+  static constexpr uint32_t kTlpTurnHeaderBytes = 16;
   // The most DMA windows a device has (docs/protocol.md section 15.6).
   static constexpr size_t kMaxDmaWindows = 16;
   using Transmit = std::function<void(const Peer& to, link::FramePieces frame)>;
@@ -379,7 +381,15 @@ class BridgeBox {
   uint32_t WriteCap(HostSlot slot) const;
   // The combined write, if one is pending, into its host's queue.
   void FlushCombined(uint64_t now);
+  // Every device's TLPs towards its host, the devices taking turns; whether any was sent.
   bool PumpDevices(uint64_t now);
+  struct DeviceTurn {
+    bool sent = false;     // it sent something
+    bool more = false;     // its turn ended with more to send
+    bool refused = false;  // it had more to send and its host's queue no room
+  };
+  // One turn of device d.
+  DeviceTurn PumpDevice(DeviceIndex d, uint64_t now);
   // A TLP onto the box's PCIe to device d; a completion above its MPS in pieces.
   void DeliverToDevice(DeviceIndex d, const dxpu_tlp& tlp, uint64_t now);
   // A write of whole DWs larger than the device's MPS, cut into pieces within it; false (nothing
@@ -404,6 +414,7 @@ class BridgeBox {
   std::unordered_map<uint64_t, HostSlot> by_node_;     // live sessions only
   BoxSwitch switch_;
   WriteCombiner combiner_;  // for the device being polled; empty between devices
+  size_t pump_next_ = 0;    // the device whose turn comes first in the next pump
   util::RateLimitedLog refusal_log_;
   uint64_t last_close_reply_ = 0;
   uint64_t now_ = 0;  // the time of the call in progress (for callbacks)

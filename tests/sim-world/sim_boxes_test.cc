@@ -4,14 +4,20 @@
 // host proxy (which counts them) and it takes longer; bad placements are refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "dxgpu/runtime.h"
+#include "gpu/activity.h"
 #include "host/host_port.h"
 #include "host/host_proxy.h"
 #include "sim-world/sim_host.h"
@@ -23,6 +29,7 @@ namespace {
 
 constexpr uint64_t kSeed = 7;
 constexpr size_t kGpus = 4;
+constexpr uint64_t kFairBytes = 4 << 20;  // a copy that takes long beside a frame's time
 
 SimPortOptions DxpuOptions(std::vector<size_t> gpus_per_box, size_t gpus = kGpus) {
   SimPortOptions o;
@@ -237,6 +244,82 @@ TEST(SimBoxes, AllToAllPeerCopiesLandWhole) {
   EXPECT_GT(c.proxy_routed, 0U);
   EXPECT_EQ(c.proxy_dropped, 0U);
   EXPECT_EQ(c.lost, 0U);
+}
+
+// Two writers' copies made at once (`copy` on each writer's own stream: the first writer
+// kFairBytes twice over, the second kFairBytes), and when each writer's copy ended (its
+// activity, the simulator's clock).
+using CopyAtOnce = std::function<dxgpu::Status(dxgpu::Runtime&, size_t writer, dxgpu::Stream,
+                                               dxgpu::DevicePtr, uint64_t bytes)>;
+std::vector<uint64_t> RunAtOnce(std::vector<size_t> gpus_per_box, size_t gpus,
+                                std::span<const size_t, 2> writers, const CopyAtOnce& copy) {
+  std::vector<uint64_t> end_ns(gpus, 0);
+  SimPortOptions o = DxpuOptions(std::move(gpus_per_box), gpus);
+  o.gpu_activity = [&end_ns](size_t device, const gpu::CommandActivity& a) {
+    if (gpu::IsCopy(a.kind)) end_ns[device] = std::max(end_ns[device], a.end_ns);
+  };
+  dxgpu::Expected<std::unique_ptr<dxgpu::Port>> port = OpenSimulatedPort(o);
+  EXPECT_TRUE(port.ok()) << port.status().ToString();
+  if (!port.ok()) return end_ns;
+  dxgpu::Expected<std::unique_ptr<dxgpu::Runtime>> opened =
+      dxgpu::Runtime::Open(std::move(port).value());
+  EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+  if (!opened.ok()) return end_ns;
+  dxgpu::Runtime& rt = **opened;
+  std::vector<dxgpu::Stream> streams;
+  std::vector<dxgpu::DevicePtr> bufs;
+  for (const size_t w : writers) {
+    dxgpu::Expected<dxgpu::DevicePtr> m = rt.Malloc(w, 2 * kFairBytes);
+    dxgpu::Expected<dxgpu::Stream> st = rt.CreateStream(w);
+    EXPECT_TRUE(m.ok() && st.ok());
+    if (!m.ok() || !st.ok()) return end_ns;
+    bufs.push_back(*m);
+    streams.push_back(*st);
+  }
+  for (size_t k = 0; k < writers.size(); ++k)
+    EXPECT_TRUE(copy(rt, writers[k], streams[k], bufs[k], (2 - k) * kFairBytes).ok());
+  for (const dxgpu::Stream st : streams) EXPECT_TRUE(rt.SynchronizeStream(st).ok());
+  return end_ns;
+}
+
+// Two GPUs of one box writing to their host at once share the box's way to the host, as a
+// switch's port arbitration shares its upstream port: the bridge lets its devices take turns
+// (bridge_box.cc, PumpDevices), so the second GPU's copy, half the first's, ends first. Polled
+// in order, device 0 took all the room and device 1 waited until its copy had ended.
+TEST(SimBoxes, TwoGpusOfABoxCopyingToTheHostTakeTurns) {
+  const std::array<size_t, 2> writers = {0, 1};
+  const std::vector<uint64_t> end = RunAtOnce(
+      {2}, 2, writers,
+      [](dxgpu::Runtime& rt, size_t, dxgpu::Stream st, dxgpu::DevicePtr src, uint64_t bytes) {
+        dxgpu::Expected<void*> h = rt.MallocHost(bytes);
+        if (!h.ok()) return h.status();
+        return rt.MemcpyDtoHAsync(st, *h, src, bytes);
+      });
+  ASSERT_GT(end[0], 0U);
+  ASSERT_GT(end[1], 0U);
+  EXPECT_LT(end[1], end[0]);
+}
+
+// Two GPUs in two boxes writing to a GPU in a third at once share the way into it (the host
+// proxy forwards the TLPs its paths hold for the third box's as its queue takes them), so the
+// second GPU's copy, half the first's, ends first.
+TEST(SimBoxes, TwoBoxesWritingToAThirdTakeTurns) {
+  const std::array<size_t, 2> writers = {1, 2};
+  std::optional<dxgpu::DevicePtr> target;
+  const std::vector<uint64_t> end = RunAtOnce(
+      {1, 1, 1}, 3, writers,
+      [&](dxgpu::Runtime& rt, size_t writer, dxgpu::Stream st, dxgpu::DevicePtr src,
+          uint64_t bytes) {
+        if (!target) {
+          dxgpu::Expected<dxgpu::DevicePtr> m = rt.Malloc(0, 4 * kFairBytes);
+          if (!m.ok()) return m.status();
+          target = *m;
+        }
+        return rt.MemcpyPeerAsync(st, *target + ((writer - 1) * 2 * kFairBytes), src, bytes);
+      });
+  ASSERT_GT(end[1], 0U);
+  ASSERT_GT(end[2], 0U);
+  EXPECT_LT(end[2], end[1]);
 }
 
 }  // namespace
