@@ -3,8 +3,10 @@
 #include "perfmodel/model.h"
 
 #include "perfmodel/collective.h"
+#include "perfmodel/flow_network.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -85,27 +87,81 @@ enum Cost : unsigned {
   kPeerCost = 32,
 };
 
-// A fabric link's direction, one copy's data after another's.
-struct LinkClock {
-  double free = kNever;
-};
+// A peer copy that ran within kExplainedShare of the time its links explain ran at their pace:
+// it changes by the difference of the two paths' times. One slower still was held back
+// elsewhere, and takes the DxPU path's time only if that is slower (ThroughDxpu).
+constexpr double kExplainedShare = 1.05;
 
-// A peer copy of `wire_ns` on each link (posted writes), from GPU to host over `up` and host to
-// GPU over `down`, `one_way` ns each, the host sending a frame on once it has it all (`frame_ns`
-// on `up`), then the flush read (the runtime reads the last DW back):
-// it follows the writes, and its completion comes back behind whatever data is queued towards
-// the source's own box then (`back`: its box's link from the host). Its time from `start`.
-double PeerCopyNs(LinkClock& up, LinkClock& down, const LinkClock& back, double start,
-                  double wire_ns, double one_way, double frame_ns) {
-  const double up_start = std::max(start, up.free);
-  const double up_end = up_start + wire_ns;
-  up.free = up_end;
-  const double down_start = std::max(up_start + one_way + frame_ns, down.free);
-  const double down_end = std::max(down_start + wire_ns, up_end + one_way);
-  down.free = down_end;
-  const double reply_at_host = down_end + 2 * one_way;
-  return std::max(reply_at_host, back.free) + one_way - start;
+double PeerThroughDxpu(double native_ns, double on_native, double on_dxpu) {
+  if (native_ns <= on_native * kExplainedShare) return native_ns + (on_dxpu - on_native);
+  return std::max(native_ns, on_dxpu);
 }
+
+// The links peer copies take, as a FlowNetwork's. Natively each GPU's own PCIe link to the
+// root complex: up shared by its copies, and the root complex's queue in front of its link down.
+// Through DxPU, inside a box, the same over the box's switch; between boxes, up the source box's
+// fabric link (its GPUs' copies sharing it), then the host proxy's queue in front of the target
+// box's link down. A copy ends when the completion of its flush read (the runtime reads the last
+// DW back) is back: sent once the data has landed, it waits in the source's queue behind the
+// data going to the source then. Its fixed time besides: the latencies on that way, and between
+// boxes the host proxy sending a DxFP frame on once it has all of it.
+class PeerLinks {
+ public:
+  PeerLinks(const ModelParams& p, size_t gpus, size_t boxes)
+      : p_(&p), gpus_(gpus), boxes_(boxes), native_(PathOf(p, false)), fabric_(PathOf(p, true)) {}
+
+  FlowNetwork NativeNetwork() const {
+    const std::vector<double> rates(gpus_, native_.bytes_per_ns);
+    return {rates, rates};
+  }
+  FlowNetwork DxpuNetwork() const {
+    std::vector<double> rates(gpus_, p_->pcie_bandwidth_gbps / 8);
+    rates.resize(gpus_ + boxes_, fabric_.bytes_per_ns);
+    return {rates, rates};
+  }
+
+  // A copy's way: the link it shares, the queue its data waits in, the queue its flush read's
+  // completion waits in.
+  struct Way {
+    std::array<size_t, 1> link;
+    size_t queue;
+    size_t back;
+  };
+  static Way NativeWay(size_t from, size_t to) { return {{from}, to, from}; }
+  Way DxpuWay(size_t from, size_t to, int64_t from_box, int64_t to_box) const {
+    if (from_box == to_box) return {{from}, to, from};
+    const auto box = [&](int64_t b) { return gpus_ + static_cast<size_t>(b); };
+    return {{box(from_box)}, box(to_box), box(from_box)};
+  }
+
+  // The copy's time from `start`, its flow `flow` on `net` over `way`.
+  double NativeNs(FlowNetwork& net, size_t flow, const Way& way, double start) const {
+    return CopyNs(net, flow, way, start, native_.one_way_ns, 0);
+  }
+  double DxpuNs(FlowNetwork& net, size_t flow, const Way& way, double start, uint64_t bytes,
+                bool between_boxes) const {
+    if (!between_boxes) return CopyNs(net, flow, way, start, p_->box_pcie_latency_ns, 0);
+    const double frame_ns =
+        std::min(WriteNs(*p_, fabric_, bytes), p_->fabric_frame_bytes / fabric_.bytes_per_ns);
+    return CopyNs(net, flow, way, start, fabric_.one_way_ns, frame_ns);
+  }
+
+ private:
+  // The data's last byte leaves its queue, reaches the target, the flush read's completion comes
+  // back to the source's queue (three one-way trips, and a frame's time where the host proxy
+  // forwards), waits there behind the data going to the source then, and one more trip.
+  static double CopyNs(FlowNetwork& net, size_t flow, const Way& way, double start, double one_way,
+                       double frame_ns) {
+    const double reply = net.End(flow) + (3 * one_way) + frame_ns;
+    return net.Through(way.back, reply) + one_way - start;
+  }
+
+  const ModelParams* p_;
+  size_t gpus_;
+  size_t boxes_;
+  Path native_;
+  Path fabric_;
+};
 
 // A queue's GPFIFO reads: one in flight at a time, and a new one only once at most `prefetch`
 // fetched entries are left unfinished. A doorbell that arrives while one is in flight waits for
@@ -212,8 +268,11 @@ class RetimePlan {
     double launch_excess = 0;
     double fetch_eff = 0;  // the fetch round trip it saw natively (at most the model's)
     double slack = 0;      // native start past its latest constraint
-    // A peer copy between two boxes: the boxes (-1: not one), and its time as the model has it
-    // on the native links (each GPU's own PCIe link to the root complex) at its native start.
+    // A peer copy with the GPUs placed (ModelParams::gpus_per_box): its GPUs (in placement
+    // order) and their boxes (-1: not such a copy), and its time as the model has it on the
+    // native links (each GPU's own PCIe link to the root complex, shared with the other copies
+    // then) from its native start.
+    int64_t from_gpu = -1, to_gpu = -1;
     int64_t from_box = -1, to_box = -1;
     double peer_native_ns = 0;
     // A collective: what its data movement takes longer through DxPU than natively.
@@ -236,6 +295,11 @@ class RetimePlan {
   void BuildCovers();
   void BuildEventOrder();
   void PlaceOverBoxes();
+  void PlaceCollectives(const std::vector<int64_t>& box_of);
+  // Every call and operation at its re-timed time.
+  void WriteRetimed(const std::vector<double>& call_shift, const std::vector<double>& call_end,
+                    const std::vector<double>& op_start, const std::vector<double>& op_end,
+                    Trace* retimed) const;
 
   const Trace& t_;
   const ModelParams& p_;
@@ -243,6 +307,7 @@ class RetimePlan {
   size_t queues_ = 0;
   size_t devices_ = 0;
   size_t boxes_ = 1;
+  size_t placed_gpus_ = 0;  // GPUs the peer copies' links are for
   std::vector<size_t> call_thread_;
   size_t threads_ = 0;
   std::vector<bool> counts_end_;  // per thread: its calls' ends count in the workload's end
@@ -355,24 +420,42 @@ void RetimePlan::PlaceOverBoxes() {
   boxes_ = static_cast<size_t>(std::max<int64_t>(box, 1));
   std::unordered_map<int32_t, size_t> index;
   for (size_t g = 0; g < gpus.size(); ++g) index.emplace(gpus[g], g);
-  const Path native = PathOf(p_, false);
-  std::vector<LinkClock> up(gpus.size()), down(gpus.size());
-  for (size_t i = 0; i < t_.ops.size(); ++i) {  // in start order
+  // Peer copies with a placement given: each copy a flow over its GPUs' native links, the
+  // copies in flight at once sharing them (PeerLinks).
+  if (p_.gpus_per_box.empty() || gpus.size() < 2) return PlaceCollectives(box_of);
+  placed_gpus_ = gpus.size();
+  const PeerLinks links(p_, placed_gpus_, boxes_);
+  FlowNetwork net = links.NativeNetwork();
+  std::vector<std::pair<size_t, size_t>> flows;  // (op, flow)
+  for (size_t i = 0; i < t_.ops.size(); ++i) {   // in start order
     const GpuOp& op = t_.ops[i];
-    if (op.kind != GpuOpKind::kMemcpyPeer || gpus.size() < 2) continue;
+    if (op.kind != GpuOpKind::kMemcpyPeer) continue;
+    OpPlan& plan = ops_[i];
     const size_t from = index.at(op.device);
     const size_t to = PeerDestination(op, gpus);
-    if (box_of[from] == box_of[to]) continue;
-    OpPlan& plan = ops_[i];
+    plan.from_gpu = static_cast<int64_t>(from);
+    plan.to_gpu = static_cast<int64_t>(to);
     plan.from_box = box_of[from];
     plan.to_box = box_of[to];
-    // Natively the root complex passes TLPs on as they come (no frames).
-    plan.peer_native_ns =
-        PeerCopyNs(up[from], down[to], down[from], static_cast<double>(op.start_ns),
-                   WriteNs(p_, native, op.bytes), native.one_way_ns, 0);
-    counts_.peer_copies_between_boxes++;
-    counts_.peer_bytes_between_boxes += op.bytes;
+    const PeerLinks::Way way = PeerLinks::NativeWay(from, to);
+    flows.emplace_back(
+        i, net.Add(static_cast<double>(op.start_ns), WireBytes(p_, op.bytes), way.link, way.queue));
+    if (plan.from_box != plan.to_box) {
+      counts_.peer_copies_between_boxes++;
+      counts_.peer_bytes_between_boxes += op.bytes;
+    }
   }
+  for (const auto& [i, flow] : flows) {
+    const OpPlan& plan = ops_[i];
+    ops_[i].peer_native_ns = links.NativeNs(
+        net, flow,
+        PeerLinks::NativeWay(static_cast<size_t>(plan.from_gpu), static_cast<size_t>(plan.to_gpu)),
+        static_cast<double>(t_.ops[i].start_ns));
+  }
+  PlaceCollectives(box_of);
+}
+
+void RetimePlan::PlaceCollectives(const std::vector<int64_t>& box_of) {
   // Collectives: the group's ranks are the placement's first GPUs, in its order. All in one box
   // (no placement), they cost what they did. Each kind of collective is worked out once (a
   // trace repeats a few of them many times).
@@ -546,10 +629,29 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
   Path down = PathOf(p_, (mask & kLaunchCost) != 0);
   down.bytes_per_ns = PathOf(p_, (mask & kH2dCost) != 0).bytes_per_ns;
   std::vector<DownstreamLink> downstream(devices_, DownstreamLink(p_, down));
-  // Each box's fabric link, both ways, as peer copies between boxes take it.
-  const Path fabric = PathOf(p_, true);
-  std::vector<LinkClock> box_up(boxes_), box_down(boxes_);
+  // Peer copies with the GPUs placed share their links through DxPU (PeerLinks); a copy's end
+  // is worked out when something needs it (by then the copies that start before it ends have
+  // started: the trace's order), running the links on to it.
+  const bool peer_flows = placed_gpus_ != 0 && (mask & kPeerCost) != 0;
+  const PeerLinks links(p_, placed_gpus_, boxes_);
+  FlowNetwork peer_net = peer_flows ? links.DxpuNetwork() : FlowNetwork({}, {});
+  std::vector<int64_t> peer_flow(peer_flows ? t_.ops.size() : 0, -1);
+  std::vector<double> peer_native_dur(peer_flow.size(), 0);
   double last = 0;
+  const auto end_of = [&](int64_t i) -> double {
+    if (!peer_flows || peer_flow[i] < 0) return op_end[i];
+    const OpPlan& plan = ops_[i];
+    const double on_dxpu =
+        links.DxpuNs(peer_net, static_cast<size_t>(peer_flow[i]),
+                     links.DxpuWay(static_cast<size_t>(plan.from_gpu),
+                                   static_cast<size_t>(plan.to_gpu), plan.from_box, plan.to_box),
+                     op_start[i], t_.ops[i].bytes, plan.from_box != plan.to_box);
+    op_end[i] = op_start[i] +
+                std::max(0.0, PeerThroughDxpu(peer_native_dur[i], plan.peer_native_ns, on_dxpu));
+    peer_flow[i] = -1;
+    last = std::max(last, op_end[i]);
+    return op_end[i];
+  };
   for (const Event& e : events_) {
     if (e.kind == 0) {
       const RuntimeCall& call = t_.calls[e.index];
@@ -560,10 +662,10 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
       const GpuOp& op = t_.ops[e.index];
       const OpPlan& plan = ops_[e.index];
       double ready = kNever;
-      if (plan.prev >= 0) ready = op_end[plan.prev];
+      if (plan.prev >= 0) ready = end_of(plan.prev);
       if (plan.call >= 0 && call_seen[plan.call]) {
         double refill = kNever;
-        if (plan.refill_ref >= 0) refill = op_end[plan.refill_ref];
+        if (plan.refill_ref >= 0) refill = end_of(plan.refill_ref);
         ready = std::max(ready, Launched(launch, gpfifo[plan.queue], downstream[plan.device],
                                          plan.submit + call_shift[plan.call], refill) -
                                     plan.launch_excess);
@@ -571,7 +673,7 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
       if (plan.fetch_ref >= 0)
         ready = std::max(ready, op_start[plan.fetch_ref] + plan.fetch_eff + d_fetch);
       if (plan.chunk_prev >= 0)
-        ready = std::max(ready, op_end[plan.chunk_prev] + plan.chunk_gap_ns);
+        ready = std::max(ready, end_of(plan.chunk_prev) + plan.chunk_gap_ns);
       // Never earlier than natively: a launch that waited natively behind copy data can find
       // the path clear through DxPU (the copy's data reaches the host later), but what the
       // trace shows is taken as the least the work takes.
@@ -584,17 +686,19 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
       if (op.kind == GpuOpKind::kMemcpyDtoH && (mask & kD2hCost) != 0)
         dur = D2hRetimedNs(p_, dur, op.bytes);
       if ((mask & kPeerCost) != 0) dur += plan.collective_delta_ns;
-      if (plan.from_box >= 0 && (mask & kPeerCost) != 0) {
-        const double on_fabric = PeerCopyNs(
-            box_up[plan.from_box], box_down[plan.to_box], box_down[plan.from_box],
-            op_start[e.index], WriteNs(p_, fabric, op.bytes), fabric.one_way_ns,
-            std::min(WriteNs(p_, fabric, op.bytes), p_.fabric_frame_bytes / fabric.bytes_per_ns));
-        dur = ThroughDxpu(dur, plan.peer_native_ns, on_fabric);
-      }
       op_end[e.index] = op_start[e.index] + std::max(0.0, dur);
+      if (peer_flows && plan.from_gpu >= 0) {
+        peer_native_dur[e.index] = dur;
+        const PeerLinks::Way way =
+            links.DxpuWay(static_cast<size_t>(plan.from_gpu), static_cast<size_t>(plan.to_gpu),
+                          plan.from_box, plan.to_box);
+        peer_flow[e.index] = static_cast<int64_t>(
+            peer_net.Add(op_start[e.index], WireBytes(p_, op.bytes), way.link, way.queue));
+      } else {
+        last = std::max(last, op_end[e.index]);
+      }
       if (op.kind == GpuOpKind::kMemcpyHtoD)
         downstream[plan.device].CopyStarted(op_start[e.index], op.bytes);
-      last = std::max(last, op_end[e.index]);
     } else {
       const RuntimeCall& call = t_.calls[e.index];
       const auto native_end = static_cast<double>(call.start_ns + call.dur_ns);
@@ -603,31 +707,37 @@ double RetimePlan::Run(unsigned mask, Trace* retimed) const {
       if (cover >= 0) {
         const GpuOp& op = t_.ops[cover];
         const auto op_native_end = static_cast<double>(op.start_ns + op.dur_ns);
-        end = std::max(end, op_end[cover] + d_notify + (native_end - op_native_end));
+        end = std::max(end, end_of(cover) + d_notify + (native_end - op_native_end));
       }
       call_end[e.index] = end;
       double& s = shift[call_thread_[e.index]];
       s = std::max(s, end - native_end);
     }
   }
+  for (size_t i = 0; i < peer_flow.size(); ++i) end_of(static_cast<int64_t>(i));
   for (size_t c = 0; c < t_.calls.size(); ++c) {
     if (counts_end_[call_thread_[c]]) last = std::max(last, call_end[c]);
   }
-  if (retimed != nullptr) {
-    *retimed = t_;
-    const auto Ns = [](double t) { return static_cast<int64_t>(std::llround(t)); };
-    for (size_t c = 0; c < t_.calls.size(); ++c) {
-      RuntimeCall& call = retimed->calls[c];
-      call.start_ns = Ns(static_cast<double>(call.start_ns) + call_shift[c]);
-      call.dur_ns = std::max<int64_t>(0, Ns(call_end[c]) - call.start_ns);
-    }
-    for (size_t i = 0; i < t_.ops.size(); ++i) {
-      GpuOp& op = retimed->ops[i];
-      op.start_ns = Ns(op_start[i]);
-      op.dur_ns = std::max<int64_t>(0, Ns(op_end[i]) - op.start_ns);
-    }
-  }
+  if (retimed != nullptr) WriteRetimed(call_shift, call_end, op_start, op_end, retimed);
   return last;
+}
+
+void RetimePlan::WriteRetimed(const std::vector<double>& call_shift,
+                              const std::vector<double>& call_end,
+                              const std::vector<double>& op_start,
+                              const std::vector<double>& op_end, Trace* retimed) const {
+  *retimed = t_;
+  const auto Ns = [](double t) { return static_cast<int64_t>(std::llround(t)); };
+  for (size_t c = 0; c < t_.calls.size(); ++c) {
+    RuntimeCall& call = retimed->calls[c];
+    call.start_ns = Ns(static_cast<double>(call.start_ns) + call_shift[c]);
+    call.dur_ns = std::max<int64_t>(0, Ns(call_end[c]) - call.start_ns);
+  }
+  for (size_t i = 0; i < t_.ops.size(); ++i) {
+    GpuOp& op = retimed->ops[i];
+    op.start_ns = Ns(op_start[i]);
+    op.dur_ns = std::max<int64_t>(0, Ns(op_end[i]) - op.start_ns);
+  }
 }
 
 }  // namespace

@@ -609,7 +609,7 @@ TEST(Placement, APeerCopyBetweenBoxesCostsTheFabricTwiceAndOneInsideABoxNothing)
   EXPECT_GT(Predict(t, p).breakdown.peer_ns, two_boxes.breakdown.peer_ns);
 }
 
-TEST(Placement, CopiesSharingABoxsFabricLinkTakeTurnsOnIt) {
+TEST(Placement, CopiesSharingABoxsFabricLinkShareIt) {
   ModelParams p;
   // Two copies from two GPUs of box 0 at once, into box 1: box 0's link carries both.
   const Trace t = PeerCopies(p, 2, 4 << 20);
@@ -626,6 +626,47 @@ TEST(Placement, CopiesSharingABoxsFabricLinkTakeTurnsOnIt) {
   p.gpus_per_box = {1, 1, 1};  // GPUs 0, 2, 1
   const double pcie_wire_ns = wire_ns * p.fabric_bandwidth_gbps / p.pcie_bandwidth_gbps;
   EXPECT_GT(Predict(into_one, p).dxpu_ns - apart.dxpu_ns, 0.9 * (wire_ns - pcie_wire_ns));
+}
+
+// GPUs 0, 1 and 2 each copy into GPU 3 at once: natively the three shared GPU 3's PCIe link, each
+// at a third of it, as the trace shows.
+Trace ThreeCopiesIntoOneGpu(const ModelParams& p, uint64_t bytes) {
+  Trace t;
+  const double wire_ns =
+      static_cast<double>(bytes) * (1 + p.tlp_overhead_bytes / p.mps) * 8 / p.pcie_bandwidth_gbps;
+  const auto native_ns = static_cast<int64_t>(std::llround((3 * wire_ns) + 4 * p.pcie_latency_ns));
+  for (int k = 0; k < 3; ++k) {
+    t.calls.push_back({CallKind::kCopy, 1, 100 + k, 1, k + 1});
+    GpuOp op{GpuOpKind::kMemcpyPeer, k, 7 + k, 200, native_ns, bytes, k + 1};
+    op.peer_device = 3;
+    t.ops.push_back(op);
+  }
+  t.calls.push_back({CallKind::kSync, 1, 150, 200 + native_ns + 100, kNoCorrelation});
+  return t;
+}
+
+TEST(Placement, ACopyInsideABoxNoLongerSharesWithCopiesNowBetweenBoxes) {
+  ModelParams p;
+  const uint64_t bytes = 4 << 20;
+  const Trace t = ThreeCopiesIntoOneGpu(p, bytes);
+  const double pcie_wire_ns =
+      static_cast<double>(bytes) * (1 + p.tlp_overhead_bytes / p.mps) * 8 / p.pcie_bandwidth_gbps;
+  // All in one box: the box's switch shares GPU 3's link as the root complex did.
+  p.gpus_per_box = {4};
+  const Trace one_box = Retime(t, p);
+  for (const GpuOp& op : one_box.ops)
+    EXPECT_NEAR(static_cast<double>(op.dur_ns), static_cast<double>(t.ops[0].dur_ns),
+                0.02 * pcie_wire_ns);
+  // GPUs 2 and 3 in one box, 0 and 1 each in their own: 2 -> 3 has GPU 3's link to itself
+  // (the others come down box 2's fabric link), so it runs at the link's full rate.
+  p.gpus_per_box = {1, 1, 2};
+  const Trace apart = Retime(t, p);
+  ASSERT_EQ(apart.ops.size(), 3u);
+  EXPECT_NEAR(static_cast<double>(apart.ops[2].dur_ns), pcie_wire_ns, 0.05 * pcie_wire_ns);
+  // 0 -> 3 and 1 -> 3 share box 2's fabric link, at half PCIe's rate: each takes four times
+  // its PCIe wire time (and the frame and trips besides).
+  for (size_t k = 0; k < 2; ++k)
+    EXPECT_NEAR(static_cast<double>(apart.ops[k].dur_ns), 4 * pcie_wire_ns, 0.05 * pcie_wire_ns);
 }
 
 TEST(Placement, APlacementThatDoesNotFitTheTraceIsRefusedAndSaysWhy) {
