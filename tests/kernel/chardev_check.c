@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
                            (uint32_t)kOpInterrupt << 24 | 1,
                            3};
   channel_submit(&c, push, sizeof(push) / 4);
-  int got_ev = wait_event(fd, 1u | 1u << 3, &ev);
+  int got_ev = wait_interrupts(fd, 1u | 1u << 3, 2, &ev);
   uint64_t got;
   memcpy(&got, mem + kSemOffset, sizeof(got));
   char line[200];

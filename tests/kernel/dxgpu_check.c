@@ -121,7 +121,7 @@ static void check_round(struct channel* c, uint8_t seed, const char* what) {
   memset(c->mem + kDstOffset, 0, kDataBytes);
   channel_copy(c, c->iova + kSrcOffset, c->iova + kDstOffset, kDataBytes);
   struct dxgpu_event ev = {0};
-  int got = wait_event(c->fd, 1, &ev);
+  int got = wait_interrupts(c->fd, 1, 1, &ev);
   snprintf(line, sizeof(line), "%s: the semaphore's interrupt wakes poll(), vector 0 in the event",
            what);
   check(got && (ev.vectors & 1) && ev.interrupts >= 1, line);

@@ -157,10 +157,16 @@ static inline uint32_t semaphore_cmd(uint32_t* cmds, uint64_t iova, uint32_t val
 
 // Waits (poll, up to 5 s in all) until the events read name every vector of want; ev gets
 // them together (vectors OR-ed, the last count, the last flags). 1 when they came.
-static inline int wait_event(int fd, uint64_t want, struct dxgpu_event* ev) {
+// Reads events until every vector of `want` has interrupted and the device's total (counted
+// since the file was opened) is at least `min_interrupts`, for up to 5 s. The driver counts a
+// vector before the total, so a read may see a vector whose interrupt the total does not have
+// yet: the next read has it.
+static inline int wait_interrupts(int fd, uint64_t want, uint64_t min_interrupts,
+                                  struct dxgpu_event* ev) {
   struct dxgpu_event one;
   memset(ev, 0, sizeof(*ev));
-  for (int waited = 0; (ev->vectors & want) != want && waited < 50; waited++) {
+  for (int waited = 0;
+       ((ev->vectors & want) != want || ev->interrupts < min_interrupts) && waited < 50; waited++) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
     if (poll(&p, 1, 100) != 1 || !(p.revents & POLLIN)) continue;
     if (read(fd, &one, sizeof(one)) != (ssize_t)sizeof(one)) return 0;
@@ -168,7 +174,11 @@ static inline int wait_event(int fd, uint64_t want, struct dxgpu_event* ev) {
     ev->interrupts = one.interrupts;
     ev->flags = one.flags;
   }
-  return (ev->vectors & want) == want;
+  return (ev->vectors & want) == want && ev->interrupts >= min_interrupts;
+}
+
+static inline int wait_event(int fd, uint64_t want, struct dxgpu_event* ev) {
+  return wait_interrupts(fd, want, 0, ev);
 }
 
 #endif  // DXPU_TESTS_KERNEL_DXGPU_GUEST_H
