@@ -179,24 +179,52 @@ void HostProxy::DeliverToHost(PathId path, const dxpu_tlp& tlp, uint64_t now) {
   PollEvents(path);
 }
 
+// The paths take turns, as a root complex arbitrates among its ports: each turn a path
+// forwards up to kPeerTurnBytes of what it holds for other paths' devices, and the next call
+// begins with the path after the last that forwarded. Forwarded path by path, each until its
+// target's queue filled, the first path took all the room a box's queue freed and a second
+// box writing to the same GPU waited until the first had finished.
 bool HostProxy::ForwardPeers(uint64_t now) {
   bool moved = false;
-  for (const std::unique_ptr<Path>& from : paths_) {
-    int target = DXPU_PEER_NONE;
-    for (const dxpu_tlp* t = dxpu_hostpath_peer_front(&from->hp, &target); t != nullptr;
-         t = dxpu_hostpath_peer_front(&from->hp, &target)) {
-      const DeviceState& d = devices_[static_cast<size_t>(target)];
-      Path& to = *paths_[d.path];
-      if (d.lost || to.state.down) {
-        ++peer_dropped_;  // its target went away while it waited
-      } else if (!dxpu_hostpath_forward(&to.hp, t, now)) {
-        break;  // the target's queue is full: it waits, and keeps its source's credit
-      }
-      dxpu_hostpath_peer_pop(&from->hp);
+  const size_t n = paths_.size();
+  bool again = true;
+  while (again) {
+    again = false;
+    const size_t first = peer_next_;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (first + k) % n;
+      const PeerTurn turn = ForwardPeersOf(*paths_[i], now);
+      if (!turn.moved) continue;
       moved = true;
+      peer_next_ = (i + 1) % n;
+      again = again || turn.more;
     }
   }
   return moved;
+}
+
+HostProxy::PeerTurn HostProxy::ForwardPeersOf(Path& from, uint64_t now) {
+  PeerTurn turn;
+  size_t bytes = 0;
+  int target = DXPU_PEER_NONE;
+  for (const dxpu_tlp* t = dxpu_hostpath_peer_front(&from.hp, &target); t != nullptr;
+       t = dxpu_hostpath_peer_front(&from.hp, &target)) {
+    if (bytes >= kPeerTurnBytes) {
+      turn.more = true;
+      break;
+    }
+    const DeviceState& d = devices_[static_cast<size_t>(target)];
+    Path& to = *paths_[d.path];
+    if (d.lost || to.state.down) {
+      ++peer_dropped_;  // its target went away while it waited
+    } else if (!dxpu_hostpath_forward(&to.hp, t, now)) {
+      break;  // the target's queue is full: it waits, and keeps its source's credit
+    }
+    bytes += kPeerTurnHeaderBytes + dxpu_tlp_payload_len(t);
+    dxpu_hostpath_peer_pop(&from.hp);
+    turn.moved = true;
+  }
+  return turn;
 }
 
 void HostProxy::SharePeers() {

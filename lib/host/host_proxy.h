@@ -212,6 +212,16 @@ class HostProxy {
   // Forwards the TLPs every path holds for other paths' devices, while their targets take them.
   // True when one was forwarded (or dropped).
   bool ForwardPeers(uint64_t now);
+  struct PeerTurn {
+    bool moved = false;  // it forwarded (or dropped) one or more
+    bool more = false;   // its turn ended with more held
+  };
+  // One turn of `from`'s held peer TLPs.
+  PeerTurn ForwardPeersOf(Path& from, uint64_t now);
+  // What one path forwards in a turn (about one jumbo frame), and what a TLP counts besides
+  // its payload.
+  static constexpr size_t kPeerTurnBytes = 8192;
+  static constexpr size_t kPeerTurnHeaderBytes = 16;
   // Every path's host path reads the current peer table (after it moved or changed).
   void SharePeers();
   std::optional<DeviceId> FindDevice(PathId path, uint16_t bdf) const;
@@ -226,6 +236,7 @@ class HostProxy {
   RequestId next_request_ = 1;
   std::map<uint64_t, std::span<uint8_t>> windows_;  // by iova
   uint64_t generation_ = 0;
+  size_t peer_next_ = 0;       // the path whose turn comes first in ForwardPeers
   uint64_t peer_dropped_ = 0;  // held for a target whose path went down
 };
 

@@ -322,5 +322,45 @@ TEST(SimBoxes, TwoBoxesWritingToAThirdTakeTurns) {
   EXPECT_LT(end[2], end[1]);
 }
 
+// Three GPUs, each in its own box, writing 5.3 MiB each to a GPU in a fourth at once share the
+// way into it evenly: more than the host proxy's queue towards that box holds, so the host proxy
+// forwards what its paths hold for it as room frees, and its paths take turns (host_proxy.cc,
+// ForwardPeers). Path by path, the lowest-numbered box took the room first: its copy ended 10%
+// sooner than the last.
+TEST(SimBoxes, ThreeBoxesWritingToAFourthEndTogether) {
+  constexpr uint64_t kSet = 5'505'028;
+  std::vector<uint64_t> end_ns(4, 0);
+  SimPortOptions o = DxpuOptions({1, 1, 1, 1}, 4);
+  o.gpu_activity = [&end_ns](size_t device, const gpu::CommandActivity& a) {
+    if (gpu::IsCopy(a.kind)) end_ns[device] = std::max(end_ns[device], a.end_ns);
+  };
+  dxgpu::Expected<std::unique_ptr<dxgpu::Port>> port = OpenSimulatedPort(o);
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  dxgpu::Expected<std::unique_ptr<dxgpu::Runtime>> opened =
+      dxgpu::Runtime::Open(std::move(port).value());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  dxgpu::Runtime& rt = **opened;
+  dxgpu::Expected<dxgpu::DevicePtr> target = rt.Malloc(0, 3 * kSet);
+  ASSERT_TRUE(target.ok());
+  std::vector<dxgpu::Stream> streams;
+  std::vector<dxgpu::DevicePtr> sources;
+  for (size_t w = 1; w < 4; ++w) {
+    dxgpu::Expected<dxgpu::DevicePtr> m = rt.Malloc(w, kSet);
+    dxgpu::Expected<dxgpu::Stream> st = rt.CreateStream(w);
+    ASSERT_TRUE(m.ok() && st.ok());
+    sources.push_back(*m);
+    streams.push_back(*st);
+  }
+  const uint64_t start = rt.port().Now();
+  for (size_t k = 0; k < 3; ++k)
+    ASSERT_TRUE(rt.MemcpyPeerAsync(streams[k], *target + (k * kSet), sources[k], kSet).ok());
+  for (const dxgpu::Stream st : streams) ASSERT_TRUE(rt.SynchronizeStream(st).ok());
+  const auto [first, last] = std::minmax_element(end_ns.begin() + 1, end_ns.end());
+  ASSERT_GT(*first, start);
+  EXPECT_LT(static_cast<double>(*last - *first), 0.06 * static_cast<double>(*last - start))
+      << "ends " << end_ns[1] - start << ", " << end_ns[2] - start << ", " << end_ns[3] - start
+      << " ns";
+}
+
 }  // namespace
 }  // namespace dxpu::host
