@@ -93,13 +93,22 @@ double FlowNetwork::NextEnd() const {
 }
 
 void FlowNetwork::RunTo(double t) {
-  while (!running_.empty() && NextEnd() <= t) RunToNextEnd();
+  while (!running_.empty()) {
+    const double next = NextEnd();
+    if (next > t) break;
+    EndAt(next);
+  }
   Advance(std::max(now_, t));
 }
 
 bool FlowNetwork::RunToNextEnd() {
   if (running_.empty()) return false;
-  Advance(NextEnd());
+  EndAt(NextEnd());
+  return true;
+}
+
+void FlowNetwork::EndAt(double next) {
+  Advance(next);
   std::erase_if(running_, [&](size_t id) {
     Flow& f = flows_[id];
     if (f.remaining > std::max(kDoneBytes, f.rate * kDoneNs)) return false;
@@ -108,7 +117,6 @@ bool FlowNetwork::RunToNextEnd() {
     return true;
   });
   ShareRates();
-  return true;
 }
 
 void FlowNetwork::Finish(Flow& f) {

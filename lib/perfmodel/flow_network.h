@@ -76,6 +76,8 @@ class FlowNetwork {
   void RunTo(double t);
   // Runs on to the next time a flow has crossed its links; false when none is crossing.
   bool RunToNextEnd();
+  // Runs on to `next`, a time some flows have crossed their links by, and finishes them.
+  void EndAt(double next);
   double NextEnd() const;
   void Advance(double t);
   void ShareRates();

@@ -246,14 +246,15 @@ TEST(SimBoxes, AllToAllPeerCopiesLandWhole) {
   EXPECT_EQ(c.lost, 0U);
 }
 
-// Two writers' copies made at once (`copy` on each writer's own stream: the first writer
-// kFairBytes twice over, the second kFairBytes), and when each writer's copy ended (its
-// activity, the simulator's clock).
+// Copies made at once, one per writer (`copy` on the writer's own stream, `bytes[k]` from a
+// buffer of the largest), and when each GPU's last copy ended (its activity, the simulator's
+// clock); the time they were made is end_ns's last entry.
 using CopyAtOnce = std::function<dxgpu::Status(dxgpu::Runtime&, size_t writer, dxgpu::Stream,
                                                dxgpu::DevicePtr, uint64_t bytes)>;
 std::vector<uint64_t> RunAtOnce(std::vector<size_t> gpus_per_box, size_t gpus,
-                                std::span<const size_t, 2> writers, const CopyAtOnce& copy) {
-  std::vector<uint64_t> end_ns(gpus, 0);
+                                std::span<const size_t> writers, std::span<const uint64_t> bytes,
+                                const CopyAtOnce& copy) {
+  std::vector<uint64_t> end_ns(gpus + 1, 0);
   SimPortOptions o = DxpuOptions(std::move(gpus_per_box), gpus);
   o.gpu_activity = [&end_ns](size_t device, const gpu::CommandActivity& a) {
     if (gpu::IsCopy(a.kind)) end_ns[device] = std::max(end_ns[device], a.end_ns);
@@ -266,18 +267,20 @@ std::vector<uint64_t> RunAtOnce(std::vector<size_t> gpus_per_box, size_t gpus,
   EXPECT_TRUE(opened.ok()) << opened.status().ToString();
   if (!opened.ok()) return end_ns;
   dxgpu::Runtime& rt = **opened;
+  const uint64_t largest = *std::ranges::max_element(bytes);
   std::vector<dxgpu::Stream> streams;
   std::vector<dxgpu::DevicePtr> bufs;
   for (const size_t w : writers) {
-    dxgpu::Expected<dxgpu::DevicePtr> m = rt.Malloc(w, 2 * kFairBytes);
+    dxgpu::Expected<dxgpu::DevicePtr> m = rt.Malloc(w, largest);
     dxgpu::Expected<dxgpu::Stream> st = rt.CreateStream(w);
     EXPECT_TRUE(m.ok() && st.ok());
     if (!m.ok() || !st.ok()) return end_ns;
     bufs.push_back(*m);
     streams.push_back(*st);
   }
+  end_ns[gpus] = rt.port().Now();
   for (size_t k = 0; k < writers.size(); ++k)
-    EXPECT_TRUE(copy(rt, writers[k], streams[k], bufs[k], (2 - k) * kFairBytes).ok());
+    EXPECT_TRUE(copy(rt, writers[k], streams[k], bufs[k], bytes[k]).ok());
   for (const dxgpu::Stream st : streams) EXPECT_TRUE(rt.SynchronizeStream(st).ok());
   return end_ns;
 }
@@ -288,8 +291,9 @@ std::vector<uint64_t> RunAtOnce(std::vector<size_t> gpus_per_box, size_t gpus,
 // in order, device 0 took all the room and device 1 waited until its copy had ended.
 TEST(SimBoxes, TwoGpusOfABoxCopyingToTheHostTakeTurns) {
   const std::array<size_t, 2> writers = {0, 1};
+  const std::array<uint64_t, 2> sizes = {2 * kFairBytes, kFairBytes};
   const std::vector<uint64_t> end = RunAtOnce(
-      {2}, 2, writers,
+      {2}, 2, writers, sizes,
       [](dxgpu::Runtime& rt, size_t, dxgpu::Stream st, dxgpu::DevicePtr src, uint64_t bytes) {
         dxgpu::Expected<void*> h = rt.MallocHost(bytes);
         if (!h.ok()) return h.status();
@@ -305,9 +309,10 @@ TEST(SimBoxes, TwoGpusOfABoxCopyingToTheHostTakeTurns) {
 // second GPU's copy, half the first's, ends first.
 TEST(SimBoxes, TwoBoxesWritingToAThirdTakeTurns) {
   const std::array<size_t, 2> writers = {1, 2};
+  const std::array<uint64_t, 2> sizes = {2 * kFairBytes, kFairBytes};
   std::optional<dxgpu::DevicePtr> target;
   const std::vector<uint64_t> end = RunAtOnce(
-      {1, 1, 1}, 3, writers,
+      {1, 1, 1}, 3, writers, sizes,
       [&](dxgpu::Runtime& rt, size_t writer, dxgpu::Stream st, dxgpu::DevicePtr src,
           uint64_t bytes) {
         if (!target) {
@@ -329,33 +334,21 @@ TEST(SimBoxes, TwoBoxesWritingToAThirdTakeTurns) {
 // sooner than the last.
 TEST(SimBoxes, ThreeBoxesWritingToAFourthEndTogether) {
   constexpr uint64_t kSet = 5'505'028;
-  std::vector<uint64_t> end_ns(4, 0);
-  SimPortOptions o = DxpuOptions({1, 1, 1, 1}, 4);
-  o.gpu_activity = [&end_ns](size_t device, const gpu::CommandActivity& a) {
-    if (gpu::IsCopy(a.kind)) end_ns[device] = std::max(end_ns[device], a.end_ns);
-  };
-  dxgpu::Expected<std::unique_ptr<dxgpu::Port>> port = OpenSimulatedPort(o);
-  ASSERT_TRUE(port.ok()) << port.status().ToString();
-  dxgpu::Expected<std::unique_ptr<dxgpu::Runtime>> opened =
-      dxgpu::Runtime::Open(std::move(port).value());
-  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-  dxgpu::Runtime& rt = **opened;
-  dxgpu::Expected<dxgpu::DevicePtr> target = rt.Malloc(0, 3 * kSet);
-  ASSERT_TRUE(target.ok());
-  std::vector<dxgpu::Stream> streams;
-  std::vector<dxgpu::DevicePtr> sources;
-  for (size_t w = 1; w < 4; ++w) {
-    dxgpu::Expected<dxgpu::DevicePtr> m = rt.Malloc(w, kSet);
-    dxgpu::Expected<dxgpu::Stream> st = rt.CreateStream(w);
-    ASSERT_TRUE(m.ok() && st.ok());
-    sources.push_back(*m);
-    streams.push_back(*st);
-  }
-  const uint64_t start = rt.port().Now();
-  for (size_t k = 0; k < 3; ++k)
-    ASSERT_TRUE(rt.MemcpyPeerAsync(streams[k], *target + (k * kSet), sources[k], kSet).ok());
-  for (const dxgpu::Stream st : streams) ASSERT_TRUE(rt.SynchronizeStream(st).ok());
-  const auto [first, last] = std::minmax_element(end_ns.begin() + 1, end_ns.end());
+  const std::array<size_t, 3> writers = {1, 2, 3};
+  const std::array<uint64_t, 3> sizes = {kSet, kSet, kSet};
+  std::optional<dxgpu::DevicePtr> target;
+  const std::vector<uint64_t> end_ns = RunAtOnce(
+      {1, 1, 1, 1}, 4, writers, sizes,
+      [&](dxgpu::Runtime& rt, size_t writer, dxgpu::Stream st, dxgpu::DevicePtr src, uint64_t n) {
+        if (!target) {
+          dxgpu::Expected<dxgpu::DevicePtr> m = rt.Malloc(0, 3 * kSet);
+          if (!m.ok()) return m.status();
+          target = *m;
+        }
+        return rt.MemcpyPeerAsync(st, *target + ((writer - 1) * kSet), src, n);
+      });
+  const uint64_t start = end_ns[4];
+  const auto [first, last] = std::minmax_element(end_ns.begin() + 1, end_ns.begin() + 4);
   ASSERT_GT(*first, start);
   EXPECT_LT(static_cast<double>(*last - *first), 0.06 * static_cast<double>(*last - start))
       << "ends " << end_ns[1] - start << ", " << end_ns[2] - start << ", " << end_ns[3] - start
